@@ -1,0 +1,78 @@
+"""RunConfig: every knob of a run in one frozen dataclass.
+
+A nested RLM gets `dataclasses.replace(config, ...)`, never a second copy of
+thirty parameters. Keys are never part of the config: they are looked up at
+call time (see core/llm) so a config can be stored and exported as it is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens."""
+    input_per_m: float
+    output_per_m: float
+
+    @property
+    def free(self) -> bool:
+        return self.input_per_m == 0 and self.output_per_m == 0
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    root_model: str
+    sub_model: str
+    api_base: str | None = None          # for both models unless sub_api_base is set
+    sub_api_base: str | None = None
+    max_depth: int = 1                   # 0 REPL only, 1 llm_query, >=2 nested rlm_query
+    max_iterations: int = 20             # root turns per RLM
+    max_cost_usd: float | None = None    # hard cap for the whole tree
+    max_sub_calls: int | None = 1000     # for the whole tree
+    max_wall_seconds: float | None = None
+    cell_timeout_s: float = 120.0
+    concurrency: int = 32
+    max_output_chars: int = 20_000       # per cell, what the root is shown
+    root_max_tokens: int = 8192
+    sub_max_tokens: int = 4096
+    memory_limit_mb: int | None = 4096   # RLIMIT_AS of the REPL worker (None: no limit)
+    prices: dict[str, Price] = field(default_factory=dict)    # per-model overrides
+    reasoning_effort: dict[str, str] = field(default_factory=dict)
+    prompt_notes: dict[str, str] = field(default_factory=dict)  # model pattern -> extra text
+    request_timeout_s: float = 600.0
+    max_retries: int = 4
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.max_depth <= 3:
+            raise ValueError(f"max_depth must be 0..3, got {self.max_depth}")
+        if self.max_iterations < 1:
+            raise ValueError("max_iterations must be at least 1")
+        if self.concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        if self.max_cost_usd is not None and self.max_cost_usd < 0:
+            raise ValueError("max_cost_usd must not be negative")
+
+    def replace(self, **changes: Any) -> "RunConfig":
+        return dataclasses.replace(self, **changes)
+
+    def public_dict(self) -> dict[str, Any]:
+        """JSON-safe; what is stored with a run and shown in exports."""
+        data = dataclasses.asdict(self)
+        data["prices"] = {m: [p.input_per_m, p.output_per_m] for m, p in self.prices.items()}
+        return data
+
+    @classmethod
+    def from_public_dict(cls, data: dict[str, Any]) -> "RunConfig":
+        names = {f.name for f in dataclasses.fields(cls)}
+        kwargs = {k: v for k, v in data.items() if k in names}
+        kwargs["prices"] = {m: Price(*p) for m, p in (data.get("prices") or {}).items()}
+        return cls(**kwargs)
+
+    def api_base_for(self, model: str) -> str | None:
+        if model == self.sub_model and self.sub_api_base:
+            return self.sub_api_base
+        return self.api_base

@@ -1,0 +1,172 @@
+"""The one vocabulary of things that happen during a run.
+
+The engine emits these; the store persists them; the GUI and the CLI fold them
+into what they show. Replay feeds stored events through the very same fold, so
+a replayed run looks exactly like the live one.
+
+Every event carries:
+  run_id     the run it belongs to
+  seq        strictly increasing per run (assigned by the emitter, 1, 2, 3 ...)
+  ts         wall-clock time (epoch seconds, float)
+  call_id    the node of the call tree this event is about (may be None)
+  parent_id  that node's parent in the call tree (may be None)
+
+The call tree (ids are strings, unique within a run):
+  rlm node     "R" for the top-level RLM; a nested RLM gets the call_id of the
+               SubCallStarted(kind="rlm") that started it.
+  turn node    f"{rlm_id}.t{n}" (RootTurnStarted/RootTokens/RootReplied), parent = rlm id
+  cell node    f"{turn_id}.c{k}" (CellExecuted), parent = turn id
+  sub-call     f"{rlm_id}.s{n}" (SubCallStarted/Finished), parent = the cell that asked
+               for it (or the turn id if no cell is known)
+Events are plain frozen dataclasses; `to_dict`/`from_dict` give a JSON-safe form
+that the store writes and replay reads back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+EVENT_TYPES: dict[str, type["Event"]] = {}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    type: ClassVar[str] = "Event"
+    run_id: str
+    seq: int = 0
+    ts: float = field(default_factory=time.time)
+    call_id: str | None = None
+    parent_id: str | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.type = cls.__name__
+        EVENT_TYPES[cls.__name__] = cls
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        data["type"] = self.type
+        return data
+
+    def payload(self) -> dict[str, Any]:
+        """The fields specific to this event type (without the envelope)."""
+        envelope = {"run_id", "seq", "ts", "call_id", "parent_id"}
+        return {k: v for k, v in self.to_dict().items() if k not in envelope and k != "type"}
+
+
+def from_dict(data: dict[str, Any]) -> Event:
+    """Rebuild an event from `Event.to_dict()` output. Unknown keys are ignored
+    (forward compatible); an unknown type raises ValueError."""
+    kind = data.get("type")
+    cls = EVENT_TYPES.get(kind or "")
+    if cls is None:
+        raise ValueError(f"unknown event type {kind!r}")
+    names = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunStarted(Event):
+    question: str
+    root_model: str
+    sub_model: str
+    config: dict[str, Any]            # RunConfig.public_dict(): caps and models, never keys
+    documents: list[dict[str, Any]]   # [{"path", "chars"}], in context order
+    total_chars: int
+    version: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RootTurnStarted(Event):
+    iteration: int                    # 1-based, per RLM
+    depth: int                        # 0 for the top-level RLM
+    model: str
+    final_request: bool = False       # True for the one "give your best final answer" turn
+
+
+@dataclass(frozen=True, kw_only=True)
+class RootTokens(Event):
+    delta: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class RootReplied(Event):
+    text: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    duration_ms: int
+    model: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CellExecuted(Event):
+    index: int                        # 1-based within the turn
+    code: str
+    stdout: str
+    stderr: str
+    error: str | None                 # traceback text, or a plain message for crashes/timeouts
+    is_syntax_error: bool
+    duration_ms: int
+    output_for_model: str             # exactly what the root was shown (truncated)
+    fault: str | None = None          # None | "timeout" | "crash" | "memory"
+    restarted: bool = False           # the worker was restarted after this cell
+
+
+@dataclass(frozen=True, kw_only=True)
+class SubCallStarted(Event):
+    kind: str                         # "llm" | "rlm"
+    model: str
+    prompt: str
+    depth: int                        # depth of the RLM that asked for it
+
+
+@dataclass(frozen=True, kw_only=True)
+class SubCallFinished(Event):
+    kind: str
+    model: str
+    status: str                       # "ok" | "error" | "refused" | "cancelled"
+    response: str | None
+    error: str | None
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    duration_ms: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class BudgetChanged(Event):
+    spent_usd: float
+    reserved_usd: float
+    cap_usd: float | None
+    input_tokens: int
+    output_tokens: int
+    sub_calls: int
+    in_flight: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Notice(Event):
+    level: str                        # "info" | "warning" | "error"
+    message: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunFinished(Event):
+    status: str                       # "finished" | "capped"
+    answer: str | None
+    totals: dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunFailed(Event):
+    status: str                       # "failed" | "cancelled"
+    error: str
+    answer: str | None
+    totals: dict[str, Any]
+
+
+TERMINAL_TYPES = frozenset({"RunFinished", "RunFailed"})

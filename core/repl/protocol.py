@@ -1,0 +1,103 @@
+"""The REPL protocol: engine <-> worker. Imported by both sides; the only spec.
+
+Transport: JSON objects, one per line (UTF-8, "\\n"-terminated), on a dedicated
+pipe pair that is NOT the worker's stdin/stdout (the worker captures user-code
+output itself). The worker gets the two file descriptors on its command line.
+
+Envelope: every message is {"id": str, "type": str, ...}. A reply carries
+"re": <id of the request it answers>. Ids are unique per sender ("e1", "e2" ...
+from the engine, "w1", "w2" ... from the worker).
+
+engine -> worker
+  hello        {version}                         first message; worker answers hello_ok
+  load_context {path, index_path}                documents written by the engine to a file:
+                                                 `path` holds the texts back to back (UTF-8),
+                                                 `index_path` a JSON list [{"path", "chars"}].
+                                                 Reply: context_loaded {chars, documents}
+  exec         {code}                            reply: exec_result
+  get_var      {name}                            reply: var_value {found, value, error}
+  sub_result   {re: <sub_call id>, results: [{"ok": str} | {"error": {"type", "message"}}]}
+  shutdown     {}                                reply: bye, then the worker exits
+
+worker -> engine
+  hello_ok     {re, version, pid, sandbox: {network: "namespace"|"audit-hook", ...}}
+  context_loaded {re, chars, documents}
+  exec_result  {re, stdout, stderr, error, error_type, is_syntax_error, duration_ms,
+                stdout_chars, stderr_chars, final: null | {"kind": "FINAL"|"FINAL_VAR", "value": str}}
+  var_value    {re, found, value, error}
+  sub_call     {kind: "llm"|"rlm", prompts: [str], model: str|null, context: str|null}
+               answered by the engine with sub_result; the asking thread blocks until then.
+               Many sub_calls may be outstanding at once (threads in user code).
+  error        {re?, message}                     a request the worker could not understand
+  bye          {re}
+
+A version mismatch in the handshake is fatal for that worker.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+PROTOCOL_VERSION = 1
+
+# engine -> worker
+HELLO = "hello"
+LOAD_CONTEXT = "load_context"
+EXEC = "exec"
+GET_VAR = "get_var"
+SUB_RESULT = "sub_result"
+SHUTDOWN = "shutdown"
+
+# worker -> engine
+HELLO_OK = "hello_ok"
+CONTEXT_LOADED = "context_loaded"
+EXEC_RESULT = "exec_result"
+VAR_VALUE = "var_value"
+SUB_CALL = "sub_call"
+ERROR = "error"
+BYE = "bye"
+
+# Names the REPL gives model code (restored after every cell if overwritten).
+REPL_NAMES = (
+    "context", "documents", "llm_query", "llm_query_batched", "rlm_query",
+    "rlm_query_batched", "FINAL", "FINAL_VAR", "SHOW_VARS",
+)
+
+MAX_LINE_BYTES = 512 * 1024 * 1024   # a single message never exceeds this
+
+
+class ProtocolError(Exception):
+    """A message that does not follow this spec."""
+
+
+class IdCounter:
+    def __init__(self, prefix: str) -> None:
+        self._prefix = prefix
+        self._n = itertools.count(1)
+
+    def __call__(self) -> str:
+        return f"{self._prefix}{next(self._n)}"
+
+
+def message(type_: str, id_: str, re: str | None = None, **fields: Any) -> dict[str, Any]:
+    msg: dict[str, Any] = {"id": id_, "type": type_}
+    if re is not None:
+        msg["re"] = re
+    msg.update(fields)
+    return msg
+
+
+def encode(msg: dict[str, Any]) -> bytes:
+    return json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def decode(line: bytes) -> dict[str, Any]:
+    try:
+        msg = json.loads(line)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ProtocolError(f"not a JSON line: {exc}") from exc
+    if not isinstance(msg, dict) or "type" not in msg or "id" not in msg:
+        raise ProtocolError(f"message without id/type: {str(msg)[:200]}")
+    return msg
