@@ -15,7 +15,7 @@ The call tree (ids are strings, unique within a run):
   rlm node     "R" for the top-level RLM; a nested RLM gets the call_id of the
                SubCallStarted(kind="rlm") that started it.
   turn node    f"{rlm_id}.t{n}" (RootTurnStarted/RootTokens/RootReplied), parent = rlm id
-  cell node    f"{turn_id}.c{k}" (CellExecuted), parent = turn id
+  cell node    f"{turn_id}.c{k}" (CellStarted, then CellExecuted), parent = turn id
   sub-call     f"{rlm_id}.s{n}" (SubCallStarted/Finished), parent = the cell that asked
                for it (or the turn id if no cell is known)
 Events are plain frozen dataclasses; `to_dict`/`from_dict` give a JSON-safe form
@@ -77,6 +77,7 @@ class RunStarted(Event):
     documents: list[dict[str, Any]]   # [{"path", "chars"}], in context order
     total_chars: int
     version: str = ""
+    parent_run_id: str | None = None  # a re-run, fork or follow-up names the run it came from
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,6 +101,13 @@ class RootReplied(Event):
     cost_usd: float
     duration_ms: int
     model: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CellStarted(Event):
+    """A code cell begins to run (its sub-calls name it as their parent)."""
+    index: int                        # 1-based within the turn
+    code: str
 
 
 @dataclass(frozen=True, kw_only=True)

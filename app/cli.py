@@ -1,0 +1,42 @@
+"""The command line: `rlm-studio ask|runs|keys|ingest ...` (same engine as the window)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from app.version import __version__
+
+GUI_FLAGS = ("gui", "--smoke-quit-after", "--gui")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rlm-studio",
+        description="Ask questions over your own documents with a Recursive Language Model. "
+                    "Without a command, the desktop window opens.")
+    parser.add_argument("--version", action="version", version=f"rlm-studio {__version__}")
+    parser.add_argument("--log-level", default="WARNING", help="logging level for stderr (default WARNING)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    from app import cli_ask
+    cli_ask.register(sub)
+    for name in ("app.cli_runs", "app.cli_keys", "app.cli_ingest"):
+        module = __import__(name, fromlist=["register"])
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
+                        format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 0
+    try:
+        return int(args.handler(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

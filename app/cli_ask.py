@@ -1,0 +1,176 @@
+"""`rlm-studio ask QUESTION PATH... --root MODEL --sub MODEL [caps] [--json]`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+import time
+from typing import Any
+
+from app.version import __version__
+
+EXIT_CODES = {"finished": 0, "failed": 1, "capped": 3, "cancelled": 130}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("ask", help="ask a question over files and folders",
+                       description="Ask QUESTION over the documents in PATH... and print the answer.")
+    p.add_argument("question")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders")
+    p.add_argument("--root", help="root model, e.g. openai/gpt-4o (default: settings)")
+    p.add_argument("--sub", help="sub model for llm_query (default: settings, else the root model)")
+    p.add_argument("--api-base", help="base URL of an OpenAI-compatible server for both models")
+    p.add_argument("--sub-api-base", help="base URL for the sub model only")
+    p.add_argument("--max-depth", type=int, help="0 = code only, 1 = llm_query, 2-3 = nested RLMs")
+    p.add_argument("--max-iterations", type=int, help="root turns (default 20)")
+    p.add_argument("--max-cost", type=float, metavar="USD", help="hard dollar cap for the whole run")
+    p.add_argument("--max-sub-calls", type=int)
+    p.add_argument("--max-wall-seconds", type=float)
+    p.add_argument("--cell-timeout", type=float, metavar="S", help="seconds per code cell (default 120)")
+    p.add_argument("--concurrency", type=int, help="sub-calls in flight at once (default 32)")
+    p.add_argument("--max-output-chars", type=int, help="cell output shown to the root (default 20000)")
+    p.add_argument("--root-max-tokens", type=int)
+    p.add_argument("--sub-max-tokens", type=int)
+    p.add_argument("--memory-limit-mb", type=int, help="memory limit of the REPL worker")
+    p.add_argument("--price", action="append", default=[], metavar="MODEL=IN,OUT",
+                   help="USD per million input,output tokens (0,0 marks a free local model)")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout at the end")
+    p.add_argument("--quiet", action="store_true", help="no live transcript on stderr")
+    p.set_defaults(handler=run_ask)
+
+
+def parse_prices(items: list[str]) -> dict[str, Any]:
+    from core.config import Price
+    prices = {}
+    for item in items:
+        model, sep, numbers = item.rpartition("=")
+        parts = numbers.split(",")
+        if not sep or not model or len(parts) != 2:
+            raise SystemExit(f"--price needs MODEL=IN,OUT (USD per million tokens), got {item!r}")
+        try:
+            prices[model] = Price(float(parts[0]), float(parts[1]))
+        except ValueError:
+            raise SystemExit(f"--price needs numbers: {item!r}") from None
+    return prices
+
+
+def config_from_args(args: argparse.Namespace) -> Any:
+    from app.settings import build_run_config, load_settings
+    overrides = {
+        "max_depth": args.max_depth, "max_iterations": args.max_iterations,
+        "max_cost_usd": args.max_cost, "max_sub_calls": args.max_sub_calls,
+        "max_wall_seconds": args.max_wall_seconds, "cell_timeout_s": args.cell_timeout,
+        "concurrency": args.concurrency, "max_output_chars": args.max_output_chars,
+        "root_max_tokens": args.root_max_tokens, "sub_max_tokens": args.sub_max_tokens,
+        "memory_limit_mb": args.memory_limit_mb, "sub_api_base": args.sub_api_base,
+    }
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    prices = parse_prices(args.price)
+    if prices:
+        overrides["prices"] = prices
+    return build_run_config(load_settings(), root=args.root, sub=args.sub, api_base=args.api_base,
+                            overrides=overrides)
+
+
+def run_ask(args: argparse.Namespace) -> int:
+    from core.engine.run import ConfigError
+    try:
+        config = config_from_args(args)
+    except (ValueError, ConfigError) as exc:
+        return _fail(args, f"cannot start: {exc}", 2)
+    return asyncio.run(_ask(args, config))
+
+
+def _fail(args: argparse.Namespace, message: str, code: int) -> int:
+    print(f"rlm-studio: {message}", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"run_id": None, "status": "failed", "answer": None, "error": message,
+                          "cost_usd": 0.0, "input_tokens": 0, "output_tokens": 0, "iterations": 0,
+                          "sub_calls": 0, "syntax_errors": 0, "started_at": None, "finished_at": None,
+                          "version": __version__}))
+    return code
+
+
+async def _ask(args: argparse.Namespace, config: Any) -> int:
+    from app.runner import QuestionRun
+    from app.transcript_printer import TranscriptPrinter
+    from core.engine.run import ConfigError
+    from core.ingest import ingest
+    from core.repl.sandbox import harden_engine_process
+
+    harden_engine_process()
+    progress = _progress_printer() if not args.quiet and sys.stderr.isatty() else None
+    try:
+        found = await ingest(args.paths, on_progress=progress)
+    except FileNotFoundError as exc:
+        return _fail(args, str(exc), 2)
+    if progress:
+        sys.stderr.write("\n")
+    for skip in found.skipped:
+        if not args.quiet:
+            print(f"skipped {skip.path}: {skip.reason}{': ' + skip.detail if skip.detail else ''}",
+                  file=sys.stderr)
+    if not found.documents:
+        return _fail(args, "no readable documents in " + ", ".join(args.paths), 2)
+    sinks = [] if args.quiet else [TranscriptPrinter(sys.stderr)]
+    try:
+        run = QuestionRun(args.question, documents=found.documents, skipped=found.skipped,
+                          config=config, sinks=sinks)
+    except ValueError as exc:
+        return _fail(args, str(exc), 2)
+    loop = asyncio.get_running_loop()
+    interrupts = 0
+
+    def on_sigint() -> None:
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts == 1:
+            print("\ncancelling (Ctrl+C again to quit at once) ...", file=sys.stderr)
+            run.cancel()
+        else:
+            raise SystemExit(130)
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+    except (NotImplementedError, RuntimeError):   # Windows: default KeyboardInterrupt
+        pass
+    try:
+        outcome = await run.execute()
+    except ConfigError as exc:
+        return _fail(args, str(exc), 2)
+    finally:
+        try:
+            loop.remove_signal_handler(signal.SIGINT)
+        except (NotImplementedError, RuntimeError):
+            pass
+    t = outcome.totals
+    if args.json:
+        print(json.dumps({
+            "run_id": outcome.run_id, "status": outcome.status, "answer": outcome.answer,
+            "error": outcome.error, "cost_usd": t.get("cost_usd", 0.0),
+            "input_tokens": t.get("input_tokens", 0), "output_tokens": t.get("output_tokens", 0),
+            "iterations": t.get("iterations", 0), "sub_calls": t.get("sub_calls", 0),
+            "syntax_errors": t.get("syntax_errors", 0), "started_at": outcome.started_at,
+            "finished_at": outcome.finished_at, "version": __version__}, ensure_ascii=False))
+    elif outcome.answer is not None:
+        print(outcome.answer)
+    if outcome.error and outcome.status != "finished":
+        print(f"rlm-studio: {outcome.status}: {outcome.error}", file=sys.stderr)
+    return EXIT_CODES.get(outcome.status, 1)
+
+
+def _progress_printer():
+    last = [0.0]
+
+    def show(p: Any) -> None:
+        now = time.monotonic()
+        if now - last[0] < 0.1 and p.files_done < p.files_total:
+            return
+        last[0] = now
+        sys.stderr.write(f"\rreading {p.files_done:,}/{p.files_total:,} files "
+                         f"({p.bytes_done / 1e6:,.1f} MB)   ")
+        sys.stderr.flush()
+    return show

@@ -1,0 +1,25 @@
+"""Entry point of `rlm-studio` (also of the frozen binary).
+
+No arguments: the desktop window. A subcommand: the CLI. `--repl-worker`: this
+process is a REPL worker (a frozen app has no `python` to start one with).
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["--repl-worker"]:
+        from core.repl.worker import main as worker_main
+        return worker_main(args[1:])
+    from app.cli import GUI_FLAGS, main as cli_main
+    if not args or args[0] in GUI_FLAGS:
+        from app.gui import run_gui
+        return run_gui(args)
+    return cli_main(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""Composition of one run: engine + store + whoever watches (GUI panes, CLI printer).
+
+    run = QuestionRun(question, documents=docs, skipped=skips, config=cfg, sinks=[printer])
+    outcome = await run.execute()        # run.cancel() stops it cleanly
+
+The engine knows neither the store nor the screen: it emits events into a
+fan-out; the store's writer thread persists them as they happen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from app.version import __version__
+from core.config import RunConfig
+from core.events import Event
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    run_id: str
+    status: str            # finished | capped | failed | cancelled
+    answer: str | None
+    error: str | None
+    totals: dict[str, Any]
+    started_at: float
+    finished_at: float
+
+
+def default_key_for() -> Callable[[str], str | None]:
+    from app.settings import load_settings
+    from core.secrets import KeyStore
+    keys, settings = KeyStore(), load_settings()
+    return lambda model: keys.key_for_model(model, settings)
+
+
+class QuestionRun:
+    def __init__(self, question: str, *, documents: Sequence[Any], skipped: Sequence[Any] = (),
+                 config: RunConfig, sinks: Sequence[Callable[[Event], None]] = (),
+                 store: Any = None, key_for: Callable[[str], str | None] | None = None,
+                 parent_run_id: str | None = None, run_id: str | None = None,
+                 worker_command: list[str] | None = None, persist: bool = True) -> None:
+        if not question.strip():
+            raise ValueError("the question is empty")
+        if not documents:
+            raise ValueError("there are no readable documents to ask about")
+        self.question = question
+        self.documents = list(documents)
+        self.skipped = list(skipped)
+        self.config = config
+        self.sinks = list(sinks)
+        self.run_id = run_id or uuid.uuid4().hex
+        self.parent_run_id = parent_run_id
+        self._store = store
+        self._persist = persist
+        self._key_for = key_for
+        self._worker_command = worker_command
+        self._engine: Any = None
+        self._cancelled = False
+
+    def cancel(self) -> None:
+        self._cancelled = True
+        if self._engine is not None:
+            self._engine.cancel()
+
+    def _fanout(self, writer: Any) -> Callable[[Event], None]:
+        sinks = ([writer] if writer is not None else []) + self.sinks
+
+        def emit(event: Event) -> None:
+            for sink in sinks:
+                try:
+                    sink(event)
+                except Exception:   # one broken viewer must not stop the run or the others
+                    log.exception("sink %r failed on %s", sink, event.type)
+        return emit
+
+    async def execute(self) -> RunOutcome:
+        from core.engine.run import Engine
+        store = writer = None
+        if self._persist:
+            from core.store import RunStore
+            store = self._store or RunStore.open()
+            writer = store.writer()
+        key_for = self._key_for or default_key_for()
+        self._engine = Engine(self.config, emit=self._fanout(writer), key_for=key_for,
+                              run_id=self.run_id, worker_command=self._worker_command,
+                              version=__version__, parent_run_id=self.parent_run_id)
+        if self._cancelled:
+            self._engine.cancel()
+        sources_task = None
+        try:
+            if store is not None:
+                # Compressing a large context takes a while: do it beside the run, off the loop.
+                sources_task = asyncio.ensure_future(asyncio.to_thread(
+                    store.save_sources, self.run_id, self.documents, self.skipped))
+            result = await self._engine.run(self.question, self.documents)
+        finally:
+            if sources_task is not None:
+                try:
+                    await asyncio.shield(sources_task)
+                except Exception:
+                    log.exception("saving the sources of run %s failed", self.run_id)
+            if writer is not None:
+                await asyncio.to_thread(writer.close)
+            if store is not None and self._store is None:
+                store.close()
+        return RunOutcome(run_id=result.run_id, status=result.status, answer=result.answer,
+                          error=result.error, totals=result.totals, started_at=result.started_at,
+                          finished_at=result.finished_at)
+
+
+async def run_question(question: str, *, documents: Sequence[Any], skipped: Sequence[Any] = (),
+                       config: RunConfig, sinks: Sequence[Callable[[Event], None]] = (),
+                       parent_run_id: str | None = None, **kwargs: Any) -> RunOutcome:
+    return await QuestionRun(question, documents=documents, skipped=skipped, config=config, sinks=sinks,
+                             parent_run_id=parent_run_id, **kwargs).execute()

@@ -1,0 +1,120 @@
+"""The run's budget: one object for the whole recursion tree.
+
+The dollar cap is a hard promise. Before a model call the engine reserves the
+call's worst case (every input token at the input price plus max_tokens at the
+output price); a call whose worst case does not fit next to what is spent and
+already reserved is refused. After the call the reservation is settled to the
+real cost. So spent + reserved never exceeds the cap, however many calls run at
+once. All of this runs on the event loop thread: no locks needed, none taken.
+
+`acquire` is the patient form used for model calls: when a call does not fit
+only because of other calls' reservations, it waits for them to settle (their
+real cost is usually far below their worst case) instead of being refused; it
+is refused at once when even the spent amount alone leaves no room.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Callable
+
+
+class BudgetExceeded(Exception):
+    """A call was refused because a cap would be crossed."""
+
+    def __init__(self, message: str, *, cap: str) -> None:
+        super().__init__(message)
+        self.cap = cap          # "cost" | "sub_calls"
+
+
+@dataclass
+class Reservation:
+    usd: float
+    open: bool = True
+
+
+class Budget:
+    def __init__(self, *, max_cost_usd: float | None, max_sub_calls: int | None,
+                 on_change: Callable[[], None] = lambda: None) -> None:
+        self.max_cost_usd = max_cost_usd
+        self.max_sub_calls = max_sub_calls
+        self.spent_usd = 0.0
+        self.reserved_usd = 0.0
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.sub_calls = 0
+        self.in_flight = 0
+        self.refusals = 0
+        self.overruns = 0       # calls whose real cost exceeded their reservation (should stay 0)
+        self._on_change = on_change
+        self._settled: asyncio.Event | None = None
+
+    async def acquire(self, usd: float, *, keep_usd: float = 0.0) -> Reservation:
+        """Reserve `usd`, waiting while calls in flight hold the room it needs.
+        `keep_usd` stays untouched for someone else (the root's next turn)."""
+        while True:
+            cap = self.max_cost_usd
+            if cap is None:
+                return self.reserve(usd)
+            fits_now = self.spent_usd + self.reserved_usd + usd + keep_usd <= cap + 1e-12
+            hopeless = self.spent_usd + usd + keep_usd > cap + 1e-12
+            if fits_now or hopeless or self.in_flight == 0:
+                return self.reserve(usd, keep_usd=keep_usd)
+            if self._settled is None:
+                self._settled = asyncio.Event()
+            self._settled.clear()
+            await self._settled.wait()
+
+    def _wake(self) -> None:
+        if self._settled is not None:
+            self._settled.set()
+
+    def count_sub_call(self) -> None:
+        if self.max_sub_calls is not None and self.sub_calls >= self.max_sub_calls:
+            self.refusals += 1
+            raise BudgetExceeded(
+                f"sub-call cap reached: {self.sub_calls} of {self.max_sub_calls} sub-calls used",
+                cap="sub_calls")
+        self.sub_calls += 1
+        self._on_change()
+
+    def reserve(self, usd: float, *, keep_usd: float = 0.0) -> Reservation:
+        usd = max(usd, 0.0)
+        cap = self.max_cost_usd
+        if cap is not None and self.spent_usd + self.reserved_usd + usd + keep_usd > cap + 1e-12:
+            self.refusals += 1
+            kept = f", kept for the root's answer ${keep_usd:.4f}" if keep_usd else ""
+            raise BudgetExceeded(
+                f"dollar cap ${cap:.4f}: spent ${self.spent_usd:.4f}, reserved for calls in flight "
+                f"${self.reserved_usd:.4f}{kept}, this call could cost up to ${usd:.4f}",
+                cap="cost")
+        self.reserved_usd += usd
+        self.in_flight += 1
+        self._on_change()
+        return Reservation(usd)
+
+    def settle(self, reservation: Reservation, usd: float, input_tokens: int, output_tokens: int) -> None:
+        if reservation.open:
+            reservation.open = False
+            self.reserved_usd = max(self.reserved_usd - reservation.usd, 0.0)
+            self.in_flight -= 1
+        if usd > reservation.usd + 1e-12:
+            self.overruns += 1
+        self.spent_usd += usd
+        self.input_tokens += input_tokens
+        self.output_tokens += output_tokens
+        self._on_change()
+        self._wake()
+
+    def release(self, reservation: Reservation) -> None:
+        """The call did not happen (error before any usage, or cancelled)."""
+        if reservation.open:
+            reservation.open = False
+            self.reserved_usd = max(self.reserved_usd - reservation.usd, 0.0)
+            self.in_flight -= 1
+            self._on_change()
+            self._wake()
+
+    def nearly_exhausted(self, fraction: float = 0.9) -> bool:
+        return self.max_cost_usd is not None and self.spent_usd >= self.max_cost_usd * fraction

@@ -1,0 +1,115 @@
+"""Reading the root model's reply: code cells and a final answer written as text.
+
+Rules (DESIGN section 5):
+- Code comes from fenced blocks tagged ```repl, and also ```python / ```py /
+  ```python3 and untagged fences, because small models write ```python even when
+  told ```repl. Other tags (```text, ```json, ```bash ...) are not run. A fence
+  left open at the end of the reply still counts as code (the model may have run
+  out of tokens; the cell then reports its own syntax error).
+- A final answer written as text is a line OUTSIDE code fences that starts with
+  `FINAL(` or `FINAL_VAR(`. A mention inside prose ("I will call FINAL later",
+  "`FINAL(x)`") never counts. The argument may span several lines up to the
+  line that ends with `)`. A quoted Python string literal is unquoted.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+RUNNABLE_TAGS = frozenset({"", "repl", "python", "py", "python3", "ipython", "pycon"})
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([\w+-]*)[^\n]*$")
+
+
+@dataclass(frozen=True)
+class FinalText:
+    kind: str     # "FINAL" | "FINAL_VAR"
+    value: str    # the answer text, or the variable name for FINAL_VAR
+
+
+@dataclass(frozen=True)
+class ParsedReply:
+    cells: list[str]
+    prose: str                  # the reply without its fenced blocks
+    final: FinalText | None
+    unclosed_fence: bool
+
+
+def parse_reply(text: str) -> ParsedReply:
+    cells: list[str] = []
+    prose_lines: list[str] = []
+    fence: str | None = None
+    tag = ""
+    body: list[str] = []
+    for line in text.splitlines():
+        if fence is None:
+            match = _FENCE.match(line)
+            if match:
+                fence, tag, body = match.group(1), match.group(2).lower(), []
+            else:
+                prose_lines.append(line)
+            continue
+        stripped = line.strip()
+        if stripped.startswith(fence[0] * len(fence)) and stripped.strip(fence[0]) == "":
+            if tag in RUNNABLE_TAGS:
+                cells.append("\n".join(body))
+            fence = None
+            continue
+        body.append(line)
+    unclosed = fence is not None
+    if unclosed and tag in RUNNABLE_TAGS and any(b.strip() for b in body):
+        cells.append("\n".join(body))
+    cells = [c for c in cells if c.strip()]
+    return ParsedReply(cells=cells, prose="\n".join(prose_lines),
+                       final=find_final(prose_lines), unclosed_fence=unclosed)
+
+
+def find_final(lines: list[str]) -> FinalText | None:
+    """The first line (outside fences) that starts with FINAL( or FINAL_VAR(."""
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        for kind in ("FINAL_VAR", "FINAL"):
+            if stripped.startswith(kind + "("):
+                return _final_argument(kind, stripped[len(kind) + 1:], lines[i + 1:])
+    return None
+
+
+def _final_argument(kind: str, first: str, rest: list[str]) -> FinalText:
+    collected = [first]
+    if not first.rstrip().endswith(")"):
+        for line in rest:
+            collected.append(line)
+            if line.rstrip().endswith(")"):
+                break
+    raw = "\n".join(collected).rstrip()
+    if raw.endswith(")"):
+        raw = raw[:-1]
+    raw = raw.strip()
+    if kind == "FINAL_VAR":
+        return FinalText(kind, raw.strip("'\"` "))
+    return FinalText(kind, _unquote(raw))
+
+
+def _unquote(raw: str) -> str:
+    if len(raw) >= 2 and raw[0] in "'\"" and raw[-1] == raw[0] or raw[:3] in ('"""', "'''") \
+            or raw[:2].lower() in ('f"', "f'", 'r"', "r'"):
+        try:
+            value = ast.literal_eval(raw)
+        except (ValueError, SyntaxError):
+            return raw
+        if isinstance(value, str):
+            return value
+    return raw
+
+
+def truncate_middle(text: str, limit: int) -> str:
+    """Keep the head and the tail of `text` within `limit` chars, saying how much was cut."""
+    if limit <= 0 or len(text) <= limit:
+        return text
+    cut = len(text) - limit
+    note = f"\n[... {cut:,} of {len(text):,} characters cut; store results in variables and print slices ...]\n"
+    keep = max(limit - len(note), 0)
+    head = keep * 2 // 3
+    tail = keep - head
+    return text[:head] + note + (text[-tail:] if tail else "")

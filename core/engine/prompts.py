@@ -1,0 +1,95 @@
+"""Prompt assembly. The words live in resources/prompts/*.md; this module only
+fills `$placeholders` (string.Template, so code braces need no escaping)."""
+
+from __future__ import annotations
+
+import fnmatch
+from functools import lru_cache
+from pathlib import Path
+from string import Template
+from typing import Sequence
+
+from core.paths import resources_dir
+
+PREFIX_CHARS = 500
+LISTED_DOCUMENTS = 10
+
+
+def prompts_dir() -> Path:
+    return resources_dir() / "prompts"
+
+
+@lru_cache(maxsize=None)
+def template(name: str) -> Template:
+    return Template((prompts_dir() / name).read_text(encoding="utf-8"))
+
+
+def fill(name: str, **values: object) -> str:
+    return template(name).safe_substitute({k: str(v) for k, v in values.items()}).strip()
+
+
+@lru_cache(maxsize=1)
+def _builtin_notes() -> tuple[tuple[tuple[str, ...], str], ...]:
+    notes = []
+    for path in sorted((prompts_dir() / "models").glob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        first, _, body = text.partition("\n")
+        if not first.lower().startswith("match:"):
+            continue
+        patterns = tuple(p.strip().lower() for p in first[6:].split(",") if p.strip())
+        notes.append((patterns, body.strip()))
+    return tuple(notes)
+
+
+def _matches(model: str, pattern: str) -> bool:
+    model = model.lower()
+    bare = model.split("/", 1)[-1]
+    pattern = pattern.lower()
+    return fnmatch.fnmatchcase(model, pattern) or fnmatch.fnmatchcase(bare, pattern)
+
+
+def model_notes(model: str, user_notes: dict[str, str] | None = None) -> list[str]:
+    """Built-in notes whose patterns match, then the user's own (pattern -> text)."""
+    found = [body for patterns, body in _builtin_notes() if any(_matches(model, p) for p in patterns)]
+    for pattern, body in (user_notes or {}).items():
+        if body.strip() and _matches(model, pattern):
+            found.append(body.strip())
+    return found
+
+
+def system_prompt(*, can_llm: bool, can_rlm: bool, model: str,
+                  user_notes: dict[str, str] | None = None) -> str:
+    if not can_llm:
+        subcalls, batching, example = fill("subcalls_none.md"), "", fill("example_code.md")
+    elif can_rlm:
+        subcalls, batching, example = fill("subcalls_rlm.md"), fill("batching.md"), fill("example_llm.md")
+    else:
+        subcalls, batching, example = fill("subcalls_llm.md"), fill("batching.md"), fill("example_llm.md")
+    text = fill("system.md", subcalls=subcalls, batching=batching, example=example)
+    notes = model_notes(model, user_notes)
+    if notes:
+        text += "\n\n" + "\n\n".join(notes)
+    return text
+
+
+def first_turn(question: str, documents: Sequence[tuple[str, int]], prefix: str) -> str:
+    """Metadata only: counts, a few sizes, a short prefix, and the question."""
+    total = sum(chars for _, chars in documents)
+    shown = [f"- {path} ({chars:,} chars)" for path, chars in documents[:LISTED_DOCUMENTS]]
+    if len(documents) > LISTED_DOCUMENTS:
+        shown.append(f"- ... and {len(documents) - LISTED_DOCUMENTS:,} more (see `documents`)")
+    return fill("first_turn.md", total_chars=f"{total:,}", doc_count=f"{len(documents):,}",
+                doc_list="\n".join(shown), prefix=prefix[:PREFIX_CHARS], question=question)
+
+
+def turn_feedback(outputs: list[str], notes: list[str], iteration: int, max_iterations: int) -> str:
+    return fill("turn_feedback.md", outputs="\n\n".join(outputs), notes="\n".join(notes),
+                iteration=iteration, max_iterations=max_iterations)
+
+
+def no_code() -> str:
+    return fill("no_code.md")
+
+
+def final_request(max_iterations: int) -> str:
+    return fill("final_request.md", max_iterations=max_iterations)

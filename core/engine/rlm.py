@@ -1,0 +1,246 @@
+"""One RLM: a root model, its own REPL worker, and the turn loop.
+
+The top-level run is an Rlm at depth 0; `rlm_query` inside its code starts
+another Rlm at depth + 1 with its own worker, sharing the run's budget.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
+
+from core import events as ev
+from core.engine import prompts
+from core.engine.budget import BudgetExceeded
+from core.engine.parse import parse_reply, truncate_middle
+from core.engine.subcalls import SubCaller
+
+if TYPE_CHECKING:
+    from core.engine.run import RunContext
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RlmOutcome:
+    answer: str | None
+    status: str                  # finished | capped | failed
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class TextDocument:
+    path: str
+    text: str
+
+
+class RootCallRefused(Exception):
+    pass
+
+
+class Rlm:
+    def __init__(self, ctx: "RunContext", *, rlm_id: str, parent_id: str | None, depth: int,
+                 question: str, documents: Sequence[Any]) -> None:
+        self.ctx = ctx
+        self.rlm_id = rlm_id
+        self.parent_id = parent_id
+        self.depth = depth
+        self.question = question
+        self.documents = documents
+        self.config = ctx.config
+        self.can_llm = depth < self.config.max_depth
+        self.can_rlm = depth + 1 < self.config.max_depth
+        self.current_parent: str = rlm_id      # the cell (or turn) sub-calls belong to
+        self.best_answer: str | None = None
+        self.turn_notes: list[str] = []        # notes for the root at the end of this turn
+        self.subcaller = SubCaller(self)
+        self.repl: Any = None
+
+    # -- lifecycle -----------------------------------------------------------------
+    async def solve(self) -> RlmOutcome:
+        from core.repl.client import ReplClient
+        self.repl = ReplClient(on_sub_call=self.subcaller.handle,
+                               memory_limit_mb=self.config.memory_limit_mb,
+                               worker_command=self.ctx.worker_command)
+        try:
+            await self.repl.start()
+            await self.repl.load_context(self.documents)
+            return await self._loop()
+        finally:
+            await self.subcaller.cancel_all()
+            await asyncio.shield(self._close_repl())
+
+    async def _close_repl(self) -> None:
+        try:
+            await self.repl.close()
+        except Exception:
+            log.exception("closing the REPL worker of %s failed", self.rlm_id)
+
+    # -- the loop --------------------------------------------------------------------
+    async def _loop(self) -> RlmOutcome:
+        cfg = self.config
+        messages = [
+            {"role": "system", "content": prompts.system_prompt(
+                can_llm=self.can_llm, can_rlm=self.can_rlm, model=cfg.root_model,
+                user_notes=cfg.prompt_notes)},
+            {"role": "user", "content": prompts.first_turn(
+                self.question, [(d.path, len(d.text)) for d in self.documents], self._prefix())},
+        ]
+        for iteration in range(1, cfg.max_iterations + 1):
+            try:
+                answer, feedback = await self._turn(messages, iteration, final_request=False)
+            except RootCallRefused as exc:
+                return RlmOutcome(self.best_answer, "capped", str(exc))
+            if answer is not None:
+                return RlmOutcome(answer, "finished")
+            messages.append({"role": "user", "content": feedback})
+        # Out of turns: ask once for the best final answer.
+        self.ctx.cap_hit = self.ctx.cap_hit or "iterations"
+        messages[-1] = {"role": "user", "content": messages[-1]["content"] + "\n\n"
+                        + prompts.final_request(cfg.max_iterations)}
+        try:
+            answer, _ = await self._turn(messages, cfg.max_iterations + 1, final_request=True)
+        except RootCallRefused as exc:
+            return RlmOutcome(self.best_answer, "capped", str(exc))
+        if answer is not None:
+            return RlmOutcome(answer, "capped", f"iteration cap reached ({cfg.max_iterations} turns); "
+                                                "the answer was requested at the cap")
+        return RlmOutcome(None, "capped", f"iteration cap reached ({cfg.max_iterations} turns) "
+                                          "without a final answer")
+
+    def _prefix(self) -> str:
+        head = []
+        size = 0
+        for d in self.documents:
+            head.append(f"=== {d.path} ===\n{d.text[:prompts.PREFIX_CHARS]}")
+            size += len(head[-1])
+            if size >= prompts.PREFIX_CHARS:
+                break
+        return "\n".join(head)[:prompts.PREFIX_CHARS]
+
+    async def _turn(self, messages: list[dict], iteration: int, *, final_request: bool
+                    ) -> tuple[str | None, str]:
+        ctx, cfg = self.ctx, self.config
+        turn_id = f"{self.rlm_id}.t{iteration}"
+        self.current_parent = turn_id
+        if self.depth == 0:
+            ctx.counters.iterations = iteration
+        ctx.emit(ev.RootTurnStarted, call_id=turn_id, parent_id=self.rlm_id, iteration=iteration,
+                 depth=self.depth, model=cfg.root_model, final_request=final_request)
+        reply = await self._call_root(messages, turn_id)
+        messages.append({"role": "assistant", "content": reply.text})
+        parsed = parse_reply(reply.text)
+        self.turn_notes = []
+        if self.depth == 0 and ctx.budget.max_cost_usd is not None:
+            # What the next root turn could cost at worst: sub-calls leave that much of the cap.
+            allowance = "x" * min(cfg.max_output_chars * max(len(parsed.cells), 1), 200_000)
+            ctx.root_reserve_usd = ctx.prices.worst_case_usd(
+                cfg.root_model, messages + [{"role": "user", "content": allowance}], cfg.root_max_tokens)
+        outputs: list[str] = []
+        final: dict | None = None
+        for index, code in enumerate(parsed.cells, start=1):
+            cell_id = f"{turn_id}.c{index}"
+            self.current_parent = cell_id
+            ctx.emit(ev.CellStarted, call_id=cell_id, parent_id=turn_id, index=index, code=code)
+            result = await self.repl.execute(code, timeout_s=cfg.cell_timeout_s)
+            shown = self._cell_output(index, len(parsed.cells), result)
+            outputs.append(shown)
+            self._count(result)
+            ctx.emit(ev.CellExecuted, call_id=cell_id, parent_id=turn_id, index=index, code=code,
+                     stdout=result.stdout, stderr=result.stderr, error=result.error,
+                     is_syntax_error=result.is_syntax_error, duration_ms=result.duration_ms,
+                     output_for_model=shown, fault=result.fault, restarted=result.restarted)
+            if result.final is not None:
+                final = result.final
+                break
+        self.current_parent = turn_id
+        if final is not None:
+            return str(final.get("value", "")), ""
+        if parsed.final is not None:
+            if parsed.final.kind == "FINAL":
+                return parsed.final.value, ""
+            found, value, error = await self.repl.get_var(parsed.final.value)
+            if found:
+                return value or "", ""
+            self.turn_notes.append(
+                f"FINAL_VAR({parsed.final.value}) did not end the run: {error or 'no such variable'}. "
+                "Create the variable first, or use FINAL(\"...\").")
+        if not parsed.cells and parsed.final is None:
+            if reply.finish_reason == "length":
+                self.turn_notes.append(
+                    "Your reply was cut off at the output-token limit before any code. "
+                    "Think less and write a short repl block.")
+            self.turn_notes.append(prompts.no_code())
+        elif parsed.unclosed_fence and reply.finish_reason == "length":
+            self.turn_notes.append("Your reply was cut off at the output-token limit inside a code block; "
+                                   "write shorter blocks.")
+        feedback = prompts.turn_feedback(outputs, self.turn_notes, iteration, cfg.max_iterations)
+        return None, feedback
+
+    async def _call_root(self, messages: list[dict], turn_id: str) -> Any:
+        ctx, cfg = self.ctx, self.config
+        model = cfg.root_model
+        try:
+            reservation = await ctx.budget.acquire(
+                ctx.prices.worst_case_usd(model, messages, cfg.root_max_tokens)
+                if ctx.budget.max_cost_usd is not None else 0.0,
+                keep_usd=0.0 if self.depth == 0 else ctx.root_reserve_usd)
+        except BudgetExceeded as exc:
+            ctx.cap_hit = ctx.cap_hit or "cost"
+            ctx.emit(ev.Notice, call_id=turn_id, parent_id=self.rlm_id, level="warning",
+                     message=f"Root call refused: {exc}")
+            raise RootCallRefused(f"dollar cap reached: {exc}") from exc
+
+        def on_delta(delta: str) -> None:
+            ctx.emit(ev.RootTokens, call_id=turn_id, parent_id=self.rlm_id, delta=delta)
+
+        def on_retry(attempt: int, error: Exception) -> None:
+            ctx.emit(ev.Notice, call_id=turn_id, parent_id=self.rlm_id, level="warning",
+                     message=f"Root call failed ({error}); retrying (attempt {attempt + 1}).")
+
+        try:
+            reply = await ctx.llm.complete(
+                model, messages, max_tokens=cfg.root_max_tokens, stream=True, on_delta=on_delta,
+                on_retry=on_retry, reasoning_effort=cfg.reasoning_effort.get(model))
+        except BaseException:
+            ctx.budget.release(reservation)
+            raise
+        cost = ctx.prices.cost_usd(model, reply.input_tokens, reply.output_tokens)
+        ctx.budget.settle(reservation, cost, reply.input_tokens, reply.output_tokens)
+        ctx.emit(ev.RootReplied, call_id=turn_id, parent_id=self.rlm_id, text=reply.text,
+                 input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
+                 cost_usd=cost, duration_ms=reply.duration_ms, model=model)
+        return reply
+
+    def _count(self, result: Any) -> None:
+        c = self.ctx.counters
+        c.cells += 1
+        if result.is_syntax_error:
+            c.syntax_errors += 1
+        elif result.fault:
+            c.faults += 1
+        elif result.error:
+            c.runtime_errors += 1
+
+    def _cell_output(self, index: int, count: int, result: Any) -> str:
+        parts: list[str] = []
+        if result.stdout:
+            parts.append(result.stdout.rstrip("\n"))
+        if result.stdout_chars > len(result.stdout):
+            parts.append(f"[the cell printed {result.stdout_chars:,} characters in all; the middle was dropped]")
+        if result.stderr:
+            parts.append("[stderr]\n" + result.stderr.rstrip("\n"))
+        if result.error:
+            label = "SyntaxError" if result.is_syntax_error else "error"
+            parts.append(f"[{label}]\n{result.error.rstrip()}")
+        if result.fault == "timeout":
+            parts.append(f"[the cell ran past the {self.config.cell_timeout_s:g} s limit and was stopped]")
+        if result.restarted:
+            parts.append("[the REPL was restarted: your variables are gone; `context` and `documents` "
+                         "are loaded again]")
+        body = "\n".join(parts) if parts else "[no output]"
+        header = f"[cell {index} of {count}]" if count > 1 else "[cell output]"
+        return header + "\n" + truncate_middle(body, self.config.max_output_chars)

@@ -1,0 +1,227 @@
+"""Engine: runs one question over documents as an RLM and reports everything as events.
+
+    engine = Engine(config, emit=sink, key_for=keys.key_for_model)
+    result = await engine.run(question, documents)     # engine.cancel() from any callback
+
+The Engine owns the per-run state (one `RunContext`, shared by the whole
+recursion tree and only touched from the event loop), starts the top-level
+`Rlm`, enforces the wall-clock cap and turns cancellation into a clean
+`RunFailed(status="cancelled")` that keeps everything already emitted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from core import events as ev
+from core.config import RunConfig
+from core.engine.budget import Budget
+from core.engine.rlm import Rlm, RlmOutcome
+
+log = logging.getLogger(__name__)
+
+EventSink = Callable[[ev.Event], None]
+
+
+class ConfigError(ValueError):
+    """The run cannot start as configured (message says how to fix it)."""
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run_id: str
+    status: str                  # finished | capped | failed | cancelled
+    answer: str | None
+    error: str | None
+    totals: dict[str, Any]
+    started_at: float
+    finished_at: float
+
+
+@dataclass
+class Counters:
+    iterations: int = 0          # root turns of the top-level RLM
+    cells: int = 0
+    syntax_errors: int = 0
+    runtime_errors: int = 0
+    faults: int = 0
+
+
+@dataclass
+class RunContext:
+    """Everything the RLMs of one run share."""
+    run_id: str
+    config: RunConfig
+    emit_event: EventSink
+    llm: Any                     # core.llm.client.ModelClient
+    prices: Any                  # core.llm.pricing.PriceBook
+    budget: Budget
+    sub_semaphore: asyncio.Semaphore
+    deadline: float | None       # time.monotonic() deadline from max_wall_seconds
+    worker_command: list[str] | None = None
+    counters: Counters = field(default_factory=Counters)
+    cap_hit: str | None = None   # first cap that stopped work: "iterations"|"cost"|"sub_calls"|"wall_time"
+    root_reserve_usd: float = 0.0  # kept free by sub-calls so the top-level root can still answer
+    _seq: Any = field(default_factory=lambda: itertools.count(1))
+    _rlm_ids: Any = field(default_factory=lambda: itertools.count(1))
+    _budget_pending: bool = False
+
+    def emit(self, cls: type[ev.Event], *, call_id: str | None = None,
+             parent_id: str | None = None, **fields: Any) -> ev.Event:
+        event = cls(run_id=self.run_id, seq=next(self._seq), ts=time.time(),
+                    call_id=call_id, parent_id=parent_id, **fields)
+        try:
+            self.emit_event(event)
+        except Exception:  # a broken sink must not end the run; it is logged
+            log.exception("event sink failed on %s", event.type)
+        return event
+
+    def budget_changed(self) -> None:
+        """Coalesce bursts of budget changes into one event per loop iteration."""
+        if self._budget_pending:
+            return
+        self._budget_pending = True
+        asyncio.get_running_loop().call_soon(self._emit_budget)
+
+    def _emit_budget(self) -> None:
+        self._budget_pending = False
+        b = self.budget
+        self.emit(ev.BudgetChanged, spent_usd=round(b.spent_usd, 10), reserved_usd=round(b.reserved_usd, 10),
+                  cap_usd=b.max_cost_usd, input_tokens=b.input_tokens, output_tokens=b.output_tokens,
+                  sub_calls=b.sub_calls, in_flight=b.in_flight)
+
+    def time_left(self) -> float | None:
+        return None if self.deadline is None else self.deadline - time.monotonic()
+
+    def totals(self, started: float) -> dict[str, Any]:
+        b, c = self.budget, self.counters
+        return {"cost_usd": round(b.spent_usd, 10), "input_tokens": b.input_tokens,
+                "output_tokens": b.output_tokens, "iterations": c.iterations, "sub_calls": b.sub_calls,
+                "cells": c.cells, "syntax_errors": c.syntax_errors, "runtime_errors": c.runtime_errors,
+                "faults": c.faults, "refused_calls": b.refusals,
+                "wall_ms": int((time.monotonic() - started) * 1000)}
+
+    def new_rlm_id(self) -> int:
+        return next(self._rlm_ids)
+
+
+class Engine:
+    def __init__(self, config: RunConfig, *, emit: EventSink, key_for: Callable[[str], str | None],
+                 run_id: str | None = None, llm: Any = None, worker_command: list[str] | None = None,
+                 version: str = "", parent_run_id: str | None = None) -> None:
+        self.config = config
+        self.run_id = run_id or uuid.uuid4().hex
+        self._emit = emit
+        self._key_for = key_for
+        self._llm = llm
+        self._worker_command = worker_command
+        self._version = version
+        self._parent_run_id = parent_run_id
+        self._task: asyncio.Task | None = None
+        self._cancel_requested = False
+
+    def check(self) -> Any:
+        """Validate the config before anything runs; returns the PriceBook."""
+        from core.llm.pricing import PriceBook
+        prices = PriceBook(self.config.prices)
+        if self.config.max_cost_usd is not None:
+            models = {self.config.root_model}
+            if self.config.max_depth >= 1:
+                models.add(self.config.sub_model)
+            for model in sorted(models):
+                if prices.price(model) is None:
+                    raise ConfigError(
+                        f"No price is known for model '{model}', and a dollar cap is set. "
+                        f"Give it a price with --price {model}=IN,OUT (USD per million tokens), "
+                        f"mark it free with --price {model}=0,0 (local models), or drop --max-cost.")
+        return prices
+
+    def cancel(self) -> None:
+        """Stop the run: in-flight calls are cancelled, workers killed, the transcript kept."""
+        self._cancel_requested = True
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    async def run(self, question: str, documents: Sequence[Any]) -> RunResult:
+        prices = self.check()
+        if self._llm is None:
+            from core.llm.client import ModelClient
+            self._llm = ModelClient(key_for=self._key_for, api_base_for=self.config.api_base_for,
+                                    max_retries=self.config.max_retries,
+                                    timeout_s=self.config.request_timeout_s)
+        started = time.monotonic()
+        ctx = RunContext(
+            run_id=self.run_id, config=self.config, emit_event=self._emit, llm=self._llm, prices=prices,
+            budget=Budget(max_cost_usd=self.config.max_cost_usd, max_sub_calls=self.config.max_sub_calls),
+            sub_semaphore=asyncio.Semaphore(self.config.concurrency),
+            deadline=(started + self.config.max_wall_seconds) if self.config.max_wall_seconds else None,
+            worker_command=self._worker_command)
+        ctx.budget._on_change = ctx.budget_changed
+        docs = list(documents)
+        ctx.emit(ev.RunStarted, call_id="R", question=question, root_model=self.config.root_model,
+                 sub_model=self.config.sub_model, config=self.config.public_dict(),
+                 documents=[{"path": d.path, "chars": len(d.text)} for d in docs],
+                 total_chars=sum(len(d.text) for d in docs), version=self._version,
+                 parent_run_id=self._parent_run_id)
+        started_at = time.time()
+        root = Rlm(ctx, rlm_id="R", parent_id=None, depth=0, question=question, documents=docs)
+        self._task = asyncio.ensure_future(self._guarded(ctx, root))
+        if self._cancel_requested:
+            self._task.cancel()
+        outcome: RlmOutcome | None = None
+        error: str | None = None
+        status: str
+        reraise = False
+        try:
+            outcome = await asyncio.shield(self._task)
+            status = outcome.status
+            error = outcome.error
+        except asyncio.CancelledError:
+            # Either engine.cancel() or our caller was cancelled: finish the inner task first,
+            # record the run as cancelled, and let a caller's cancellation go on upwards.
+            reraise = not self._cancel_requested
+            if not self._task.done():
+                self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            if self._task.cancelled() or self._cancel_requested:
+                status, error = "cancelled", "cancelled by the user"
+            else:
+                outcome = self._task.result()
+                status, error = outcome.status, outcome.error
+        except Exception as exc:
+            from core.llm.errors import LLMError
+            if isinstance(exc, LLMError):      # the root model could not be reached or refused us
+                status, error = "failed", str(exc)
+            else:                              # an engine bug: a failed run, the transcript kept
+                log.exception("run %s failed", self.run_id)
+                status, error = "failed", f"internal error: {type(exc).__name__}: {exc}"
+        answer = outcome.answer if outcome else None
+        if ctx._budget_pending:
+            ctx._emit_budget()
+        totals = ctx.totals(started)
+        if status in ("finished", "capped"):
+            ctx.emit(ev.RunFinished, call_id="R", status=status, answer=answer, totals=totals)
+        else:
+            ctx.emit(ev.RunFailed, call_id="R", status=status, error=error or status, answer=answer,
+                     totals=totals)
+        if reraise:
+            raise asyncio.CancelledError
+        return RunResult(run_id=self.run_id, status=status, answer=answer, error=error, totals=totals,
+                         started_at=started_at, finished_at=time.time())
+
+    async def _guarded(self, ctx: RunContext, root: Rlm) -> RlmOutcome:
+        left = ctx.time_left()
+        if left is None:
+            return await root.solve()
+        try:
+            return await asyncio.wait_for(root.solve(), timeout=max(left, 0.0))
+        except asyncio.TimeoutError:
+            ctx.cap_hit = ctx.cap_hit or "wall_time"
+            return RlmOutcome(answer=root.best_answer, status="capped",
+                              error=f"wall-clock cap reached ({self.config.max_wall_seconds:g} s)")

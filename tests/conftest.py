@@ -1,0 +1,16 @@
+"""Test-wide isolation: every test gets its own data directory and never touches
+the real keychain, settings or run history of the machine."""
+
+import os
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("RLM_STUDIO_HOME", str(tmp_path / "rlm-home"))
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    yield

@@ -1,0 +1,63 @@
+from core.engine.parse import parse_reply, truncate_middle
+
+
+def test_repl_python_and_untagged_fences_run_in_order():
+    reply = ("Let me look.\n```repl\nx = 1\n```\nthen\n```python\ny = 2\n```\n"
+             "```\nz = 3\n```\n```json\n{\"not\": \"code\"}\n```\n```bash\nls\n```")
+    parsed = parse_reply(reply)
+    assert parsed.cells == ["x = 1", "y = 2", "z = 3"]
+    assert parsed.final is None
+
+
+def test_unclosed_fence_still_runs():
+    parsed = parse_reply("```python\nprint(1)\nprint(2")
+    assert parsed.cells == ["print(1)\nprint(2"]
+    assert parsed.unclosed_fence
+
+
+def test_final_on_its_own_line_outside_code():
+    parsed = parse_reply("I found it.\nFINAL(The code is XYZ-789)")
+    assert parsed.final.kind == "FINAL" and parsed.final.value == "The code is XYZ-789"
+
+
+def test_final_with_quoted_string_is_unquoted():
+    assert parse_reply('FINAL("42 apples")').final.value == "42 apples"
+    assert parse_reply("  FINAL('a, b')").final.value == "a, b"
+
+
+def test_final_spanning_lines():
+    parsed = parse_reply("Done.\nFINAL(Line one\nline two\nline three)\n")
+    assert parsed.final.value == "Line one\nline two\nline three"
+
+
+def test_final_var_line():
+    parsed = parse_reply("FINAL_VAR(report)")
+    assert parsed.final.kind == "FINAL_VAR" and parsed.final.value == "report"
+    assert parse_reply('FINAL_VAR("report")').final.value == "report"
+
+
+def test_mentions_in_prose_never_count():
+    for text in ("I will call FINAL later once I know more.",
+                 "Next I use `FINAL(x)` when done.",
+                 "When ready: FINAL(answer) is how I finish.",
+                 "**FINAL(answer)**"):
+        assert parse_reply(text).final is None, text
+
+
+def test_final_inside_code_fence_is_not_a_text_final():
+    parsed = parse_reply("```repl\nFINAL('from code')\n```")
+    assert parsed.final is None
+    assert parsed.cells == ["FINAL('from code')"]
+
+
+def test_truncate_keeps_head_and_tail_and_says_what_was_cut():
+    text = "A" * 30_000 + "MIDDLE" + "Z" * 30_000
+    out = truncate_middle(text, 20_000)
+    assert len(out) <= 20_000
+    assert out.startswith("AAAA") and out.endswith("ZZZZ")
+    assert "MIDDLE" not in out
+    assert "characters cut" in out and "60,006" in out
+
+
+def test_truncate_leaves_short_text_alone():
+    assert truncate_middle("short", 20_000) == "short"
