@@ -1,0 +1,111 @@
+"""The shapes ingestion hands out: documents, skips, progress, options, results.
+
+Everything here is a frozen dataclass so it can cross process boundaries
+(workers pickle Documents back to the parent) and be shared without copies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Skip reasons. Each skip carries one of these plus a human-readable detail.
+BINARY = "binary"              # content is not text and no extractor claims it
+UNSUPPORTED = "unsupported"    # a known format we do not read (images, archives, .doc ...)
+ENCRYPTED = "encrypted"        # password-protected PDF / Office file / DRM EPUB
+CORRUPT = "corrupt"            # the parser refused it; detail has the parser's message
+TOO_LARGE = "too_large"        # over IngestOptions.max_file_bytes (or a zip that inflates too far)
+EMPTY = "empty"                # zero bytes, or only whitespace
+NO_TEXT = "no_text"            # a valid document without extractable text (scanned PDF)
+TIMEOUT = "timeout"            # the parser ran past per_file_timeout_s; its worker was killed
+UNREADABLE = "unreadable"      # the OS refused (permissions, dangling symlink, vanished file)
+IGNORED = "ignored"            # hidden/junk/.rlmignore; reported only with report_ignored=True
+SYMLINK_LOOP = "symlink_loop"  # a directory reached again through a symlink
+OUTSIDE_ROOT = "outside_root"  # a symlink that leads out of the dropped folder
+CRASHED = "crashed"            # the parser killed its worker process (segfault, OOM)
+
+REASONS = (BINARY, UNSUPPORTED, ENCRYPTED, CORRUPT, TOO_LARGE, EMPTY, NO_TEXT, TIMEOUT,
+           UNREADABLE, IGNORED, SYMLINK_LOOP, OUTSIDE_ROOT, CRASHED)
+
+FORMATS = ("text", "markdown", "code", "csv", "tsv", "json", "jsonl", "html", "xml", "pdf",
+           "docx", "pptx", "xlsx", "eml", "mbox", "epub")
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where a stretch of Document.text came from: [start, end) char offsets."""
+    start: int
+    end: int
+    address: str        # "page 3", "sheet Sales", "slide 4", "message 7 (Subject)", "chapter 2"
+
+
+@dataclass(frozen=True)
+class Document:
+    path: str           # POSIX path relative to the dropped root; unique within one ingest
+    source_path: str    # absolute path on disk
+    format: str         # one of FORMATS
+    text: str
+    chars: int
+    size: int           # bytes on disk
+    sha256: str         # of the file's bytes
+    spans: tuple[Span, ...] = ()   # empty for plain text (lines are computed from the text)
+
+
+@dataclass(frozen=True)
+class Skip:
+    path: str
+    source_path: str
+    reason: str         # one of REASONS
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Progress:
+    files_done: int
+    files_total: int    # grows while the walk is still counting
+    bytes_done: int
+    bytes_total: int
+    current: str | None  # path of the file that just finished (None while counting)
+
+
+@dataclass(frozen=True)
+class IngestOptions:
+    max_file_bytes: int = 200 * 1024 * 1024
+    per_file_timeout_s: float = 60.0
+    workers: int = 0                 # 0 = os.cpu_count()
+    include_hidden: bool = False
+    follow_symlinks: bool = True     # never loops, never outside the dropped root
+    report_ignored: bool = False     # list hidden/junk/.rlmignore'd files as Skip("ignored")
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    documents: list[Document]
+    skipped: list[Skip]
+    total_chars: int
+    total_bytes: int
+    duration_ms: int
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """A file the walk found: what a worker needs to read it."""
+    path: str           # relative POSIX path (becomes Document.path)
+    source_path: str    # absolute path on disk
+    size: int
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """What a format extractor returns: the text and where it came from."""
+    format: str
+    text: str
+    spans: tuple[Span, ...] = ()
+
+
+class ExtractError(Exception):
+    """A file cannot become a document; carries the skip reason and detail."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail

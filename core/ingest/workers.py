@@ -1,0 +1,166 @@
+"""Worker processes that run the extractors, one file at a time each.
+
+Why not ProcessPoolExecutor: when one of its workers segfaults, every pending
+future fails with BrokenProcessPool and nobody knows which file did it; and a
+hung task cannot be killed alone. Here each Worker owns one process and one
+pipe, so a file that hangs (per-file deadline) or kills its process (segfault,
+OOM) is pinned to exactly that file; the Worker is replaced and the rest goes on.
+
+Processes start with 'forkserver' where the OS has it (a clean parent: safe even
+when the app has Qt or other threads running), else 'spawn'. A frozen app must
+call multiprocessing.freeze_support() first thing in main().
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import signal
+import time
+import traceback
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import Any
+
+from core.ingest.model import CORRUPT, CRASHED, TIMEOUT, Document, ExtractError, FileEntry
+
+log = logging.getLogger(__name__)
+
+MEMORY_LIMIT = 4 << 30        # address space per worker (Linux/macOS)
+
+Extractor = Callable[[FileEntry, int], Document]
+# What a worker sends back for one file:
+#   ("doc", Document) | ("skip", reason, detail)
+Outcome = tuple[Any, ...]
+
+
+# Imported once by the fork server, so each new worker starts with the parsers
+# already loaded (copy-on-write) instead of importing them again (~0.5 s).
+PRELOAD = ["core.ingest.preload"]
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(PRELOAD)   # only takes effect when the server starts
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+def worker_main(conn: Connection, extractor: Extractor | None = None) -> None:
+    """Child process loop: receive (FileEntry, max_bytes), send an Outcome; None stops."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the parent's business
+    _limit_memory(MEMORY_LIMIT)
+    if extractor is None:
+        from core.ingest.extract import extract_file as extractor
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        entry, max_bytes = task
+        try:
+            outcome: Outcome = ("doc", extractor(entry, max_bytes))
+        except ExtractError as exc:
+            outcome = ("skip", exc.reason, exc.detail)
+        except RecursionError:
+            outcome = ("skip", CORRUPT, "nesting too deep for the parser (RecursionError)")
+        except MemoryError:
+            outcome = ("skip", CRASHED,
+                       f"parser ran out of memory (limit {MEMORY_LIMIT >> 30} GiB)")
+        except Exception as exc:  # noqa: BLE001 - the boundary: a parser bug skips its file
+            log.debug("extractor failed on %s", entry.source_path, exc_info=True)
+            outcome = ("skip", CORRUPT, f"{type(exc).__name__}: {exc}{_where(exc)}")
+        try:
+            conn.send(outcome)
+        except (OSError, ValueError) as exc:
+            log.warning("cannot send result for %s: %s", entry.source_path, exc)
+            return
+
+
+def _limit_memory(limit: int) -> None:
+    """Cap the worker's address space where the OS allows it, so a parser that
+    balloons gets MemoryError (a skip) instead of dragging the machine into swap."""
+    try:
+        import resource
+    except ImportError:
+        return                     # Windows: no RLIMIT_AS
+    try:
+        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard == resource.RLIM_INFINITY or hard > limit:
+            resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (ValueError, OSError) as exc:
+        log.info("cannot limit worker memory: %s", exc)
+
+
+class Worker:
+    """One child process. `run` blocks (call it from a thread)."""
+
+    def __init__(self, extractor: Extractor | None = None) -> None:
+        context = _context()
+        self._conn, child = context.Pipe(duplex=True)
+        self.process = context.Process(target=worker_main, args=(child, extractor),
+                                       name="rlm-ingest-worker", daemon=True)
+        self.process.start()
+        child.close()
+
+    def run(self, entry: FileEntry, max_bytes: int, timeout_s: float) -> Outcome:
+        """("doc", Document) | ("skip", reason, detail); a hang or a dead child
+        becomes ("skip", "timeout"|"crashed", detail) and leaves this Worker dead."""
+        started = time.monotonic()
+        try:
+            self._conn.send((entry, max_bytes))
+            if not self._conn.poll(timeout_s):
+                self.kill()
+                return ("skip", TIMEOUT, f"parser still busy after {timeout_s:g} s; stopped")
+            return self._conn.recv()
+        except (EOFError, OSError, BrokenPipeError):
+            self.process.join(1.0)
+            return ("skip", CRASHED, _death(self.process.exitcode, time.monotonic() - started))
+
+    @property
+    def alive(self) -> bool:
+        return self.process.is_alive()
+
+    def stop(self, grace_s: float = 1.0) -> None:
+        """Ask the child to finish, then kill it if it does not."""
+        if self.process.is_alive():
+            try:
+                self._conn.send(None)
+            except (OSError, ValueError) as exc:
+                log.debug("worker pipe already closed: %s", exc)
+            self.process.join(grace_s)
+        self.kill()
+
+    def kill(self) -> None:
+        """SIGKILL the child (no-op if it already exited). Safe to call while
+        another thread is blocked in run(): its poll/recv returns on EOF."""
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(2.0)
+
+    def close(self) -> None:
+        self.kill()
+        self._conn.close()
+
+
+def _where(exc: BaseException) -> str:
+    """" (in module.py:123)" for the frame that raised, so a parser bug can be found."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return ""
+    frame = frames[-1]
+    return f" (in {os.path.basename(frame.filename)}:{frame.lineno})"
+
+
+def _death(exitcode: int | None, seconds: float) -> str:
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        return f"parser crashed its worker process ({name}) after {seconds:.1f} s"
+    return f"parser's worker process exited (code {exitcode}) after {seconds:.1f} s"

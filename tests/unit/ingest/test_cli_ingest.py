@@ -1,0 +1,76 @@
+"""`rlm-studio ingest`: register() on a tiny argparse, real ingestion behind it."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+
+from app import cli_ingest
+
+
+def run(argv):
+    parser = argparse.ArgumentParser()
+    cli_ingest.register(parser.add_subparsers())
+    args = parser.parse_args(["ingest", *argv])
+    out, err = io.StringIO(), io.StringIO()
+    code = args.handler(args, out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_json_output(tmp_path):
+    (tmp_path / "a.txt").write_text("hello")
+    (tmp_path / "b.bin").write_bytes(bytes(range(256)))
+    code, out, err = run([str(tmp_path), "--json", "--workers", "1"])
+    data = json.loads(out)
+    assert code == 0 and err == ""                     # not a TTY: no progress line
+    assert data["documents"] == [{
+        "path": "a.txt", "format": "text", "chars": 5, "size": 5,
+        "sha256": "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"}]
+    assert data["skipped"] == [{"path": "b.bin", "reason": "binary",
+                                "detail": "binary content (NUL or control bytes)"}]
+    totals = data["totals"]
+    assert (totals["documents"], totals["skipped"], totals["chars"], totals["bytes"]) == (1, 1, 5, 5)
+    assert isinstance(totals["duration_ms"], int)
+
+
+def test_table_output_and_size_limit(tmp_path):
+    (tmp_path / "small.txt").write_text("hello")
+    (tmp_path / "big.txt").write_text("x" * 300_000)
+    code, out, _ = run([str(tmp_path), "--max-file-mb", "0.1", "--workers", "1"])
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split() == ["DOCUMENT", "FORMAT", "CHARS", "SIZE"]
+    assert lines[1].split()[:3] == ["small.txt", "text", "5"]
+    assert any(line.split()[:2] == ["big.txt", "too_large"] for line in lines)
+    assert "1 documents, 5 characters" in lines[-1] and "1 skipped" in lines[-1]
+
+
+def test_no_existing_path_exits_2(tmp_path):
+    code, out, err = run([str(tmp_path / "nope")])
+    assert code == 2 and out == "" and "no such file or folder" in err
+
+
+def test_progress_line_only_on_a_terminal(tmp_path):
+    import os
+    (tmp_path / "a.txt").write_text("hello")
+    master, slave = os.openpty()
+    with open(slave, "w", closefd=True) as terminal:
+        parser = argparse.ArgumentParser()
+        cli_ingest.register(parser.add_subparsers())
+        args = parser.parse_args(["ingest", str(tmp_path), "--workers", "1"])
+        out = io.StringIO()
+        assert args.handler(args, out=out, err=terminal) == 0
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:          # EIO: the terminal side is closed and drained
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    shown = b"".join(chunks).decode()
+    assert shown.startswith("\rreading 0/0 files") and "\rreading 1/1 files" in shown
+    assert "a.txt" in out.getvalue()
