@@ -1,0 +1,240 @@
+"""`rlm-studio runs list|show|export|import|delete|rerun`: the run history from the command line.
+
+A run is named by its id or any unique prefix of it (as `runs list` shows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+EXPORT_SUFFIXES = {".json": "json", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    runs = sub.add_parser("runs", help="list, show, export, import, delete and re-run stored runs",
+                          description="The history of runs stored in the local database.")
+    actions = runs.add_subparsers(dest="runs_command", metavar="ACTION")
+    runs.set_defaults(handler=lambda args: _help(runs))
+
+    p = actions.add_parser("list", help="list stored runs, newest first")
+    p.add_argument("--search", metavar="TEXT", help="full-text search over questions and answers")
+    p.add_argument("--status", help="finished, capped, failed, cancelled, interrupted or running")
+    p.add_argument("--model", metavar="M", help="runs whose root or sub model contains M")
+    p.add_argument("--limit", type=int, default=50, metavar="N", help="at most N runs (default 50)")
+    p.add_argument("--offset", type=int, default=0, metavar="N", help="skip the first N runs")
+    p.add_argument("--json", action="store_true", help="print a JSON list")
+    p.set_defaults(handler=cmd_list)
+
+    p = actions.add_parser("show", help="print a stored run as a transcript (or JSON)")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--json", action="store_true", help="print the full JSON export")
+    p.set_defaults(handler=cmd_show)
+
+    p = actions.add_parser("export", help="write a run to a JSON, Markdown or HTML file")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--format", choices=("json", "md", "html"), help="default: from the file name")
+    p.add_argument("-o", "--output", required=True, metavar="FILE")
+    p.add_argument("--include-texts", action="store_true",
+                   help="JSON only: include the document texts (a re-run on another machine needs them)")
+    p.set_defaults(handler=cmd_export)
+
+    p = actions.add_parser("import", help="import a run from a JSON export")
+    p.add_argument("file", metavar="FILE")
+    p.set_defaults(handler=cmd_import)
+
+    p = actions.add_parser("delete", help="delete a run (and texts no other run uses)")
+    p.add_argument("id", metavar="ID")
+    p.set_defaults(handler=cmd_delete)
+
+    p = actions.add_parser("rerun", help="ask a stored run's question again over its stored documents")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--root", metavar="M", help="another root model")
+    p.add_argument("--sub", metavar="M", help="another sub model")
+    p.add_argument("--max-depth", type=int, metavar="N")
+    p.add_argument("--max-cost", type=float, metavar="USD")
+    p.add_argument("--max-iterations", type=int, metavar="N")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout at the end")
+    p.add_argument("--quiet", action="store_true", help="no live transcript on stderr")
+    p.set_defaults(handler=cmd_rerun)
+
+
+def _help(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 0
+
+
+def _fail(message: str, code: int = 2) -> int:
+    print(f"rlm-studio: {message}", file=sys.stderr)
+    return code
+
+
+def _open() -> Any:
+    from core.store import RunStore
+    return RunStore.open()
+
+
+def _resolve(store: Any, prefix: str) -> str | None:
+    from core.store import AmbiguousRunId, RunNotFound
+    try:
+        return store.resolve_id(prefix)
+    except (RunNotFound, AmbiguousRunId) as exc:
+        _fail(str(exc))
+        return None
+
+
+# -- list / show --------------------------------------------------------------------------
+def cmd_list(args: argparse.Namespace) -> int:
+    with _open() as store:
+        rows = store.list_runs(search=args.search, status=args.status, model=args.model,
+                               limit=args.limit, offset=args.offset)
+    if args.json:
+        print(json.dumps(rows, ensure_ascii=False, indent=1))
+        return 0
+    if not rows:
+        print("no runs" + (" match" if (args.search or args.status or args.model) else " yet"), file=sys.stderr)
+        return 0
+    print(f"{'ID':<12}  {'CREATED (UTC)':<20}  {'STATUS':<11}  {'COST':>9}  {'TURNS':>5}  {'ROOT MODEL':<24}  QUESTION")
+    for r in rows:
+        question = " ".join(r["question"].split())
+        question = question if len(question) <= 60 else question[:59] + "…"
+        print(f"{r['id'][:12]:<12}  {r['created_at']:<20}  {r['status']:<11}  {r['cost_usd']:>9.4f}  "
+              f"{r['iterations']:>5}  {(r['root_model'] or '')[:24]:<24}  {question}")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    with _open() as store:
+        run_id = _resolve(store, args.id)
+        if run_id is None:
+            return 2
+        if args.json:
+            from core.store.export_json import build, dumps
+            print(dumps(build(store, run_id)))
+            return 0
+        run = store.get_run(run_id)
+        print(f"run {run['id']}  {run['status']}  started {run['created_at']}"
+              + (f", finished {run['finished_at']}" if run.get("finished_at") else ""))
+        print(f"root {run['root_model']}, sub {run['sub_model']}; caps: depth {run['max_depth']}, "
+              f"iterations {run['max_iterations']}, cost {run['max_cost_usd']}")
+        if run.get("parent_run_id"):
+            print(f"re-run of {run['parent_run_id']}")
+        print(f"question: {run['question']}")
+        from app.transcript_printer import TranscriptPrinter
+        printer = TranscriptPrinter(sys.stdout, live_tokens=False)
+        terminal = False
+        for event in store.iter_events(run_id):      # the same fold as the live transcript
+            printer(event)
+            terminal = terminal or event.type in ("RunFinished", "RunFailed")
+        if not terminal:
+            print(f"\n== {run['status']}" + (f": {run['error']}" if run.get("error") else ""))
+        print("\nanswer:" if run.get("answer") is not None else "\nno answer")
+        if run.get("answer") is not None:
+            print(run["answer"])
+    return 0
+
+
+# -- export / import / delete -------------------------------------------------------------
+def cmd_export(args: argparse.Namespace) -> int:
+    output = Path(args.output)
+    fmt = args.format or EXPORT_SUFFIXES.get(output.suffix.lower())
+    if fmt is None:
+        return _fail(f"cannot tell the format from {output.name!r}; add --format json|md|html")
+    with _open() as store:
+        run_id = _resolve(store, args.id)
+        if run_id is None:
+            return 2
+        try:
+            store.export(run_id, fmt, output, include_texts=args.include_texts)
+        except OSError as exc:
+            return _fail(f"cannot write {output}: {exc.strerror or exc}", 1)
+    print(f"exported run {run_id} to {output}", file=sys.stderr)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from core.store import ImportError_
+    with _open() as store:
+        try:
+            run_id = store.import_json(Path(args.file))
+        except ImportError_ as exc:
+            return _fail(str(exc))
+    print(run_id)
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    from core.store import RunBusyError
+    with _open() as store:
+        run_id = _resolve(store, args.id)
+        if run_id is None:
+            return 2
+        try:
+            store.delete_run(run_id)
+        except RunBusyError as exc:
+            return _fail(str(exc))
+    print(f"deleted run {run_id}", file=sys.stderr)
+    return 0
+
+
+# -- rerun ----------------------------------------------------------------------------------
+def rerun_inputs(store: Any, run_id: str, args: argparse.Namespace) -> tuple[str, list, list, Any]:
+    """Question, documents (from blobs), skipped files and config (with overrides) of a stored run."""
+    from core.config import RunConfig
+    run = store.get_run(run_id)
+    config = RunConfig.from_public_dict(run["config"])
+    overrides = {"root_model": args.root, "sub_model": args.sub, "max_depth": args.max_depth,
+                 "max_cost_usd": args.max_cost, "max_iterations": args.max_iterations}
+    config = config.replace(**{k: v for k, v in overrides.items() if v is not None})
+    return run["question"], store.documents(run_id), store.skipped(run_id), config
+
+
+def cmd_rerun(args: argparse.Namespace) -> int:
+    from core.store import MissingTextsError
+    with _open() as store:
+        run_id = _resolve(store, args.id)
+        if run_id is None:
+            return 2
+        try:
+            question, documents, skipped, config = rerun_inputs(store, run_id, args)
+        except MissingTextsError as exc:
+            return _fail(str(exc))
+        except ValueError as exc:
+            return _fail(f"cannot re-run: {exc}")
+    import asyncio
+    return asyncio.run(_rerun(args, run_id, question, documents, skipped, config))
+
+
+async def _rerun(args: argparse.Namespace, parent_id: str, question: str, documents: list, skipped: list,
+                 config: Any) -> int:
+    from app.cli_ask import EXIT_CODES
+    from app.runner import run_question
+    from app.transcript_printer import TranscriptPrinter
+    from app.version import __version__
+    from core.engine.run import ConfigError
+    from core.repl.sandbox import harden_engine_process
+
+    harden_engine_process()
+    sinks = [] if (args.quiet or args.json) else [TranscriptPrinter(sys.stderr)]
+    try:
+        outcome = await run_question(question, documents=documents, skipped=skipped, config=config,
+                                     sinks=sinks, parent_run_id=parent_id)
+    except (ConfigError, ValueError) as exc:
+        return _fail(f"cannot start: {exc}")
+    t = outcome.totals
+    if args.json:
+        print(json.dumps({
+            "run_id": outcome.run_id, "parent_run_id": parent_id, "status": outcome.status,
+            "answer": outcome.answer, "error": outcome.error, "cost_usd": t.get("cost_usd", 0.0),
+            "input_tokens": t.get("input_tokens", 0), "output_tokens": t.get("output_tokens", 0),
+            "iterations": t.get("iterations", 0), "sub_calls": t.get("sub_calls", 0),
+            "syntax_errors": t.get("syntax_errors", 0), "started_at": outcome.started_at,
+            "finished_at": outcome.finished_at, "version": __version__}, ensure_ascii=False))
+    elif outcome.answer is not None:
+        print(outcome.answer)
+    if outcome.error and outcome.status != "finished":
+        print(f"rlm-studio: {outcome.status}: {outcome.error}", file=sys.stderr)
+    return EXIT_CODES.get(outcome.status, 1)

@@ -1,0 +1,140 @@
+"""One self-contained HTML page per run: inline CSS and JS, no network (a strict
+Content-Security-Policy forbids any load, and only our own script may run);
+collapsible turns and call tree, with the cost of every node. Every piece of run
+text is HTML-escaped: documents and model output may contain <script>."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+from pathlib import Path
+from typing import Any
+
+from core.store import report as rp
+from core.store.export_json import write_text_atomically
+
+PROMPT_PREVIEW = 4000
+RESPONSE_PREVIEW = 8000
+
+CSS = """
+:root{--fg:#1d2433;--muted:#5b6474;--bg:#fff;--panel:#f5f7fa;--line:#dde2ea;--ok:#1a7f37;--bad:#b42318;--acc:#3056d3}
+@media (prefers-color-scheme:dark){:root{--fg:#e4e8ef;--muted:#9aa4b5;--bg:#151821;--panel:#1e2230;--line:#323850;--ok:#4ac26b;--bad:#f47067;--acc:#7c9cff}}
+*{box-sizing:border-box}body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--fg);background:var(--bg);margin:0 auto;max-width:1100px;padding:24px}
+h1{font-size:1.4em;margin:0 0 4px}h2{font-size:1.15em;margin:28px 0 8px;border-bottom:1px solid var(--line);padding-bottom:4px}
+.muted{color:var(--muted)}.status{display:inline-block;padding:1px 8px;border-radius:10px;background:var(--panel);font-weight:600}
+.status.finished{color:var(--ok)}.status.failed,.status.interrupted,.status.cancelled{color:var(--bad)}
+pre{background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:8px 10px;overflow:auto;white-space:pre-wrap;word-break:break-word;margin:6px 0;font:13px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+table{border-collapse:collapse}td,th{border:1px solid var(--line);padding:3px 10px;text-align:left}
+details{border-left:2px solid var(--line);margin:6px 0;padding-left:10px}summary{cursor:pointer}
+summary .cost{float:right;color:var(--muted);font-variant-numeric:tabular-nums}
+ul.tree{list-style:none;padding-left:14px}ul.tree li{margin:2px 0}
+.err{color:var(--bad)}.label{font-weight:600}.toolbar button{margin-right:6px}
+"""
+
+JS = """
+function setAll(open){document.querySelectorAll('details').forEach(function(d){d.open=open;});}
+document.getElementById('expand').addEventListener('click',function(){setAll(true);});
+document.getElementById('collapse').addEventListener('click',function(){setAll(false);});
+"""
+
+
+def esc(text: Any) -> str:
+    return html.escape("" if text is None else str(text), quote=True)
+
+
+def pre(text: str | None, cls: str = "") -> str:
+    return f'<pre class="{cls}">{esc(text or "")}</pre>'
+
+
+def _csp() -> str:
+    digest = base64.b64encode(hashlib.sha256(JS.encode("utf-8")).digest()).decode("ascii")
+    return f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{digest}'; img-src data:"
+
+
+def render(r: rp.Report) -> str:
+    run = r.run
+    out = ['<!DOCTYPE html>', '<html lang="en"><head><meta charset="utf-8">',
+           f'<meta http-equiv="Content-Security-Policy" content="{_csp()}">',
+           '<meta name="viewport" content="width=device-width, initial-scale=1">',
+           f"<title>RLM Studio run {esc(run['id'][:12])}: {esc(rp.preview(run['question'], 80))}</title>",
+           f"<style>{CSS}</style></head><body>"]
+    out.append(f"<h1>RLM Studio run <code>{esc(run['id'])}</code></h1>")
+    out.append(f'<p><span class="status {esc(run["status"])}">{esc(run["status"])}</span> '
+               f'<span class="muted">started {esc(run.get("created_at"))} UTC'
+               + (f', finished {esc(run.get("finished_at"))} UTC' if run.get("finished_at") else "") + "</span></p>")
+    if run.get("error"):
+        out.append(f'<p class="err">{esc(run["error"])}</p>')
+    out.append("<h2>Question</h2>" + pre(run["question"]))
+    out.append("<h2>Answer</h2>" + (pre(run["answer"]) if run.get("answer") is not None else '<p class="muted">no answer</p>'))
+    out.append("<h2>Models and caps</h2><table>")
+    out.append(f"<tr><th>root model</th><td>{esc(run.get('root_model'))}</td></tr>"
+               f"<tr><th>sub model</th><td>{esc(run.get('sub_model'))}</td></tr>")
+    out.extend(f"<tr><th>{esc(k)}</th><td>{esc(r.config.get(k))}</td></tr>" for k in rp.CAP_KEYS if k in r.config)
+    out.append("</table><h2>Totals</h2><table>")
+    out.extend(f"<tr><th>{esc(name)}</th><td>{esc(r.totals.get(key, '-'))}</td></tr>" for key, name in rp.TOTAL_LABELS)
+    out.append("</table>")
+    if r.sources:
+        out.append("<h2>Sources</h2><ul>")
+        for s in r.sources:
+            if s["status"] == "read":
+                out.append(f"<li><code>{esc(s['path'])}</code> <span class=\"muted\">{esc(s.get('format'))}, "
+                           f"{s.get('chars') or 0:,} chars</span></li>")
+            else:
+                out.append(f"<li><code>{esc(s['path'])}</code> <span class=\"err\">skipped: {esc(s.get('reason'))}"
+                           f"{(' (' + esc(s['detail']) + ')') if s.get('detail') else ''}</span></li>")
+        out.append("</ul>")
+    out.append('<h2>Turns</h2><p class="toolbar"><button id="expand">Expand all</button>'
+               '<button id="collapse">Collapse all</button></p>')
+    for node in r.tree:
+        out.append(_turn(node))
+    out.append('<h2>Call tree</h2><ul class="tree">')
+    out.extend(_tree(node) for node in r.tree)
+    out.append("</ul>")
+    if r.notices:
+        out.append("<h2>Notices</h2><ul>")
+        out.extend(f"<li>[{esc(n.get('level'))}] {esc(n.get('message'))}</li>" for n in r.notices)
+        out.append("</ul>")
+    out.append(f"<script>{JS}</script></body></html>")
+    return "\n".join(out) + "\n"
+
+
+def _summary(call: dict[str, Any], extra: str = "") -> str:
+    return (f'<summary><span class="label">{esc(rp.label(call))}</span> '
+            f'<span class="muted">{esc(call.get("model"))} · {call.get("input_tokens") or 0:,} in / '
+            f'{call.get("output_tokens") or 0:,} out · {(call.get("duration_ms") or 0) / 1000:.1f} s · '
+            f'{esc(call.get("status"))}</span>{extra}<span class="cost">${call.get("cost_usd") or 0:.4f}</span></summary>')
+
+
+def _cells(node: rp.Node) -> str:
+    out = []
+    for cell in node.cells:
+        state = "syntax error" if cell.is_syntax_error else (cell.fault or ("error" if cell.error else "ok"))
+        out.append(f"<details><summary>cell {cell.index} <span class=\"muted\">{esc(state)} · "
+                   f"{cell.duration_ms} ms</span></summary>{pre(cell.code, 'code')}{pre(cell.output, 'out')}</details>")
+    return "".join(out)
+
+
+def _turn(node: rp.Node) -> str:
+    return f'<details class="turn" open>{_summary(node.call)}{pre(node.call.get("response"))}{_cells(node)}</details>'
+
+
+def _tree(node: rp.Node) -> str:
+    call = node.call
+    extra = f' <span class="muted">subtree ${node.subtree_cost:.4f}</span>' if node.children else ""
+    body = []
+    if call["kind"] != "root":
+        body.append('<div class="muted">prompt</div>' + pre(rp.preview(call.get("prompt"), PROMPT_PREVIEW)))
+        if call.get("response") is not None:
+            body.append('<div class="muted">response</div>' + pre(rp.preview(call.get("response"), RESPONSE_PREVIEW)))
+        if call.get("error"):
+            body.append(f'<div class="err">{esc(call["error"])}</div>')
+    elif call.get("depth"):            # a nested RLM's turn: shown only here
+        body.append(pre(rp.preview(call.get("response"), RESPONSE_PREVIEW)) + _cells(node))
+    if node.children:
+        body.append('<ul class="tree">' + "".join(_tree(c) for c in node.children) + "</ul>")
+    return f"<li><details>{_summary(call, extra)}{''.join(body)}</details></li>"
+
+
+def write(store: Any, run_id: str, path: Path, *, include_texts: bool = False) -> None:
+    write_text_atomically(path, render(rp.build(store, run_id)))

@@ -1,0 +1,178 @@
+"""Schema changes, append-only: `m001_initial`, `m002_...`. A shipped migration is
+never edited; a change is a new function at the end of MIGRATIONS. Each one runs
+in the same transaction as its record in `_migrations` (name, applied_utc).
+
+Times (`*_utc`) are Unix epoch seconds (REAL, UTC): exact, cheap to filter, and
+`datetime(created_utc, 'unixepoch')` shows them in SQL.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import sqlite_utils
+
+Migration = Callable[[sqlite_utils.Database], None]
+MIGRATIONS: list[Migration] = []
+
+
+def migration(fn: Migration) -> Migration:
+    MIGRATIONS.append(fn)
+    return fn
+
+
+@migration
+def m001_initial(db: sqlite_utils.Database) -> None:
+    # One row per run: what was asked, with which models and caps, and how it went.
+    # The totals are kept current while the run streams, so history lists are cheap.
+    db.execute("""
+        CREATE TABLE runs (
+            id TEXT PRIMARY KEY,
+            question TEXT NOT NULL,
+            answer TEXT,
+            error TEXT,
+            status TEXT NOT NULL,
+            root_model TEXT,
+            sub_model TEXT,
+            max_depth INTEGER,
+            max_iterations INTEGER,
+            max_cost_usd REAL,
+            max_sub_calls INTEGER,
+            config_json TEXT,
+            documents INTEGER NOT NULL DEFAULT 0,
+            total_chars INTEGER NOT NULL DEFAULT 0,
+            cost_usd REAL NOT NULL DEFAULT 0,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            iterations INTEGER NOT NULL DEFAULT 0,
+            sub_calls INTEGER NOT NULL DEFAULT 0,
+            cells INTEGER NOT NULL DEFAULT 0,
+            syntax_errors INTEGER NOT NULL DEFAULT 0,
+            wall_ms INTEGER,
+            totals_json TEXT,
+            created_utc REAL NOT NULL,
+            finished_utc REAL,
+            version TEXT,
+            parent_run_id TEXT,
+            imported_utc REAL,
+            owner_pid INTEGER,
+            owner_host TEXT,
+            owner_token TEXT
+        )""")
+    for column in ("created_utc", "status", "root_model", "sub_model", "cost_usd", "parent_run_id"):
+        db.execute(f"CREATE INDEX idx_runs_{column} ON runs ({column})")
+    db["runs"].enable_fts(["question", "answer"], create_triggers=True)
+
+    # Every event exactly as the engine emitted it (streamed token deltas coalesced),
+    # in seq order: replay reads these back through the same fold as a live run.
+    db.execute("""
+        CREATE TABLE events (
+            id INTEGER PRIMARY KEY,
+            run_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            type TEXT NOT NULL,
+            call_id TEXT,
+            parent_id TEXT,
+            ts_utc REAL NOT NULL,
+            payload_json TEXT NOT NULL
+        )""")
+    db.execute("CREATE INDEX idx_events_run_id_seq ON events (run_id, seq)")
+
+    # The call tree: root turns (kind root), sub-calls (sub) and nested RLMs (rlm).
+    # Prompts and responses of sub-calls are kept so a run can be verified by
+    # re-execution with every llm_query answered from the record.
+    db.execute("""
+        CREATE TABLE calls (
+            run_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            parent_id TEXT,
+            depth INTEGER NOT NULL DEFAULT 0,
+            kind TEXT NOT NULL,
+            model TEXT,
+            iteration INTEGER,
+            prompt TEXT,
+            response TEXT,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cost_usd REAL NOT NULL DEFAULT 0,
+            duration_ms INTEGER,
+            status TEXT NOT NULL,
+            error TEXT,
+            seq INTEGER,
+            started_utc REAL,
+            finished_utc REAL,
+            PRIMARY KEY (run_id, id)
+        )""")
+
+    # What a run read (and skipped), in context order; the text itself is in blobs.
+    db.execute("""
+        CREATE TABLE sources (
+            id INTEGER PRIMARY KEY,
+            run_id TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            path TEXT NOT NULL,
+            source_path TEXT,
+            format TEXT,
+            size INTEGER,
+            chars INTEGER,
+            sha256 TEXT,
+            text_sha256 TEXT,
+            spans_sha256 TEXT,
+            reason TEXT,
+            detail TEXT
+        )""")
+    for column in ("run_id", "text_sha256", "spans_sha256"):
+        db.execute(f"CREATE INDEX idx_sources_{column} ON sources ({column})")
+
+    # Document texts (and span tables) by sha256 of their content, compressed,
+    # written once and shared by every run over the same files.
+    db.execute("""
+        CREATE TABLE blobs (
+            sha256 TEXT PRIMARY KEY,
+            codec TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            content BLOB NOT NULL,
+            created_utc REAL NOT NULL
+        )""")
+
+    # Code cells live in events only; this view makes them queryable.
+    db.execute("""
+        CREATE VIEW cells AS
+        SELECT run_id, call_id AS id, parent_id, seq, ts_utc,
+               json_extract(payload_json, '$.index') AS cell_index,
+               json_extract(payload_json, '$.code') AS code,
+               json_extract(payload_json, '$.stdout') AS stdout,
+               json_extract(payload_json, '$.stderr') AS stderr,
+               json_extract(payload_json, '$.error') AS error,
+               json_extract(payload_json, '$.is_syntax_error') AS is_syntax_error,
+               json_extract(payload_json, '$.fault') AS fault,
+               json_extract(payload_json, '$.duration_ms') AS duration_ms
+        FROM events WHERE type = 'CellExecuted'""")
+
+
+def migrate(db: sqlite_utils.Database) -> list[str]:
+    """Apply pending migrations; returns the names applied. BEGIN IMMEDIATE makes two
+    processes opening a fresh database at once take turns instead of colliding."""
+    db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_utc REAL NOT NULL)")
+    if db.conn.in_transaction:
+        db.conn.commit()
+    applied = {row[0] for row in db.execute("SELECT name FROM _migrations")}
+    if all(fn.__name__ in applied for fn in MIGRATIONS):
+        return []
+    done: list[str] = []
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        applied = {row[0] for row in db.execute("SELECT name FROM _migrations")}
+        for fn in MIGRATIONS:
+            if fn.__name__ in applied:
+                continue
+            fn(db)
+            db.execute("INSERT INTO _migrations (name, applied_utc) VALUES (?, ?)", [fn.__name__, time.time()])
+            done.append(fn.__name__)
+        db.execute("COMMIT")
+    except BaseException:
+        db.conn.rollback()
+        raise
+    return done

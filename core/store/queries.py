@@ -1,0 +1,206 @@
+"""Reading the store: history lists, one run, its events, calls and sources."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any, Iterator, NamedTuple
+
+import sqlite_utils
+
+from core import events as ev
+from core.store.blobs import get_blob
+from core.store.db import iso_utc
+from core.store.errors import AmbiguousRunId, MissingTextsError, RunNotFound
+
+log = logging.getLogger(__name__)
+
+LIST_COLUMNS = ("id", "status", "question", "answer", "error", "root_model", "sub_model", "max_depth",
+                "max_iterations", "max_cost_usd", "documents", "total_chars", "cost_usd", "input_tokens",
+                "output_tokens", "iterations", "sub_calls", "cells", "syntax_errors", "wall_ms",
+                "created_utc", "finished_utc", "version", "parent_run_id", "imported_utc")
+TOTAL_KEYS = ("cost_usd", "input_tokens", "output_tokens", "iterations", "sub_calls", "cells",
+              "syntax_errors", "wall_ms")
+EVENT_PAGE = 2000
+
+
+class Span(NamedTuple):
+    """[start, end) char offsets of Document.text and where they came from ("page 3")."""
+    start: int
+    end: int
+    address: str
+
+
+@dataclass(frozen=True)
+class StoredDocument:
+    """A document as a run saw it, rebuilt from the store (enough to run again)."""
+    path: str
+    text: str
+    format: str | None
+    chars: int
+    sha256: str | None             # of the original file, as ingestion reported it
+    text_sha256: str
+    size: int | None = None
+    source_path: str | None = None
+    spans: tuple[Span, ...] = ()
+
+
+@dataclass(frozen=True)
+class StoredSkip:
+    path: str
+    reason: str | None
+    detail: str | None
+    source_path: str | None = None
+
+
+def fts_query(text: str) -> str:
+    """User text -> an FTS5 query: every word must match, as a prefix, and FTS
+    syntax characters in the text are taken literally."""
+    words = re.findall(r"\w+", text, flags=re.UNICODE)
+    return " ".join(f'"{w}"*' for w in words)
+
+
+def _like(text: str) -> str:
+    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def list_runs(db: sqlite_utils.Database, *, search: str | None = None, status: str | None = None,
+              model: str | None = None, since: float | None = None, until: float | None = None,
+              min_cost: float | None = None, max_cost: float | None = None, parent_run_id: str | None = None,
+              limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
+    where, params = [], []
+    if search and search.strip():
+        query = fts_query(search)
+        if not query:
+            return []
+        where.append("runs.rowid IN (SELECT rowid FROM runs_fts WHERE runs_fts MATCH ?)")
+        params.append(query)
+    if status:
+        where.append("status = ?")
+        params.append(status)
+    if model:
+        where.append("(root_model LIKE ? ESCAPE '\\' OR sub_model LIKE ? ESCAPE '\\')")
+        params += [_like(model)] * 2
+    if since is not None:
+        where.append("created_utc >= ?")
+        params.append(since)
+    if until is not None:
+        where.append("created_utc < ?")
+        params.append(until)
+    if min_cost is not None:
+        where.append("cost_usd >= ?")
+        params.append(min_cost)
+    if max_cost is not None:
+        where.append("cost_usd <= ?")
+        params.append(max_cost)
+    if parent_run_id:
+        where.append("parent_run_id = ?")
+        params.append(parent_run_id)
+    sql = (f"SELECT {', '.join(LIST_COLUMNS)} FROM runs"
+           + (" WHERE " + " AND ".join(where) if where else "")
+           + " ORDER BY created_utc DESC, id LIMIT ? OFFSET ?")
+    rows = [dict(zip(LIST_COLUMNS, r)) for r in db.execute(sql, [*params, limit, offset])]
+    for row in rows:
+        row["created_at"] = iso_utc(row["created_utc"])
+        row["finished_at"] = iso_utc(row["finished_utc"])
+    return rows
+
+
+def resolve_id(db: sqlite_utils.Database, prefix: str) -> str:
+    """A full run id from a unique prefix of it."""
+    prefix = prefix.strip()
+    if not prefix:
+        raise RunNotFound("no run id given")
+    rows = [r[0] for r in db.execute(
+        "SELECT id FROM runs WHERE id >= ? AND id < ? ORDER BY id LIMIT 6", [prefix, prefix + "\uffff"])]
+    if prefix in rows:
+        return prefix
+    if not rows:
+        raise RunNotFound(f"no run with id {prefix!r} (see `rlm-studio runs list`)")
+    if len(rows) > 1:
+        raise AmbiguousRunId(f"{prefix!r} matches several runs ({', '.join(r[:12] for r in rows[:5])} ...); "
+                             "give more characters")
+    return rows[0]
+
+
+def get_run(db: sqlite_utils.Database, run_id: str) -> dict[str, Any] | None:
+    cursor = db.execute("SELECT * FROM runs WHERE id = ?", [run_id])
+    row = cursor.fetchone()
+    if row is None:
+        return None
+    run = dict(zip([d[0] for d in cursor.description], row))
+    run["config"] = json.loads(run["config_json"]) if run.get("config_json") else {}
+    final = json.loads(run["totals_json"]) if run.get("totals_json") else {}
+    run["totals"] = {**final, **{k: run[k] for k in TOTAL_KEYS}}
+    run["created_at"] = iso_utc(run["created_utc"])
+    run["finished_at"] = iso_utc(run["finished_utc"])
+    return run
+
+
+def event_dicts(db: sqlite_utils.Database, run_id: str) -> Iterator[dict[str, Any]]:
+    """Events as `Event.to_dict()` dicts, in seq order, read page by page."""
+    last = (-1 << 62, -1)
+    while True:
+        rows = db.execute(
+            "SELECT id, seq, type, call_id, parent_id, ts_utc, payload_json FROM events "
+            "WHERE run_id = ? AND (seq, id) > (?, ?) ORDER BY seq, id LIMIT ?",
+            [run_id, last[0], last[1], EVENT_PAGE]).fetchall()
+        if not rows:
+            return
+        for row_id, seq, kind, call_id, parent_id, ts, payload in rows:
+            yield {**json.loads(payload), "type": kind, "run_id": run_id, "seq": seq, "ts": ts,
+                   "call_id": call_id, "parent_id": parent_id}
+        last = (rows[-1][1], rows[-1][0])
+
+
+def events_of(dicts: Iterator[dict[str, Any]]) -> Iterator[ev.Event]:
+    for data in dicts:
+        try:
+            yield ev.from_dict(data)
+        except ValueError as exc:   # written by a newer version: skip, do not stop a replay
+            log.warning("skipping event seq %s of run %s: %s", data.get("seq"), data.get("run_id"), exc)
+
+
+def calls(db: sqlite_utils.Database, run_id: str) -> list[dict[str, Any]]:
+    cursor = db.execute("SELECT * FROM calls WHERE run_id = ? ORDER BY seq, id", [run_id])
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, r)) for r in cursor]
+
+
+def sources(db: sqlite_utils.Database, run_id: str) -> list[dict[str, Any]]:
+    cursor = db.execute("SELECT * FROM sources WHERE run_id = ? ORDER BY position", [run_id])
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, r)) for r in cursor]
+
+
+def documents(db: sqlite_utils.Database, run_id: str) -> list[StoredDocument]:
+    docs, missing = [], []
+    for row in sources(db, run_id):
+        if row["status"] != "read":
+            continue
+        data = get_blob(db, row["text_sha256"]) if row["text_sha256"] else None
+        if data is None:
+            missing.append(row["path"])
+            continue
+        spans: tuple[Span, ...] = ()
+        if row["spans_sha256"]:
+            raw = get_blob(db, row["spans_sha256"])
+            if raw is not None:
+                spans = tuple(Span(int(a), int(b), str(c)) for a, b, c in json.loads(raw))
+        text = data.decode("utf-8")
+        docs.append(StoredDocument(path=row["path"], text=text, format=row["format"],
+                                   chars=row["chars"] or len(text), sha256=row["sha256"],
+                                   text_sha256=row["text_sha256"], size=row["size"],
+                                   source_path=row["source_path"], spans=spans))
+    if missing:
+        raise MissingTextsError(
+            f"run {run_id} has no stored text for {len(missing)} document(s) (e.g. {missing[0]}); "
+            "it was probably imported from an export made without --include-texts")
+    return docs
+
+
+def skipped(db: sqlite_utils.Database, run_id: str) -> list[StoredSkip]:
+    return [StoredSkip(r["path"], r["reason"], r["detail"], r["source_path"]) for r in sources(db, run_id)
+            if r["status"] == "skipped"]

@@ -1,0 +1,105 @@
+"""The shape the Markdown and HTML reports are drawn from: turns with their cells,
+and the call tree with the cost of every node."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.store.errors import RunNotFound
+
+
+@dataclass
+class Cell:
+    id: str
+    index: int
+    code: str
+    output: str                       # what the root was shown
+    error: str | None
+    is_syntax_error: bool
+    fault: str | None
+    duration_ms: int
+
+
+@dataclass
+class Node:
+    """A calls row (root turn, sub-call or nested RLM) and what hangs below it."""
+    call: dict[str, Any]
+    cells: list[Cell] = field(default_factory=list)          # turns only
+    children: list["Node"] = field(default_factory=list)
+
+    @property
+    def subtree_cost(self) -> float:
+        return (self.call.get("cost_usd") or 0.0) + sum(c.subtree_cost for c in self.children)
+
+
+@dataclass
+class Report:
+    run: dict[str, Any]
+    config: dict[str, Any]
+    totals: dict[str, Any]
+    sources: list[dict[str, Any]]
+    tree: list[Node]                  # the top-level RLM's turns, in order
+    notices: list[dict[str, Any]]
+
+
+def build(store: Any, run_id: str) -> Report:
+    run = store.get_run(run_id)
+    if run is None:
+        raise RunNotFound(f"no run with id {run_id!r}")
+    nodes = {c["id"]: Node(c) for c in store.calls(run_id)}
+    cell_turn: dict[str, str] = {}
+    notices = []
+    for e in store.event_dicts(run_id):
+        if e["type"] == "CellExecuted" and e.get("parent_id") in nodes:
+            nodes[e["parent_id"]].cells.append(Cell(
+                id=e.get("call_id") or "", index=e.get("index", 0), code=e.get("code", ""),
+                output=e.get("output_for_model", ""), error=e.get("error"),
+                is_syntax_error=bool(e.get("is_syntax_error")), fault=e.get("fault"),
+                duration_ms=e.get("duration_ms") or 0))
+        if e["type"] in ("CellStarted", "CellExecuted") and e.get("call_id"):
+            cell_turn[e["call_id"]] = e.get("parent_id") or ""
+        elif e["type"] == "Notice":
+            notices.append(e)
+    roots: list[Node] = []
+    for node in nodes.values():          # calls come in seq order, so children stay in order
+        parent = node.call.get("parent_id") or ""
+        parent = parent if parent in nodes else cell_turn.get(parent, _turn_of_cell(parent))
+        if parent in nodes:
+            nodes[parent].children.append(node)
+        else:
+            roots.append(node)
+    return Report(run=run, config=run.get("config") or {}, totals=run.get("totals") or {},
+                  sources=store.sources(run_id), tree=roots, notices=notices)
+
+
+def _turn_of_cell(cell_id: str) -> str:
+    head, sep, tail = cell_id.rpartition(".c")
+    return head if sep and tail.isdigit() else cell_id
+
+
+def label(call: dict[str, Any]) -> str:
+    if call["kind"] == "root":
+        depth = call.get("depth") or 0
+        return f"turn {call.get('iteration')}" + (f" (depth {depth})" if depth else "")
+    return ("nested RLM " if call["kind"] == "rlm" else "sub-call ") + call["id"]
+
+
+def usage(call: dict[str, Any]) -> str:
+    seconds = (call.get("duration_ms") or 0) / 1000
+    return (f"{call.get('model') or '?'}, {call.get('input_tokens') or 0:,} in / "
+            f"{call.get('output_tokens') or 0:,} out, ${call.get('cost_usd') or 0:.4f}, {seconds:.1f} s")
+
+
+def preview(text: str | None, limit: int) -> str:
+    text = text or ""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f" [... {len(text) - limit:,} more chars]"
+
+
+CAP_KEYS = ("max_depth", "max_iterations", "max_cost_usd", "max_sub_calls", "max_wall_seconds",
+            "cell_timeout_s", "concurrency", "max_output_chars", "root_max_tokens", "sub_max_tokens")
+TOTAL_LABELS = (("cost_usd", "cost (USD)"), ("input_tokens", "input tokens"), ("output_tokens", "output tokens"),
+                ("iterations", "root turns"), ("sub_calls", "sub-calls"), ("cells", "code cells"),
+                ("syntax_errors", "syntax errors"), ("wall_ms", "wall time (ms)"))

@@ -1,0 +1,178 @@
+"""RunStore: the one object that owns the runs database.
+
+    store = RunStore.open()                    # core.paths.database_path(); migrates; marks dead runs
+    writer = store.writer()                    # EventWriter: engine events -> rows, from its own thread
+    store.list_runs(search="revenue", status="finished")
+    for event in store.iter_events(run_id): fold(event)      # replay
+
+All public methods are thread-safe (one lock around the store's connection):
+the runner calls `save_sources` through `asyncio.to_thread`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from core import paths
+from core.events import Event
+from core.store import queries
+from core.store.blobs import collect_garbage, get_blob, has_blob, prepare_sources, write_sources
+from core.store.db import connect, write_transaction
+from core.store.errors import RunBusyError
+from core.store.migrations import migrate
+from core.store.owners import owner_alive
+from core.store.queries import StoredDocument, StoredSkip
+from core.store.writer import EventWriter
+
+log = logging.getLogger(__name__)
+
+EXPORT_FORMATS = ("json", "md", "html")
+
+
+def mark_interrupted(db: Any, run_ids: Iterable[str], reason: str) -> None:
+    """Runs whose process died: status 'interrupted', their open calls too; call in a transaction."""
+    for run_id in run_ids:
+        db.execute(
+            "UPDATE runs SET status = 'interrupted', error = coalesce(error, ?), finished_utc = "
+            "coalesce(finished_utc, (SELECT max(ts_utc) FROM events WHERE run_id = ?)) "
+            "WHERE id = ? AND status = 'running'", [reason, run_id, run_id])
+        db.execute("UPDATE calls SET status = 'interrupted' WHERE run_id = ? AND status = 'running'", [run_id])
+
+
+class RunStore:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.db = connect(self.path)
+        self._lock = threading.RLock()
+        migrate(self.db)
+
+    @classmethod
+    def open(cls, path: Path | None = None) -> "RunStore":
+        store = cls(Path(path) if path is not None else paths.database_path())
+        store.recover()
+        return store
+
+    def recover(self) -> list[str]:
+        """Mark runs left 'running' by a process that is gone as 'interrupted'."""
+        with self._lock:
+            rows = self.db.execute("SELECT id, owner_token FROM runs WHERE status = 'running'").fetchall()
+            alive: dict[str | None, bool] = {}
+            dead = []
+            for run_id, token in rows:
+                if token not in alive:
+                    alive[token] = owner_alive(self.path, token)
+                if not alive[token]:
+                    dead.append(run_id)
+            if dead:
+                with write_transaction(self.db):
+                    mark_interrupted(self.db, dead, "the app stopped before the run finished")
+                log.info("marked %d run(s) interrupted: %s", len(dead), ", ".join(dead))
+            return dead
+
+    def writer(self) -> EventWriter:
+        return EventWriter(self.path)
+
+    def close(self) -> None:
+        with self._lock:
+            self.db.close()
+
+    def __enter__(self) -> "RunStore":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- sources -----------------------------------------------------------------------
+    def save_sources(self, run_id: str, documents: Iterable[Any], skipped: Iterable[Any] = ()) -> None:
+        """Sources rows for the run, and each text once in `blobs` (compressed outside the lock)."""
+        def known(sha: str) -> bool:
+            with self._lock:
+                return has_blob(self.db, sha)
+        prepared = prepare_sources(list(documents), list(skipped), known)
+        with self._lock, write_transaction(self.db):
+            write_sources(self.db, run_id, prepared)
+
+    # -- reading -----------------------------------------------------------------------
+    def list_runs(self, *, search: str | None = None, status: str | None = None, model: str | None = None,
+                  since: float | None = None, until: float | None = None, min_cost: float | None = None,
+                  max_cost: float | None = None, parent_run_id: str | None = None, limit: int = 100,
+                  offset: int = 0) -> list[dict[str, Any]]:
+        """Newest first. `search`: full text over question and answer (every word, as a prefix);
+        `model`: part of the root or sub model name; `since`/`until`: epoch seconds."""
+        with self._lock:
+            return queries.list_runs(self.db, search=search, status=status, model=model, since=since,
+                                     until=until, min_cost=min_cost, max_cost=max_cost,
+                                     parent_run_id=parent_run_id, limit=limit, offset=offset)
+
+    def resolve_id(self, prefix: str) -> str:
+        with self._lock:
+            return queries.resolve_id(self.db, prefix)
+
+    def get_run(self, run_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            return queries.get_run(self.db, run_id)
+
+    def event_dicts(self, run_id: str) -> Iterator[dict[str, Any]]:
+        pages = queries.event_dicts(self.db, run_id)
+        while True:
+            with self._lock:
+                try:
+                    item = next(pages)
+                except StopIteration:
+                    return
+            yield item
+
+    def iter_events(self, run_id: str) -> Iterator[Event]:
+        """The run's events in seq order, as Event objects (for replay through the live fold)."""
+        return queries.events_of(self.event_dicts(run_id))
+
+    def calls(self, run_id: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return queries.calls(self.db, run_id)
+
+    def sources(self, run_id: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return queries.sources(self.db, run_id)
+
+    def documents(self, run_id: str) -> list[StoredDocument]:
+        with self._lock:
+            return queries.documents(self.db, run_id)
+
+    def blob(self, sha256: str) -> bytes | None:
+        """The uncompressed content of a blob (document text, span table), or None."""
+        with self._lock:
+            return get_blob(self.db, sha256)
+
+    def skipped(self, run_id: str) -> list[StoredSkip]:
+        with self._lock:
+            return queries.skipped(self.db, run_id)
+
+    # -- changing ----------------------------------------------------------------------
+    def delete_run(self, run_id: str) -> bool:
+        """Delete a run and everything of it; texts no other run uses go too.
+        Refuses (RunBusyError) a run that a live process is still writing."""
+        with self._lock:
+            row = self.db.execute("SELECT status, owner_token FROM runs WHERE id = ?", [run_id]).fetchone()
+            if row is not None and row[0] == "running" and owner_alive(self.path, row[1]):
+                raise RunBusyError(f"run {run_id} is still running; stop it before deleting it")
+            with write_transaction(self.db):
+                for table in ("events", "calls", "sources"):
+                    self.db.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+                deleted = self.db.execute("DELETE FROM runs WHERE id = ?", [run_id]).rowcount
+                collect_garbage(self.db)
+            return deleted > 0
+
+    def export(self, run_id: str, fmt: str, path: Path, *, include_texts: bool = False) -> None:
+        """Write the run as "json" (re-importable), "md" (report) or "html" (one self-contained page)."""
+        if fmt not in EXPORT_FORMATS:
+            raise ValueError(f"unknown export format {fmt!r}; use one of {', '.join(EXPORT_FORMATS)}")
+        from core.store import export_html, export_json, export_md
+        module = {"json": export_json, "md": export_md, "html": export_html}[fmt]
+        module.write(self, run_id, Path(path), include_texts=include_texts)
+
+    def import_json(self, path: Path) -> str:
+        from core.store.import_json import import_run
+        return import_run(self, Path(path))

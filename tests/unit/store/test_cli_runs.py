@@ -1,0 +1,111 @@
+"""`rlm-studio runs ...` in-process (the parser and handlers of app/cli_runs.py)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app import cli_runs
+from core.store import RunStore
+from tests.support.store_events import synthetic_run
+
+from .conftest import write_events
+from .test_sources import docs
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def runs(*argv: str) -> int:
+    parser = argparse.ArgumentParser(prog="rlm-studio")
+    cli_runs.register(parser.add_subparsers())
+    args = parser.parse_args(["runs", *argv])
+    return args.handler(args)
+
+
+@pytest.fixture
+def two_runs(store: RunStore) -> RunStore:
+    write_events(store, synthetic_run("abc123def", question="Total sales in 2023?", t0=1_780_000_000.0)
+                 + synthetic_run("abd999xyz", question="Who was late?", answer="Acme.", status="capped",
+                                 t0=1_780_000_100.0))
+    store.save_sources("abc123def", docs(), [])
+    return store
+
+
+def test_list_json_and_table(two_runs, capsys):
+    assert runs("list", "--json") == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["id"] for r in rows] == ["abd999xyz", "abc123def"]
+    for key in ("id", "status", "question", "created_at", "cost_usd"):
+        assert key in rows[0]
+    assert runs("list", "--json", "--search", "sales") == 0
+    assert [r["id"] for r in json.loads(capsys.readouterr().out)] == ["abc123def"]
+    assert runs("list", "--json", "--status", "capped", "--limit", "5") == 0
+    assert [r["id"] for r in json.loads(capsys.readouterr().out)] == ["abd999xyz"]
+    assert runs("list") == 0
+    table = capsys.readouterr().out
+    assert "abc123def" in table and "Total sales in 2023?" in table and "capped" in table
+
+
+def test_show_replays_the_transcript(two_runs, capsys):
+    assert runs("show", "abc1") == 0
+    out = capsys.readouterr().out
+    assert "run abc123def  finished" in out
+    assert "turn 1" in out and "turn 2" in out and "cell 1" in out and "syntax error" in out
+    assert out.rstrip().endswith("Total sales in 2023 were 4.2 million euros.")
+    assert runs("show", "abc1", "--json") == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["format"] == "rlm-studio-run" and data["run"]["id"] == "abc123def"
+
+
+def test_unknown_and_ambiguous_ids(two_runs, capsys):
+    assert runs("show", "zzz") == 2
+    assert "no run with id 'zzz'" in capsys.readouterr().err
+    assert runs("delete", "ab") == 2
+    assert "several runs" in capsys.readouterr().err
+    assert two_runs.get_run("abc123def") is not None
+
+
+def test_export_import_delete(two_runs, tmp_path, capsys, monkeypatch):
+    for name in ("r.json", "r.md", "r.html"):
+        assert runs("export", "abc1", "-o", str(tmp_path / name), "--include-texts") == 0
+        assert (tmp_path / name).stat().st_size > 1000
+    assert runs("export", "abc1", "-o", str(tmp_path / "r.txt")) == 2
+    assert "--format" in capsys.readouterr().err
+    assert runs("export", "abc1", "--format", "md", "-o", str(tmp_path / "r.txt")) == 0
+    assert (tmp_path / "r.txt").read_text().startswith("# RLM Studio run abc123def")
+
+    assert runs("delete", "abc1") == 0
+    assert two_runs.get_run("abc123def") is None
+    capsys.readouterr()
+    assert runs("import", str(tmp_path / "r.json")) == 0
+    assert capsys.readouterr().out.strip() == "abc123def"
+    assert [d.text for d in two_runs.documents("abc123def")] == [d.text for d in docs()]
+
+    (tmp_path / "bad.json").write_text('{"format": "rlm-studio-run", "version": 7}')
+    assert runs("import", str(tmp_path / "bad.json")) == 2
+    assert "newer RLM Studio" in capsys.readouterr().err
+
+
+def test_rerun_inputs_come_from_the_store(two_runs):
+    parser = argparse.ArgumentParser()
+    cli_runs.register(parser.add_subparsers())
+    args = parser.parse_args(["runs", "rerun", "abc", "--root", "openai/other", "--max-cost", "0.5"])
+    question, documents, skipped, config = cli_runs.rerun_inputs(two_runs, "abc123def", args)
+    assert question == "Total sales in 2023?"
+    assert [d.text for d in documents] == [d.text for d in docs()]
+    assert (config.root_model, config.sub_model, config.max_cost_usd, config.max_depth) == (
+        "openai/other", "openai/sub-model", 0.5, 2)
+
+
+def test_the_real_cli_lists_runs_as_json(two_runs, home):
+    env = {**os.environ, "RLM_STUDIO_HOME": str(home)}
+    proc = subprocess.run([sys.executable, "-m", "app.main", "runs", "list", "--json"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert [r["id"] for r in json.loads(proc.stdout)] == ["abd999xyz", "abc123def"]

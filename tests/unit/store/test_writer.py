@@ -1,0 +1,188 @@
+"""Events through a real EventWriter thread into a real SQLite file."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from core import events as ev
+from core.store import RunStore, StoreWriteError
+from tests.support.store_events import ROOT_MODEL, SUB_MODEL, synthetic_run
+
+from .conftest import write_events
+
+
+def without_tokens(events):
+    return [e for e in events if not isinstance(e, ev.RootTokens)]
+
+
+def test_a_full_run_becomes_run_calls_and_events(store: RunStore):
+    events = synthetic_run("run-a")
+    write_events(store, events)
+
+    run = store.get_run("run-a")
+    assert run["status"] == "finished"
+    assert run["question"] == "What were the total sales in 2023?"
+    assert run["answer"] == "Total sales in 2023 were 4.2 million euros."
+    assert (run["root_model"], run["sub_model"]) == (ROOT_MODEL, SUB_MODEL)
+    assert (run["max_depth"], run["max_iterations"], run["max_cost_usd"]) == (2, 10, 5.0)
+    assert run["config"]["root_model"] == ROOT_MODEL and run["config"]["max_cost_usd"] == 5.0
+    final = events[-1].totals
+    for key in ("cost_usd", "input_tokens", "output_tokens", "iterations", "sub_calls", "cells",
+                "syntax_errors", "wall_ms"):
+        assert run[key] == final[key], key
+        assert run["totals"][key] == final[key]
+    assert run["totals"]["refused_calls"] == 0          # extra keys of the final totals are kept
+    assert (run["iterations"], run["syntax_errors"], run["documents"]) == (2, 1, 2)
+    assert run["created_utc"] == events[0].ts and run["finished_utc"] == events[-1].ts
+    assert run["owner_token"] and run["owner_pid"]
+
+    # every non-token event comes back exactly, in order
+    stored = list(store.iter_events("run-a"))
+    assert without_tokens(stored) == without_tokens(events)
+    assert [e.seq for e in stored] == sorted(e.seq for e in stored)
+
+
+def test_token_deltas_are_coalesced_into_one_row_per_turn(store: RunStore):
+    events = synthetic_run("run-t", tokens_per_turn=200)
+    write_events(store, events)
+    stored = list(store.iter_events("run-t"))
+    tokens = [e for e in stored if isinstance(e, ev.RootTokens)]
+    replies = {e.call_id: e.text for e in stored if isinstance(e, ev.RootReplied)}
+    assert len(tokens) == len(replies) == 3
+    for t in tokens:
+        assert t.delta == replies[t.call_id]
+    # order stays meaningful: a turn's tokens come before its reply
+    position = {(e.type, e.call_id): i for i, e in enumerate(stored)}
+    for call_id in replies:
+        assert position[("RootTokens", call_id)] < position[("RootReplied", call_id)]
+
+
+def test_tokens_split_over_many_batches_are_folded_when_the_reply_arrives(store: RunStore):
+    events = synthetic_run("run-s", tokens_per_turn=30)
+    writer = store.writer()
+    for e in events:
+        writer(e)
+        if isinstance(e, ev.RootTokens):
+            writer.flush()                          # every delta its own transaction
+    writer.close()
+    tokens = [e for e in store.iter_events("run-s") if isinstance(e, ev.RootTokens)]
+    replies = {e.call_id: e.text for e in events if isinstance(e, ev.RootReplied)}
+    assert sorted(t.call_id for t in tokens) == sorted(replies)
+    assert all(t.delta == replies[t.call_id] for t in tokens)
+
+
+def test_the_call_tree(store: RunStore):
+    write_events(store, synthetic_run("run-c"))
+    calls = {c["id"]: c for c in store.calls("run-c")}
+    nested = [c for c in calls.values() if c["kind"] == "rlm"]
+    assert len(nested) == 1
+    rlm = nested[0]
+    assert rlm["parent_id"] == "R.t1.c1" and rlm["depth"] == 1
+    turns = [c for c in calls.values() if c["kind"] == "root"]
+    assert sorted(c["id"] for c in turns) == sorted([f"{rlm['id']}.t1", "R.t1", "R.t2"])
+    assert calls["R.t1"]["parent_id"] == "R" and calls["R.t1"]["depth"] == 0
+    assert calls["R.t1"]["response"].startswith("tok0 tok1")
+    assert calls["R.t1"]["status"] == "ok" and calls["R.t1"]["cost_usd"] == 0.001
+    inner_turn = calls[f"{rlm['id']}.t1"]
+    assert inner_turn["parent_id"] == rlm["id"] and inner_turn["depth"] == 1
+    inner = [c for c in calls.values() if c["parent_id"] == f"{rlm['id']}.t1.c1"]
+    assert len(inner) == 1 and inner[0]["kind"] == "sub" and inner[0]["depth"] == 2
+    subs = [c for c in calls.values() if c["kind"] == "sub"]
+    assert all(c["status"] == "ok" and c["response"] == f"answer of {c['id']}" for c in subs)
+    assert all(c["prompt"].startswith(f"Summarise chunk {c['id']}") for c in subs)
+    assert len(subs) + len(nested) == store.get_run("run-c")["sub_calls"]
+    cells = store.db.execute("SELECT id, is_syntax_error FROM cells WHERE run_id = 'run-c' ORDER BY seq").fetchall()
+    assert len(cells) == 5 and sum(c[1] for c in cells) == 1
+
+
+def test_totals_are_current_while_the_run_streams(store: RunStore):
+    events = synthetic_run("run-live")
+    writer = store.writer()
+    cut = next(i for i, e in enumerate(events) if isinstance(e, ev.RootTurnStarted) and e.call_id == "R.t2")
+    for e in events[:cut]:
+        writer(e)
+    writer.flush()
+    run = store.get_run("run-live")
+    budget = [e for e in events[:cut] if isinstance(e, ev.BudgetChanged)][-1]
+    assert run["status"] == "running"
+    assert run["cost_usd"] == budget.spent_usd and run["sub_calls"] == budget.sub_calls
+    assert run["iterations"] == 1 and run["cells"] == 3 and run["syntax_errors"] == 1
+    for e in events[cut:]:
+        writer(e)
+    writer.close()
+    assert store.get_run("run-live")["status"] == "finished"
+
+
+def test_a_failed_run_keeps_its_error_and_open_calls_are_closed(store: RunStore):
+    events = synthetic_run("run-f", status="failed")
+    started = ev.SubCallStarted(run_id="run-f", seq=events[-1].seq, ts=events[-1].ts, call_id="R.s99",
+                                parent_id="R.t2.c1", kind="llm", model=SUB_MODEL, prompt="p", depth=0)
+    last = dataclasses.replace(events[-1], seq=events[-1].seq + 1)
+    write_events(store, events[:-1] + [started, last])
+    run = store.get_run("run-f")
+    assert run["status"] == "failed" and run["error"] == "the model server went away"
+    assert {c["id"]: c["status"] for c in store.calls("run-f")}["R.s99"] == "unfinished"
+
+
+def test_closing_the_writer_before_a_result_marks_the_run_interrupted(store: RunStore):
+    write_events(store, synthetic_run("run-i", finish=False))
+    run = store.get_run("run-i")
+    assert run["status"] == "interrupted" and "without a result" in run["error"]
+
+
+def test_a_closed_writer_refuses_events(store: RunStore):
+    writer = store.writer()
+    writer.close()
+    with pytest.raises(StoreWriteError):
+        writer(synthetic_run("x")[0])
+
+
+def test_two_writers_of_one_process_write_side_by_side(store: RunStore):
+    a, b = store.writer(), store.writer()
+    for ea, eb in zip(synthetic_run("run-1"), synthetic_run("run-2")):
+        a(ea)
+        b(eb)
+    a.close()
+    b.close()
+    assert [store.get_run(r)["status"] for r in ("run-1", "run-2")] == ["finished", "finished"]
+
+
+def test_a_batch_the_database_refuses_is_reported_and_later_events_still_land(store: RunStore, caplog):
+    events = synthetic_run("run-x")
+    store.db.execute("CREATE TRIGGER refuse_notices BEFORE INSERT ON events WHEN new.type = 'Notice' "
+                     "BEGIN SELECT RAISE(ABORT, 'disk says no'); END")
+    writer = store.writer()
+    for e in events[:5]:
+        writer(e)
+    writer.flush()
+    writer(ev.Notice(run_id="run-x", seq=1000, level="info", message="refused"))
+    with pytest.raises(StoreWriteError, match="disk says no"):
+        writer.flush()
+    assert "lost 1 events" in caplog.text
+    store.db.execute("DROP TRIGGER refuse_notices")
+    for e in events[5:]:
+        writer(e)
+    writer.close()
+    assert store.get_run("run-x")["status"] == "finished"
+    assert without_tokens(store.iter_events("run-x")) == without_tokens(events)     # all but the refused one
+
+
+def test_writes_from_the_store_and_the_writer_thread_interleave_without_busy_errors(store: RunStore, tmp_path):
+    from .test_sources import docs
+    events = synthetic_run("busy", turns=20, subcalls_per_cell=10)
+    store.save_sources("other", docs(), [])
+    write_events(store, synthetic_run("other"))
+    store.export("other", "json", tmp_path / "other.json", include_texts=True)
+    writer = store.writer()
+    for i, e in enumerate(events):
+        writer(e)
+        if i % 200 == 0:                       # the store's own connection writes meanwhile
+            store.save_sources("busy", docs(), [])
+            store.delete_run("other")
+            assert store.import_json(tmp_path / "other.json") == "other"
+    writer.flush()
+    writer.close()
+    assert without_tokens(store.iter_events("busy")) == without_tokens(events)
+    assert store.get_run("busy")["status"] == "finished"
