@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import signal
 import sys
 import time
 from typing import Any
@@ -76,6 +74,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
 
 
 def run_ask(args: argparse.Namespace) -> int:
+    import asyncio
     from core.engine.run import ConfigError
     try:
         config = config_from_args(args)
@@ -95,6 +94,8 @@ def _fail(args: argparse.Namespace, message: str, code: int) -> int:
 
 
 async def _ask(args: argparse.Namespace, config: Any) -> int:
+    import asyncio
+    import signal
     from app.runner import QuestionRun
     from app.transcript_printer import TranscriptPrinter
     from core.engine.run import ConfigError

@@ -33,11 +33,13 @@ class RunOutcome:
     finished_at: float
 
 
-def default_key_for() -> Callable[[str], str | None]:
+def default_key_for(config: RunConfig) -> Callable[[str], str | None]:
+    """Keychain first, then the provider's environment variable; the endpoint a model
+    is sent to decides whose key it gets (never the OpenAI key to a custom URL it owns)."""
     from app.settings import load_settings
     from core.secrets import KeyStore
     keys, settings = KeyStore(), load_settings()
-    return lambda model: keys.key_for_model(model, settings)
+    return lambda model: keys.key_for_model(model, settings, api_base=config.api_base_for(model))
 
 
 class QuestionRun:
@@ -87,7 +89,7 @@ class QuestionRun:
             from core.store import RunStore
             store = self._store or RunStore.open()
             writer = store.writer()
-        key_for = self._key_for or default_key_for()
+        key_for = self._key_for or default_key_for(self.config)
         self._engine = Engine(self.config, emit=self._fanout(writer), key_for=key_for,
                               run_id=self.run_id, worker_command=self._worker_command,
                               version=__version__, parent_run_id=self.parent_run_id)

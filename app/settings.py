@@ -1,0 +1,354 @@
+"""Settings shared by the CLI and the window: one JSON file in the data directory.
+
+    s = load_settings()                    # defaults when missing; a corrupt file is kept as .bad
+    s.endpoints.append(Endpoint("ollama-local", "http://127.0.0.1:11434/v1", ["llama3.1:8b"]))
+    s.models["ollama-local/llama3.1:8b"] = ModelSettings(free=True)
+    save_settings(s)                       # atomic: temp file + os.replace
+    cfg = build_run_config(s, root="ollama-local/llama3.1:8b", overrides={"max_depth": 2})
+
+Keys are never part of the settings (they live in the keychain, core/secrets.py):
+fields that look like secrets are dropped on load and on save, with a warning.
+A model of a custom endpoint is named "<endpoint>/<model>"; build_run_config
+turns it into litellm's "openai/<model>" with the endpoint's URL as api_base.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.config import Price, RunConfig
+
+log = logging.getLogger(__name__)
+
+SETTINGS_VERSION = 1
+THEMES = ("system", "light", "dark")
+REASONING_EFFORTS = ("minimal", "low", "medium", "high")
+CAP_NAMES = ("max_depth", "max_iterations", "max_cost_usd", "max_sub_calls", "max_wall_seconds",
+             "cell_timeout_s", "concurrency")
+RECENT_LIMIT = 20
+_SECRET_NAME = re.compile(r"^(api[_-]?keys?|keys?|secrets?|passwords?|access[_-]?tokens?|auth(orization)?)$",
+                          re.IGNORECASE)
+
+
+def default_caps() -> dict[str, Any]:
+    defaults = {f.name: f.default for f in dataclasses.fields(RunConfig)}
+    return {name: defaults[name] for name in CAP_NAMES}
+
+
+@dataclass
+class Endpoint:
+    """An OpenAI-compatible server: Ollama, LM Studio, llama.cpp, vLLM, a proxy."""
+    name: str                       # also the keychain entry when needs_key
+    base_url: str                   # e.g. http://127.0.0.1:11434/v1
+    models: list[str] = field(default_factory=list)
+    needs_key: bool = False
+
+
+@dataclass
+class ModelSettings:
+    price: Price | None = None      # USD per million tokens, overrides litellm's
+    free: bool = False              # local models: cost 0
+    max_tokens: int | None = None   # output headroom (thinking models need more)
+    reasoning_effort: str | None = None
+    prompt_note: str | None = None  # appended to the root's system prompt for this model
+
+
+@dataclass
+class Settings:
+    root_model: str = ""
+    sub_model: str = ""             # "" = the root model
+    endpoints: list[Endpoint] = field(default_factory=list)
+    models: dict[str, ModelSettings] = field(default_factory=dict)
+    caps: dict[str, Any] = field(default_factory=default_caps)
+    theme: str = "system"
+    recent_folders: list[str] = field(default_factory=list)
+    recent_questions: list[str] = field(default_factory=list)
+    ui: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)             # unknown keys, kept as they were
+    warnings: list[str] = field(default_factory=list, compare=False)   # from loading; never saved
+
+    def endpoint(self, name: str) -> Endpoint | None:
+        return next((e for e in self.endpoints if e.name == name), None)
+
+    def remember_folder(self, path: str) -> None:
+        self.recent_folders = _remember(self.recent_folders, path)
+
+    def remember_question(self, question: str) -> None:
+        self.recent_questions = _remember(self.recent_questions, question)
+
+
+def _remember(items: list[str], item: str) -> list[str]:
+    return ([item] + [i for i in items if i != item])[:RECENT_LIMIT]
+
+
+# --- the file --------------------------------------------------------------------
+def load_settings(path: Path | None = None) -> Settings:
+    """The settings on disk; defaults when the file is missing. A file that is
+    not valid JSON is renamed to settings.json.bad and defaults are returned,
+    with the reason in `settings.warnings` (and the log)."""
+    from core.paths import settings_path
+    path = path or settings_path()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Settings()
+    try:
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError("the top level is not a JSON object")
+    except ValueError as exc:
+        bad = path.with_name(path.name + ".bad")
+        os.replace(path, bad)
+        message = f"The settings file {path} could not be read ({exc}); it was kept as {bad} and defaults are used."
+        log.warning("%s", message)
+        return Settings(warnings=[message])
+    return settings_from_dict(data)
+
+
+def save_settings(settings: Settings, path: Path | None = None) -> Path:
+    """Write atomically (a temp file in the same directory, then os.replace)."""
+    from core.paths import settings_path
+    path = path or settings_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(settings_to_dict(settings), indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def settings_to_dict(s: Settings) -> dict[str, Any]:
+    data: dict[str, Any] = dict(s.extra)
+    data.update({
+        "version": SETTINGS_VERSION,
+        "root_model": s.root_model,
+        "sub_model": s.sub_model,
+        "endpoints": [{"name": e.name, "base_url": e.base_url, "models": list(e.models),
+                       "needs_key": bool(e.needs_key)} for e in s.endpoints],
+        "models": {name: _model_to_dict(m) for name, m in s.models.items()},
+        "caps": dict(s.caps),
+        "theme": s.theme,
+        "recent_folders": list(s.recent_folders),
+        "recent_questions": list(s.recent_questions),
+        "ui": dict(s.ui),
+    })
+    return _without_secrets(data, [])
+
+
+def _model_to_dict(m: ModelSettings) -> dict[str, Any]:
+    return {"price": [m.price.input_per_m, m.price.output_per_m] if m.price else None,
+            "free": m.free, "max_tokens": m.max_tokens, "reasoning_effort": m.reasoning_effort,
+            "prompt_note": m.prompt_note}
+
+
+def settings_from_dict(data: dict[str, Any]) -> Settings:
+    """Lenient: a bad entry is skipped with a warning, the rest is kept."""
+    warnings: list[str] = []
+    data = _without_secrets(data, warnings)
+    known = {"version", "root_model", "sub_model", "endpoints", "models", "caps", "theme",
+             "recent_folders", "recent_questions", "ui"}
+    s = Settings(extra={k: v for k, v in data.items() if k not in known})
+    s.root_model = _text(data.get("root_model"))
+    s.sub_model = _text(data.get("sub_model"))
+    for raw in _list(data.get("endpoints")):
+        try:
+            s.endpoints.append(_endpoint_from(raw))
+        except (TypeError, ValueError) as exc:
+            warnings.append(f"endpoint skipped: {exc}")
+    for name, raw in (data.get("models") or {}).items() if isinstance(data.get("models"), dict) else ():
+        try:
+            s.models[str(name)] = _model_from(raw)
+        except (TypeError, ValueError) as exc:
+            warnings.append(f"settings of model {name!r} skipped: {exc}")
+    caps = data.get("caps")
+    if isinstance(caps, dict):
+        for name, value in caps.items():
+            try:
+                s.caps[name] = _cap_value(name, value)
+            except (TypeError, ValueError) as exc:
+                warnings.append(f"cap {name} skipped: {exc}")
+    theme = data.get("theme")
+    s.theme = theme if theme in THEMES else "system"
+    s.recent_folders = [str(x) for x in _list(data.get("recent_folders"))][:RECENT_LIMIT]
+    s.recent_questions = [str(x) for x in _list(data.get("recent_questions"))][:RECENT_LIMIT]
+    s.ui = data["ui"] if isinstance(data.get("ui"), dict) else {}
+    for message in warnings:
+        log.warning("settings: %s", message)
+    s.warnings = warnings
+    return s
+
+
+_CAP_TYPES = {"max_depth": (int, False), "max_iterations": (int, False), "max_sub_calls": (int, True),
+              "concurrency": (int, False), "max_cost_usd": (float, True),
+              "max_wall_seconds": (float, True), "cell_timeout_s": (float, False)}
+
+
+def _cap_value(name: str, value: Any) -> Any:
+    """Numbers as RunConfig wants them; None only where "no limit" makes sense."""
+    if name not in _CAP_TYPES:
+        return value
+    kind, optional = _CAP_TYPES[name]
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{value!r} is not a number")
+    if kind is int and value != int(value):
+        raise ValueError(f"{value!r} is not a whole number")
+    return kind(value)
+
+
+def _endpoint_from(raw: Any) -> Endpoint:
+    from core.providers import is_valid_name
+    if not isinstance(raw, dict):
+        raise TypeError(f"not an object: {raw!r}")
+    name, base_url = _text(raw.get("name")), _text(raw.get("base_url"))
+    if not is_valid_name(name):
+        raise ValueError(f"bad endpoint name {name!r} (lower case letters, digits, '.', '_', '-')")
+    if not base_url.startswith(("http://", "https://")):
+        raise ValueError(f"endpoint {name}: base_url must start with http:// or https://")
+    return Endpoint(name, base_url.rstrip("/"), [str(m) for m in _list(raw.get("models"))],
+                    bool(raw.get("needs_key", False)))
+
+
+def _model_from(raw: Any) -> ModelSettings:
+    if not isinstance(raw, dict):
+        raise TypeError(f"not an object: {raw!r}")
+    price = raw.get("price")
+    if price is not None:
+        if not (isinstance(price, (list, tuple)) and len(price) == 2):
+            raise ValueError("price must be [input_per_m, output_per_m]")
+        price = Price(float(price[0]), float(price[1]))
+    max_tokens = raw.get("max_tokens")
+    effort = raw.get("reasoning_effort")
+    if effort is not None and effort not in REASONING_EFFORTS:
+        raise ValueError(f"reasoning_effort must be one of {', '.join(REASONING_EFFORTS)}")
+    note = raw.get("prompt_note")
+    return ModelSettings(price=price, free=bool(raw.get("free", False)),
+                         max_tokens=int(max_tokens) if max_tokens is not None else None,
+                         reasoning_effort=effort, prompt_note=str(note) if note else None)
+
+
+def _without_secrets(value: Any, warnings: list[str], where: str = "") -> Any:
+    """Drop fields named like secrets (api_key, password, ...) anywhere in the tree."""
+    if isinstance(value, dict):
+        kept = {}
+        for k, v in value.items():
+            if isinstance(k, str) and _SECRET_NAME.match(k):
+                message = f"dropped the field {where}{k}: keys belong in the keychain (rlm-studio keys set)"
+                warnings.append(message)
+                log.warning("settings: %s", message)
+                continue
+            kept[k] = _without_secrets(v, warnings, f"{where}{k}.")
+        return kept
+    if isinstance(value, list):
+        return [_without_secrets(v, warnings, where) for v in value]
+    return value
+
+
+def _text(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+# --- settings + flags -> RunConfig ---------------------------------------------------
+def route_model(model: str, endpoints: list[Endpoint]) -> tuple[str, str | None]:
+    """(litellm model string, api_base): "<endpoint>/<m>", or a bare name an
+    endpoint lists, becomes ("openai/<m>", endpoint URL); others stay as they are."""
+    prefix, sep, rest = model.partition("/")
+    for endpoint in endpoints:
+        if sep and prefix == endpoint.name:
+            return f"openai/{rest}", endpoint.base_url
+    if not sep:
+        for endpoint in endpoints:
+            if model in endpoint.models:
+                return f"openai/{model}", endpoint.base_url
+    return model, None
+
+
+def build_run_config(settings: Settings, *, root: str | None = None, sub: str | None = None,
+                     api_base: str | None = None, overrides: dict[str, Any] | None = None) -> RunConfig:
+    """Settings merged with the CLI's flags (flags win), as one RunConfig."""
+    overrides = dict(overrides or {})
+    names = {f.name for f in dataclasses.fields(RunConfig)}
+    unknown = sorted(set(overrides) - names)
+    if unknown:
+        raise ValueError(f"unknown run settings: {', '.join(unknown)}")
+    root_name = (root or settings.root_model).strip()
+    if not root_name:
+        raise ValueError("no root model: pass --root MODEL (e.g. openai/gpt-4o-mini) "
+                         "or choose one in the settings")
+    sub_name = (sub or settings.sub_model or root_name).strip()
+    root_model, root_base = route_model(root_name, settings.endpoints)
+    sub_model, sub_base = route_model(sub_name, settings.endpoints)
+
+    main_base = api_base or root_base
+    sub_override = overrides.pop("sub_api_base", None)
+    if sub_override:
+        sub_base = sub_override
+    elif main_base and sub_base is None and sub_model != root_model and not api_base:
+        # (with --api-base the flag serves both models, as documented)
+        raise ValueError(
+            f"the root model {root_name} is served by {main_base} but the sub model {sub_name} is not; "
+            "the sub model would be sent there too. Pick a sub model from an endpoint, "
+            "or give its server with --sub-api-base")
+    if sub_base == main_base:
+        sub_base = None
+
+    kwargs: dict[str, Any] = {}
+    for name, value in settings.caps.items():
+        if name in names and name not in ("root_model", "sub_model", "prices"):
+            kwargs[name] = value
+        else:
+            log.warning("settings: unknown cap %r ignored", name)
+
+    prices: dict[str, Price] = {}
+    efforts: dict[str, str] = {}
+    notes: dict[str, str] = {}
+    for name, ms in settings.models.items():
+        routed = route_model(name, settings.endpoints)[0]
+        if ms.free:
+            prices[routed] = Price(0.0, 0.0)
+        elif ms.price is not None:
+            prices[routed] = ms.price
+        if ms.reasoning_effort:
+            efforts[routed] = ms.reasoning_effort
+        if ms.prompt_note and ms.prompt_note.strip():
+            notes[routed] = ms.prompt_note.strip()
+    for name, price in (overrides.pop("prices", None) or {}).items():
+        prices[route_model(name, settings.endpoints)[0]] = price
+    efforts.update(overrides.pop("reasoning_effort", None) or {})
+    notes.update(overrides.pop("prompt_notes", None) or {})
+
+    for model, key in ((root_model, "root_max_tokens"), (sub_model, "sub_max_tokens")):
+        ms = _model_settings(settings, model, root_name if key == "root_max_tokens" else sub_name)
+        if ms is not None and ms.max_tokens:
+            kwargs[key] = ms.max_tokens
+
+    kwargs.update(overrides)
+    return RunConfig(root_model=root_model, sub_model=sub_model, api_base=main_base,
+                     sub_api_base=sub_base, prices=prices, reasoning_effort=efforts,
+                     prompt_notes=notes, **kwargs)
+
+
+def _model_settings(settings: Settings, routed: str, name: str) -> ModelSettings | None:
+    if name in settings.models:
+        return settings.models[name]
+    return settings.models.get(routed)

@@ -1,0 +1,285 @@
+"""API keys in the OS keychain, and nowhere else.
+
+    keys = KeyStore()                       # the platform's keychain through `keyring`
+    keys.set("openai", "sk-...")            # raises KeychainUnavailable, never writes plain text
+    keys.resolve("openai")                  # ("sk-...", "keychain") or (key, "env:OPENAI_API_KEY")
+    keys.key_for_model("openai/gpt-4o", settings)   # what the engine passes to litellm per call
+
+One keychain entry per provider under the service "rlm-studio"; the entry
+`__providers__` lists the names stored so far (keyring cannot enumerate).
+Keys are read at call time and handed to litellm as `api_key=`: they are never
+put into os.environ, argv, SQLite, logs or the REPL worker. This module logs
+provider names and backend names only, never a key.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+import keyring
+import keyring.backend
+import keyring.errors
+from keyring.backends import chainer, fail, null
+
+from core import providers
+
+log = logging.getLogger(__name__)
+
+SERVICE = "rlm-studio"
+INDEX_ENTRY = "__providers__"
+
+
+class KeychainUnavailable(Exception):
+    """No keychain can store the key; the message says what failed and what to do."""
+
+
+@dataclass(frozen=True)
+class KeyInfo:
+    provider: str
+    source: str          # "keychain" or "env:OPENAI_API_KEY"
+    masked: str          # "…abcd": the last four characters at most
+
+
+def mask(key: str) -> str:
+    """Show at most the last four characters, and none of a short key."""
+    return "…" + key[-4:] if len(key) >= 12 else "…"
+
+
+def _is_plaintext(backend: keyring.backend.KeyringBackend) -> bool:
+    """keyrings.alt's file backends (plain text, or encrypted behind a prompt)."""
+    return type(backend).__module__.startswith("keyrings.alt")
+
+
+def _chosen_explicitly() -> bool:
+    """The user picked a backend (PYTHON_KEYRING_BACKEND or keyringrc.cfg)."""
+    if os.environ.get("PYTHON_KEYRING_BACKEND"):
+        return True
+    try:
+        from keyring.core import _config_path
+        return _config_path().exists()
+    except (ImportError, OSError) as exc:
+        log.debug("cannot check keyring's config file: %s", exc)
+        return False
+
+
+def _assess(backend: keyring.backend.KeyringBackend, explicit: bool) -> str:
+    """Why `backend` cannot hold keys, or "" when it can."""
+    if isinstance(backend, fail.Keyring):
+        return "no keychain backend was found"
+    if isinstance(backend, null.Keyring):
+        return "the null keyring backend stores nothing"
+    if isinstance(backend, chainer.ChainerBackend):
+        members = [b for b in backend.backends if not _assess(b, explicit)]
+        return "" if members else "the keyring chain has no usable backend"
+    if _is_plaintext(backend) and not explicit:
+        return f"the only backend found keeps secrets in a plain file ({type(backend).__name__})"
+    return ""
+
+
+def _backend_label(backend: keyring.backend.KeyringBackend) -> str:
+    kind = type(backend)
+    if isinstance(backend, chainer.ChainerBackend):
+        inner = ", ".join(_backend_label(b) for b in backend.backends)
+        return f"chainer({inner})"
+    return f"{kind.__module__}.{kind.__name__}"
+
+
+def _backend_errors() -> tuple[type[BaseException], ...]:
+    """What a keychain read or write may raise besides keyring's own errors
+    (Secret Service over D-Bus lets some through; file backends raise OSError)."""
+    errors: list[type[BaseException]] = [keyring.errors.KeyringError, OSError]
+    try:
+        from secretstorage.exceptions import SecretStorageException
+        errors.append(SecretStorageException)
+    except ImportError:
+        pass
+    try:
+        from jeepney.wrappers import DBusErrorResponse
+        errors.append(DBusErrorResponse)
+    except ImportError:
+        pass
+    return tuple(errors)
+
+
+class KeyStore:
+    """Keys are looked up at call time; a read is remembered for `cache_s`
+    seconds (a run makes hundreds of calls, and each keychain read is a D-Bus
+    round trip or, on macOS, possibly a permission prompt)."""
+
+    def __init__(self, backend: keyring.backend.KeyringBackend | None = None, *,
+                 cache_s: float = 60.0) -> None:
+        self.cache_s = cache_s
+        self._cache: dict[str, tuple[float, str | None]] = {}
+        self._errors = _backend_errors()
+        explicit = backend is not None or _chosen_explicitly()
+        load_error = ""
+        if backend is None:
+            try:
+                backend = keyring.get_keyring()
+            except Exception as exc:     # a misnamed PYTHON_KEYRING_BACKEND, a broken plugin, ...
+                load_error = f"the keyring backend failed to load ({type(exc).__name__}: {exc})"
+                log.warning("%s", load_error)
+                backend = fail.Keyring()
+        if isinstance(backend, chainer.ChainerBackend) and not explicit:
+            # keyring chains every viable backend, plain-text files included:
+            # keep the best real keychain alone (the one the chain writes to)
+            secure = [b for b in backend.backends if not _assess(b, explicit)]
+            backend = secure[0] if secure else backend
+        self.backend = backend
+        self.backend_name = _backend_label(backend)
+        self.problem = load_error or _assess(backend, explicit)
+        self.usable = not self.problem
+        if not self.usable:
+            log.info("keychain unusable (%s): %s", self.backend_name, self.problem)
+
+    # --- keychain --------------------------------------------------------------
+    def get(self, provider: str) -> str | None:
+        """The key stored in the keychain for `provider`, or None."""
+        if not self.usable:
+            return None
+        provider = provider.lower()
+        cached = self._cache.get(provider)
+        if cached is not None and time.monotonic() - cached[0] < self.cache_s:
+            return cached[1]
+        try:
+            key = self.backend.get_password(SERVICE, provider) or None
+        except self._errors as exc:
+            log.warning("cannot read the %s key from the keychain (%s): %s",
+                        provider, self.backend_name, type(exc).__name__)
+            return None
+        self._cache[provider] = (time.monotonic(), key)
+        return key
+
+    def set(self, provider: str, key: str) -> None:
+        provider = provider.lower()
+        if not providers.is_valid_name(provider) or provider == INDEX_ENTRY:
+            raise ValueError(f"not a provider name: {provider!r} (lower case letters, digits, '.', '_', '-')")
+        key = key.strip()
+        if not key:
+            raise ValueError("the key is empty")
+        if any(ch in key for ch in "\r\n\0"):
+            raise ValueError("the key contains a line break or NUL byte")
+        if not self.usable:
+            raise KeychainUnavailable(self.advice(provider, self.problem))
+        self._cache.pop(provider, None)
+        try:
+            self.backend.set_password(SERVICE, provider, key)
+        except self._errors as exc:
+            raise KeychainUnavailable(self.advice(
+                provider, f"storing the key failed: {type(exc).__name__}: {exc}")) from None
+        self._update_index(add=provider)
+
+    def delete(self, provider: str) -> bool:
+        """Remove the keychain entry; False when there was none (or no keychain)."""
+        provider = provider.lower()
+        if not self.usable:
+            return False
+        self._cache.pop(provider, None)
+        try:
+            self.backend.delete_password(SERVICE, provider)
+            deleted = True
+        except keyring.errors.PasswordDeleteError:
+            deleted = False
+        except self._errors as exc:
+            log.warning("cannot delete the %s key (%s): %s", provider, self.backend_name, exc)
+            return False
+        self._update_index(remove=provider)
+        return deleted
+
+    # --- lookups ---------------------------------------------------------------
+    def resolve(self, provider: str) -> tuple[str | None, str]:
+        """(key, source): the keychain first, then the provider's environment
+        variables; (None, "none") when neither has one."""
+        key = self.get(provider)
+        if key:
+            return key, "keychain"
+        for name in providers.env_vars(provider):
+            value = os.environ.get(name, "").strip()
+            if value:
+                return value, f"env:{name}"
+        return None, "none"
+
+    def list(self, extra: Iterable[str] = ()) -> list[KeyInfo]:
+        """Providers that have a key (keychain or environment), never the key itself.
+        `extra` adds names to probe, e.g. the custom endpoints of the settings."""
+        names = dict.fromkeys([*self._indexed(), *providers.PROVIDERS, *(n.lower() for n in extra)])
+        found = []
+        for name in names:
+            key, source = self.resolve(name)
+            if key:
+                found.append(KeyInfo(name, source, mask(key)))
+        return found
+
+    def key_for_model(self, model: str, settings: Any = None, *, api_base: str | None = None) -> str | None:
+        """The key a call to `model` should carry (the engine's `key_for`).
+
+        Models of a custom endpoint (named "<endpoint>/<model>", or "openai/<model>"
+        once build_run_config has rewritten them, or any model sent to the
+        endpoint's URL when `api_base` is given) get that endpoint's key, or none
+        when it needs none: a cloud provider's key never goes to a configured
+        endpoint. An ad-hoc `--api-base` that no endpoint owns gets the
+        provider's key, as litellm would (OPENAI_API_KEY for "openai/...")."""
+        endpoints = list(getattr(settings, "endpoints", None) or [])
+        endpoint = _endpoint_for(model, endpoints, api_base)
+        if endpoint is not None:
+            if not getattr(endpoint, "needs_key", False):
+                return None
+            return self.resolve(endpoint.name)[0]
+        provider = providers.provider_for_model(model, endpoints)
+        if not provider:
+            return None
+        known = providers.get(provider)
+        if known is not None and not known.needs_key:
+            return None
+        return self.resolve(provider)[0]
+
+    # --- the index of stored names ------------------------------------------
+    def _indexed(self) -> list[str]:
+        raw = self.get(INDEX_ENTRY) or ""
+        return [n for n in raw.split(",") if providers.is_valid_name(n)]
+
+    def _update_index(self, *, add: str | None = None, remove: str | None = None) -> None:
+        before = self._indexed()
+        names = [n for n in before if n != remove]
+        if add and add not in names:
+            names.append(add)
+        if names == before:
+            return
+        self._cache.pop(INDEX_ENTRY, None)
+        try:
+            if names:
+                self.backend.set_password(SERVICE, INDEX_ENTRY, ",".join(sorted(names)))
+            else:
+                self.backend.delete_password(SERVICE, INDEX_ENTRY)
+        except self._errors as exc:   # the index is a convenience only
+            log.warning("cannot update the list of stored providers (%s): %s", self.backend_name, exc)
+
+    def advice(self, provider: str, problem: str) -> str:
+        env = " or ".join(providers.env_vars(provider))
+        return (f"No usable keychain to store the {provider} key ({self.backend_name}): {problem}. "
+                "On Linux, install and unlock a Secret Service provider (gnome-keyring or KWallet; "
+                "e.g. `sudo apt install gnome-keyring` and log in to a desktop session). "
+                f"Or set the environment variable {env} instead. "
+                "RLM Studio never stores keys in plain text.")
+
+
+def _endpoint_for(model: str, endpoints: list[Any], api_base: str | None) -> Any | None:
+    prefix, sep, rest = model.partition("/")
+    by_name = {e.name: e for e in endpoints}
+    if sep and prefix in by_name:
+        return by_name[prefix]
+    if api_base:
+        wanted = api_base.rstrip("/")
+        for endpoint in endpoints:
+            if endpoint.base_url.rstrip("/") == wanted:
+                return endpoint
+        return None
+    if sep and prefix == "openai":
+        for endpoint in endpoints:
+            if rest in (endpoint.models or []):
+                return endpoint
+    return None
