@@ -11,8 +11,12 @@ from the engine, "w1", "w2" ... from the worker).
 engine -> worker
   hello        {version}                         first message; worker answers hello_ok
   load_context {path, index_path}                documents written by the engine to a file:
-                                                 `path` holds the texts back to back (UTF-8),
-                                                 `index_path` a JSON list [{"path", "chars"}].
+                                                 `path` holds, per document in order,
+                                                 "=== {path} ===\\n{text}\\n\\n" (UTF-8): the
+                                                 `context` string itself; `index_path` a JSON list
+                                                 [{"path", "offset", "chars"}], offset = character
+                                                 index of the text in `context`
+                                                 (see core/repl/context_file.py).
                                                  Reply: context_loaded {chars, documents}
   exec         {code}                            reply: exec_result
   get_var      {name}                            reply: var_value {found, value, error}

@@ -1,0 +1,466 @@
+"""ReplClient: the engine's handle on one sandboxed REPL worker.
+
+Owns the worker's life (start, interrupt, kill, restart, close with escalation),
+its temp directory (context files and the worker's cwd/HOME/TMPDIR) and the
+cell semantics: every fault of model code (timeout, crash, memory) comes back
+as a CellResult, never as an exception that ends the run.
+
+    repl = ReplClient(on_sub_call=handler)          # handler: SubCallRequest -> result slots
+    await repl.start()
+    await repl.load_context(documents)              # .path/.text objects or dicts
+    result = await repl.execute(code, timeout_s=120)
+    found, value, error = await repl.get_var("answer")
+    path = await repl.close()                       # "graceful" | "terminate" | "kill"
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import os
+import shutil
+import signal
+import stat
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Iterable
+
+from core.repl import protocol as P
+from core.repl.connection import WorkerConnection, WorkerDied
+from core.repl.context_file import ContextFiles, write_context
+
+log = logging.getLogger(__name__)
+
+START_TIMEOUT_S = 30.0
+LOAD_TIMEOUT_S = 120.0
+GET_VAR_TIMEOUT_S = 30.0
+CRASH_OUTPUT_CHARS = 1500
+_MEMORY_MARKERS = ("MemoryError", "Cannot allocate memory", "out of memory", "bad_alloc")
+
+
+@dataclass(frozen=True)
+class SubCallRequest:
+    kind: str                 # "llm" | "rlm"
+    prompts: list[str]
+    model: str | None
+    context: str | None       # rlm only
+
+
+SubCallHandler = Callable[[SubCallRequest], Awaitable[list[dict]]]   # returns the result slots
+
+
+@dataclass(frozen=True)
+class CellResult:
+    stdout: str
+    stderr: str
+    error: str | None
+    error_type: str | None
+    is_syntax_error: bool
+    duration_ms: int
+    final: dict | None        # {"kind": "FINAL"|"FINAL_VAR", "value": str}
+    fault: str | None         # None | "timeout" | "crash" | "memory"
+    restarted: bool           # the worker was restarted after this cell: user variables are gone
+    stdout_chars: int
+    stderr_chars: int
+
+
+class ReplError(Exception):
+    """The REPL could not do what was asked (not a fault of model code)."""
+
+
+class ReplStartError(ReplError):
+    """The worker could not be started or failed its handshake."""
+
+
+class ReplClosedError(ReplError):
+    """The client was used after close()."""
+
+
+def default_worker_command() -> list[str]:
+    if getattr(sys, "frozen", False):
+        return [sys.executable, "--repl-worker"]
+    # -P: the worker's cwd (writable by model code) is not put on sys.path.
+    return [sys.executable, "-P", "-m", "core.repl.worker"]
+
+
+def worker_environment(home: str, tmp: str) -> dict[str, str]:
+    """An allow-list: nothing else of the engine's environment (API keys,
+    provider variables, proxies, tokens) reaches the worker."""
+    env = {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "HOME": home, "TMPDIR": tmp, "TMP": tmp, "TEMP": tmp,
+        "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "PYTHONIOENCODING": "utf-8",
+        "MALLOC_ARENA_MAX": "2",   # fewer 64 MB malloc arenas under RLIMIT_AS
+    }
+    for name in ("LANG", "LC_ALL", "LC_CTYPE", "SYSTEMROOT"):
+        if os.environ.get(name):
+            env[name] = os.environ[name]
+    if not getattr(sys, "frozen", False):
+        import core
+        env["PYTHONPATH"] = str(Path(core.__file__).resolve().parent.parent)
+    return env
+
+
+def describe_exit(returncode: int | None) -> str:
+    if returncode is None:
+        return "stopped responding"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        extra = {"SIGSEGV": " (segmentation fault)", "SIGABRT": " (aborted)",
+                 "SIGBUS": " (bus error)"}.get(name, "")
+        if name == "SIGKILL":
+            extra = " (killed; possibly the system's out-of-memory killer)"
+        return f"was killed by {name}{extra}"
+    return f"exited with code {returncode}"
+
+
+_ROOT_PREFIX = "rlm-repl-"
+_swept = False
+
+
+def sweep_stale_dirs() -> list[str]:
+    """Remove temp dirs left by engines that died without close() (killed app).
+    A dir is named rlm-repl-<engine pid>-<random>; it is stale when that pid is gone."""
+    removed = []
+    tmp = tempfile.gettempdir()
+    try:
+        names = os.listdir(tmp)
+    except OSError as exc:
+        log.debug("cannot list %s: %s", tmp, exc)
+        return removed
+    for name in names:
+        parts = name[len(_ROOT_PREFIX):].split("-", 1)
+        if not name.startswith(_ROOT_PREFIX) or len(parts) != 2 or not parts[0].isdigit():
+            continue
+        pid = int(parts[0])
+        if pid == os.getpid():
+            continue
+        try:
+            os.kill(pid, 0)
+            continue                     # still running (or another user's: PermissionError)
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        path = os.path.join(tmp, name)
+        _remove_tree(path)
+        removed.append(path)
+    return removed
+
+
+def _remove_tree(path: str | None) -> None:
+    if not path or not os.path.exists(path):
+        return
+
+    def retry(func: Callable[..., Any], target: str, _exc: Any) -> None:
+        try:
+            os.chmod(os.path.dirname(target), stat.S_IRWXU)
+            os.chmod(target, stat.S_IRWXU)
+            func(target)
+        except OSError as exc:
+            log.warning("could not remove %s: %s", target, exc)
+
+    shutil.rmtree(path, onerror=retry)
+
+
+class ReplClient:
+    def __init__(self, *, on_sub_call: SubCallHandler, memory_limit_mb: int | None = 4096,
+                 worker_command: list[str] | None = None, interrupt_grace_s: float = 2.0) -> None:
+        self._on_sub_call = on_sub_call
+        self._memory_limit_mb = memory_limit_mb
+        self._command = list(worker_command) if worker_command else default_worker_command()
+        if memory_limit_mb:
+            self._command += ["--memory-limit-mb", str(int(memory_limit_mb))]
+        self._grace = interrupt_grace_s
+        self._lock = asyncio.Lock()
+        self._conn: WorkerConnection | None = None
+        self._root: str | None = None
+        self._worker_dir: str | None = None
+        self._generation = 0
+        self._context: ContextFiles | None = None
+        self._closed = False
+        self._note: str | None = None     # told with the next cell (worker died between cells)
+        self.restarts = 0
+        self.pid: int | None = None
+        self.sandbox: dict = {}
+        self.shutdown_path: str | None = None
+
+    @property
+    def alive(self) -> bool:
+        """A worker is running and its pipe is open (False once its death is seen)."""
+        return self._conn is not None and self._conn.alive
+
+    @property
+    def workdir(self) -> str | None:
+        """The temp directory of this client (context files, worker dirs)."""
+        return self._root
+
+    # ---------------------------------------------------------------- life
+
+    async def start(self) -> None:
+        if self._closed:
+            raise ReplClosedError("this REPL was closed")
+        if self._conn is not None:
+            return
+        global _swept
+        if not _swept:
+            _swept = True
+            sweep_stale_dirs()
+        if self._root is None:
+            self._root = tempfile.mkdtemp(prefix=f"{_ROOT_PREFIX}{os.getpid()}-")
+        await self._spawn()
+
+    async def _spawn(self) -> None:
+        assert self._root is not None
+        self._generation += 1
+        cwd = os.path.join(self._root, f"worker-{self._generation}")
+        home, tmp = os.path.join(cwd, "home"), os.path.join(cwd, "tmp")
+        for d in (home, tmp):
+            os.makedirs(d, mode=0o700)
+        self._worker_dir = cwd
+        try:
+            conn = await WorkerConnection.spawn(self._command, env=worker_environment(home, tmp),
+                                                cwd=cwd, serve_sub_call=self._serve_sub_call)
+        except OSError as exc:
+            raise ReplStartError(f"cannot start the REPL worker {self._command[0]}: {exc}") from exc
+        try:
+            reply = await conn.request(P.HELLO, timeout=START_TIMEOUT_S, version=P.PROTOCOL_VERSION)
+            if reply["type"] != P.HELLO_OK or reply.get("version") != P.PROTOCOL_VERSION:
+                raise ReplStartError(f"REPL worker handshake failed: {reply.get('message') or reply}")
+        except (WorkerDied, asyncio.TimeoutError, ReplStartError) as exc:
+            await conn.dispose()
+            tail = conn.output_tail()[-CRASH_OUTPUT_CHARS:]
+            if isinstance(exc, ReplStartError):
+                raise
+            raise ReplStartError(f"REPL worker did not answer hello ({exc!r}); "
+                                 f"its output: {tail or '(none)'}") from exc
+        self._conn = conn
+        self.pid = int(reply.get("pid") or conn.pid)
+        self.sandbox = dict(reply.get("sandbox") or {})
+        log.info("REPL worker %s started (sandbox %s)", self.pid, self.sandbox)
+        if self._context is not None:
+            await self._load(self._context)
+
+    async def _restart(self, old: WorkerConnection) -> str | None:
+        """Replace a dead or killed worker. Returns an error text if that failed."""
+        self.restarts += 1
+        await old.dispose()
+        _remove_tree(self._worker_dir)
+        self._conn = None
+        try:
+            await self._spawn()
+        except ReplError as exc:
+            log.error("REPL worker restart failed: %s", exc)
+            return str(exc)
+        return None
+
+    async def close(self, *, grace_s: float = 2.0) -> str:
+        """Shut the worker down: ask, then SIGTERM, then SIGKILL (each waits
+        grace_s). Removes the temp directory. Returns the path taken."""
+        if self._closed:
+            return self.shutdown_path or "graceful"
+        self._closed = True
+        path = "graceful"
+        if self._conn is not None:
+            path = await self._conn.shutdown(grace_s)
+        _remove_tree(self._root)
+        self.shutdown_path = path
+        self.pid = None
+        return path
+
+    # ---------------------------------------------------------------- context
+
+    async def load_context(self, documents: Iterable[Any]) -> None:
+        async with self._lock:
+            self._check_open()
+            if self._root is None:
+                raise ReplError("start() the REPL before loading a context")
+            docs = list(documents)
+            self._context = await asyncio.to_thread(write_context, docs, self._root)
+            if self._conn is None or not self._conn.alive:
+                await self._ensure_worker()
+            else:
+                await self._load(self._context)
+
+    async def _load(self, files: ContextFiles) -> None:
+        assert self._conn is not None
+        try:
+            reply = await self._conn.request(P.LOAD_CONTEXT, timeout=LOAD_TIMEOUT_S,
+                                             path=files.path, index_path=files.index_path)
+        except (WorkerDied, asyncio.TimeoutError) as exc:
+            raise ReplError(f"the REPL worker failed while loading the context: {exc!r}; "
+                            f"{self._conn.output_tail()[-CRASH_OUTPUT_CHARS:]}") from exc
+        if reply["type"] != P.CONTEXT_LOADED:
+            raise ReplError(f"loading the context failed: {reply.get('message')}")
+
+    # ---------------------------------------------------------------- cells
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ReplClosedError("this REPL was closed")
+
+    async def _ensure_worker(self, *, known_dead: bool = False) -> None:
+        """A worker that died between cells is replaced before the next one."""
+        if self._conn is not None and self._conn.alive and not known_dead:
+            return
+        if self._root is None:
+            raise ReplError("start() the REPL first")
+        if self._conn is None:           # the last restart failed: try again
+            self.restarts += 1
+            await self._spawn()
+            return
+        old = self._conn
+        rc = await old.wait_exit(1.0)
+        failed = await self._restart(old)
+        if failed:
+            raise ReplStartError(failed)
+        self._note = (f"[REPL: the worker {describe_exit(rc)} after the previous cell (a thread "
+                      "left running?); it was restarted, variables were lost, context reloaded]\n")
+
+    async def _send_exec(self, code: str) -> tuple[WorkerConnection, asyncio.Future]:
+        await self._ensure_worker()
+        assert self._conn is not None
+        fut = await self._conn.start_request(P.EXEC, code=code)
+        if fut.done() and fut.exception() is not None:
+            # Never delivered: the worker was already gone. Replace it, run the cell there.
+            await self._ensure_worker(known_dead=True)
+            assert self._conn is not None
+            fut = await self._conn.start_request(P.EXEC, code=code)
+        return self._conn, fut
+
+    async def execute(self, code: str, *, timeout_s: float) -> CellResult:
+        async with self._lock:
+            self._check_open()
+            conn, fut = await self._send_exec(code)
+            try:
+                reply = await asyncio.wait_for(asyncio.shield(fut), timeout_s)
+            except asyncio.TimeoutError:
+                return await self._timed_out(conn, fut, timeout_s)
+            except WorkerDied:
+                return await self._died(conn)
+            except asyncio.CancelledError:
+                conn.signal(signal.SIGINT, group=True)   # abandon the cell, stop it
+                raise
+            return self._result(reply)
+
+    def _result(self, reply: dict[str, Any], **changes: Any) -> CellResult:
+        if reply["type"] != P.EXEC_RESULT:
+            reply = {"error": f"REPL protocol error: {reply.get('message') or reply}",
+                     "error_type": "ProtocolError"}
+        stderr = str(reply.get("stderr") or "")
+        if self._note:
+            stderr, self._note = self._note + stderr, None
+        result = CellResult(
+            stdout=str(reply.get("stdout") or ""), stderr=stderr,
+            error=reply.get("error"), error_type=reply.get("error_type"),
+            is_syntax_error=bool(reply.get("is_syntax_error")),
+            duration_ms=int(reply.get("duration_ms") or 0), final=reply.get("final"),
+            fault="memory" if reply.get("error_type") == "MemoryError" else None,
+            restarted=False, stdout_chars=int(reply.get("stdout_chars") or 0),
+            stderr_chars=int(reply.get("stderr_chars") or 0))
+        return dataclasses.replace(result, **changes) if changes else result
+
+    def _lost(self, error: str, error_type: str, fault: str, duration_ms: int,
+              restart_error: str | None) -> CellResult:
+        if restart_error:
+            error += f"\nRestarting the REPL worker failed: {restart_error}"
+        stderr = self._note or ""
+        self._note = None
+        return CellResult(stdout="", stderr=stderr, error=error, error_type=error_type,
+                          is_syntax_error=False, duration_ms=duration_ms, final=None, fault=fault,
+                          restarted=restart_error is None, stdout_chars=0, stderr_chars=len(stderr))
+
+    async def _timed_out(self, conn: WorkerConnection, fut: asyncio.Future,
+                         timeout_s: float) -> CellResult:
+        conn.signal(signal.SIGINT, group=True)
+        try:
+            reply = await asyncio.wait_for(asyncio.shield(fut), self._grace)
+        except (asyncio.TimeoutError, WorkerDied):
+            reply = None
+        if reply is not None:
+            res = self._result(reply)
+            note = (f"TimeoutError: the cell ran longer than {timeout_s:g} s and was interrupted. "
+                    "Your variables are kept.")
+            return dataclasses.replace(res, fault="timeout", error_type="TimeoutError",
+                                       error=note + (f"\n{res.error}" if res.error else ""))
+        if self._closed:
+            return self._closed_result(int(timeout_s * 1000))
+        await conn.kill()
+        failed = await self._restart(conn)
+        return self._lost(
+            f"TimeoutError: the cell ran longer than {timeout_s:g} s and did not stop when "
+            f"interrupted within {self._grace:g} s. The REPL worker was killed and restarted: "
+            "all variables were lost; `context` and `documents` are loaded again.",
+            "TimeoutError", "timeout", int((timeout_s + self._grace) * 1000), failed)
+
+    async def _died(self, conn: WorkerConnection) -> CellResult:
+        rc = await conn.wait_exit(2.0)
+        if rc is None:            # pipe closed, process still there
+            rc = await conn.kill()
+        if self._closed:
+            return self._closed_result(0)
+        tail = conn.output_tail().strip()
+        memory = any(m in tail for m in _MEMORY_MARKERS)
+        failed = await self._restart(conn)
+        what = describe_exit(rc)
+        if memory:
+            head = (f"MemoryError: the REPL worker ran out of memory (limit "
+                    f"{self._memory_limit_mb} MB) and {what} while running this cell.")
+        else:
+            head = f"WorkerCrash: the REPL worker {what} while running this cell."
+        text = head + (" It was restarted: all variables were lost; `context` and `documents` "
+                       "are loaded again.")
+        if tail:
+            text += f"\nLast output of the worker:\n{tail[-CRASH_OUTPUT_CHARS:]}"
+        return self._lost(text, "MemoryError" if memory else "WorkerCrash",
+                          "memory" if memory else "crash", 0, failed)
+
+    def _closed_result(self, duration_ms: int) -> CellResult:
+        return CellResult(stdout="", stderr="", error="the REPL was closed while this cell ran",
+                          error_type="ReplClosed", is_syntax_error=False, duration_ms=duration_ms,
+                          final=None, fault="crash", restarted=False, stdout_chars=0, stderr_chars=0)
+
+    async def get_var(self, name: str) -> tuple[bool, str | None, str | None]:
+        """(found, str(value), error) for FINAL_VAR written outside code."""
+        async with self._lock:
+            self._check_open()
+            conn = self._conn
+            if conn is None or not conn.alive:
+                return False, None, "the REPL worker is not running"
+            try:
+                reply = await conn.request(P.GET_VAR, timeout=GET_VAR_TIMEOUT_S, name=name)
+            except (WorkerDied, asyncio.TimeoutError) as exc:
+                return False, None, f"could not read variable {name!r}: {exc!r}"
+            if reply["type"] != P.VAR_VALUE:
+                return False, None, str(reply.get("message") or reply)
+            return bool(reply.get("found")), reply.get("value"), reply.get("error")
+
+    # ---------------------------------------------------------------- sub-calls
+
+    async def _serve_sub_call(self, msg: dict[str, Any]) -> list[dict]:
+        prompts = [p if isinstance(p, str) else str(p) for p in (msg.get("prompts") or [])]
+        model, context = msg.get("model"), msg.get("context")
+        request = SubCallRequest(kind=str(msg.get("kind") or "llm"), prompts=prompts,
+                                 model=None if model is None else str(model),
+                                 context=None if context is None else str(context))
+        try:
+            results = list(await self._on_sub_call(request))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:   # the handler's bug must not hang the worker's thread
+            log.exception("on_sub_call failed for %s prompt(s)", len(prompts))
+            return [{"error": {"type": type(exc).__name__, "message": str(exc)}} for _ in prompts]
+        slots: list[dict] = []
+        for i in range(len(prompts)):
+            slot = results[i] if i < len(results) else None
+            if not isinstance(slot, dict) or not ("ok" in slot or "error" in slot):
+                slot = {"error": {"type": "ProtocolError",
+                                  "message": f"the engine returned no result for prompt {i}"}}
+            slots.append(slot)
+        return slots

@@ -1,0 +1,224 @@
+"""One worker process and its pipes, seen from the engine's event loop.
+
+Spawns the worker (asyncio.create_subprocess_exec, its own session so a Ctrl+C
+in the terminal does not reach it), talks protocol lines over two dedicated
+pipes with asyncio streams, routes replies to the futures that wait for them by
+`re`, serves each sub_call in its own task, drains the worker's fd 1/2 into a
+small tail buffer (C-level output and fatal error messages land there) and
+reaps the process. It knows nothing of cells or restarts: that is ReplClient.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+from typing import Any, Awaitable, Callable
+
+from core.repl import protocol as P
+
+log = logging.getLogger(__name__)
+
+OUTPUT_TAIL_BYTES = 16 * 1024
+SubCallServer = Callable[[dict[str, Any]], Awaitable[list[dict]]]
+
+
+class WorkerDied(Exception):
+    """The worker's pipe closed while a reply was awaited."""
+
+
+class WorkerConnection:
+    def __init__(self, proc: asyncio.subprocess.Process, reader: asyncio.StreamReader,
+                 writer: asyncio.StreamWriter, serve_sub_call: SubCallServer) -> None:
+        self.proc = proc
+        self.pid: int = proc.pid
+        self._reader = reader
+        self._writer = writer
+        self._serve_sub_call = serve_sub_call
+        self._ids = P.IdCounter("e")
+        self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._sub_tasks: set[asyncio.Task[None]] = set()
+        self._tail = bytearray()
+        self.output_bytes = 0
+        self.closed = False
+        self._read_task = asyncio.create_task(self._read_loop(), name=f"repl-read-{proc.pid}")
+        self._drain_task = asyncio.create_task(self._drain_output(), name=f"repl-out-{proc.pid}")
+        self._exit_task = asyncio.create_task(proc.wait(), name=f"repl-wait-{proc.pid}")
+
+    @classmethod
+    async def spawn(cls, command: list[str], *, env: dict[str, str], cwd: str,
+                    serve_sub_call: SubCallServer) -> "WorkerConnection":
+        loop = asyncio.get_running_loop()
+        to_worker_r, to_worker_w = os.pipe()
+        from_worker_r, from_worker_w = os.pipe()
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *command, "--fd-in", str(to_worker_r), "--fd-out", str(from_worker_w),
+                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT, pass_fds=(to_worker_r, from_worker_w),
+                env=env, cwd=cwd, start_new_session=True)
+        except BaseException:
+            for fd in (to_worker_w, from_worker_r):
+                os.close(fd)
+            raise
+        finally:
+            os.close(to_worker_r)
+            os.close(from_worker_w)
+        reader = asyncio.StreamReader(limit=P.MAX_LINE_BYTES, loop=loop)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop),
+                                     os.fdopen(from_worker_r, "rb", buffering=0))
+        transport, protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, os.fdopen(to_worker_w, "wb", buffering=0))
+        writer = asyncio.StreamWriter(transport, protocol, None, loop)
+        return cls(proc, reader, writer, serve_sub_call)
+
+    # ---------------------------------------------------------------- messages
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode
+
+    @property
+    def alive(self) -> bool:
+        return not self.closed and self.proc.returncode is None and not self._read_task.done()
+
+    async def send(self, msg: dict[str, Any]) -> None:
+        if self.closed or self._writer.is_closing():
+            raise WorkerDied("the worker's pipe is closed")
+        self._writer.write(P.encode(msg))
+        try:
+            await self._writer.drain()
+        except (ConnectionError, BrokenPipeError) as exc:
+            raise WorkerDied(f"writing to the worker failed: {exc}") from exc
+
+    async def start_request(self, type_: str, **fields: Any) -> asyncio.Future[dict[str, Any]]:
+        """Send a request; the returned future gets the reply (or WorkerDied)."""
+        id_ = self._ids()
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        # Mark a WorkerDied as seen even if nobody awaits this future any more.
+        fut.add_done_callback(lambda f: f.cancelled() or f.exception())
+        if self._read_task.done():
+            fut.set_exception(WorkerDied("the worker's pipe is closed"))
+            return fut
+        self._pending[id_] = fut
+        try:
+            await self.send(P.message(type_, id_, **fields))
+        except WorkerDied as exc:
+            self._pending.pop(id_, None)
+            if not fut.done():
+                fut.set_exception(exc)
+        return fut
+
+    async def request(self, type_: str, *, timeout: float, **fields: Any) -> dict[str, Any]:
+        fut = await self.start_request(type_, **fields)
+        return await asyncio.wait_for(fut, timeout)
+
+    async def _read_loop(self) -> None:
+        reason = "the worker closed its pipe"
+        try:
+            while True:
+                line = await self._reader.readline()
+                if not line.endswith(b"\n"):
+                    break
+                try:
+                    msg = P.decode(line)
+                except P.ProtocolError as exc:
+                    log.warning("worker %s sent a bad line: %s", self.pid, exc)
+                    continue
+                if msg["type"] == P.SUB_CALL:
+                    task = asyncio.create_task(self._sub_call(msg), name=f"repl-sub-{msg['id']}")
+                    self._sub_tasks.add(task)
+                    task.add_done_callback(self._sub_tasks.discard)
+                    continue
+                fut = self._pending.pop(msg.get("re", ""), None)
+                if fut is not None and not fut.done():
+                    fut.set_result(msg)
+                else:
+                    log.debug("worker %s: unexpected %s (re=%s)", self.pid, msg["type"], msg.get("re"))
+        except ValueError as exc:   # a line longer than MAX_LINE_BYTES
+            reason = f"protocol error: {exc}"
+            log.error("worker %s: %s", self.pid, reason)
+        finally:
+            for fut in self._pending.values():
+                if not fut.done():
+                    fut.set_exception(WorkerDied(reason))
+            self._pending.clear()
+
+    async def _sub_call(self, msg: dict[str, Any]) -> None:
+        results = await self._serve_sub_call(msg)
+        try:
+            await self.send(P.message(P.SUB_RESULT, self._ids(), re=msg["id"], results=results))
+        except WorkerDied:
+            log.debug("worker %s gone before sub_result %s", self.pid, msg["id"])
+
+    async def _drain_output(self) -> None:
+        stream = self.proc.stdout
+        if stream is None:
+            return
+        while True:
+            chunk = await stream.read(65536)
+            if not chunk:
+                return
+            self.output_bytes += len(chunk)
+            self._tail += chunk
+            if len(self._tail) > OUTPUT_TAIL_BYTES:
+                del self._tail[:len(self._tail) - OUTPUT_TAIL_BYTES]
+
+    def output_tail(self) -> str:
+        """The last bytes the worker wrote to its fd 1/2 (crash messages)."""
+        return self._tail.decode("utf-8", "replace")
+
+    # ---------------------------------------------------------------- process
+
+    def signal(self, sig: int, *, group: bool = False) -> None:
+        try:
+            if group:
+                os.killpg(self.pid, sig)
+            elif self.proc.returncode is None:
+                self.proc.send_signal(sig)
+        except (ProcessLookupError, PermissionError) as exc:
+            log.debug("signal %s to worker %s: %s", sig, self.pid, exc)
+
+    async def wait_exit(self, timeout: float) -> int | None:
+        try:
+            return await asyncio.wait_for(asyncio.shield(self._exit_task), timeout)
+        except asyncio.TimeoutError:
+            return None
+
+    async def kill(self) -> int | None:
+        self.signal(signal.SIGKILL, group=True)
+        self.signal(signal.SIGKILL)
+        return await self.wait_exit(10.0)
+
+    async def shutdown(self, grace_s: float) -> str:
+        """Ask, then SIGTERM, then SIGKILL, each with a deadline. Returns the path."""
+        path = "graceful"
+        if self.proc.returncode is None:
+            try:
+                await self.start_request(P.SHUTDOWN)
+            except WorkerDied:
+                log.debug("worker %s: shutdown not sent, pipe closed", self.pid)
+            if await self.wait_exit(grace_s) is None:
+                path = "terminate"
+                self.signal(signal.SIGTERM)
+                if await self.wait_exit(grace_s) is None:
+                    path = "kill"
+                    await self.kill()
+        await self.dispose()
+        return path
+
+    async def dispose(self) -> None:
+        """Kill what is left (also grandchildren in the worker's process group),
+        cancel outstanding sub-call tasks, close the pipes."""
+        if self.closed:
+            return
+        self.closed = True
+        if self.proc.returncode is None:
+            await self.kill()
+        self.signal(signal.SIGKILL, group=True)
+        tasks = [*self._sub_tasks, self._read_task, self._drain_task]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._writer.close()

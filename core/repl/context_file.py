@@ -1,0 +1,104 @@
+"""The context layout on disk, written by the engine and read by the worker.
+
+`context.txt` (UTF-8, no newline translation) holds every document, in order:
+
+    === {path} ===\\n{text}\\n\\n
+
+`context.index.json` is a list of {"path", "offset", "chars"}, where `offset` is
+the character index of the document's text inside the decoded context string.
+The worker decodes the file once (through mmap, so there is no extra bytes
+copy) and slices each document's text out of it.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+CONTEXT_NAME = "context.txt"
+INDEX_NAME = "context.index.json"
+
+
+class ContextFileError(Exception):
+    """The context files are missing or do not match their index."""
+
+
+@dataclass(frozen=True)
+class ContextFiles:
+    path: str
+    index_path: str
+    chars: int
+    documents: int
+
+
+def header(path: str) -> str:
+    return f"=== {path} ===\n"
+
+
+def _path_and_text(doc: Any) -> tuple[str, str]:
+    if isinstance(doc, dict):
+        path, text = doc["path"], doc["text"]
+    else:
+        path, text = doc.path, doc.text
+    if not isinstance(text, str):
+        raise TypeError(f"document text must be str, got {type(text).__name__} for {path!r}")
+    return str(path), text
+
+
+def write_context(documents: Iterable[Any], directory: str | Path) -> ContextFiles:
+    """Write the context and its index into `directory` (read-only files)."""
+    directory = Path(directory)
+    path = directory / CONTEXT_NAME
+    index_path = directory / INDEX_NAME
+    for old in (path, index_path):
+        if old.exists():
+            old.chmod(0o600)
+            old.unlink()
+    index = []
+    offset = 0
+    # "replace" keeps one character per unencodable one (lone surrogates): offsets hold.
+    with open(path, "w", encoding="utf-8", errors="replace", newline="") as f:
+        for doc in documents:
+            doc_path, text = _path_and_text(doc)
+            head = header(doc_path)
+            f.write(head)
+            f.write(text)
+            f.write("\n\n")
+            index.append({"path": doc_path, "offset": offset + len(head), "chars": len(text)})
+            offset += len(head) + len(text) + 2
+    index_path.write_text(json.dumps(index, ensure_ascii=False), encoding="utf-8")
+    for done in (path, index_path):
+        done.chmod(0o444)
+    return ContextFiles(str(path), str(index_path), offset, len(index))
+
+
+def read_context(path: str, index_path: str) -> tuple[str, list[dict[str, Any]]]:
+    """Return (context, documents) as the worker exposes them."""
+    try:
+        with open(index_path, encoding="utf-8") as f:
+            index = json.load(f)
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size == 0:
+                context = ""
+            else:
+                with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                    view = memoryview(mm)
+                    try:
+                        context = str(view, "utf-8")
+                    finally:
+                        view.release()
+    except (OSError, ValueError) as exc:
+        raise ContextFileError(f"cannot read the context: {exc}") from exc
+    documents = []
+    for entry in index:
+        start, chars = int(entry["offset"]), int(entry["chars"])
+        if start < 0 or start + chars > len(context):
+            raise ContextFileError(f"index entry out of range: {entry}")
+        documents.append({"path": entry["path"], "text": context[start:start + chars],
+                          "chars": chars, "offset": start})
+    return context, documents

@@ -1,0 +1,201 @@
+"""The names model code gets in the REPL, and the persistent namespace.
+
+`Namespace` owns the globals dict that every cell runs in. The REPL names
+(protocol.REPL_NAMES plus the exception classes) are put back after each cell
+if the code overwrote or deleted them. Sub-calls go through `sub_call`, a
+blocking callable supplied by the worker: (kind, prompts, model, context) ->
+list of result slots ({"ok": str} or {"error": {"type", "message"}}).
+"""
+
+from __future__ import annotations
+
+import builtins
+import sys
+import threading
+import types
+from typing import Any, Callable
+
+from core.repl.protocol import REPL_NAMES
+
+SubCall = Callable[[str, list[str], "str | None", "str | None"], list[dict]]
+
+
+class BudgetExceeded(Exception):
+    """The run's budget (cost or sub-call cap) refused this sub-call."""
+
+
+class SubCallError(Exception):
+    """A sub-call failed (provider error, prompt too large, ...)."""
+
+
+class VarListing(dict):
+    """What SHOW_VARS() returns: {name: type name}. Not echoed as a cell's value."""
+
+
+EXCEPTION_NAMES = ("BudgetExceeded", "SubCallError")
+RESERVED = frozenset(REPL_NAMES) | frozenset(EXCEPTION_NAMES) | {"__builtins__"}
+
+
+def _prompt(value: Any, func: str) -> str:
+    if value is None:
+        raise TypeError(f"{func}: a prompt must be a string, got None")
+    return value if isinstance(value, str) else str(value)
+
+
+def _prompt_list(values: Any, func: str) -> list[str]:
+    if isinstance(values, (str, bytes)) or values is None:
+        raise TypeError(f"{func}: pass a list of prompts, got {type(values).__name__}")
+    try:
+        items = list(values)
+    except TypeError:
+        raise TypeError(f"{func}: pass a list of prompts, got {type(values).__name__}") from None
+    return [_prompt(v, func) for v in items]
+
+
+def _slot_text(slot: Any) -> str:
+    if isinstance(slot, dict) and isinstance(slot.get("ok"), str):
+        return slot["ok"]
+    err = slot.get("error") if isinstance(slot, dict) else None
+    if isinstance(err, dict):
+        return f"[error: {err.get('type', 'Error')}: {err.get('message', '')}]"
+    return f"[error: ProtocolError: malformed result slot {str(slot)[:200]}]"
+
+
+def _slot_value(slot: Any, func: str) -> str:
+    if isinstance(slot, dict) and isinstance(slot.get("ok"), str):
+        return slot["ok"]
+    err = slot.get("error") if isinstance(slot, dict) else None
+    if not isinstance(err, dict):
+        raise SubCallError(f"{func}: malformed result {str(slot)[:200]}")
+    kind, msg = str(err.get("type", "Error")), str(err.get("message", ""))
+    if kind == "BudgetExceeded":
+        raise BudgetExceeded(msg)
+    raise SubCallError(f"{kind}: {msg}")
+
+
+class Namespace:
+    def __init__(self, sub_call: SubCall) -> None:
+        self._sub_call = sub_call
+        self._lock = threading.Lock()
+        self.final: dict[str, str] | None = None
+        self.globals: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+        self._names: dict[str, Any] = {
+            "context": "",
+            "documents": [],
+            "llm_query": self.llm_query,
+            "llm_query_batched": self.llm_query_batched,
+            "rlm_query": self.rlm_query,
+            "rlm_query_batched": self.rlm_query_batched,
+            "FINAL": self.FINAL,
+            "FINAL_VAR": self.FINAL_VAR,
+            "SHOW_VARS": self.SHOW_VARS,
+            "BudgetExceeded": BudgetExceeded,
+            "SubCallError": SubCallError,
+        }
+        self.globals.update(self._names)
+
+    # ---------------------------------------------------------------- state
+
+    def set_context(self, context: str, documents: list[dict[str, Any]]) -> None:
+        self._names["context"] = context
+        self._names["documents"] = documents
+        self.globals["context"] = context
+        self.globals["documents"] = documents
+
+    def restore(self) -> list[str]:
+        """Put back REPL names the cell overwrote or deleted. Returns them."""
+        restored = []
+        for name, value in self._names.items():
+            if self.globals.get(name, _MISSING) is not value:
+                self.globals[name] = value
+                restored.append(name)
+        if self.globals.get("__builtins__") is not builtins:
+            self.globals["__builtins__"] = builtins
+        return restored
+
+    def user_vars(self) -> dict[str, Any]:
+        return {k: v for k, v in self.globals.items()
+                if k not in RESERVED and not k.startswith("_")
+                and not isinstance(v, types.ModuleType)}
+
+    def _describe_vars(self) -> str:
+        names = sorted(self.user_vars())
+        return ", ".join(names) if names else "(none)"
+
+    def lookup(self, name: str) -> tuple[bool, str | None, str | None]:
+        """For get_var: (found, str(value), error)."""
+        name = name.strip().strip("'\"").strip()
+        if not name or name in ("__builtins__",) or name not in self.globals:
+            return False, None, f"no variable named {name!r}; variables: {self._describe_vars()}"
+        try:
+            return True, str(self.globals[name]), None
+        except Exception as exc:  # user __str__ may raise anything
+            return False, None, f"str({name}) raised {type(exc).__name__}: {exc}"
+
+    # ---------------------------------------------------------------- REPL functions
+
+    def llm_query(self, prompt: Any, model: str | None = None) -> str:
+        """One sub-model call. Raises BudgetExceeded or SubCallError."""
+        text = _prompt(prompt, "llm_query")
+        results = self._sub_call("llm", [text], None if model is None else str(model), None)
+        return _slot_value(results[0] if results else None, "llm_query")
+
+    def llm_query_batched(self, prompts: Any, model: str | None = None) -> list[str]:
+        """Many sub-model calls, run concurrently by the engine, in order.
+        A failed prompt gives "[error: <type>: <message>]" in its slot."""
+        texts = _prompt_list(prompts, "llm_query_batched")
+        if not texts:
+            return []
+        results = self._sub_call("llm", texts, None if model is None else str(model), None)
+        return [_slot_text(results[i] if i < len(results) else None) for i in range(len(texts))]
+
+    def rlm_query(self, prompt: Any, context: Any = None) -> str:
+        """A nested RLM over `context` (or a plain sub-call at the depth limit)."""
+        text = _prompt(prompt, "rlm_query")
+        ctx = None if context is None else str(context)
+        results = self._sub_call("rlm", [text], None, ctx)
+        return _slot_value(results[0] if results else None, "rlm_query")
+
+    def rlm_query_batched(self, prompts: Any, context: Any = None) -> list[str]:
+        texts = _prompt_list(prompts, "rlm_query_batched")
+        if not texts:
+            return []
+        ctx = None if context is None else str(context)
+        results = self._sub_call("rlm", texts, None, ctx)
+        return [_slot_text(results[i] if i < len(results) else None) for i in range(len(texts))]
+
+    def FINAL(self, value: Any) -> None:   # noqa: N802 - the name the model uses
+        """End the run with str(value) as the answer (the cell still finishes)."""
+        text = str(value)
+        with self._lock:
+            self.final = {"kind": "FINAL", "value": text}
+
+    def FINAL_VAR(self, name: Any) -> None:   # noqa: N802
+        """End the run with a variable's value: FINAL_VAR("answer") or FINAL_VAR(answer)."""
+        user = self.user_vars()
+        if isinstance(name, str) and name.strip() in self.globals and name.strip() not in RESERVED:
+            value = self.globals[name.strip()]
+        elif not isinstance(name, str):
+            value = name
+        elif any(v is name for v in user.values()):
+            value = name
+        else:
+            print(f"FINAL_VAR: no variable named {name[:80]!r}; variables: {self._describe_vars()}. "
+                  "Nothing was returned; assign the answer to a variable first, "
+                  "or call FINAL(text).", file=sys.stderr)
+            return
+        text = str(value)
+        with self._lock:
+            self.final = {"kind": "FINAL_VAR", "value": text}
+
+    def SHOW_VARS(self) -> VarListing:   # noqa: N802
+        """Names and types of your variables (not the REPL's own names)."""
+        listing = VarListing((k, type(v).__name__) for k, v in sorted(self.user_vars().items()))
+        if listing:
+            print("\n".join(f"{k}: {t}" for k, t in listing.items()))
+        else:
+            print("(no variables yet)")
+        return listing
+
+
+_MISSING = object()

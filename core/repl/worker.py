@@ -1,0 +1,291 @@
+"""The REPL worker: a child process that holds `context` and runs model code.
+
+    python -m core.repl.worker --fd-in N --fd-out M [--memory-limit-mb N] [--no-namespace]
+    <frozen app> --repl-worker --fd-in N --fd-out M ...
+
+Speaks core/repl/protocol.py on the two inherited file descriptors. Threads:
+  main thread   takes requests from a queue and runs cells (so SIGINT raises
+                KeyboardInterrupt in model code, also while it waits for a sub-call)
+  reader thread reads the engine's pipe: routes sub_result to the waiting thread,
+                answers shutdown at once (even while a cell runs), queues the rest
+Any thread may send (a lock keeps lines whole).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import faulthandler
+import gc
+import json
+import linecache
+import logging
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+import traceback
+from typing import Any, BinaryIO
+
+from core.repl import protocol as P
+from core.repl.capture import CappedText, DiscardText
+from core.repl.context_file import ContextFileError, read_context
+from core.repl.namespace import Namespace, VarListing
+from core.repl import sandbox
+
+log = logging.getLogger("core.repl.worker")
+
+# Frames from these files are cut from tracebacks shown to the model.
+_OWN_FILES = frozenset(os.path.abspath(m.__file__ or "") for m in
+                       (sys.modules[__name__], sys.modules["core.repl.namespace"],
+                        sys.modules["core.repl.capture"], sandbox))
+_RESERVE_BYTES = 16 * 1024 * 1024   # freed on MemoryError so the reply can be built
+
+
+class Channel:
+    """The protocol pipes, seen from the worker."""
+
+    def __init__(self, fd_in: int, fd_out: int) -> None:
+        self._in: BinaryIO = os.fdopen(fd_in, "rb")
+        self._out: BinaryIO = os.fdopen(fd_out, "wb")
+        self._send_lock = threading.Lock()
+        self._ids = P.IdCounter("w")
+        self._pending: dict[str, tuple[threading.Event, list]] = {}
+        self._pending_lock = threading.Lock()
+        self.requests: queue.Queue[dict[str, Any]] = queue.Queue()
+
+    def send(self, msg: dict[str, Any]) -> None:
+        try:
+            data = P.encode(msg)
+        except UnicodeEncodeError:   # lone surrogates printed by model code
+            data = json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode(
+                "utf-8", "replace") + b"\n"
+        with self._send_lock:
+            self._out.write(data)
+            self._out.flush()
+
+    def reply(self, type_: str, re: str | None, **fields: Any) -> None:
+        self.send(P.message(type_, self._ids(), re=re, **fields))
+
+    def sub_call(self, kind: str, prompts: list[str], model: str | None,
+                 context: str | None) -> list[dict]:
+        """Ask the engine; block this thread until the sub_result arrives."""
+        id_ = self._ids()
+        done = threading.Event()
+        box: list = []
+        with self._pending_lock:
+            self._pending[id_] = (done, box)
+        try:
+            self.send(P.message(P.SUB_CALL, id_, kind=kind, prompts=prompts,
+                                model=model, context=context))
+            done.wait()
+        finally:
+            with self._pending_lock:
+                self._pending.pop(id_, None)
+        return box[0] if box else []
+
+    def read_forever(self) -> None:
+        """Reader thread body."""
+        for line in self._in:
+            try:
+                msg = P.decode(line)
+            except P.ProtocolError as exc:
+                self.reply(P.ERROR, None, message=str(exc))
+                continue
+            kind = msg["type"]
+            if kind == P.SUB_RESULT:
+                self._deliver(msg)
+            elif kind == P.SHUTDOWN:
+                self.reply(P.BYE, msg["id"])
+                os._exit(0)
+            else:
+                self.requests.put(msg)
+        # The engine closed its end: it is gone or done with us.
+        os._exit(0)
+
+    def _deliver(self, msg: dict[str, Any]) -> None:
+        with self._pending_lock:
+            entry = self._pending.get(msg.get("re", ""))
+        if entry is None:
+            log.debug("sub_result for unknown or abandoned call %s", msg.get("re"))
+            return
+        done, box = entry
+        results = msg.get("results")
+        box.append(results if isinstance(results, list) else [])
+        done.set()
+
+
+class Worker:
+    def __init__(self, channel: Channel, sandbox_info: dict[str, Any]) -> None:
+        self.channel = channel
+        self.sandbox_info = sandbox_info
+        self.ns = Namespace(channel.sub_call)
+        self.cells = 0
+        self.in_cell = False
+        self._reserve: bytearray | None = bytearray(_RESERVE_BYTES)
+
+    # ---------------------------------------------------------------- loop
+
+    def on_sigint(self, signum: int, frame: Any) -> None:
+        if self.in_cell:
+            raise KeyboardInterrupt
+        log.debug("SIGINT between cells, ignored")
+
+    def serve(self) -> int:
+        handlers = {P.HELLO: self.hello, P.LOAD_CONTEXT: self.load_context,
+                    P.EXEC: self.exec_cell, P.GET_VAR: self.get_var}
+        while True:
+            try:
+                msg = self.channel.requests.get()
+                handler = handlers.get(msg["type"])
+                if handler is None:
+                    self.channel.reply(P.ERROR, msg["id"], message=f"unknown type {msg['type']!r}")
+                    continue
+                handler(msg)
+            except KeyboardInterrupt:
+                log.debug("late SIGINT outside a cell, ignored")
+
+    def hello(self, msg: dict[str, Any]) -> None:
+        if msg.get("version") != P.PROTOCOL_VERSION:
+            self.channel.reply(P.ERROR, msg["id"], message=(
+                f"protocol version mismatch: engine {msg.get('version')}, "
+                f"worker {P.PROTOCOL_VERSION}"))
+            os._exit(2)
+        self.channel.reply(P.HELLO_OK, msg["id"], version=P.PROTOCOL_VERSION,
+                           pid=os.getpid(), sandbox=self.sandbox_info)
+
+    def load_context(self, msg: dict[str, Any]) -> None:
+        try:
+            context, documents = read_context(msg["path"], msg["index_path"])
+        except (ContextFileError, KeyError) as exc:
+            self.channel.reply(P.ERROR, msg["id"], message=str(exc))
+            return
+        self.ns.set_context(context, documents)
+        self.channel.reply(P.CONTEXT_LOADED, msg["id"], chars=len(context), documents=len(documents))
+
+    def get_var(self, msg: dict[str, Any]) -> None:
+        found, value, error = self.ns.lookup(str(msg.get("name", "")))
+        self.channel.reply(P.VAR_VALUE, msg["id"], found=found, value=value, error=error)
+
+    # ---------------------------------------------------------------- cells
+
+    def exec_cell(self, msg: dict[str, Any]) -> None:
+        self.cells += 1
+        filename = f"<cell {self.cells}>"
+        code = str(msg.get("code", ""))
+        out, err = CappedText(), CappedText()
+        result: dict[str, Any] = {"error": None, "error_type": None, "is_syntax_error": False}
+        self.ns.final = None
+        started = time.monotonic()
+        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+        try:
+            body, last = self._compile(code, filename)
+        except SyntaxError as exc:
+            if exc.text is None and exc.lineno:
+                lines = code.splitlines()
+                exc.text = lines[exc.lineno - 1] if exc.lineno <= len(lines) else None
+            result.update(error="".join(traceback.format_exception_only(type(exc), exc)),
+                          error_type=type(exc).__name__, is_syntax_error=True)
+        except (ValueError, RecursionError, MemoryError) as exc:   # null bytes, absurd nesting
+            result.update(error=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__,
+                          is_syntax_error=isinstance(exc, ValueError))
+        else:
+            self._run(body, last, out, err, result)
+        restored = self.ns.restore()
+        if restored:
+            print(f"[REPL: restored {', '.join(restored)}; these names are reserved]", file=err)
+        self.channel.reply(
+            P.EXEC_RESULT, msg["id"], stdout=out.getvalue(), stderr=err.getvalue(),
+            stdout_chars=out.chars, stderr_chars=err.chars, duration_ms=int(
+                (time.monotonic() - started) * 1000), final=self.ns.final, **result)
+        self._refill_reserve()
+
+    @staticmethod
+    def _compile(code: str, filename: str) -> tuple[Any, Any]:
+        """Compile the cell; a trailing expression is compiled apart so its
+        value can be echoed like an interactive prompt does."""
+        tree = ast.parse(code, filename, "exec")
+        last = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last = compile(ast.Expression(tree.body.pop().value), filename, "eval")
+        return compile(tree, filename, "exec"), last
+
+    def _run(self, body: Any, last: Any, out: CappedText, err: CappedText,
+             result: dict[str, Any]) -> None:
+        sys.stdout, sys.stderr = out, err
+        try:
+            self.in_cell = True
+            try:
+                exec(body, self.ns.globals)
+                if last is not None:
+                    value = eval(last, self.ns.globals)
+                    if value is not None and not isinstance(value, VarListing):
+                        print(repr(value))
+            finally:
+                self.in_cell = False
+        except BaseException as exc:   # model code may raise anything, SystemExit included
+            if isinstance(exc, MemoryError):
+                self._reserve = None
+                gc.collect()
+            result.update(error=_format_error(exc), error_type=type(exc).__name__)
+            if isinstance(exc, MemoryError):
+                limit = self.sandbox_info.get("memory_limit_mb")
+                result["error"] += (f"\nThe cell ran out of memory (limit {limit} MB). Your variables "
+                                    "are kept; free large ones with `del name`.")
+        finally:
+            # Threads the cell left running print into the void until the next cell.
+            sys.stdout, sys.stderr = DiscardText(), DiscardText()
+
+    def _refill_reserve(self) -> None:
+        if self._reserve is None:
+            try:
+                self._reserve = bytearray(_RESERVE_BYTES)
+            except MemoryError:
+                log.warning("memory reserve not refilled: still short of memory")
+
+
+def _format_error(exc: BaseException) -> str:
+    """The traceback without the worker's own frames."""
+    te = traceback.TracebackException.from_exception(exc, limit=None)
+    seen = set()
+    node: traceback.TracebackException | None = te
+    while node is not None and id(node) not in seen:
+        seen.add(id(node))
+        kept = [f for f in node.stack if os.path.abspath(f.filename) not in _OWN_FILES]
+        node.stack = traceback.StackSummary.from_list(kept)
+        node = node.__cause__ or node.__context__
+    text = "".join(te.format())
+    return text
+
+
+def _parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="repl-worker")
+    parser.add_argument("--fd-in", type=int, required=True)
+    parser.add_argument("--fd-out", type=int, required=True)
+    parser.add_argument("--memory-limit-mb", type=int, default=None)
+    parser.add_argument("--no-namespace", action="store_true",
+                        help="skip the network namespace; use the audit hook (tests)")
+    return parser.parse_args([a for a in argv if a != "--repl-worker"])
+
+
+def main(argv: list[str]) -> int:
+    args = _parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, stream=sys.__stderr__,
+                        format="repl-worker: %(levelname)s %(message)s")
+    # No model code has run yet and we have one thread: limits, then isolation.
+    info: dict[str, Any] = sandbox.set_limits(args.memory_limit_mb)
+    info.update(sandbox.isolate_network(allow_namespace=not args.no_namespace))
+    info["die_with_parent"] = sandbox.die_with_parent()
+    if sys.__stderr__ is not None:
+        faulthandler.enable(file=sys.__stderr__)
+    channel = Channel(args.fd_in, args.fd_out)
+    worker = Worker(channel, info)
+    signal.signal(signal.SIGINT, worker.on_sigint)
+    threading.Thread(target=channel.read_forever, name="repl-reader", daemon=True).start()
+    return worker.serve()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
