@@ -1,0 +1,129 @@
+"""CallTreeModel over the fold: rows, columns, parents, live inserts (no widget)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtTest import QAbstractItemModelTester
+
+from core import events as ev
+from core.runview import RunView, fold
+from tests.support.event_streams import Stream, full_run
+from ui.call_tree_model import (COL_COST, COL_KIND, COL_LATENCY, COL_STATUS, COL_TOKENS, COLUMNS,
+                                COST_ROLE, KIND_ROLE, NODE_ID_ROLE, STATUS_ROLE, TOKENS_ROLE, CallTreeModel)
+
+Fatal = QAbstractItemModelTester.FailureReportingMode.Fatal
+
+
+def ids_under(model: CallTreeModel, parent: QModelIndex) -> list[str]:
+    return [model.index(r, 0, parent).data(NODE_ID_ROLE) for r in range(model.rowCount(parent))]
+
+
+def walk(model: CallTreeModel, parent: QModelIndex = QModelIndex()) -> list[tuple[str, str | None]]:
+    """(node id, parent id) for every row, depth first."""
+    out = []
+    for r in range(model.rowCount(parent)):
+        index = model.index(r, 0, parent)
+        out.append((index.data(NODE_ID_ROLE), parent.data(NODE_ID_ROLE) if parent.isValid() else None))
+        out.extend(walk(model, index))
+    return out
+
+
+def test_live_inserts_pass_the_model_tester(qapp):
+    view = RunView()
+    model = CallTreeModel(view)
+    tester = QAbstractItemModelTester(model, Fatal)
+    resets, inserts = [], []
+    model.modelReset.connect(lambda: resets.append(1))
+    model.rowsInserted.connect(lambda parent, first, last: inserts.append((parent.data(NODE_ID_ROLE), first, last)))
+    for event in full_run():
+        model.sync(view.apply(event).updated)
+    assert resets == []                                   # never a reset per event
+    assert inserts[0] == (None, 0, 0)                     # the RLM row first
+    assert ("R.t2.c1", 4, 4) in inserts                   # the fifth sub-call of the batch
+    assert walk(model) == [(n.id, n.parent.id if n.parent else None) for n in _depth_first(view)]
+    del tester
+
+
+def _depth_first(view: RunView):
+    def visit(node):
+        yield node
+        for child in node.children:
+            yield from visit(child)
+    return list(visit(view.root))
+
+
+def test_bulk_sync_inserts_per_parent_and_matches_the_fold(qapp):
+    view = RunView()
+    model = CallTreeModel(view)
+    tester = QAbstractItemModelTester(model, Fatal)
+    events = full_run()
+    view.apply_many(events[:40])
+    model.sync()
+    view.apply_many(events[40:])
+    inserts = []
+    model.rowsInserted.connect(lambda parent, first, last: inserts.append((parent.data(NODE_ID_ROLE), first, last)))
+    model.sync()
+    assert len(inserts) == len({p for p, _, _ in inserts})  # one insert per parent and batch
+    assert walk(model) == walk(_fresh(events))
+    del tester
+
+
+def _fresh(events) -> CallTreeModel:
+    return CallTreeModel(fold(events))
+
+
+def test_rows_columns_parents_and_roles(qapp):
+    model = _fresh(full_run())
+    assert model.columnCount() == len(COLUMNS) == 8
+    assert [model.headerData(c, Qt.Orientation.Horizontal) for c in range(8)] == list(COLUMNS)
+    root = model.index(0, 0)
+    assert model.rowCount() == 1 and root.data(NODE_ID_ROLE) == "R"
+    assert ids_under(model, root) == ["R.t1", "R.t2", "R.t3", "R.t4"]
+    cell = model.index_for("R.t2.c1")
+    assert ids_under(model, cell) == [f"R.s{n}" for n in range(1, 6)]
+    assert model.parent(model.index_for("R.s3")).data(NODE_ID_ROLE) == "R.t2.c1"
+    nested = model.index_for("R.s6")
+    assert ids_under(model, nested) == ["R.s6.t1", "R.s6.t2"]
+    assert ids_under(model, model.index_for("R.s6.t1.c1")) == ["R.s6.s1"]
+    s2 = model.index_for("R.s2")
+    row = {c: model.index(s2.row(), c, s2.parent()) for c in range(8)}
+    assert row[COL_STATUS].data() == "error" and row[COL_KIND].data() == "llm"
+    assert row[COL_TOKENS].data() == "800 / 60"
+    assert row[COL_COST].data().startswith("$") and row[COL_LATENCY].data() == "900 ms"
+    assert "429" in row[0].data(Qt.ItemDataRole.ToolTipRole)
+    assert s2.data(STATUS_ROLE) == "error" and s2.data(KIND_ROLE) == "llm"
+    assert s2.data(TOKENS_ROLE) == (800, 60) and s2.data(COST_ROLE) > 0
+    turn = model.index_for("R.t1")
+    assert model.index(turn.row(), COL_LATENCY, turn.parent()).data() == "1.2 s"
+    assert model.index_for("R.s3").data(STATUS_ROLE) == "refused"
+    assert model.index_for("R.t1.c2").data(STATUS_ROLE) == "syntax error"
+    assert model.index_for("nope").isValid() is False
+
+
+def test_in_flight_calls_update_in_place(qapp):
+    s = Stream()
+    s.start()
+    t = s.turn("R", 1, "```repl\nllm_query_batched(['a', 'b'])\n```")
+    c = s.cell(t, 1, "llm_query_batched(['a', 'b'])")
+    first = s.sub_start("R", 1, c, "a")
+    s.sub_start("R", 2, c, "b")
+    view = RunView()
+    model = CallTreeModel(view)
+    for e in s.events:
+        model.sync(view.apply(e).updated)
+    assert model.index_for(first).data(STATUS_ROLE) == "running"
+    changed = []
+    model.dataChanged.connect(lambda a, b, roles: changed.append((a.data(NODE_ID_ROLE), a.column(), b.column())))
+    model.sync(view.apply(ev.SubCallFinished(run_id="r", seq=99, call_id=first, parent_id=c, kind="llm",
+                                             model="m", status="ok", response="A", error=None, input_tokens=5,
+                                             output_tokens=1, cost_usd=0.001, duration_ms=300)).updated)
+    assert changed == [(first, 0, len(COLUMNS) - 1)]
+    assert model.index_for(first).data(STATUS_ROLE) == "ok"
+
+
+def test_set_view_resets_once(qapp):
+    model = _fresh(full_run())
+    resets = []
+    model.modelReset.connect(lambda: resets.append(1))
+    model.set_view(RunView())
+    assert resets == [1] and model.rowCount() == 0

@@ -1,0 +1,80 @@
+"""CallTreeView: the tree of every call of a run (a QTreeView over CallTreeModel).
+
+Uniform row heights keep it fast with thousands of nodes; the run's RLM row is
+expanded as soon as it appears; `node_selected(str)` names the chosen node.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QItemSelection, QModelIndex, Signal
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
+
+from ui import pyside_fix  # noqa: F401  (PySide6 6.12 emit refcount bug)
+from ui.call_tree_model import COL_CALL, COL_PROMPT, COLUMNS, NODE_ID_ROLE, CallTreeModel
+
+AUTO_EXPAND_DEPTH = 2      # the RLM, its turns and their cells
+_WIDTHS = {COL_CALL: 190, COL_PROMPT: 260}
+
+
+class CallTreeView(QTreeView):
+    node_selected = Signal(str)
+
+    def __init__(self, model: CallTreeModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("callTree")
+        self.setAccessibleName("Call tree")
+        self.setUniformRowHeights(True)
+        self.setIndentation(14)
+        self.setAlternatingRowColors(True)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setModel(model)
+        header = self.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        for col in range(len(COLUMNS)):
+            self.setColumnWidth(col, _WIDTHS.get(col, 80))
+        model.rowsInserted.connect(self._expand_rlm)
+        model.modelReset.connect(self._expand_root)
+        self.selectionModel().selectionChanged.connect(self._on_selection)
+
+    def tree_model(self) -> CallTreeModel:
+        model = self.model()
+        assert isinstance(model, CallTreeModel)
+        return model
+
+    def selected_id(self) -> str | None:
+        indexes = self.selectionModel().selectedRows()
+        return indexes[0].data(NODE_ID_ROLE) if indexes else None
+
+    def select_node(self, node_id: str) -> bool:
+        index = self.tree_model().index_for(node_id)
+        if not index.isValid():
+            return False
+        self.scrollTo(index)
+        self.setCurrentIndex(index)
+        return True
+
+    def _expand_rlm(self, parent: QModelIndex, first: int, last: int) -> None:
+        """Keep the top-level RLM's turns and cells open, so its sub-calls show
+        up as they start; nested RLMs stay closed until opened."""
+        model = self.tree_model()
+        if not parent.isValid():           # the run's RLM row appeared
+            self.expandRecursively(model.index(0, 0), AUTO_EXPAND_DEPTH)
+            return
+        for row in range(first, last + 1):
+            index = model.index(row, 0, parent)
+            node = model.node(index)
+            if node is not None and node.depth == 0 and node.kind in ("turn", "cell"):
+                self.expand(index)
+
+    def _expand_root(self) -> None:
+        model = self.tree_model()
+        if model.rowCount() > 0:
+            self.expandRecursively(model.index(0, 0), AUTO_EXPAND_DEPTH)
+
+    def _on_selection(self, selected: QItemSelection, _deselected: QItemSelection) -> None:
+        node_id = self.selected_id()
+        if node_id is not None:
+            self.node_selected.emit(node_id)

@@ -1,0 +1,133 @@
+"""CostMeter: the always-visible strip with what a run costs and how far it is.
+
+Dollars spent against the cap as a bar (normal; amber from 80 %; red at the
+cap), tokens in/out, calls in flight, elapsed time, iteration k of max, cells
+and the syntax-error rate. `refresh(view, now)` reads a RunView; the level is
+also a dynamic property `level` ("normal" | "warning" | "error") for style sheets.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QProgressBar, QWidget
+
+from core.runview import RunView
+from ui.highlight import is_dark
+from ui.theme import PALETTES
+
+WARN_FRACTION = 0.8
+LEVELS = ("normal", "warning", "error")
+
+
+def level_for(fraction: float | None) -> str:
+    """'normal', 'warning' (from 80 % of the cap) or 'error' (at the cap)."""
+    if fraction is None or fraction < WARN_FRACTION:
+        return "normal"
+    return "warning" if fraction < 1.0 else "error"
+
+
+def money(usd: float) -> str:
+    return f"${usd:,.4f}" if usd < 1 else f"${usd:,.2f}"
+
+
+def count(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    if n >= 10_000:
+        return f"{n / 1000:.0f}k"
+    if n >= 1000:
+        return f"{n / 1000:.1f}k"
+    return str(n)
+
+
+def clock(seconds: float) -> str:
+    s = int(seconds)
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+class CostMeter(QFrame):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("costMeter")
+        self.setAccessibleName("Cost meter")
+        self._level = ""
+        self._texts: dict[str, str] = {}
+        row = QHBoxLayout(self)
+        row.setContentsMargins(6, 2, 6, 2)
+        row.setSpacing(12)
+        self.bar = QProgressBar(self)
+        self.bar.setObjectName("costBar")
+        self.bar.setRange(0, 1000)
+        self.bar.setTextVisible(False)
+        self.bar.setFixedWidth(140)
+        self.bar.setMaximumHeight(12)
+        self.bar.setAccessibleName("Dollars spent against the cap")
+        self.cost = self._label("cost", "Cost")
+        row.addWidget(self.bar)
+        row.addWidget(self.cost)
+        self.tokens = self._label("tokens", "Tokens in and out")
+        self.in_flight = self._label("inFlight", "Calls in flight")
+        self.elapsed = self._label("elapsed", "Elapsed time")
+        self.iteration = self._label("iteration", "Iteration")
+        self.cells = self._label("cells", "Cells and syntax errors")
+        for label in (self.tokens, self.in_flight, self.elapsed, self.iteration, self.cells):
+            row.addWidget(label)
+        row.addStretch(1)
+        self.status = self._label("runStatus", "Run status")
+        row.addWidget(self.status)
+        self.refresh(RunView())
+
+    def _label(self, name: str, accessible: str) -> QLabel:
+        label = QLabel(self)
+        label.setObjectName(name)
+        label.setAccessibleName(accessible)
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        return label
+
+    @property
+    def level(self) -> str:
+        return self._level
+
+    def refresh(self, view: RunView, now: float | None = None) -> None:
+        b, f = view.budget, view.figures
+        fraction = b.fraction
+        if b.cap_usd is None:
+            self._set(self.cost, f"{money(b.spent_usd)} (no cap)")
+            self.bar.setValue(0)
+            tip = "No dollar cap for this run"
+        else:
+            self._set(self.cost, f"{money(b.spent_usd)} / {money(b.cap_usd)}")
+            self.bar.setValue(int(min(fraction or 0.0, 1.0) * 1000))
+            tip = f"{(fraction or 0) * 100:.0f} % of the cap spent; {money(b.reserved_usd)} reserved by calls in flight"
+        self.bar.setToolTip(tip)
+        self.cost.setToolTip(tip)
+        self._set_level(level_for(fraction))
+        self._set(self.tokens, f"{count(b.input_tokens)} in / {count(b.output_tokens)} out")
+        self._set(self.in_flight, f"{b.in_flight} in flight")
+        self._set(self.elapsed, clock(view.elapsed(now)))
+        top = view.meta.max_iterations
+        self._set(self.iteration, f"iteration {view.iteration} of {top}" if top else f"iteration {view.iteration}")
+        self._set(self.cells, f"{f.cells} cells · {f.syntax_error_rate * 100:.0f}% syntax errors")
+        self._set(self.status, view.status if view.status != "idle" else "")
+
+    def _set(self, label: QLabel, text: str) -> None:
+        if self._texts.get(label.objectName()) != text:
+            self._texts[label.objectName()] = text
+            label.setText(text)
+
+    def restyle(self) -> None:
+        """Repaint the bar in the current theme's colours."""
+        level, self._level = self._level, ""
+        self._set_level(level or "normal")
+
+    def _set_level(self, level: str) -> None:
+        if level == self._level:
+            return
+        self._level = level
+        self.setProperty("level", level)
+        palette = PALETTES["dark" if is_dark() else "light"]
+        color = {"normal": palette["accent"], "warning": palette["warning"], "error": palette["error"]}[level]
+        self.bar.setStyleSheet(f"QProgressBar::chunk {{ background-color: {color}; }}")
+        self.cost.setStyleSheet("" if level == "normal" else f"color: {color}; font-weight: bold;")
+        self.bar.setAccessibleDescription({"normal": "within the cap", "warning": "near the cap",
+                                           "error": "cap reached"}[level])

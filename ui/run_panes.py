@@ -1,0 +1,207 @@
+"""RunPanes: one run, live or replayed: transcript, call tree with detail, cost meter.
+
+    panes = RunPanes()
+    panes.reset()                  # a new live run
+    panes.apply(event)             # for every event the engine emits
+    panes.load_replay(events)      # a stored run, with the replay bar shown
+
+Every event goes through the one fold (`core.runview.RunView`); the widgets
+are updated from it at most ~30 times a second (`FLUSH_MS`), or at once after
+`apply_many`. `flush()` forces that update (tests, before a screenshot).
+`splitters()` lists the splitters whose state the window saves and restores.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
+
+from core.events import Event
+from core.runview import Change, RunView
+from ui import pyside_fix  # noqa: F401  (PySide6 6.12 emit refcount bug)
+from ui.call_tree_model import CallTreeModel
+from ui.call_tree_view import CallTreeView
+from ui.cost_meter import CostMeter
+from ui.highlight import is_dark, warm_up
+from ui.node_detail import NodeDetail
+from ui.replay_bar import ReplayBar
+from ui.theme import PALETTES
+from ui.transcript_view import Transcript
+
+FLUSH_MS = 33          # ~30 Hz: token deltas and tree updates are coalesced to this
+TICK_MS = 500          # the elapsed clock while a live run runs
+
+
+class RunPanes(QWidget):
+    citation_clicked = Signal(str)
+    export_requested = Signal()
+    answer_copied = Signal()
+    node_selected = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("runPanes")
+        self._view = RunView()
+        self._live = True
+        self._reselect: str | None = None
+        self._updated: set[str] = set()
+        self._detail_dirty = False
+        self._dirty = False
+        self.meter = CostMeter(self)
+        self.transcript = Transcript(self)
+        self.tree_model = CallTreeModel(self._view, self)
+        self.tree = CallTreeView(self.tree_model, self)
+        self.detail = NodeDetail(self)
+        self.replay_bar = ReplayBar(self, self)
+        self.replay_bar.hide()
+        self._set_colors()
+        self.transcript.reset(self._view)
+
+        self.side_splitter = QSplitter(Qt.Orientation.Vertical, self)
+        self.side_splitter.setObjectName("runSideSplitter")
+        self.side_splitter.addWidget(self.tree)
+        self.side_splitter.addWidget(self.detail)
+        self.side_splitter.setStretchFactor(0, 3)
+        self.side_splitter.setStretchFactor(1, 2)
+        self.main_splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.main_splitter.setObjectName("runMainSplitter")
+        self.main_splitter.addWidget(self.transcript)
+        self.main_splitter.addWidget(self.side_splitter)
+        self.main_splitter.setStretchFactor(0, 3)
+        self.main_splitter.setStretchFactor(1, 2)
+        for splitter in (self.side_splitter, self.main_splitter):
+            splitter.setChildrenCollapsible(False)
+        self.transcript.setMinimumWidth(280)
+        self.main_splitter.setSizes([600, 500])         # until the window restores saved sizes
+        self.side_splitter.setSizes([500, 300])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(4)
+        layout.addWidget(self.meter)
+        layout.addWidget(self.main_splitter, 1)
+        layout.addWidget(self.replay_bar)
+
+        self.transcript.citation_clicked.connect(self.citation_clicked)
+        self.transcript.export_requested.connect(self.export_requested)
+        self.transcript.answer_copied.connect(self.answer_copied)
+        self.tree.node_selected.connect(self._on_node_selected)
+
+        self._flush_timer = QTimer(self)
+        self._flush_timer.setSingleShot(True)
+        self._flush_timer.setInterval(FLUSH_MS)
+        self._flush_timer.timeout.connect(self.flush)
+        self._clock = QTimer(self)
+        self._clock.setInterval(TICK_MS)
+        self._clock.timeout.connect(self._tick)
+
+    # ---- the shell's API -----------------------------------------------
+    @property
+    def view(self) -> RunView:
+        return self._view
+
+    @property
+    def live(self) -> bool:
+        return self._live
+
+    def splitters(self) -> list[QSplitter]:
+        return [self.main_splitter, self.side_splitter]
+
+    def reset(self, live: bool = True) -> None:
+        """Start over with an empty run. `live=False` is a replay (the elapsed
+        clock then follows the events, not the wall clock); a live reset also
+        hides the replay bar."""
+        self._flush_timer.stop()
+        self._clock.stop()
+        self._live = live
+        if live:
+            self.replay_bar.pause()
+            self.replay_bar.hide()
+        self._reselect = None if live else self.detail.node_id   # keep the selection while scrubbing
+        self._view = RunView()
+        self._updated.clear()
+        self._dirty = False
+        self.tree_model.set_view(self._view)
+        self.transcript.reset(self._view)
+        self.detail.clear()
+        self.meter.refresh(self._view)
+
+    def apply(self, event: Event) -> Change:
+        """Fold one event; the panes follow within FLUSH_MS."""
+        change = self._view.apply(event)
+        self._note(change)
+        if not self._flush_timer.isActive():
+            self._flush_timer.start()
+        return change
+
+    def apply_many(self, events: Iterable[Event]) -> None:
+        """Fold many events (a replay, a batch) and update the panes once."""
+        apply, note = self._view.apply, self._note
+        for event in events:
+            note(apply(event))
+        self.flush()
+
+    def load_replay(self, events: Sequence[Event], position: int | None = None) -> None:
+        """Show a stored run with the replay bar (at the end unless `position`)."""
+        self.reset(live=False)
+        self._reselect = None                 # another run: the old selection means nothing
+        self.replay_bar.show()
+        self.replay_bar.load(events, position)
+
+    def flush(self) -> None:
+        """Bring every pane up to date with the fold now."""
+        self._flush_timer.stop()
+        if not self._dirty:
+            return
+        self._dirty = False
+        updated, self._updated = self._updated, set()
+        self.tree_model.sync(updated)
+        self.transcript.flush()
+        view = self._view
+        self.meter.refresh(view, time.time() if self._live else None)
+        if self._reselect is not None and self._reselect in view.nodes:
+            node_id, self._reselect = self._reselect, None
+            self.tree.select_node(node_id)
+        elif self.detail.node_id is not None and (self._detail_dirty or self.detail.node_id in updated):
+            self.detail.show_node(view, self.detail.node_id)
+        self._detail_dirty = False
+        if self._live and view.status == "running" and not self._clock.isActive():
+            self._clock.start()
+            QTimer.singleShot(0, warm_up)      # while the root model thinks, not mid-stream
+        elif view.finished:
+            self._clock.stop()
+
+    def restyle(self) -> None:
+        """Redraw with the current theme's colours (call after a theme change)."""
+        self._set_colors()
+        self.meter.restyle()
+        self.transcript.reset(self._view)
+        self._dirty = True
+        self.flush()
+        self.tree.viewport().update()
+
+    # ---- internals -----------------------------------------------------
+    def _note(self, change: Change) -> None:
+        self._dirty = True
+        if change.updated:
+            self._updated.update(change.updated)
+        if change.kind == "tokens" and change.turn_id == self.detail.node_id:
+            self._detail_dirty = True               # a selected streaming turn follows in the detail
+        self.transcript.note(change)
+
+    def _tick(self) -> None:
+        if self._view.finished or not self._live:
+            self._clock.stop()
+        self.meter.refresh(self._view, time.time())
+
+    def _on_node_selected(self, node_id: str) -> None:
+        self._reselect = None
+        self.detail.show_node(self._view, node_id)
+        self.node_selected.emit(node_id)
+
+    def _set_colors(self) -> None:
+        palette = PALETTES["dark" if is_dark() else "light"]
+        self.tree_model.set_colors({"error": palette["error"], "warning": palette["warning"],
+                                    "running": palette["accent"]})
