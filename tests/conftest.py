@@ -14,3 +14,6 @@ def _isolated_home(tmp_path, monkeypatch):
     monkeypatch.setenv("RLM_STUDIO_HOME", str(tmp_path / "rlm-home"))
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
     yield
+
+
+from tests.support.openai_server import openai_server  # noqa: E402,F401  (a started ScriptedOpenAI)

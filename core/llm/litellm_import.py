@@ -1,0 +1,71 @@
+"""litellm, imported lazily, once, and quietly.
+
+Importing litellm costs about two seconds and, left to itself, it fetches the
+price map from GitHub at import time. So nothing imports it at module level:
+callers ask `litellm()` when they are about to make a call or read a price.
+Before the import we set LITELLM_LOCAL_MODEL_COST_MAP=True (the price map that
+ships inside the installed litellm release is used; no network at import);
+after it we silence its banners and telemetry and clear every callback, so a
+call goes to the provider and nowhere else.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from types import ModuleType
+
+log = logging.getLogger(__name__)
+
+_lock = threading.Lock()
+_module: ModuleType | None = None
+
+
+def litellm() -> ModuleType:
+    """The configured litellm module (imported on first use)."""
+    global _module
+    if _module is not None:
+        return _module
+    with _lock:
+        if _module is None:
+            _module = _import()
+    return _module
+
+
+def _import() -> ModuleType:
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    os.environ.setdefault("LITELLM_LOG", "ERROR")
+    import litellm as lm
+
+    lm.suppress_debug_info = True
+    lm.telemetry = False
+    lm.set_verbose = False
+    lm.turn_off_message_logging = True        # prompts never reach a logging integration
+    lm.drop_params = True                     # an OpenAI-compatible server may not know every param
+    lm.num_retries = None                     # our retries are the only ones (client.py)
+    for name in ("callbacks", "input_callback", "success_callback", "failure_callback",
+                 "service_callback", "_async_success_callback", "_async_failure_callback",
+                 "_async_input_callback"):
+        if isinstance(getattr(lm, name, None), list):
+            getattr(lm, name).clear()
+    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    log.debug("litellm %s loaded, %d priced models", _version(lm), len(lm.model_cost))
+    return lm
+
+
+def _version(lm: ModuleType) -> str:
+    try:
+        from importlib.metadata import version
+        return version("litellm")
+    except Exception as exc:    # metadata missing in a frozen app: not worth failing for
+        log.debug("litellm version unknown: %s", exc)
+        return getattr(lm, "__version__", "?")
+
+
+def cost_map_source() -> str:
+    """"local" when the price map is the one bundled with litellm."""
+    from litellm.litellm_core_utils.get_model_cost_map import get_model_cost_map_source_info
+    litellm()
+    return str(get_model_cost_map_source_info().get("source"))

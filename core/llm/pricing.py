@@ -1,0 +1,140 @@
+"""Prices, context windows and token estimates: what a call may cost.
+
+Where a price comes from, in order:
+  1. the user's override for that exact model name (RunConfig.prices, --price);
+  2. litellm's price map (the copy bundled with the installed litellm release),
+     under the name as given, then without its "provider/" prefix.
+A map entry whose prices are both zero (litellm lists many local models so) is
+not trusted as "free": the user must mark such a model free with Price(0, 0).
+Prices are USD per million tokens (core.config.Price).
+
+The worst case of a call, reserved against the dollar cap before it is sent:
+
+    worst_input_tokens = UTF-8 bytes of every message's text
+                         + 16 per message + 16
+    worst_case_usd     = worst_input_tokens * input price + max_tokens * output price
+
+It is a true upper bound for byte-level BPE tokenizers (OpenAI's tiktoken,
+Llama 3, Qwen, Mistral's tekken, and SentencePiece with byte fallback): every
+token covers at least one byte of text, so a text of n bytes is at most n
+tokens; the 16s cover the role and the chat template's special tokens around
+each message and the reply's priming. Output can never exceed max_tokens
+(thinking tokens included). Images and other non-text parts are not covered.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any, Mapping
+
+from core.config import Price
+from core.llm.litellm_import import litellm
+
+log = logging.getLogger(__name__)
+
+PER_MESSAGE_OVERHEAD = 16
+PER_CALL_OVERHEAD = 16
+
+
+class PriceBook:
+    def __init__(self, overrides: Mapping[str, Price] | None = None) -> None:
+        self.overrides: dict[str, Price] = dict(overrides or {})
+
+    def price(self, model: str) -> Price | None:
+        """USD per million tokens, or None when nobody knows."""
+        if model in self.overrides:
+            return self.overrides[model]
+        entry = _entry(model)
+        if entry is None:
+            return None
+        per_in, per_out = entry.get("input_cost_per_token"), entry.get("output_cost_per_token")
+        if not isinstance(per_in, (int, float)) or not isinstance(per_out, (int, float)):
+            return None
+        if per_in == 0 and per_out == 0:
+            return None           # "free" in the map is a guess; the user has to say so
+        return Price(round(per_in * 1e6, 9), round(per_out * 1e6, 9))
+
+    def context_window(self, model: str) -> int | None:
+        """Max input tokens from litellm's map, or None."""
+        entry = _entry(model)
+        value = entry.get("max_input_tokens") if entry else None
+        return int(value) if isinstance(value, (int, float)) and value > 0 else None
+
+    def cost_usd(self, model: str, input_tokens: int, output_tokens: int) -> float:
+        """What a finished call cost; 0.0 for a model without a price (a run
+        with a dollar cap never starts with such a model)."""
+        price = self.price(model)
+        if price is None:
+            return 0.0
+        return (input_tokens * price.input_per_m + output_tokens * price.output_per_m) / 1e6
+
+    def worst_case_usd(self, model: str, messages: list[dict], max_tokens: int) -> float:
+        """The most a call can cost (see the module docstring)."""
+        return self.cost_usd(model, worst_case_input_tokens(messages), max_tokens)
+
+    def estimate_tokens(self, model: str, messages: list[dict]) -> int:
+        return estimate_tokens(model, messages)
+
+
+def worst_case_input_tokens(messages: list[dict]) -> int:
+    """An upper bound of the input tokens of `messages` for any byte-level tokenizer."""
+    total = PER_CALL_OVERHEAD
+    for message in messages:
+        total += PER_MESSAGE_OVERHEAD
+        for key, value in message.items():
+            if key == "content":
+                total += len(message_text(value).encode("utf-8"))
+            elif key != "role" and isinstance(value, str):
+                total += len(value.encode("utf-8"))
+    return total
+
+
+def message_text(content: Any) -> str:
+    """The text of a message's content (a string or a list of content parts)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return "" if content is None else str(content)
+
+
+def estimate_tokens(model: str, messages: list[dict]) -> int:
+    """Input tokens as litellm counts them (tiktoken or the model's tokenizer);
+    characters / 4 when litellm cannot count for this model."""
+    try:
+        return int(litellm().token_counter(model=model, messages=messages))
+    except Exception as exc:      # unknown tokenizer, odd content: the rough rule will do
+        log.debug("token_counter failed for %s (%s); using chars/4", model, exc)
+        chars = sum(len(message_text(m.get("content"))) for m in messages)
+        return math.ceil(chars / 4) + 4 * len(messages)
+
+
+def estimate_text_tokens(model: str, text: str) -> int:
+    """Tokens of a reply text (same fallback as estimate_tokens)."""
+    if not text:
+        return 0
+    try:
+        return int(litellm().token_counter(model=model, text=text))
+    except Exception as exc:
+        log.debug("token_counter failed for %s (%s); using chars/4", model, exc)
+        return math.ceil(len(text) / 4)
+
+
+def _entry(model: str) -> dict | None:
+    cost_map = litellm().model_cost
+    for name in _candidates(model):
+        entry = cost_map.get(name)
+        if isinstance(entry, dict):
+            return entry
+    return None
+
+
+def _candidates(model: str) -> list[str]:
+    names = [model]
+    prefix, sep, rest = model.partition("/")
+    if sep and rest:
+        names.append(rest)
+    if model.lower() != model:
+        names += [n.lower() for n in names]
+    return names

@@ -1,0 +1,45 @@
+"""litellm is imported lazily, with the local price map, and touches no network."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+
+PROBE = r"""
+import json, os, sys
+connects = []
+def hook(event, args):
+    if event in ("socket.connect", "socket.getaddrinfo", "urllib.Request"):
+        connects.append([event, repr(args)[:200]])
+sys.addaudithook(hook)
+import core.llm.client, core.llm.pricing, core.llm.errors
+lazy = "litellm" not in sys.modules
+env_before = os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP")
+from core.llm.litellm_import import litellm, cost_map_source
+lm = litellm()
+print(json.dumps({
+    "lazy": lazy, "env_before": env_before, "env_after": os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP"),
+    "connects": connects, "source": cost_map_source(), "same": litellm() is lm,
+    "suppress": lm.suppress_debug_info, "telemetry": lm.telemetry,
+    "callbacks": [len(lm.callbacks), len(lm.success_callback), len(lm.failure_callback)],
+    "priced": len(lm.model_cost),
+}))
+"""
+
+
+def test_import_is_lazy_local_and_offline():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LITELLM")}
+    env["PYTHONPATH"] = str(ROOT)
+    out = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["lazy"] is True                       # importing core.llm does not load litellm
+    assert report["env_before"] is None and report["env_after"] == "True"
+    assert report["connects"] == []                     # no DNS lookup, no connection at import
+    assert report["source"] == "local" and report["priced"] > 1000
+    assert report["same"] and report["suppress"] is True and report["telemetry"] is False
+    assert report["callbacks"] == [0, 0, 0]
