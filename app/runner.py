@@ -31,6 +31,7 @@ class RunOutcome:
     totals: dict[str, Any]
     started_at: float
     finished_at: float
+    session: Any = None    # core.engine.rlm.Session, kept for follow-ups when asked
 
 
 def default_key_for(config: RunConfig) -> Callable[[str], str | None]:
@@ -47,7 +48,8 @@ class QuestionRun:
                  config: RunConfig, sinks: Sequence[Callable[[Event], None]] = (),
                  store: Any = None, key_for: Callable[[str], str | None] | None = None,
                  parent_run_id: str | None = None, run_id: str | None = None,
-                 worker_command: list[str] | None = None, persist: bool = True) -> None:
+                 worker_command: list[str] | None = None, persist: bool = True,
+                 session: Any = None, follow_up: bool = False, keep_session: bool = False) -> None:
         if not question.strip():
             raise ValueError("the question is empty")
         if not documents:
@@ -65,6 +67,9 @@ class QuestionRun:
         self._worker_command = worker_command
         self._engine: Any = None
         self._cancelled = False
+        self._session = session
+        self._follow_up = follow_up
+        self._keep_session = keep_session
 
     def cancel(self) -> None:
         self._cancelled = True
@@ -92,7 +97,8 @@ class QuestionRun:
         key_for = self._key_for or default_key_for(self.config)
         self._engine = Engine(self.config, emit=self._fanout(writer), key_for=key_for,
                               run_id=self.run_id, worker_command=self._worker_command,
-                              version=__version__, parent_run_id=self.parent_run_id)
+                              version=__version__, parent_run_id=self.parent_run_id,
+                              keep_session=self._keep_session)
         if self._cancelled:
             self._engine.cancel()
         sources_task = None
@@ -101,7 +107,8 @@ class QuestionRun:
                 # Compressing a large context takes a while: do it beside the run, off the loop.
                 sources_task = asyncio.ensure_future(asyncio.to_thread(
                     store.save_sources, self.run_id, self.documents, self.skipped))
-            result = await self._engine.run(self.question, self.documents)
+            result = await self._engine.run(self.question, self.documents, session=self._session,
+                                            follow_up=self._follow_up)
         finally:
             if sources_task is not None:
                 try:
@@ -114,7 +121,7 @@ class QuestionRun:
                 store.close()
         return RunOutcome(run_id=result.run_id, status=result.status, answer=result.answer,
                           error=result.error, totals=result.totals, started_at=result.started_at,
-                          finished_at=result.finished_at)
+                          finished_at=result.finished_at, session=result.session)
 
 
 async def run_question(question: str, *, documents: Sequence[Any], skipped: Sequence[Any] = (),

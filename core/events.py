@@ -86,6 +86,10 @@ class RootTurnStarted(Event):
     depth: int                        # 0 for the top-level RLM
     model: str
     final_request: bool = False       # True for the one "give your best final answer" turn
+    # Messages added to the root's conversation since its last reply (turn 1: the system
+    # prompt and the first user message; later: the feedback). With RootReplied.text they
+    # rebuild the exact conversation, each message stored once.
+    new_messages: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -93,3 +93,7 @@ def no_code() -> str:
 
 def final_request(max_iterations: int) -> str:
     return fill("final_request.md", max_iterations=max_iterations)
+
+
+def follow_up(question: str) -> str:
+    return fill("follow_up.md", question=question)

@@ -40,9 +40,21 @@ class RootCallRefused(Exception):
     pass
 
 
+@dataclass
+class Session:
+    """A live top-level REPL and the root's conversation, kept after a run so a
+    follow-up question (or a fork rebuilt by re-execution) can continue from it."""
+    repl: Any
+    messages: list[dict]
+
+    async def close(self) -> None:
+        await self.repl.close()
+
+
 class Rlm:
     def __init__(self, ctx: "RunContext", *, rlm_id: str, parent_id: str | None, depth: int,
-                 question: str, documents: Sequence[Any]) -> None:
+                 question: str, documents: Sequence[Any], session: Session | None = None,
+                 follow_up: bool = False, keep_repl: bool = False) -> None:
         self.ctx = ctx
         self.rlm_id = rlm_id
         self.parent_id = parent_id
@@ -56,21 +68,33 @@ class Rlm:
         self.best_answer: str | None = None
         self.turn_notes: list[str] = []        # notes for the root at the end of this turn
         self.subcaller = SubCaller(self)
-        self.repl: Any = None
+        self.repl: Any = session.repl if session else None
+        self.messages: list[dict] = list(session.messages) if session else []
+        self._follow_up = follow_up
+        self._keep_repl = keep_repl
+        self._reported = len(self.messages) if session and follow_up else 0
 
     # -- lifecycle -----------------------------------------------------------------
     async def solve(self) -> RlmOutcome:
-        from core.repl.client import ReplClient
-        self.repl = ReplClient(on_sub_call=self.subcaller.handle,
-                               memory_limit_mb=self.config.memory_limit_mb,
-                               worker_command=self.ctx.worker_command)
-        try:
+        if self.repl is None:
+            from core.repl.client import ReplClient
+            self.repl = ReplClient(on_sub_call=self.subcaller.handle,
+                                   memory_limit_mb=self.config.memory_limit_mb,
+                                   worker_command=self.ctx.worker_command)
             await self.repl.start()
             await self.repl.load_context(self.documents)
+        else:
+            self.repl.on_sub_call = self.subcaller.handle   # a kept REPL now serves this run
+        try:
             return await self._loop()
         finally:
             await self.subcaller.cancel_all()
-            await asyncio.shield(self._close_repl())
+            if not self._keep_repl:
+                await asyncio.shield(self._close_repl())
+
+    def session(self) -> Session | None:
+        alive = self.repl is not None and getattr(self.repl, "alive", True)
+        return Session(self.repl, list(self.messages)) if alive else None
 
     async def _close_repl(self) -> None:
         try:
@@ -81,13 +105,17 @@ class Rlm:
     # -- the loop --------------------------------------------------------------------
     async def _loop(self) -> RlmOutcome:
         cfg = self.config
-        messages = [
-            {"role": "system", "content": prompts.system_prompt(
-                can_llm=self.can_llm, can_rlm=self.can_rlm, model=cfg.root_model,
-                user_notes=cfg.prompt_notes)},
-            {"role": "user", "content": prompts.first_turn(
-                self.question, [(d.path, len(d.text)) for d in self.documents], self._prefix())},
-        ]
+        messages = self.messages
+        if not messages:
+            messages += [
+                {"role": "system", "content": prompts.system_prompt(
+                    can_llm=self.can_llm, can_rlm=self.can_rlm, model=cfg.root_model,
+                    user_notes=cfg.prompt_notes)},
+                {"role": "user", "content": prompts.first_turn(
+                    self.question, [(d.path, len(d.text)) for d in self.documents], self._prefix())},
+            ]
+        elif self._follow_up:
+            messages.append({"role": "user", "content": prompts.follow_up(self.question)})
         for iteration in range(1, cfg.max_iterations + 1):
             try:
                 answer, feedback = await self._turn(messages, iteration, final_request=False)
@@ -95,11 +123,11 @@ class Rlm:
                 return RlmOutcome(self.best_answer, "capped", str(exc))
             if answer is not None:
                 return RlmOutcome(answer, "finished")
+            if iteration == cfg.max_iterations:
+                feedback += "\n\n" + prompts.final_request(cfg.max_iterations)
             messages.append({"role": "user", "content": feedback})
-        # Out of turns: ask once for the best final answer.
+        # Out of turns: the root was asked once for its best final answer.
         self.ctx.cap_hit = self.ctx.cap_hit or "iterations"
-        messages[-1] = {"role": "user", "content": messages[-1]["content"] + "\n\n"
-                        + prompts.final_request(cfg.max_iterations)}
         try:
             answer, _ = await self._turn(messages, cfg.max_iterations + 1, final_request=True)
         except RootCallRefused as exc:
@@ -128,9 +156,11 @@ class Rlm:
         if self.depth == 0:
             ctx.counters.iterations = iteration
         ctx.emit(ev.RootTurnStarted, call_id=turn_id, parent_id=self.rlm_id, iteration=iteration,
-                 depth=self.depth, model=cfg.root_model, final_request=final_request)
+                 depth=self.depth, model=cfg.root_model, final_request=final_request,
+                 new_messages=messages[self._reported:])
         reply = await self._call_root(messages, turn_id)
         messages.append({"role": "assistant", "content": reply.text})
+        self._reported = len(messages)           # RootReplied carries the reply itself
         parsed = parse_reply(reply.text)
         self.turn_notes = []
         if self.depth == 0 and ctx.budget.max_cost_usd is not None:

@@ -42,6 +42,7 @@ class RunResult:
     totals: dict[str, Any]
     started_at: float
     finished_at: float
+    session: Any = None          # rlm.Session when the engine was asked to keep it
 
 
 @dataclass
@@ -114,7 +115,8 @@ class RunContext:
 class Engine:
     def __init__(self, config: RunConfig, *, emit: EventSink, key_for: Callable[[str], str | None],
                  run_id: str | None = None, llm: Any = None, worker_command: list[str] | None = None,
-                 version: str = "", parent_run_id: str | None = None) -> None:
+                 version: str = "", parent_run_id: str | None = None,
+                 keep_session: bool = False) -> None:
         self.config = config
         self.run_id = run_id or uuid.uuid4().hex
         self._emit = emit
@@ -123,6 +125,7 @@ class Engine:
         self._worker_command = worker_command
         self._version = version
         self._parent_run_id = parent_run_id
+        self._keep_session = keep_session
         self._task: asyncio.Task | None = None
         self._cancel_requested = False
 
@@ -148,7 +151,11 @@ class Engine:
         if self._task is not None and not self._task.done():
             self._task.cancel()
 
-    async def run(self, question: str, documents: Sequence[Any]) -> RunResult:
+    async def run(self, question: str, documents: Sequence[Any], *, session: Any = None,
+                  follow_up: bool = False) -> RunResult:
+        """Answer `question`. With `session` (rlm.Session) the top-level RLM continues in
+        that live REPL and conversation: `follow_up=True` asks a new question there; without
+        it the conversation goes on as it stands (a fork)."""
         prices = self.check()
         if self._llm is None:
             from core.llm.client import ModelClient
@@ -170,7 +177,8 @@ class Engine:
                  total_chars=sum(len(d.text) for d in docs), version=self._version,
                  parent_run_id=self._parent_run_id)
         started_at = time.time()
-        root = Rlm(ctx, rlm_id="R", parent_id=None, depth=0, question=question, documents=docs)
+        root = Rlm(ctx, rlm_id="R", parent_id=None, depth=0, question=question, documents=docs,
+                   session=session, follow_up=follow_up, keep_repl=self._keep_session)
         self._task = asyncio.ensure_future(self._guarded(ctx, root))
         if self._cancel_requested:
             self._task.cancel()
@@ -210,10 +218,13 @@ class Engine:
         else:
             ctx.emit(ev.RunFailed, call_id="R", status=status, error=error or status, answer=answer,
                      totals=totals)
+        kept = root.session() if self._keep_session and status != "cancelled" else None
+        if self._keep_session and kept is None and root.repl is not None:
+            await asyncio.shield(root._close_repl())
         if reraise:
             raise asyncio.CancelledError
         return RunResult(run_id=self.run_id, status=status, answer=answer, error=error, totals=totals,
-                         started_at=started_at, finished_at=time.time())
+                         started_at=started_at, finished_at=time.time(), session=kept)
 
     async def _guarded(self, ctx: RunContext, root: Rlm) -> RlmOutcome:
         left = ctx.time_left()

@@ -192,6 +192,15 @@ class ReplClient:
         self.shutdown_path: str | None = None
 
     @property
+    def on_sub_call(self) -> SubCallHandler:
+        return self._on_sub_call
+
+    @on_sub_call.setter
+    def on_sub_call(self, handler: SubCallHandler) -> None:
+        """A kept worker (follow-up, fork) serves the sub-calls of the run that now uses it."""
+        self._on_sub_call = handler
+
+    @property
     def alive(self) -> bool:
         """A worker is running and its pipe is open (False once its death is seen)."""
         return self._conn is not None and self._conn.alive
