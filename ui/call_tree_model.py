@@ -16,7 +16,6 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistent
 from PySide6.QtGui import QColor
 
 from core.runview import Node, RunView
-from ui import pyside_fix  # noqa: F401  (PySide6 6.12 emit refcount bug)
 
 NODE_ID_ROLE = Qt.ItemDataRole.UserRole + 1     # str: the node's call id
 STATUS_ROLE = Qt.ItemDataRole.UserRole + 2      # str: running|ok|error|refused|...

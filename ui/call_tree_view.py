@@ -9,7 +9,6 @@ from __future__ import annotations
 from PySide6.QtCore import QItemSelection, QModelIndex, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
 
-from ui import pyside_fix  # noqa: F401  (PySide6 6.12 emit refcount bug)
 from ui.call_tree_model import COL_CALL, COL_PROMPT, COLUMNS, NODE_ID_ROLE, CallTreeModel
 
 AUTO_EXPAND_DEPTH = 2      # the RLM, its turns and their cells

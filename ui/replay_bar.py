@@ -18,7 +18,6 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSlider, QToolButton, QWidget
 
 from core.events import Event
-from ui import pyside_fix  # noqa: F401  (PySide6 6.12 emit refcount bug)
 
 SPEEDS: tuple[tuple[str, float | None], ...] = (("×1", 1.0), ("×4", 4.0), ("×16", 16.0), ("instant", None))
 TICK_MS = 33

@@ -21,7 +21,6 @@ from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 
 from core.events import Event
 from core.runview import Change, RunView
-from ui import pyside_fix  # noqa: F401  (PySide6 6.12 emit refcount bug)
 from ui.call_tree_model import CallTreeModel
 from ui.call_tree_view import CallTreeView
 from ui.cost_meter import CostMeter

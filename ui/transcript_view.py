@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPushButton, QScroll
                                QToolButton, QVBoxLayout, QWidget)
 
 from core.runview import Cell, Change, RunView, Turn
-from ui import pyside_fix  # noqa: F401  (PySide6 6.12 emit refcount bug)
 from ui.cost_meter import clock, money
 from ui.highlight import code_html, is_dark
 from ui.theme import PALETTES

@@ -1,0 +1,463 @@
+"""The glue between the window and the work: reading sources, running,
+history and replay, settings and keys.
+
+Widgets in ui/ only show things and emit intents; this module answers them
+with the runner, the store, ingestion, settings and the keychain. Everything
+heavy is imported lazily (litellm alone takes ~2 s) and, where it is slow,
+imported in a thread so the window never freezes. Long work runs as asyncio
+tasks on the qasync loop; every failure ends up in the one notifier.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import sys
+import threading
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer
+from PySide6.QtWidgets import QMessageBox
+
+from ui.notifier import Notification, Notifier, explain_error
+from ui.question_panel import ModelChoice
+from ui.sources_pane import SourceRow
+
+log = logging.getLogger(__name__)
+
+FLUSH_MS = 40            # events reach the panes in batches at most this often
+
+
+def load_settings_safely() -> tuple[Any, str]:
+    """(settings, what went wrong or ""). A damaged file gives defaults and says why."""
+    from app.settings import Settings, load_settings
+    try:
+        settings = load_settings()
+    except OSError as exc:
+        log.warning("settings could not be read: %s", exc)
+        return Settings(), f"{type(exc).__name__}: {exc}"
+    return settings, " ".join(settings.warnings)
+
+
+def preload_engine() -> Any:
+    """Import the runner, the engine and litellm (run this in a thread); returns app.runner."""
+    runner = importlib.import_module("app.runner")
+    importlib.import_module("core.engine.run")
+    from core.llm.litellm_import import litellm
+    litellm()
+    return runner
+
+
+class Controller(QObject):
+    def __init__(self, window, notifier: Notifier, theme, *, settings: Any) -> None:
+        super().__init__(window)
+        self.window = window
+        self.notifier = notifier
+        self.theme = theme
+        self.settings = settings
+        self.panes = window.run_panes
+        self.documents: dict[str, Any] = {}      # Document.path -> Document
+        self.skipped: dict[str, Any] = {}        # Skip.path -> Skip
+        self._queued_paths: list[str] = []
+        self.ingest_task: asyncio.Task | None = None
+        self.run_task: asyncio.Task | None = None
+        self.run: Any = None                     # the QuestionRun in progress
+        self.last_outcome: Any = None
+        self.parent_run_id: str | None = None    # set by "re-run", used by the next run
+        self._catalog_task: asyncio.Task | None = None
+        self.catalog: list[Any] = []
+        self._pending: list[Any] = []
+        self._flush_timer = QTimer(self)
+        self._flush_timer.setSingleShot(True)
+        self._flush_timer.setInterval(FLUSH_MS)
+        self._flush_timer.timeout.connect(self.flush_events)
+        self._stopping = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        from app.history_glue import HistoryGlue
+        from app.settings_glue import SettingsGlue
+        self.history = HistoryGlue(self)
+        self.settings_glue = SettingsGlue(self)
+        self._wire()
+
+    # --- wiring ---------------------------------------------------------------
+    def _wire(self) -> None:
+        w = self.window
+        sp, qp, hp = w.sources_pane, w.question_panel, w.history_pane
+        sp.paths_added.connect(self.add_paths)
+        sp.remove_requested.connect(self.remove_sources)
+        sp.clear_requested.connect(self.clear_sources)
+        sp.cancel_requested.connect(self.cancel_reading)
+        qp.run_requested.connect(self.start_run)
+        qp.stop_requested.connect(self.stop_run)
+        qp.models_wanted.connect(self.want_models)
+        h = self.history
+        hp.filters_changed.connect(h.refresh)
+        hp.open_requested.connect(h.open_run)
+        hp.export_requested.connect(h.export_run)
+        hp.delete_requested.connect(h.delete_run)
+        hp.rerun_requested.connect(h.rerun)
+        w.settings_requested.connect(self.open_settings)
+        w.leave_replay_requested.connect(h.leave_replay)
+        w.closing.connect(self.save_state)
+        w.close_guard = self._may_close
+        self.theme.changed.connect(self._restyle)
+        self.notifier.action_requested.connect(self._on_notice_action)
+        self.panes.export_requested.connect(h.export_current)
+        self.panes.citation_clicked.connect(self.show_citation)
+
+    def _restyle(self, _name: str) -> None:
+        self.panes.restyle()        # the panes paint some parts with their own colours
+
+    def restore_window(self) -> None:
+        """Window layout and the last-used models and caps (before the first paint)."""
+        ui = self.settings.ui
+        qp = self.window.question_panel
+        qp.set_caps({**self._default_caps(), **(ui.get("last_caps") or {})})
+        root = ui.get("last_root_model") or self.settings.root_model
+        sub = ui.get("last_sub_model") or self.settings.sub_model
+        qp.set_model_choices([ModelChoice(m) for m in self._known_model_ids()])
+        qp.set_models(root, sub)
+        self.window.restore_state(ui.get("window") or {})
+
+    def _default_caps(self) -> dict:
+        caps = self.settings.caps
+        return {k: caps[k] for k in ("max_depth", "max_cost_usd", "max_iterations") if k in caps}
+
+    def _known_model_ids(self) -> list[str]:
+        ids = [self.settings.root_model, self.settings.sub_model,
+               *self.settings.models.keys(),
+               *(f"{e.name}/{m}" for e in self.settings.endpoints for m in e.models)]
+        return list(dict.fromkeys(i for i in ids if i))
+
+    def start(self) -> None:
+        """After the first paint: the history list."""
+        self.history.refresh()
+
+    def _may_close(self) -> bool:
+        """Closing during a run: ask first (the run is then stopped and stored as cancelled)."""
+        if not self.running:
+            return True
+        answer = QMessageBox.question(
+            self.window, "A run is in progress",
+            "Stop the run and quit? What was done so far is kept in the history.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.No)
+        return answer == QMessageBox.StandardButton.Yes
+
+    def save_state(self) -> None:
+        qp = self.window.question_panel
+        self.settings.ui.update(window=self.window.save_state(), last_caps=qp.caps(),
+                                last_root_model=qp.root_model(), last_sub_model=qp.sub_model())
+        self._save_settings()
+
+    def _save_settings(self) -> None:
+        from app.settings import save_settings
+        try:
+            save_settings(self.settings)
+        except OSError as exc:
+            self.notifier.error("Your settings could not be saved.", f"{exc}")
+
+    async def shutdown(self, timeout: float = 5.0) -> None:
+        """Stop what runs, give it `timeout` seconds to write its end, close the store."""
+        if self.run is not None:
+            self.run.cancel()
+        for task in (self.ingest_task, self._catalog_task):
+            if task is not None and not task.done():
+                task.cancel()
+        tasks = [t for t in (self.run_task, self.ingest_task) if t is not None and not t.done()]
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout)
+        self.history.close()
+
+    # --- sources --------------------------------------------------------------
+    def add_paths(self, paths: list[str]) -> None:
+        self._loop = asyncio.get_event_loop()
+        self._queued_paths.extend(str(p) for p in paths)
+        if self.ingest_task is None or self.ingest_task.done():
+            self.window.sources_pane.set_reading(True)
+            self.ingest_task = asyncio.ensure_future(self._read_queued())
+            self.ingest_task.add_done_callback(self._reading_done)
+
+    async def _read_queued(self) -> None:
+        from core.ingest import ingest
+        while self._queued_paths:
+            paths, self._queued_paths = self._queued_paths, []
+            try:
+                result = await ingest(paths, on_progress=self._on_progress)
+            except OSError as exc:
+                self.notifier.error(f"Could not read the sources: {exc}",
+                                    "Check that the files exist and that you may read them.")
+                continue
+            self._take_result(result)
+            self._remember_folders(paths)
+
+    def _reading_done(self, task: asyncio.Task) -> None:
+        self.window.sources_pane.set_reading(False)
+        if task.cancelled():
+            self._queued_paths.clear()
+            self.notifier.info("Reading stopped; the files read so far are kept.")
+        elif task.exception() is not None:
+            exc = task.exception()
+            sys.excepthook(type(exc), exc, exc.__traceback__)
+
+    def _on_progress(self, progress: Any) -> None:
+        def show() -> None:
+            self.window.sources_pane.set_progress(
+                progress.files_done, progress.files_total, progress.bytes_done,
+                progress.bytes_total, progress.current or "")
+        if threading.current_thread() is threading.main_thread():
+            show()
+        else:
+            self._loop.call_soon_threadsafe(show)
+
+    def _take_result(self, result: Any) -> None:
+        rows = []
+        for doc in result.documents:
+            self.documents[doc.path] = doc
+            self.skipped.pop(doc.path, None)
+            rows.append(SourceRow.of_document(doc))
+        for skip in result.skipped:
+            if skip.path not in self.documents:
+                self.skipped[skip.path] = skip
+                rows.append(SourceRow.of_skip(skip))
+        self.window.sources_pane.add_rows(rows)
+        if result.skipped:
+            reasons = sorted({s.reason.replace("_", " ") for s in result.skipped})
+            n = len(result.skipped)
+            self.notifier.warning(
+                f"{n} file{'s were' if n != 1 else ' was'} skipped ({', '.join(reasons)}).",
+                "The Sources list shows the reason for each; the other files were read.")
+        self.notifier.info(f"Read {len(result.documents)} documents "
+                           f"in {result.duration_ms / 1000:.1f} s.")
+
+    def _remember_folders(self, paths: list[str]) -> None:
+        for p in paths:
+            self.settings.remember_folder(p)
+
+    def cancel_reading(self) -> None:
+        if self.ingest_task is not None and not self.ingest_task.done():
+            self.ingest_task.cancel()
+
+    def remove_sources(self, paths: list[str]) -> None:
+        for p in paths:
+            self.documents.pop(p, None)
+            self.skipped.pop(p, None)
+        self.window.sources_pane.remove_paths(paths)
+
+    def clear_sources(self) -> None:
+        self.cancel_reading()
+        self.documents.clear()
+        self.skipped.clear()
+        self.parent_run_id = None
+        self.window.sources_pane.set_rows([])
+
+    def show_citation(self, address: str) -> None:
+        """A citation in the answer: select its document in the sources list."""
+        pane = self.window.sources_pane
+        for row, source in enumerate(pane.rows()):
+            if address == source.path or address.startswith(source.path + ":") \
+                    or address.startswith(source.path + " "):
+                pane.table.selectRow(row)
+                pane.table.scrollTo(pane.model.index(row, 0))
+                self.window.statusBar().showMessage(f"Cited: {address}", 10_000)
+                return
+        self.window.statusBar().showMessage(f"Cited: {address} (not among the current sources)", 10_000)
+
+    def set_documents(self, documents: list[Any]) -> None:
+        """Replace the sources with these documents (re-run from history)."""
+        self.documents = {d.path: d for d in documents}
+        self.skipped = {}
+        self.window.sources_pane.set_rows([SourceRow.of_document(d) for d in documents])
+
+    # --- models -----------------------------------------------------------------
+    def want_models(self) -> None:
+        if self._catalog_task is None:
+            self._catalog_task = asyncio.ensure_future(self.load_catalog())
+
+    async def load_catalog(self) -> None:
+        def fetch() -> list[Any]:
+            catalog = importlib.import_module("core.catalog")   # may import litellm: off the loop
+            return catalog.list_models(self.settings.endpoints, fetch_remote=False)
+        qp = self.window.question_panel
+        if not self.running:
+            qp.set_status("Loading the model list…")
+        try:
+            self.catalog = await asyncio.to_thread(fetch)
+        except (OSError, ValueError) as exc:
+            self._catalog_task = None
+            self.notifier.warning(f"The model list could not be loaded: {exc}",
+                                  "You can still type a model id.")
+            return
+        finally:
+            if qp.status_label.text() == "Loading the model list…":
+                qp.set_status("")
+        self._fill_model_choices()
+
+    def _fill_model_choices(self) -> None:
+        overrides = self.settings.models
+        known = {e.id for e in self.catalog}
+        choices = [ModelChoice(m, "", m) for m in self._known_model_ids() if m not in known]
+        for entry in self.catalog:
+            own = overrides.get(entry.id)
+            price = (0.0, 0.0) if own is not None and own.free else \
+                (own.price.input_per_m, own.price.output_per_m) if own is not None and own.price else None
+            choices.append(ModelChoice.of_entry(entry, price))
+        self.window.question_panel.set_model_choices(choices)
+
+    # --- running --------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self.run_task is not None and not self.run_task.done()
+
+    def start_run(self) -> Notification | None:
+        """Start a run from the question panel; returns the notification that
+        explains why not, if it cannot start."""
+        if self.running:
+            return None
+        qp = self.window.question_panel
+        problem = self._run_problem(qp)
+        if problem is not None:
+            self.notifier.post(problem)
+            return problem
+        from app.settings import build_run_config
+        try:
+            config = build_run_config(self.settings, root=qp.root_model(),
+                                      sub=qp.sub_model() or None, overrides=qp.caps())
+        except ValueError as exc:
+            return self.notifier.error(f"These caps cannot be used: {exc}", "Change them and run again.")
+        self._remember_question(qp.question())
+        self._loop = asyncio.get_event_loop()
+        qp.set_running(True)
+        qp.set_status("Starting…")
+        self.run_task = asyncio.ensure_future(self._execute(qp.question(), config))
+        return None
+
+    def _run_problem(self, qp) -> Notification | None:
+        if self.ingest_task is not None and not self.ingest_task.done():
+            return Notification("warning", "The sources are still being read.",
+                                "Wait until reading ends, or stop it, then run.")
+        if not self.documents:
+            return Notification("warning", "There are no documents to ask about yet.",
+                                "Drop files or folders on the Sources pane, or use Add files.")
+        if not qp.question():
+            return Notification("warning", "Type a question first.",
+                                "Write it in the question box, then press Run (Ctrl+Enter).")
+        if not qp.root_model():
+            return Notification("warning", "Pick a root model.",
+                                "Choose one in the question panel, or type a model id "
+                                "(e.g. openai/gpt-4o-mini).")
+        return None
+
+    def _remember_question(self, question: str) -> None:
+        self.settings.remember_question(question)
+
+    async def _execute(self, question: str, config: Any) -> None:
+        qp = self.window.question_panel
+        self.history.leave_replay()
+        self.panes.reset()
+        self._pending.clear()
+        self._stopping = False
+        outcome = None
+        try:
+            # The engine pulls in litellm (2-5 s): import it in a thread, not on the loop.
+            runner = await asyncio.to_thread(preload_engine)
+            self.run = runner.QuestionRun(
+                question, documents=list(self.documents.values()),
+                skipped=list(self.skipped.values()), config=config, sinks=[self.sink],
+                parent_run_id=self.parent_run_id, key_for=self._key_for(self.settings))
+            if self._stopping:
+                self.run.cancel()
+            qp.set_status("Running…")
+            outcome = await self.run.execute()
+        except asyncio.CancelledError:
+            qp.set_status("Stopped before the run began.")
+        except Exception as exc:  # the run's boundary: anything it raises is shown, not a crash
+            log.exception("the run failed to start or crashed")
+            self.notifier.post(explain_error(f"{type(exc).__name__}: {exc}", model=config.root_model,
+                                             api_base=config.api_base))
+            qp.set_status("The run failed.")
+        finally:
+            self.flush_events()
+            self.run = None
+            qp.set_running(False)
+        if outcome is not None:
+            self.last_outcome = outcome
+            self._report(outcome, config)
+            self.history.refresh(select=outcome.run_id)
+
+    def _key_for(self, settings: Any):
+        """What the engine calls for each model: the key, read from the keychain at call time."""
+        keys = self.keys()
+        return lambda model: keys.key_for_model(model, settings)
+
+    def _report(self, outcome: Any, config: Any) -> None:
+        qp = self.window.question_panel
+        totals = outcome.totals or {}
+        cost = totals.get("cost_usd")
+        wall = max(0.0, (outcome.finished_at or 0) - (outcome.started_at or 0))
+        summary = f"{wall:.1f} s" + (f" · ${cost:.4f}" if cost is not None else "")
+        if outcome.status == "finished":
+            qp.set_status(f"Finished · {summary}")
+            self.notifier.info(f"The run finished ({summary}).")
+        elif outcome.status == "capped":
+            qp.set_status(f"Stopped at a cap · {summary}")
+            self.notifier.warning(
+                f"The run stopped at a cap{': ' + outcome.error if outcome.error else ''}. "
+                "What was done is kept.",
+                "Raise the dollar cap or the iterations in the question panel to go further.")
+        elif outcome.status == "cancelled":
+            qp.set_status(f"Stopped · {summary}")
+            self.notifier.info("Stopped. The transcript so far stays.")
+        else:
+            qp.set_status("The run failed.")
+            self.notifier.post(explain_error(outcome.error or "", model=config.root_model,
+                                             api_base=config.api_base))
+
+    def stop_run(self) -> None:
+        if not self.running:
+            return
+        self._stopping = True
+        self.window.question_panel.set_status("Stopping…")
+        if self.run is not None:
+            self.run.cancel()
+
+    def sink(self, event: Any) -> None:
+        """The runner's event sink: batch events for the panes."""
+        if threading.current_thread() is not threading.main_thread():
+            self._loop.call_soon_threadsafe(self.sink, event)
+            return
+        self._pending.append(event)
+        if event.type == "Notice" and event.level == "error":
+            self.notifier.warning(event.message)
+        if not self._flush_timer.isActive():
+            self._flush_timer.start()
+
+    def flush_events(self) -> None:
+        if self._pending:
+            batch, self._pending = self._pending, []
+            self.panes.apply_many(batch)
+
+    # --- settings and keys (app/settings_glue.py) -------------------------------
+    @property
+    def settings_dialog(self) -> Any:
+        return self.settings_glue.dialog
+
+    def keys(self) -> Any:
+        return self.settings_glue.keys()
+
+    def open_settings(self, page: str = "") -> Any:
+        return self.settings_glue.open(page)
+
+    def settings_applied(self) -> None:
+        """The settings dialog saved new settings: follow them."""
+        self._save_settings()
+        self.theme.apply(self.settings.theme)
+        self.window.question_panel.set_caps(self._default_caps())
+        self._catalog_task = None
+        self._fill_model_choices()
+        self.notifier.info("Settings saved.")
+
+    def _on_notice_action(self, action: str) -> None:
+        if action in ("keys", "models", "endpoints", "caps", "appearance", "settings"):
+            self.open_settings("" if action == "settings" else action)

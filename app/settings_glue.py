@@ -1,0 +1,160 @@
+"""The settings dialog's glue: opening it, saving what it returns, and its Keys
+page (set, test, delete in the OS keychain through core.secrets.KeyStore).
+
+Part of app/controller.py's job, kept apart so each module stays small. Keys
+go from the dialog's field straight to the keychain: never into the settings,
+the log or the status bar (only masked forms are shown).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from ui.notifier import explain_error
+
+log = logging.getLogger(__name__)
+
+KEYCHAIN_ADVICE = (". On Linux, install and unlock gnome-keyring or KWallet; or set the provider's "
+                   "environment variable (e.g. OPENAI_API_KEY) before starting RLM Studio.")
+
+
+class SettingsGlue:
+    def __init__(self, controller: Any) -> None:
+        self.controller = controller
+        self.dialog: Any = None
+        self._keys: Any = None
+
+    @property
+    def settings(self) -> Any:
+        return self.controller.settings
+
+    def keys(self) -> Any:
+        """The keychain (created on first use: keyring's import is not free)."""
+        if self._keys is None:
+            from core.secrets import KeyStore
+            self._keys = KeyStore()
+        return self._keys
+
+    def use_keys(self, store: Any) -> None:
+        """Use another KeyStore (tests: a file-backed or a failing backend)."""
+        self._keys = store
+
+    # --- the dialog ---------------------------------------------------------------
+    def open(self, page: str = "") -> Any:
+        """Open the settings dialog (window-modal, not blocking) at `page`; returns it."""
+        if self.dialog is not None:
+            self.dialog.show_page(page)
+            self.dialog.raise_()
+            return self.dialog
+        from app.settings import settings_to_dict
+        from core import providers
+        from ui.settings_dialog import SettingsDialog
+        names = [(p.name, p.display) for p in providers.PROVIDERS.values() if p.needs_key]
+        names += [(e.name, f"{e.name} (endpoint)") for e in self.settings.endpoints if e.needs_key]
+        dialog = SettingsDialog(settings_to_dict(self.settings), names, self.controller.window)
+        dialog.keys_page.key_set.connect(self.set_key)
+        dialog.keys_page.key_delete.connect(self.delete_key)
+        dialog.keys_page.key_test.connect(lambda p: asyncio.ensure_future(self.test_key(p)))
+        dialog.accepted.connect(lambda: self.apply_values(dialog.values()))
+        dialog.finished.connect(self._closed)
+        self.dialog = dialog
+        self.refresh_keys()
+        dialog.show_page(page)
+        dialog.open()
+        return dialog
+
+    def _closed(self, _result: int) -> None:
+        if self.dialog is not None:
+            self.dialog.deleteLater()
+        self.dialog = None
+
+    def apply_values(self, values: dict) -> None:
+        """Take the dialog's values (settings file form); keep the rest as it was."""
+        from app.settings import settings_from_dict, settings_to_dict
+        settings = settings_from_dict({**settings_to_dict(self.settings), **values})
+        if settings.warnings:
+            self.controller.notifier.warning(
+                "Some settings were not taken: " + "; ".join(settings.warnings),
+                "Open Settings and fix them.", action="settings", action_label="Open Settings")
+        self.controller.settings = settings
+        self.controller.settings_applied()
+
+    # --- keys -------------------------------------------------------------------
+    def refresh_keys(self) -> None:
+        if self.dialog is None:
+            return
+        store = self.keys()
+        page = self.dialog.keys_page
+        page.set_keychain(store.usable, store.backend_name if store.usable
+                          else store.problem + KEYCHAIN_ADVICE)
+        extra = [e.name for e in self.settings.endpoints]
+        found = {k.provider: k for k in store.list(extra)}
+        rows = []
+        for i in range(page.provider_combo.count()):
+            name, display = page.provider_combo.itemData(i), page.provider_combo.itemText(i)
+            info = found.get(name)
+            rows.append((name, display, info.masked if info else "", info.source if info else ""))
+        page.set_rows(rows)
+
+    def _page(self) -> Any:
+        return self.dialog.keys_page if self.dialog is not None else None
+
+    def set_key(self, provider: str, key: str) -> bool:
+        from core.secrets import KeychainUnavailable
+        page = self._page()
+        try:
+            self.keys().set(provider, key)
+        except (KeychainUnavailable, ValueError) as exc:
+            if page:
+                page.show_result(False, str(exc))
+            return False
+        if page:
+            page.key_saved()
+            page.show_result(True, f"The {provider} key is in the keychain.")
+        self.refresh_keys()
+        return True
+
+    def delete_key(self, provider: str) -> bool:
+        deleted = self.keys().delete(provider)
+        page = self._page()
+        if page:
+            page.show_result(deleted, f"The {provider} key was deleted." if deleted
+                             else f"The keychain had no {provider} key.")
+        self.refresh_keys()
+        return deleted
+
+    async def test_key(self, provider: str) -> tuple[bool, str]:
+        """One tiny request with the provider's key; the answer shows on the Keys page."""
+        from core import providers
+        page = self._page()
+        key, _source = self.keys().resolve(provider)
+        known = providers.get(provider)
+        if not key:
+            ok, text = False, f"No {provider} key is set."
+        elif known is None or not known.test_model:
+            ok, text = False, "There is no test model for this provider; run a small question instead."
+        else:
+            if page:
+                page.show_result(True, f"Testing with {known.test_model}…")
+            ok, text = await try_key(known.test_model, key)
+        page = self._page()          # the dialog may have closed meanwhile
+        if page:
+            page.show_result(ok, text)
+        return ok, text
+
+
+async def try_key(model: str, key: str) -> tuple[bool, str]:
+    """(works, message): a one-token completion with `key` (litellm in a thread)."""
+    def call() -> None:
+        from core.llm.litellm_import import litellm
+        litellm().completion(model=model, api_key=key, max_tokens=1, timeout=30,
+                             messages=[{"role": "user", "content": "Say OK"}])
+    try:
+        await asyncio.to_thread(call)
+    except Exception as exc:  # whatever the provider answers with is the result of the test
+        log.info("key test with %s failed: %s", model, type(exc).__name__)
+        note = explain_error(f"{type(exc).__name__}: {exc}", model=model)
+        return False, f"{note.message} {note.advice}"
+    return True, f"The key works ({model} answered)."

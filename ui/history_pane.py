@@ -1,0 +1,293 @@
+"""History: past runs with search and filters; open (replay), export, delete, re-run.
+
+The pane shows `HistoryRow`s and emits intents; app/controller.py asks the
+store. Filters are sent as one dict: {"search", "status", "model", "since_days"}.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
+    QMenu, QPushButton, QTableView, QToolButton, QVBoxLayout, QWidget,
+)
+
+from ui import icons
+
+RUN_ID_ROLE = Qt.ItemDataRole.UserRole + 1
+STATUSES = ("finished", "capped", "failed", "cancelled", "interrupted", "running")
+PERIODS = (("Any time", None), ("Today", 1), ("Last 7 days", 7), ("Last 30 days", 30),
+           ("Last year", 365))
+EXPORT_FORMATS = (("json", "JSON"), ("md", "Markdown"), ("html", "HTML"))
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    id: str
+    question: str
+    status: str
+    created: datetime | None = None
+    root_model: str = ""
+    sub_model: str = ""
+    cost_usd: float | None = None
+    duration_ms: int | None = None
+
+    @classmethod
+    def of_run(cls, run: dict) -> "HistoryRow":
+        """A row for one of RunStore.list_runs()'s dicts."""
+        created = parse_time(run.get("created_utc"))
+        duration = run.get("wall_ms")
+        if duration is None:
+            finished = parse_time(run.get("finished_utc"))
+            if created and finished:
+                duration = int((finished - created).total_seconds() * 1000)
+        return cls(id=str(run["id"]), question=run.get("question") or "",
+                   status=run.get("status") or "", created=created,
+                   root_model=run.get("root_model") or "", sub_model=run.get("sub_model") or "",
+                   cost_usd=run.get("cost_usd"), duration_ms=duration)
+
+
+def format_duration(ms: int | None) -> str:
+    if ms is None:
+        return ""
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, seconds = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def format_cost(usd: float | None) -> str:
+    if usd is None:
+        return ""
+    return f"${usd:.4f}" if usd < 0.1 else f"${usd:.2f}"
+
+
+class HistoryModel(QAbstractTableModel):
+    COLUMNS = ("When", "Question", "Status", "Models", "Cost", "Duration")
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self._rows: list[HistoryRow] = []
+
+    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.COLUMNS)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.COLUMNS[section]
+        return None
+
+    def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        row = self._rows[index.row()]
+        col = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if col == 0:
+                return row.created.astimezone().strftime("%Y-%m-%d %H:%M") if row.created else ""
+            if col == 1:
+                return " ".join(row.question.split())[:200]
+            if col == 2:
+                return row.status
+            if col == 3:
+                return row.root_model if row.sub_model in ("", row.root_model) \
+                    else f"{row.root_model} / {row.sub_model}"
+            if col == 4:
+                return format_cost(row.cost_usd)
+            if col == 5:
+                return format_duration(row.duration_ms)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{row.question}\n\nrun {row.id}"
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (4, 5):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == RUN_ID_ROLE:
+            return row.id
+        return None
+
+    def set_rows(self, rows: list[HistoryRow]) -> None:
+        self.beginResetModel()
+        self._rows = list(rows)
+        self.endResetModel()
+
+    def rows(self) -> list[HistoryRow]:
+        return list(self._rows)
+
+    def row_of(self, run_id: str) -> int:
+        for i, row in enumerate(self._rows):
+            if row.id == run_id:
+                return i
+        return -1
+
+
+class HistoryPane(QWidget):
+    filters_changed = Signal(dict)
+    open_requested = Signal(str)
+    export_requested = Signal(str, str)    # run id, "json" | "md" | "html"
+    delete_requested = Signal(str)
+    rerun_requested = Signal(str)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.model = HistoryModel(self)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        title = QLabel("History")
+        title.setObjectName("paneTitle")
+        layout.addWidget(title)
+
+        self.search_edit = QLineEdit()
+        self.search_edit.setPlaceholderText("Search questions and answers")
+        self.search_edit.setAccessibleName("Search runs")
+        self.search_edit.setClearButtonEnabled(True)
+        icons.bind(self.search_edit.addAction(icons.icon("search"),
+                                              QLineEdit.ActionPosition.LeadingPosition), "search")
+        layout.addWidget(self.search_edit)
+
+        filters = QHBoxLayout()
+        self.status_combo = QComboBox()
+        self.status_combo.setAccessibleName("Filter by status")
+        self.status_combo.addItem("Any status", None)
+        for status in STATUSES:
+            self.status_combo.addItem(status.capitalize(), status)
+        self.model_edit = QLineEdit()
+        self.model_edit.setPlaceholderText("Model")
+        self.model_edit.setAccessibleName("Filter by model")
+        self.period_combo = QComboBox()
+        self.period_combo.setAccessibleName("Filter by date")
+        for label, days in PERIODS:
+            self.period_combo.addItem(label, days)
+        filters.addWidget(self.status_combo)
+        filters.addWidget(self.model_edit, 1)
+        filters.addWidget(self.period_combo)
+        layout.addLayout(filters)
+
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setAccessibleName("Past runs")
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        self.table.setShowGrid(False)
+        self.table.setWordWrap(False)
+        header = self.table.horizontalHeader()
+        for col in range(len(HistoryModel.COLUMNS)):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.table.doubleClicked.connect(lambda _i: self._emit_for_selected(self.open_requested))
+        layout.addWidget(self.table, 1)
+
+        actions = QHBoxLayout()
+        self.open_button = QPushButton("Replay")
+        icons.bind(self.open_button, "open")
+        self.open_button.setToolTip("Replay the selected run in the panes")
+        self.open_button.clicked.connect(lambda: self._emit_for_selected(self.open_requested))
+        self.rerun_button = QPushButton("Re-run")
+        icons.bind(self.rerun_button, "rerun")
+        self.rerun_button.setToolTip("Load its sources, question, models and caps to run again")
+        self.rerun_button.clicked.connect(lambda: self._emit_for_selected(self.rerun_requested))
+        self.export_button = QToolButton()
+        icons.bind(self.export_button, "export")
+        self.export_button.setAccessibleName("Export the selected run")
+        self.export_button.setToolTip("Export (JSON, Markdown, HTML)")
+        self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(self.export_button)
+        self.export_actions: dict[str, QAction] = {}
+        for fmt, label in EXPORT_FORMATS:
+            action = menu.addAction(f"Export as {label}…")
+            action.triggered.connect(lambda _c=False, f=fmt: self._emit_export(f))
+            self.export_actions[fmt] = action
+        self.export_button.setMenu(menu)
+        self.delete_button = QToolButton()
+        icons.bind(self.delete_button, "delete")
+        self.delete_button.setAccessibleName("Delete the selected run")
+        self.delete_button.setToolTip("Delete the selected run")
+        self.delete_button.clicked.connect(lambda: self._emit_for_selected(self.delete_requested))
+        actions.addWidget(self.open_button)
+        actions.addWidget(self.rerun_button)
+        actions.addStretch(1)
+        actions.addWidget(self.export_button)
+        actions.addWidget(self.delete_button)
+        layout.addLayout(actions)
+        self.empty_label = QLabel("No runs yet.")
+        self.empty_label.setObjectName("hint")
+        layout.addWidget(self.empty_label)
+
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(250)
+        self._debounce.timeout.connect(self._emit_filters)
+        self.search_edit.textChanged.connect(self._debounce.start)
+        self.model_edit.textChanged.connect(self._debounce.start)
+        self.status_combo.currentIndexChanged.connect(self._emit_filters)
+        self.period_combo.currentIndexChanged.connect(self._emit_filters)
+        self.table.selectionModel().selectionChanged.connect(self._update_buttons)
+        self.model.modelReset.connect(self._update_buttons)
+        self._update_buttons()
+
+    def filters(self) -> dict:
+        return {"search": self.search_edit.text().strip() or None,
+                "status": self.status_combo.currentData(),
+                "model": self.model_edit.text().strip() or None,
+                "since_days": self.period_combo.currentData()}
+
+    def _emit_filters(self) -> None:
+        self.filters_changed.emit(self.filters())
+
+    def set_rows(self, rows: list[HistoryRow]) -> None:
+        selected = self.selected_id()
+        self.model.set_rows(rows)
+        self.empty_label.setVisible(not rows)
+        if selected:
+            self.select(selected)
+
+    def select(self, run_id: str) -> bool:
+        row = self.model.row_of(run_id)
+        if row < 0:
+            return False
+        self.table.selectRow(row)
+        return True
+
+    def selected_id(self) -> str | None:
+        rows = self.table.selectionModel().selectedRows()
+        return rows[0].data(RUN_ID_ROLE) if rows else None
+
+    def _emit_for_selected(self, signal) -> None:
+        run_id = self.selected_id()
+        if run_id:
+            signal.emit(run_id)
+
+    def _emit_export(self, fmt: str) -> None:
+        run_id = self.selected_id()
+        if run_id:
+            self.export_requested.emit(run_id, fmt)
+
+    def _update_buttons(self, *_args) -> None:
+        has = self.selected_id() is not None
+        for widget in (self.open_button, self.rerun_button, self.export_button, self.delete_button):
+            widget.setEnabled(has)
+
+
+def parse_time(value) -> datetime | None:
+    """A store timestamp (ISO text or epoch seconds) as an aware datetime."""
+    if value in (None, ""):
+        return None
+    if isinstance(value, (int, float)):
+        return datetime.fromtimestamp(float(value), tz=timezone.utc)
+    try:
+        parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)

@@ -1,0 +1,182 @@
+"""The one place where background errors and notices show up.
+
+Anything in the app that has something to tell the user (a failed run, a
+skipped file, an unhandled exception caught by the hook) calls
+`notifier.post(...)` or `notifier.error(...)`. The window shows the latest
+warning or error as a banner above the panes (message, what to do, an optional
+action button) and every notice briefly in the status bar.
+
+`explain_error` turns engine and provider error text into a message a user can
+act on ("Set your OpenAI key in Settings > Keys").
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from time import time
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton
+
+from ui import icons
+
+log = logging.getLogger(__name__)
+
+LEVELS = ("info", "warning", "error")
+
+
+@dataclass(frozen=True)
+class Notification:
+    level: str                 # "info" | "warning" | "error"
+    message: str               # what happened, one sentence
+    advice: str = ""           # what to do about it
+    action: str = ""           # an action id the window knows: "keys", "models", "settings", "log"
+    action_label: str = ""
+    detail: str = ""           # technical text (log, tooltip)
+    ts: float = field(default_factory=time)
+
+
+class Notifier(QObject):
+    """Collects notifications; the window's banner and status bar listen."""
+
+    posted = Signal(object)          # Notification
+    action_requested = Signal(str)   # an action id from a banner button
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.history: list[Notification] = []
+
+    def post(self, note: Notification) -> Notification:
+        if note.level not in LEVELS:
+            raise ValueError(f"unknown level {note.level!r}")
+        self.history.append(note)
+        del self.history[:-200]
+        level = {"info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}[note.level]
+        log.log(level, "%s %s %s", note.message, note.advice, note.detail[:2000])
+        self.posted.emit(note)
+        return note
+
+    def info(self, message: str, advice: str = "") -> Notification:
+        return self.post(Notification("info", message, advice))
+
+    def warning(self, message: str, advice: str = "", **kw: str) -> Notification:
+        return self.post(Notification("warning", message, advice, **kw))
+
+    def error(self, message: str, advice: str = "", **kw: str) -> Notification:
+        return self.post(Notification("error", message, advice, **kw))
+
+    @property
+    def last(self) -> Notification | None:
+        return self.history[-1] if self.history else None
+
+
+class Banner(QFrame):
+    """Shows the latest warning or error until the user closes it."""
+
+    def __init__(self, notifier: Notifier, parent=None) -> None:
+        super().__init__(parent)
+        self.setObjectName("banner")
+        self.notifier = notifier
+        self.note: Notification | None = None
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(8, 4, 4, 4)
+        self.icon_label = QLabel()
+        self.text = QLabel()
+        self.text.setWordWrap(True)
+        self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.action_button = QPushButton()
+        self.action_button.clicked.connect(self._on_action)
+        self.close_button = QToolButton()
+        icons.bind(self.close_button, "close")
+        self.close_button.setAccessibleName("Dismiss message")
+        self.close_button.setToolTip("Dismiss")
+        self.close_button.clicked.connect(self.dismiss)
+        layout.addWidget(self.icon_label)
+        layout.addWidget(self.text, 1)
+        layout.addWidget(self.action_button)
+        layout.addWidget(self.close_button)
+        self.hide()
+        notifier.posted.connect(self.show_note)
+
+    def show_note(self, note: Notification) -> None:
+        if note.level == "info":
+            return
+        self.note = note
+        self.setProperty("level", note.level)
+        self.style().unpolish(self)
+        self.style().polish(self)
+        self.icon_label.setPixmap(icons.icon(note.level).pixmap(18, 18))
+        text = f"<b>{_escape(note.message)}</b>"
+        if note.advice:
+            text += f"<br>{_escape(note.advice)}"
+        self.text.setText(text)
+        self.text.setToolTip(note.detail[:4000])
+        self.setAccessibleDescription(f"{note.message} {note.advice}")
+        self.action_button.setVisible(bool(note.action))
+        self.action_button.setText(note.action_label or "Open")
+        self.show()
+
+    def dismiss(self) -> None:
+        self.note = None
+        self.hide()
+
+    def _on_action(self) -> None:
+        if self.note and self.note.action:
+            self.notifier.action_requested.emit(self.note.action)
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+# --- turning error text into advice --------------------------------------
+
+def provider_of(model: str) -> tuple[str, str]:
+    """(keychain provider name, display name) for a model id; ('', '') if unknown."""
+    from core.providers import get, provider_for_model
+    name = provider_for_model(model or "") if model else ""
+    known = get(name) if name else None
+    return name, (known.display if known else name)
+
+
+def explain_error(error: str, *, model: str = "", api_base: str | None = None) -> Notification:
+    """A user-facing notification for an engine or provider error text."""
+    text = error or ""
+    low = text.lower()
+    first = text.strip().splitlines()[0][:300] if text.strip() else "unknown error"
+    _key, provider = provider_of(model)
+    where = f" at {api_base}" if api_base else ""
+    if any(s in low for s in ("authenticationerror", "invalid api key", "incorrect api key",
+                              "api key", "api_key", "401", "unauthorized", "no key")):
+        name = provider or "this provider's"
+        return Notification("error", f"The {provider or 'provider'} key was refused or is missing"
+                            + (f" for {model}." if model else "."),
+                            f"Set your {name} key in Settings > Keys.", "keys", "Open Keys", text)
+    if any(s in low for s in ("apiconnectionerror", "connection refused", "connecterror",
+                              "cannot connect", "failed to establish", "name or service not known",
+                              "connection error", "unreachable", "nodename nor servname")):
+        return Notification("error", f"Cannot reach the model {model or ''}{where}.".replace("  ", " "),
+                            "Check that the server is running and its address in Settings > "
+                            "Endpoints, then run again.", "endpoints", "Open Endpoints", text)
+    if "timeout" in low or "timed out" in low:
+        return Notification("error", f"The model {model} did not answer in time{where}.",
+                            "Try again, or raise the request timeout or pick a faster model.",
+                            detail=text)
+    if "ratelimit" in low or "rate limit" in low or "429" in low:
+        return Notification("warning", f"The provider is rate-limiting {model or 'the calls'}.",
+                            "Wait a minute and run again, or use another model.", detail=text)
+    if "notfounderror" in low or "model_not_found" in low or "does not exist" in low \
+            or "llm provider not provided" in low:
+        return Notification("error", f"The model {model!r} is not known to its provider.",
+                            "Check the model name in the model picker or in Settings > Models.",
+                            "models", "Open Models", text)
+    if "contextwindow" in low or "context length" in low or "maximum context" in low:
+        return Notification("error", f"A prompt was too long for {model}.",
+                            "Pick a sub model with a larger context window.", detail=text)
+    if "cap" in low and ("cost" in low or "$" in low or "budget" in low):
+        return Notification("warning", "The dollar cap was reached; what was done so far is kept.",
+                            "Raise the dollar cap in the question panel to let the run go further.",
+                            detail=text)
+    return Notification("error", f"The run failed: {first}",
+                        "The transcript shows what happened; details are in the log.", detail=text)

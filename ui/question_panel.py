@@ -1,0 +1,262 @@
+"""Question and run: the question box, model pickers, quick caps, Run and Stop."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QStandardItem, QStandardItemModel
+from PySide6.QtWidgets import (
+    QComboBox, QDoubleSpinBox, QFormLayout, QHBoxLayout, QLabel, QPlainTextEdit,
+    QPushButton, QSpinBox, QTreeView, QVBoxLayout, QWidget,
+)
+
+from ui import icons
+
+MODEL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    id: str
+    price: str = ""        # e.g. "$0.15 / $0.60 per M" or "free"
+    detail: str = ""       # tooltip: provider, context window, where the price comes from
+
+    @classmethod
+    def of_entry(cls, entry, price: tuple[float, float] | None = None) -> "ModelChoice":
+        """A row for a catalog ModelEntry; `price` (in, out per M) overrides its own."""
+        src = entry.source
+        inp, out = entry.input_per_m, entry.output_per_m
+        if price is not None:
+            (inp, out), src = price, "settings"
+        if inp is None or out is None:
+            text = "price unknown"
+        elif inp == 0 and out == 0:
+            text = "free"
+        else:
+            text = f"${inp:g} in · ${out:g} out per M"
+        detail = f"{entry.id}\nprovider: {entry.provider or '?'}\nprice from: {src}"
+        if entry.context_window:
+            detail += f"\ncontext window: {entry.context_window:,} tokens"
+        return cls(entry.id, text, detail)
+
+
+class ModelPicker(QComboBox):
+    """Editable combo box of model ids; the popup shows the price per M tokens.
+    Emits `opening` before the popup shows, so the catalog can load lazily."""
+
+    opening = Signal()
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setEditable(True)
+        self.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        self.setMinimumContentsLength(18)
+        self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self._model = QStandardItemModel(0, 2, self)
+        self.setModel(self._model)
+        view = QTreeView()
+        view.setHeaderHidden(True)
+        view.setRootIsDecorated(False)
+        view.setItemsExpandable(False)
+        view.setAllColumnsShowFocus(True)
+        view.setMinimumWidth(380)
+        self.setView(view)
+        self.setModelColumn(0)
+
+    def showPopup(self) -> None:
+        self.opening.emit()
+        self.view().resizeColumnToContents(0)
+        super().showPopup()
+
+    def set_choices(self, choices: list[ModelChoice]) -> None:
+        current = self.model_id()
+        self._model.removeRows(0, self._model.rowCount())
+        for choice in choices:
+            name = QStandardItem(choice.id)
+            name.setData(choice.id, MODEL_ID_ROLE)
+            price = QStandardItem(choice.price)
+            price.setForeground(self.palette().placeholderText())
+            for item in (name, price):
+                item.setToolTip(choice.detail or choice.id)
+                item.setEditable(False)
+            self._model.appendRow([name, price])
+        self.set_model_id(current)
+
+    def choices(self) -> list[str]:
+        return [self._model.item(r, 0).text() for r in range(self._model.rowCount())]
+
+    def price_of(self, model_id: str) -> str:
+        for r in range(self._model.rowCount()):
+            if self._model.item(r, 0).text() == model_id:
+                return self._model.item(r, 1).text()
+        return ""
+
+    def model_id(self) -> str:
+        return self.currentText().strip()
+
+    def set_model_id(self, model_id: str) -> None:
+        index = self.findText(model_id, Qt.MatchFlag.MatchExactly)
+        if index >= 0:
+            self.setCurrentIndex(index)
+        self.setEditText(model_id)
+
+
+class QuestionBox(QPlainTextEdit):
+    """Multi-line question; Ctrl+Enter asks for a run."""
+
+    submit = Signal()
+
+    def keyPressEvent(self, event) -> None:
+        if (event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+                and event.modifiers() & Qt.KeyboardModifier.ControlModifier):
+            self.submit.emit()
+            return
+        super().keyPressEvent(event)
+
+    def event(self, event) -> bool:
+        # Claim Ctrl+Enter so a window shortcut does not fire twice.
+        if event.type() == QEvent.Type.ShortcutOverride and event.key() in (
+                Qt.Key.Key_Return, Qt.Key.Key_Enter) \
+                and event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            event.accept()
+            return True
+        return super().event(event)
+
+
+class QuestionPanel(QWidget):
+    run_requested = Signal()
+    stop_requested = Signal()
+    models_wanted = Signal()    # a model popup is opening: fill the catalog
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        title = QLabel("Question")
+        title.setObjectName("paneTitle")
+        layout.addWidget(title)
+        self.question_box = QuestionBox()
+        self.question_box.setPlaceholderText(
+            "Ask a question about your sources… (Ctrl+Enter runs)")
+        self.question_box.setAccessibleName("Question")
+        self.question_box.setTabChangesFocus(True)
+        self.question_box.submit.connect(self.run_requested)
+        layout.addWidget(self.question_box, 1)
+
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.root_picker = ModelPicker()
+        self.root_picker.setAccessibleName("Root model")
+        self.root_picker.lineEdit().setPlaceholderText("e.g. openai/gpt-4o-mini")
+        self.root_picker.setToolTip("Root model: writes the code; it needs to be reliable")
+        self.sub_picker = ModelPicker()
+        self.sub_picker.setAccessibleName("Sub model")
+        self.sub_picker.lineEdit().setPlaceholderText("the root model, or a cheaper one")
+        self.sub_picker.setToolTip("Sub model: reads the pieces; it can be cheaper")
+        self.root_price = QLabel()
+        self.root_price.setObjectName("hint")
+        self.sub_price = QLabel()
+        self.sub_price.setObjectName("hint")
+        for picker, label in ((self.root_picker, self.root_price), (self.sub_picker, self.sub_price)):
+            picker.opening.connect(self.models_wanted)
+            picker.currentTextChanged.connect(
+                lambda text, p=picker, lab=label: lab.setText(p.price_of(text.strip())))
+        form.addRow("Root model", self.root_picker)
+        form.addRow("", self.root_price)
+        form.addRow("Sub model", self.sub_picker)
+        form.addRow("", self.sub_price)
+
+        caps = QHBoxLayout()
+        self.depth_spin = QSpinBox()
+        self.depth_spin.setRange(0, 3)
+        self.depth_spin.setValue(1)
+        self.depth_spin.setAccessibleName("Recursion depth")
+        self.depth_spin.setToolTip("0: the REPL only · 1: sub-calls · 2-3: nested RLMs")
+        self.cost_spin = QDoubleSpinBox()
+        self.cost_spin.setRange(0, 10_000)
+        self.cost_spin.setDecimals(2)
+        self.cost_spin.setSingleStep(0.5)
+        self.cost_spin.setPrefix("$")
+        self.cost_spin.setSpecialValueText("no cap")
+        self.cost_spin.setValue(1.0)
+        self.cost_spin.setAccessibleName("Dollar cap")
+        self.cost_spin.setToolTip("The run stops when it has spent this much (0: no cap)")
+        self.iter_spin = QSpinBox()
+        self.iter_spin.setRange(1, 200)
+        self.iter_spin.setValue(20)
+        self.iter_spin.setAccessibleName("Maximum iterations")
+        self.iter_spin.setToolTip("Root turns at most")
+        for label, widget in (("Depth", self.depth_spin), ("Cap", self.cost_spin),
+                              ("Iterations", self.iter_spin)):
+            caps.addWidget(QLabel(label))
+            caps.addWidget(widget)
+        caps.addStretch(1)
+        form.addRow(caps)
+        layout.addLayout(form)
+
+        buttons = QHBoxLayout()
+        self.run_button = QPushButton("Run")
+        self.run_button.setObjectName("runButton")
+        icons.bind(self.run_button, "run")
+        self.run_button.setToolTip("Run (Ctrl+Enter)")
+        self.run_button.clicked.connect(self.run_requested)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setObjectName("stopButton")
+        icons.bind(self.stop_button, "stop")
+        self.stop_button.setToolTip("Stop (Esc or Ctrl+.): what was done is kept")
+        self.stop_button.clicked.connect(self.stop_requested)
+        self.stop_button.setEnabled(False)
+        self.status_label = QLabel()
+        self.status_label.setObjectName("hint")
+        self.status_label.setWordWrap(True)
+        buttons.addWidget(self.run_button)
+        buttons.addWidget(self.stop_button)
+        layout.addLayout(buttons)
+        layout.addWidget(self.status_label)
+
+    # --- values ------------------------------------------------------------
+    def question(self) -> str:
+        return self.question_box.toPlainText().strip()
+
+    def set_question(self, text: str) -> None:
+        self.question_box.setPlainText(text)
+
+    def root_model(self) -> str:
+        return self.root_picker.model_id()
+
+    def sub_model(self) -> str:
+        return self.sub_picker.model_id()
+
+    def set_models(self, root: str, sub: str) -> None:
+        self.root_picker.set_model_id(root)
+        self.sub_picker.set_model_id(sub)
+
+    def set_model_choices(self, choices: list[ModelChoice]) -> None:
+        self.root_picker.set_choices(choices)
+        self.sub_picker.set_choices(choices)
+        self.root_price.setText(self.root_picker.price_of(self.root_model()))
+        self.sub_price.setText(self.sub_picker.price_of(self.sub_model()))
+
+    def caps(self) -> dict:
+        cost = self.cost_spin.value()
+        return {"max_depth": self.depth_spin.value(),
+                "max_cost_usd": round(cost, 2) if cost > 0 else None,
+                "max_iterations": self.iter_spin.value()}
+
+    def set_caps(self, caps: dict) -> None:
+        if "max_depth" in caps:
+            self.depth_spin.setValue(int(caps["max_depth"]))
+        if "max_cost_usd" in caps:
+            self.cost_spin.setValue(float(caps["max_cost_usd"] or 0))
+        if "max_iterations" in caps:
+            self.iter_spin.setValue(int(caps["max_iterations"]))
+
+    # --- state ---------------------------------------------------------------
+    def set_running(self, running: bool) -> None:
+        self.run_button.setEnabled(not running)
+        self.stop_button.setEnabled(running)
+        self.question_box.setReadOnly(running)
+
+    def set_status(self, text: str) -> None:
+        self.status_label.setText(text)

@@ -1,0 +1,401 @@
+"""Settings: keys, models, endpoints, default caps, theme.
+
+The dialog edits the settings in their file form (the dict of
+app.settings.settings_to_dict: prices as [in, out], endpoints with base_url)
+and hands back `values()`, the fields it owns in that same form. Keys never pass through the settings: the
+Keys page emits intents (set, test, delete) that app/controller.py carries out
+in the keychain, and shows the answers it gets back.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView, QButtonGroup, QCheckBox, QComboBox, QDialog, QDialogButtonBox,
+    QDoubleSpinBox, QFormLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton,
+    QRadioButton, QSpinBox, QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget,
+)
+
+from ui import icons
+
+PAGES = ("keys", "models", "endpoints", "caps", "appearance")
+EFFORTS = ("", "minimal", "low", "medium", "high")
+MODEL_COLUMNS = ("Model", "In $/M", "Out $/M", "Free", "Max tokens", "Reasoning", "Prompt note")
+ENDPOINT_COLUMNS = ("Name", "API base (OpenAI-compatible URL)", "Needs a key", "Models")
+
+
+def _label(text: str, hint: bool = False) -> QLabel:
+    label = QLabel(text)
+    label.setWordWrap(True)
+    if hint:
+        label.setObjectName("hint")
+    return label
+
+
+class KeysPage(QWidget):
+    key_set = Signal(str, str)      # provider, key
+    key_test = Signal(str)
+    key_delete = Signal(str)
+
+    def __init__(self, providers: list[tuple[str, str]], parent=None) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        self.keychain_label = _label("")
+        self.keychain_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.keychain_label)
+        self.table = QTableWidget(0, 3)
+        self.table.setHorizontalHeaderLabels(("Provider", "Key", "From"))
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table.setAccessibleName("Providers and their keys")
+        self.table.itemSelectionChanged.connect(self._sync_combo)
+        layout.addWidget(self.table, 1)
+
+        form = QFormLayout()
+        self.provider_combo = QComboBox()
+        self.provider_combo.setAccessibleName("Provider")
+        for name, display in providers:
+            self.provider_combo.addItem(display, name)
+        self.key_edit = QLineEdit()
+        self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
+        self.key_edit.setPlaceholderText("Paste the API key")
+        self.key_edit.setAccessibleName("API key")
+        form.addRow("Provider", self.provider_combo)
+        form.addRow("Key", self.key_edit)
+        layout.addLayout(form)
+        buttons = QHBoxLayout()
+        self.set_button = QPushButton("Save in keychain")
+        icons.bind(self.set_button, "key")
+        self.set_button.clicked.connect(self._on_set)
+        self.test_button = QPushButton("Test")
+        self.test_button.setToolTip("Sends one tiny request to the provider")
+        self.test_button.clicked.connect(lambda: self.key_test.emit(self.provider()))
+        self.delete_button = QPushButton("Delete")
+        icons.bind(self.delete_button, "delete")
+        self.delete_button.clicked.connect(lambda: self.key_delete.emit(self.provider()))
+        for b in (self.set_button, self.test_button, self.delete_button):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+        layout.addLayout(buttons)
+        self.result_label = _label("", hint=True)
+        self.result_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.result_label)
+        layout.addWidget(_label("Keys are kept in your system keychain only: never in the settings "
+                                "file, the run database, logs or exports.", hint=True))
+
+    def provider(self) -> str:
+        return self.provider_combo.currentData() or ""
+
+    def select_provider(self, name: str) -> None:
+        index = self.provider_combo.findData(name)
+        if index >= 0:
+            self.provider_combo.setCurrentIndex(index)
+
+    def _sync_combo(self) -> None:
+        rows = self.table.selectionModel().selectedRows()
+        if rows:
+            self.select_provider(self.table.item(rows[0].row(), 0).data(Qt.ItemDataRole.UserRole))
+
+    def _on_set(self) -> None:
+        key = self.key_edit.text().strip()
+        if not key:
+            self.show_result(False, "Paste a key first.")
+            return
+        self.key_set.emit(self.provider(), key)
+
+    def key_saved(self) -> None:
+        self.key_edit.clear()
+
+    def set_keychain(self, usable: bool, text: str) -> None:
+        if usable:
+            self.keychain_label.setText(f"Keychain: {text}")
+        else:
+            self.keychain_label.setText(f"<b>The system keychain cannot store keys.</b> {text}")
+        self.set_button.setEnabled(usable)
+
+    def set_rows(self, rows: list[tuple[str, str, str, str]]) -> None:
+        """rows: (provider, display name, masked key or "", source or "")."""
+        self.table.setRowCount(len(rows))
+        for i, (name, display, masked, source) in enumerate(rows):
+            item = QTableWidgetItem(display)
+            item.setData(Qt.ItemDataRole.UserRole, name)
+            self.table.setItem(i, 0, item)
+            self.table.setItem(i, 1, QTableWidgetItem(masked or "not set"))
+            where = "keychain" if source == "keychain" else source.replace("env:", "environment ")
+            self.table.setItem(i, 2, QTableWidgetItem(where))
+
+    def show_result(self, ok: bool, text: str) -> None:
+        self.result_label.setText(("✔ " if ok else "✖ ") + text)
+
+
+class ModelsPage(QWidget):
+    def __init__(self, data: dict, parent=None) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        form = QFormLayout()
+        self.root_edit = QLineEdit(data.get("root_model") or "")
+        self.root_edit.setAccessibleName("Default root model")
+        self.sub_edit = QLineEdit(data.get("sub_model") or "")
+        self.sub_edit.setPlaceholderText("the root model")
+        self.sub_edit.setAccessibleName("Default sub model")
+        form.addRow("Default root model", self.root_edit)
+        form.addRow("Default sub model", self.sub_edit)
+        layout.addLayout(form)
+        layout.addWidget(_label(
+            "Per model: prices in USD per million tokens (leave empty to use the built-in price), "
+            "'free' for local models, max_tokens (thinking models need room for thinking plus "
+            "code), reasoning effort, and a note added to the prompt for that model.", hint=True))
+        self.table = QTableWidget(0, len(MODEL_COLUMNS))
+        self.table.setHorizontalHeaderLabels(MODEL_COLUMNS)
+        self.table.verticalHeader().hide()
+        self.table.setAccessibleName("Model settings")
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(6, QHeaderView.ResizeMode.Stretch)
+        layout.addWidget(self.table, 1)
+        buttons = QHBoxLayout()
+        self.add_button = QPushButton("Add model")
+        self.add_button.clicked.connect(lambda: self.add_row("", {}))
+        self.remove_button = QPushButton("Remove model")
+        self.remove_button.clicked.connect(self._remove_selected)
+        buttons.addWidget(self.add_button)
+        buttons.addWidget(self.remove_button)
+        buttons.addStretch(1)
+        layout.addLayout(buttons)
+        for model_id, values in (data.get("models") or {}).items():
+            self.add_row(model_id, dict(values or {}))
+
+    def add_row(self, model_id: str, values: dict) -> int:
+        row = self.table.rowCount()
+        self.table.insertRow(row)
+        self.table.setItem(row, 0, QTableWidgetItem(model_id))
+        price = values.get("price") or [None, None]
+        for col, value in ((1, price[0]), (2, price[1])):
+            self.table.setItem(row, col, QTableWidgetItem("" if value is None else f"{value:g}"))
+        free = QCheckBox()
+        free.setChecked(bool(values.get("free")))
+        free.setAccessibleName("Free")
+        self.table.setCellWidget(row, 3, free)
+        tokens = QSpinBox()
+        tokens.setRange(0, 1_000_000)
+        tokens.setSingleStep(1024)
+        tokens.setSpecialValueText("default")
+        tokens.setValue(int(values.get("max_tokens") or 0))
+        self.table.setCellWidget(row, 4, tokens)
+        effort = QComboBox()
+        for e in EFFORTS:
+            effort.addItem(e or "default", e)
+        effort.setCurrentIndex(max(0, effort.findData(values.get("reasoning_effort") or "")))
+        self.table.setCellWidget(row, 5, effort)
+        self.table.setItem(row, 6, QTableWidgetItem(values.get("prompt_note") or ""))
+        return row
+
+    def _remove_selected(self) -> None:
+        for row in sorted({i.row() for i in self.table.selectedIndexes()}, reverse=True):
+            self.table.removeRow(row)
+
+    def models(self) -> dict[str, dict]:
+        out: dict[str, dict] = {}
+        for row in range(self.table.rowCount()):
+            model_id = (self.table.item(row, 0).text() if self.table.item(row, 0) else "").strip()
+            if not model_id:
+                continue
+            prices = []
+            for col in (1, 2):
+                text = self.table.item(row, col).text().strip() if self.table.item(row, col) else ""
+                try:
+                    prices.append(float(text.lstrip("$")) if text else None)
+                except ValueError:
+                    raise ValueError(f"{model_id}: the price {text!r} is not a number") from None
+            if (prices[0] is None) != (prices[1] is None):
+                raise ValueError(f"{model_id}: give both prices, or neither")
+            note = self.table.item(row, 6).text().strip() if self.table.item(row, 6) else ""
+            out[model_id] = {
+                "price": prices if prices[0] is not None else None,
+                "free": self.table.cellWidget(row, 3).isChecked(),
+                "max_tokens": self.table.cellWidget(row, 4).value() or None,
+                "reasoning_effort": self.table.cellWidget(row, 5).currentData() or None,
+                "prompt_note": note or None}
+        return out
+
+
+class EndpointsPage(QWidget):
+    def __init__(self, data: dict, parent=None) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.addWidget(_label(
+            "Custom OpenAI-compatible servers (Ollama, LM Studio, llama.cpp, vLLM, a company "
+            "gateway). Use a model as <name>/<model id>, e.g. lab/qwen2.5-coder.", hint=True))
+        self.table = QTableWidget(0, len(ENDPOINT_COLUMNS))
+        self.table.setHorizontalHeaderLabels(ENDPOINT_COLUMNS)
+        self.table.verticalHeader().hide()
+        self.table.setAccessibleName("Custom endpoints")
+        self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        layout.addWidget(self.table, 1)
+        buttons = QHBoxLayout()
+        add = QPushButton("Add endpoint")
+        add.clicked.connect(lambda: self.add_row({}))
+        remove = QPushButton("Remove endpoint")
+        remove.clicked.connect(self._remove_selected)
+        buttons.addWidget(add)
+        buttons.addWidget(remove)
+        buttons.addStretch(1)
+        layout.addLayout(buttons)
+        for endpoint in data.get("endpoints") or []:
+            self.add_row(dict(endpoint))
+
+    def add_row(self, values: dict) -> int:
+        row = self.table.rowCount()
+        self.table.insertRow(row)
+        self.table.setItem(row, 0, QTableWidgetItem(values.get("name", "")))
+        self.table.setItem(row, 1, QTableWidgetItem(values.get("base_url", "")))
+        needs = QCheckBox()
+        needs.setChecked(bool(values.get("needs_key")))
+        needs.setAccessibleName("Needs a key")
+        self.table.setCellWidget(row, 2, needs)
+        self.table.setItem(row, 3, QTableWidgetItem(", ".join(values.get("models") or [])))
+        return row
+
+    def _remove_selected(self) -> None:
+        for row in sorted({i.row() for i in self.table.selectedIndexes()}, reverse=True):
+            self.table.removeRow(row)
+
+    def endpoints(self) -> list[dict]:
+        out = []
+        for row in range(self.table.rowCount()):
+            def text(col: int) -> str:
+                item = self.table.item(row, col)
+                return item.text().strip() if item else ""
+            if not text(0):
+                continue
+            models = [m.strip() for m in text(3).split(",") if m.strip()]
+            if not text(1).startswith(("http://", "https://")):
+                raise ValueError(f"endpoint {text(0)}: the URL must start with http:// or https://")
+            out.append({"name": text(0), "base_url": text(1),
+                        "needs_key": self.table.cellWidget(row, 2).isChecked(), "models": models})
+        return out
+
+
+class CapsPage(QWidget):
+    def __init__(self, caps: dict, parent=None) -> None:
+        super().__init__(parent)
+        self._original = dict(caps)
+        form = QFormLayout(self)
+        form.addRow(_label("Defaults for new runs; the question panel can change them per run.",
+                           hint=True))
+        self.depth = QSpinBox()
+        self.depth.setRange(0, 3)
+        self.depth.setValue(int(caps.get("max_depth", 1)))
+        self.iterations = QSpinBox()
+        self.iterations.setRange(1, 200)
+        self.iterations.setValue(int(caps.get("max_iterations", 20)))
+        self.cost = QDoubleSpinBox()
+        self.cost.setRange(0, 10_000)
+        self.cost.setPrefix("$")
+        self.cost.setSpecialValueText("no cap")
+        self.cost.setValue(float(caps.get("max_cost_usd") or 0))
+        self.sub_calls = QSpinBox()
+        self.sub_calls.setRange(0, 1_000_000)
+        self.sub_calls.setSpecialValueText("no limit")
+        self.sub_calls.setValue(int(caps.get("max_sub_calls") or 0))
+        self.wall = QSpinBox()
+        self.wall.setRange(0, 24 * 3600)
+        self.wall.setSuffix(" s")
+        self.wall.setSpecialValueText("no limit")
+        self.wall.setValue(int(caps.get("max_wall_seconds") or 0))
+        self.cell_timeout = QSpinBox()
+        self.cell_timeout.setRange(1, 24 * 3600)
+        self.cell_timeout.setSuffix(" s")
+        self.cell_timeout.setValue(int(caps.get("cell_timeout_s") or 120))
+        self.concurrency = QSpinBox()
+        self.concurrency.setRange(1, 512)
+        self.concurrency.setValue(int(caps.get("concurrency", 32)))
+        rows = (("Depth (0 REPL only, 1 sub-calls, 2-3 nested)", self.depth),
+                ("Iterations (root turns)", self.iterations), ("Dollar cap", self.cost),
+                ("Sub-calls at most", self.sub_calls), ("Wall time at most", self.wall),
+                ("Time per code cell", self.cell_timeout), ("Sub-calls at once", self.concurrency))
+        for text, widget in rows:
+            widget.setAccessibleName(text)
+            form.addRow(text, widget)
+
+    def caps(self) -> dict:
+        return {**self._original, "max_depth": self.depth.value(), "max_iterations": self.iterations.value(),
+                "max_cost_usd": round(self.cost.value(), 2) or None,
+                "max_sub_calls": self.sub_calls.value() or None,
+                "max_wall_seconds": self.wall.value() or None,
+                "cell_timeout_s": float(self.cell_timeout.value()),
+                "concurrency": self.concurrency.value()}
+
+
+class AppearancePage(QWidget):
+    def __init__(self, theme: str, parent=None) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        self.group = QButtonGroup(self)
+        self.buttons: dict[str, QRadioButton] = {}
+        for name, text in (("system", "Follow the system"), ("light", "Light"), ("dark", "Dark")):
+            button = QRadioButton(text)
+            self.group.addButton(button)
+            self.buttons[name] = button
+            layout.addWidget(button)
+        self.buttons.get(theme, self.buttons["system"]).setChecked(True)
+        layout.addStretch(1)
+
+    def theme(self) -> str:
+        return next(n for n, b in self.buttons.items() if b.isChecked())
+
+
+class SettingsDialog(QDialog):
+    def __init__(self, data: dict, providers: list[tuple[str, str]], parent=None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Settings")
+        self.resize(820, 560)
+        layout = QVBoxLayout(self)
+        self.tabs = QTabWidget()
+        self.keys_page = KeysPage(providers)
+        self.models_page = ModelsPage(data)
+        self.endpoints_page = EndpointsPage(data)
+        self.caps_page = CapsPage(dict(data.get("caps") or {}))
+        self.appearance_page = AppearancePage(data.get("theme") or "system")
+        for page, title in ((self.keys_page, "Keys"), (self.models_page, "Models"),
+                            (self.endpoints_page, "Endpoints"), (self.caps_page, "Caps"),
+                            (self.appearance_page, "Appearance")):
+            self.tabs.addTab(page, title)
+        layout.addWidget(self.tabs, 1)
+        self.error_label = _label("")
+        self.error_label.hide()
+        layout.addWidget(self.error_label)
+        self.button_box = QDialogButtonBox(QDialogButtonBox.StandardButton.Save
+                                           | QDialogButtonBox.StandardButton.Cancel)
+        self.button_box.accepted.connect(self._on_save)
+        self.button_box.rejected.connect(self.reject)
+        layout.addWidget(self.button_box)
+
+    def show_page(self, page: str) -> None:
+        if page in PAGES:
+            self.tabs.setCurrentIndex(PAGES.index(page))
+
+    def values(self) -> dict:
+        """The settings fields this dialog owns, as edited (raises ValueError on bad input)."""
+        return {"root_model": self.models_page.root_edit.text().strip(),
+                "sub_model": self.models_page.sub_edit.text().strip(),
+                "models": self.models_page.models(),
+                "endpoints": self.endpoints_page.endpoints(),
+                "caps": self.caps_page.caps(),
+                "theme": self.appearance_page.theme()}
+
+    def _on_save(self) -> None:
+        try:
+            self.values()
+        except ValueError as exc:
+            self.show_error(f"Please check the values: {exc}")
+            return
+        self.accept()
+
+    def show_error(self, text: str) -> None:
+        self.error_label.setText(text)
+        self.error_label.setVisible(bool(text))
+

@@ -1,0 +1,377 @@
+"""Sources: the documents a question is asked over.
+
+A drop zone for files and folders from the OS file manager, Add files / Add
+folder buttons, a table of what was read (or skipped, with the reason), totals
+and a progress bar while a big folder is read. The pane only shows rows and
+sends intents (signals); app/controller.py does the reading.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView, QFileDialog, QFrame, QHBoxLayout, QHeaderView, QLabel,
+    QProgressBar, QPushButton, QTableView, QToolButton, QVBoxLayout, QWidget,
+)
+
+from ui import icons
+
+PATH_ROLE = Qt.ItemDataRole.UserRole + 1
+SORT_ROLE = Qt.ItemDataRole.UserRole + 2
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    path: str                  # the document's path (inside an archive: a path below it)
+    status: str                # "read" | "skipped"
+    format: str = ""
+    size: int = 0
+    chars: int = 0
+    reason: str = ""           # for skipped rows: why
+    source_path: str = ""      # the file or folder the user added
+
+    @classmethod
+    def of_document(cls, doc) -> "SourceRow":
+        """A row for an ingested (or stored) document: path, format, size, chars."""
+        return cls(path=doc.path, status="read", format=doc.format or "", size=doc.size or 0,
+                   chars=doc.chars, source_path=getattr(doc, "source_path", "") or "")
+
+    @classmethod
+    def of_skip(cls, skip) -> "SourceRow":
+        """A row for a file that was not read: path, reason, detail."""
+        reason = (skip.reason or "unknown").replace("_", " ") + (f" ({skip.detail})" if skip.detail else "")
+        return cls(path=skip.path, status="skipped", format=Path(skip.path).suffix.lstrip("."),
+                   reason=reason, source_path=getattr(skip, "source_path", "") or "")
+
+    @property
+    def name(self) -> str:
+        return Path(self.path).name or self.path
+
+    @property
+    def tokens(self) -> int:
+        return self.chars // 4
+
+
+def human_size(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+def human_count(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    if n >= 10_000:
+        return f"{n / 1000:.0f}k"
+    if n >= 1000:
+        return f"{n / 1000:.1f}k"
+    return str(n)
+
+
+class SourcesModel(QAbstractTableModel):
+    """Rows of SourceRow, one per document or skipped file."""
+
+    COLUMNS = ("Name", "Status", "Format", "Size", "Tokens (est.)")
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self._rows: list[SourceRow] = []
+
+    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.COLUMNS)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.COLUMNS[section]
+        return None
+
+    def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        row = self._rows[index.row()]
+        col = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if col == 0:
+                return row.name
+            if col == 1:
+                return "read" if row.status == "read" else f"skipped: {row.reason}"
+            if col == 2:
+                return row.format
+            if col == 3:
+                return human_size(row.size)
+            if col == 4:
+                return human_count(row.tokens) if row.status == "read" else ""
+        if role == Qt.ItemDataRole.ToolTipRole:
+            tip = row.path
+            if row.status != "read":
+                tip += f"\nskipped: {row.reason}"
+            return tip
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (3, 4):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == PATH_ROLE:
+            return row.path
+        if role == SORT_ROLE:
+            return (row.name.lower(), row.status, row.format, row.size, row.tokens)[col]
+        return None
+
+    def rows(self) -> list[SourceRow]:
+        return list(self._rows)
+
+    def set_rows(self, rows: list[SourceRow]) -> None:
+        self.beginResetModel()
+        self._rows = list(rows)
+        self.endResetModel()
+
+    def add_rows(self, rows: list[SourceRow]) -> None:
+        """Append rows; a row whose path is already listed replaces the old one."""
+        known = {r.path: i for i, r in enumerate(self._rows)}
+        fresh = []
+        for row in rows:
+            if row.path in known:
+                i = known[row.path]
+                self._rows[i] = row
+                self.dataChanged.emit(self.index(i, 0), self.index(i, len(self.COLUMNS) - 1))
+            else:
+                known[row.path] = len(self._rows) + len(fresh)
+                fresh.append(row)
+        if fresh:
+            first = len(self._rows)
+            self.beginInsertRows(QModelIndex(), first, first + len(fresh) - 1)
+            self._rows.extend(fresh)
+            self.endInsertRows()
+
+    def remove_paths(self, paths: set[str]) -> None:
+        for i in range(len(self._rows) - 1, -1, -1):
+            if self._rows[i].path in paths:
+                self.beginRemoveRows(QModelIndex(), i, i)
+                del self._rows[i]
+                self.endRemoveRows()
+
+
+class DropZone(QFrame):
+    """Accepts files and folders dragged in from the OS file manager."""
+
+    paths_dropped = Signal(list)  # list[str] of local paths
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setObjectName("dropZone")
+        self.setAcceptDrops(True)
+        self.setAccessibleName("Drop files or folders here")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(10, 8, 10, 8)
+        icon = QLabel()
+        icons.bind(icon, "drop", 22)
+        text = QLabel("Drop files or folders here")
+        text.setObjectName("hint")
+        layout.addStretch(1)
+        layout.addWidget(icon)
+        layout.addWidget(text)
+        layout.addStretch(1)
+
+    @staticmethod
+    def local_paths(event: QDropEvent | QDragEnterEvent) -> list[str]:
+        mime = event.mimeData()
+        if mime is None or not mime.hasUrls():
+            return []
+        return [url.toLocalFile() for url in mime.urls() if url.isLocalFile()]
+
+    def _set_active(self, active: bool) -> None:
+        self.setProperty("dragActive", active)
+        self.style().unpolish(self)
+        self.style().polish(self)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if self.local_paths(event):
+            event.acceptProposedAction()
+            self._set_active(True)
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event) -> None:
+        event.acceptProposedAction()
+
+    def dragLeaveEvent(self, event) -> None:
+        self._set_active(False)
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        self._set_active(False)
+        paths = self.local_paths(event)
+        if not paths:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        self.paths_dropped.emit(paths)
+
+
+class SourcesPane(QWidget):
+    """The sources column: drop zone, buttons, table, totals, progress."""
+
+    paths_added = Signal(list)        # list[str]: files or folders to read
+    remove_requested = Signal(list)   # list[str]: document paths to drop
+    clear_requested = Signal()
+    cancel_requested = Signal()       # stop reading
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.model = SourcesModel(self)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        title = QLabel("Sources")
+        title.setObjectName("paneTitle")
+        layout.addWidget(title)
+
+        self.drop_zone = DropZone()
+        self.drop_zone.paths_dropped.connect(self.paths_added)
+        layout.addWidget(self.drop_zone)
+
+        buttons = QHBoxLayout()
+        self.add_files_button = QPushButton("Add files…")
+        icons.bind(self.add_files_button, "add-file")
+        self.add_files_button.clicked.connect(self.choose_files)
+        self.add_folder_button = QPushButton("Add folder…")
+        icons.bind(self.add_folder_button, "add-folder")
+        self.add_folder_button.clicked.connect(self.choose_folder)
+        self.remove_button = QToolButton()
+        icons.bind(self.remove_button, "remove")
+        self.remove_button.setAccessibleName("Remove selected sources")
+        self.remove_button.setToolTip("Remove selected (Delete)")
+        self.remove_button.clicked.connect(self._on_remove)
+        self.clear_button = QToolButton()
+        icons.bind(self.clear_button, "clear")
+        self.clear_button.setAccessibleName("Clear all sources")
+        self.clear_button.setToolTip("Clear all sources")
+        self.clear_button.clicked.connect(self.clear_requested)
+        buttons.addWidget(self.add_files_button)
+        buttons.addWidget(self.add_folder_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.remove_button)
+        buttons.addWidget(self.clear_button)
+        layout.addLayout(buttons)
+
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setAccessibleName("Source documents")
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        self.table.setShowGrid(False)
+        self.table.setWordWrap(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for col in range(1, 5):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setAcceptDrops(False)
+        layout.addWidget(self.table, 1)
+
+        progress_row = QHBoxLayout()
+        self.progress = QProgressBar()
+        self.progress.setAccessibleName("Reading progress")
+        self.progress.setTextVisible(True)
+        self.cancel_button = QToolButton()
+        icons.bind(self.cancel_button, "stop")
+        self.cancel_button.setAccessibleName("Stop reading")
+        self.cancel_button.setToolTip("Stop reading")
+        self.cancel_button.clicked.connect(self.cancel_requested)
+        progress_row.addWidget(self.progress, 1)
+        progress_row.addWidget(self.cancel_button)
+        self.progress_label = QLabel()
+        self.progress_label.setObjectName("hint")
+        self.totals_label = QLabel()
+        self.totals_label.setObjectName("hint")
+        layout.addLayout(progress_row)
+        layout.addWidget(self.progress_label)
+        layout.addWidget(self.totals_label)
+        self.set_reading(False)
+        self._update_totals()
+        self.model.rowsInserted.connect(self._update_totals)
+        self.model.rowsRemoved.connect(self._update_totals)
+        self.model.modelReset.connect(self._update_totals)
+        self.model.dataChanged.connect(self._update_totals)
+
+    # --- intents -------------------------------------------------------
+    def choose_files(self) -> None:
+        files, _ = QFileDialog.getOpenFileNames(self, "Add files")
+        if files:
+            self.paths_added.emit(files)
+
+    def choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Add folder")
+        if folder:
+            self.paths_added.emit([folder])
+
+    def selected_paths(self) -> list[str]:
+        rows = {i.row() for i in self.table.selectionModel().selectedRows()}
+        return [self.model.index(r, 0).data(PATH_ROLE) for r in sorted(rows)]
+
+    def _on_remove(self) -> None:
+        paths = self.selected_paths()
+        if paths:
+            self.remove_requested.emit(paths)
+
+    def keyPressEvent(self, event) -> None:
+        if event.key() in (Qt.Key.Key_Delete, Qt.Key.Key_Backspace) and self.table.hasFocus():
+            self._on_remove()
+            return
+        super().keyPressEvent(event)
+
+    # --- what the controller calls ---------------------------------------
+    def rows(self) -> list[SourceRow]:
+        return self.model.rows()
+
+    def set_rows(self, rows: list[SourceRow]) -> None:
+        self.model.set_rows(rows)
+
+    def add_rows(self, rows: list[SourceRow]) -> None:
+        self.model.add_rows(rows)
+
+    def remove_paths(self, paths: list[str]) -> None:
+        self.model.remove_paths(set(paths))
+
+    def set_reading(self, reading: bool) -> None:
+        self.progress.setVisible(reading)
+        self.cancel_button.setVisible(reading)
+        self.progress_label.setVisible(reading)
+        if reading:
+            self.progress.setRange(0, 0)   # busy until the first progress report
+            self.progress_label.setText("Looking for files…")
+
+    def set_progress(self, files_done: int, files_total: int, bytes_done: int,
+                     bytes_total: int, current: str = "") -> None:
+        if files_total <= 0:
+            self.progress.setRange(0, 0)
+        else:
+            self.progress.setRange(0, files_total)
+            self.progress.setValue(min(files_done, files_total))
+            self.progress.setFormat(f"{files_done} / {files_total} files")
+        size = f" · {human_size(bytes_done)} of {human_size(bytes_total)}" if bytes_total else ""
+        self.progress_label.setText(f"Reading {Path(current).name if current else '…'}{size}")
+
+    def totals(self) -> dict[str, int]:
+        rows = self.model.rows()
+        read = [r for r in rows if r.status == "read"]
+        return {"read": len(read), "skipped": len(rows) - len(read),
+                "bytes": sum(r.size for r in read), "chars": sum(r.chars for r in read)}
+
+    def _update_totals(self, *_args) -> None:
+        t = self.totals()
+        if not t["read"] and not t["skipped"]:
+            self.totals_label.setText("No sources yet.")
+            return
+        text = (f"{t['read']} read · {human_size(t['bytes'])} · "
+                f"~{human_count(t['chars'] // 4)} tokens")
+        if t["skipped"]:
+            text += f" · {t['skipped']} skipped"
+        self.totals_label.setText(text)
