@@ -204,8 +204,11 @@ class Engine:
                 status, error = outcome.status, outcome.error
         except Exception as exc:
             from core.llm.errors import LLMError
+            from core.repl.client import ReplError
             if isinstance(exc, LLMError):      # the root model could not be reached or refused us
                 status, error = "failed", str(exc)
+            elif isinstance(exc, ReplError):   # no worker could be started at all
+                status, error = "failed", f"the REPL worker could not run: {exc}"
             else:                              # an engine bug: a failed run, the transcript kept
                 log.exception("run %s failed", self.run_id)
                 status, error = "failed", f"internal error: {type(exc).__name__}: {exc}"

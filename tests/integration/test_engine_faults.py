@@ -136,3 +136,14 @@ async def test_keys_never_reach_the_worker(server, monkeypatch):
     auth = server.requests_for("root")[0].headers.get("Authorization") or \
         server.requests_for("root")[0].headers.get("authorization")
     assert auth == f"Bearer {KEY}"
+
+
+async def test_a_worker_that_cannot_start_fails_the_run_clearly(server):
+    server.script("root", replies=[code("FINAL('never')")])
+    events = []
+    engine = Engine(config(server), emit=events.append, key_for=lambda m: KEY,
+                    worker_command=["/nonexistent/python-for-the-worker"])
+    result = await engine.run("q", DOCS)
+    assert result.status == "failed" and "REPL worker could not run" in result.error
+    assert events[-1].type == "RunFailed"
+    assert server.history == []
