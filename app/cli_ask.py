@@ -37,6 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="USD per million input,output tokens (0,0 marks a free local model)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout at the end")
     p.add_argument("--quiet", action="store_true", help="no live transcript on stderr")
+    from app.cli_trust import add_approval_args
+    add_approval_args(p)                        # --approve-over N, --approve-over-usd USD, --yes
     p.set_defaults(handler=run_ask)
 
 
@@ -69,8 +71,9 @@ def config_from_args(args: argparse.Namespace) -> Any:
     prices = parse_prices(args.price)
     if prices:
         overrides["prices"] = prices
-    return build_run_config(load_settings(), root=args.root, sub=args.sub, api_base=args.api_base,
-                            overrides=overrides)
+    from app.cli_trust import with_approval
+    return with_approval(args, build_run_config(load_settings(), root=args.root, sub=args.sub,
+                                                api_base=args.api_base, overrides=overrides))
 
 
 def run_ask(args: argparse.Namespace) -> int:

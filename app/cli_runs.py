@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-EXPORT_SUFFIXES = {".json": "json", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html"}
+EXPORT_SUFFIXES = {".json": "json", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".csv": "csv"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = actions.add_parser("export", help="write a run to a JSON, Markdown or HTML file")
     p.add_argument("id", metavar="ID")
-    p.add_argument("--format", choices=("json", "md", "html"), help="default: from the file name")
+    p.add_argument("--format", choices=("json", "md", "html", "csv"), help="default: from the file name")
     p.add_argument("-o", "--output", required=True, metavar="FILE")
     p.add_argument("--include-texts", action="store_true",
                    help="JSON only: include the document texts (a re-run on another machine needs them)")
@@ -60,6 +60,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout at the end")
     p.add_argument("--quiet", action="store_true", help="no live transcript on stderr")
     p.set_defaults(handler=cmd_rerun)
+    from app.cli_trust import register_trust
+    register_trust(actions)                     # verify, fork, compare, coverage, citations
 
 
 def _help(parser: argparse.ArgumentParser) -> int:

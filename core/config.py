@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,13 @@ class RunConfig:
     prompt_notes: dict[str, str] = field(default_factory=dict)  # model pattern -> extra text
     request_timeout_s: float = 600.0
     max_retries: int = 4
+    # Approval gate: a sub-call batch with more prompts than approve_batch_calls, or whose worst
+    # case costs more than approve_batch_usd, waits for `approver(info) -> Awaitable[bool]`
+    # (info: core.engine.subcalls.approval_info). Denied, or no approver: every slot is refused.
+    approve_batch_calls: int | None = None
+    approve_batch_usd: float | None = None
+    approver: Callable[[dict[str, Any]], Awaitable[bool]] | None = field(default=None, compare=False,
+                                                                         repr=False)
 
     def __post_init__(self) -> None:
         if not 0 <= self.max_depth <= 3:
@@ -61,7 +68,8 @@ class RunConfig:
 
     def public_dict(self) -> dict[str, Any]:
         """JSON-safe; what is stored with a run and shown in exports."""
-        data = dataclasses.asdict(self)
+        data = dataclasses.asdict(dataclasses.replace(self, approver=None))
+        data.pop("approver")            # a callback of this process, never stored
         data["prices"] = {m: [p.input_per_m, p.output_per_m] for m, p in self.prices.items()}
         return data
 

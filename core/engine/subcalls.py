@@ -30,6 +30,19 @@ def _error(kind: str, message: str) -> dict[str, Any]:
     return {"error": {"type": kind, "message": message}}
 
 
+def approval_info(ctx: Any, prompts: list[str], nested: bool, model: str | None, parent: str,
+                  depth: int) -> dict[str, Any]:
+    """What the approver is shown: {run_id, parent_id, depth, kind, model, calls, input_chars,
+    worst_case_usd, spent_usd, cap_usd}."""
+    cfg = ctx.config
+    model = cfg.root_model if nested else (model or cfg.sub_model)
+    max_tokens = cfg.root_max_tokens if nested else cfg.sub_max_tokens
+    worst = sum(ctx.prices.worst_case_usd(model, [{"role": "user", "content": p}], max_tokens) for p in prompts)
+    return {"run_id": ctx.run_id, "parent_id": parent, "depth": depth, "kind": "rlm" if nested else "llm",
+            "model": model, "calls": len(prompts), "input_chars": sum(len(p) for p in prompts),
+            "worst_case_usd": worst, "spent_usd": ctx.budget.spent_usd, "cap_usd": ctx.budget.max_cost_usd}
+
+
 class SubCaller:
     def __init__(self, rlm: "Rlm") -> None:
         self.rlm = rlm
@@ -49,6 +62,10 @@ class SubCaller:
         if kind == "rlm" and not nested and request.context:
             # At the depth limit rlm_query is a plain llm_query: the sub model must see the context.
             prompts = [f"{p}\n\n{request.context}" for p in prompts]
+        if not await self._approved(prompts, nested, request.model, parent):
+            msg = (f"the user did not approve this batch of {len(prompts)} sub-call(s); "
+                   "make fewer or smaller calls, or finish with what you have")
+            return [_error("ApprovalDenied", msg) for _ in prompts]
         coros = [self._nested(p, request.context, parent) if nested
                  else self._llm(p, request.model, parent) for p in prompts]
         tasks = [asyncio.ensure_future(c) for c in coros]
@@ -64,6 +81,28 @@ class SubCaller:
             t.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _approved(self, prompts: list[str], nested: bool, model: str | None, parent: str) -> bool:
+        """The approval gate (RunConfig.approve_batch_calls / approve_batch_usd / approver)."""
+        ctx, cfg = self.ctx, self.ctx.config
+        if cfg.approve_batch_calls is None and cfg.approve_batch_usd is None:
+            return True
+        info = approval_info(ctx, prompts, nested, model, parent, self.rlm.depth)
+        over_calls = cfg.approve_batch_calls is not None and info["calls"] > cfg.approve_batch_calls
+        over_usd = cfg.approve_batch_usd is not None and info["worst_case_usd"] > cfg.approve_batch_usd
+        if not (over_calls or over_usd):
+            return True
+        what = f"a batch of {info['calls']} sub-call(s) (worst case ${info['worst_case_usd']:.4f})"
+        ctx.emit(ev.Notice, call_id=parent, parent_id=self.rlm.rlm_id, level="warning",
+                 message=f"Waiting for approval: {what}.")
+        if cfg.approver is None:
+            approved, why = False, "nobody can approve it in this run"
+        else:
+            approved = bool(await cfg.approver(info))
+            why = "approved" if approved else "denied"
+        ctx.emit(ev.Notice, call_id=parent, parent_id=self.rlm.rlm_id, level="info" if approved else "warning",
+                 message=f"{what[0].upper()}{what[1:]}: {why}.")
+        return approved
 
     # -- one plain sub-call --------------------------------------------------------
     async def _llm(self, prompt: str, model: str | None, parent: str) -> dict[str, Any]:

@@ -5,7 +5,9 @@
     === {path} ===\\n{text}\\n\\n
 
 `context.index.json` is a list of {"path", "offset", "chars"}, where `offset` is
-the character index of the document's text inside the decoded context string.
+the character index of the document's text inside the decoded context string,
+plus "format" and "spans" ([[start, end, address], ...] relative to the text)
+when the document has them, so the REPL's `where(offset)` can name an address.
 The worker decodes the file once (through mmap, so there is no extra bytes
 copy) and slices each document's text out of it.
 """
@@ -39,6 +41,19 @@ def header(path: str) -> str:
     return f"=== {path} ===\n"
 
 
+def _address_data(doc: Any) -> dict[str, Any]:
+    """"format" and "spans" of a document (ingest.Document, StoredDocument, dict), if any."""
+    get = doc.get if isinstance(doc, dict) else (lambda name: getattr(doc, name, None))
+    data: dict[str, Any] = {}
+    if get("format"):
+        data["format"] = str(get("format"))
+    spans = get("spans") or ()
+    if spans:
+        data["spans"] = [[int(s[0]), int(s[1]), str(s[2])] if not hasattr(s, "address")
+                         else [int(s.start), int(s.end), str(s.address)] for s in spans]
+    return data
+
+
 def _path_and_text(doc: Any) -> tuple[str, str]:
     if isinstance(doc, dict):
         path, text = doc["path"], doc["text"]
@@ -68,7 +83,8 @@ def write_context(documents: Iterable[Any], directory: str | Path) -> ContextFil
             f.write(head)
             f.write(text)
             f.write("\n\n")
-            index.append({"path": doc_path, "offset": offset + len(head), "chars": len(text)})
+            index.append({"path": doc_path, "offset": offset + len(head), "chars": len(text),
+                          **_address_data(doc)})
             offset += len(head) + len(text) + 2
     index_path.write_text(json.dumps(index, ensure_ascii=False), encoding="utf-8")
     for done in (path, index_path):
@@ -99,6 +115,10 @@ def read_context(path: str, index_path: str) -> tuple[str, list[dict[str, Any]]]
         start, chars = int(entry["offset"]), int(entry["chars"])
         if start < 0 or start + chars > len(context):
             raise ContextFileError(f"index entry out of range: {entry}")
-        documents.append({"path": entry["path"], "text": context[start:start + chars],
-                          "chars": chars, "offset": start})
+        doc = {"path": entry["path"], "text": context[start:start + chars], "chars": chars,
+               "offset": start}
+        if "format" in entry or "spans" in entry:   # taken out again by Namespace.set_context
+            doc["format"] = entry.get("format") or "text"
+            doc["spans"] = entry.get("spans") or []
+        documents.append(doc)
     return context, documents

@@ -9,6 +9,7 @@ list of result slots ({"ok": str} or {"error": {"type", "message"}}).
 
 from __future__ import annotations
 
+import bisect
 import builtins
 import sys
 import threading
@@ -33,7 +34,8 @@ class VarListing(dict):
 
 
 EXCEPTION_NAMES = ("BudgetExceeded", "SubCallError")
-RESERVED = frozenset(REPL_NAMES) | frozenset(EXCEPTION_NAMES) | {"__builtins__"}
+HELPER_NAMES = ("where",)      # REPL helpers beyond protocol.REPL_NAMES (restored the same way)
+RESERVED = frozenset(REPL_NAMES) | frozenset(EXCEPTION_NAMES) | frozenset(HELPER_NAMES) | {"__builtins__"}
 
 
 def _prompt(value: Any, func: str) -> str:
@@ -78,6 +80,8 @@ class Namespace:
         self._sub_call = sub_call
         self._lock = threading.Lock()
         self.final: dict[str, str] | None = None
+        self._addresses: list[tuple[int, int, str, str, list]] = []   # (offset, chars, path, format, spans)
+        self._ends: list[int] = []
         self.globals: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
         self._names: dict[str, Any] = {
             "context": "",
@@ -89,6 +93,7 @@ class Namespace:
             "FINAL": self.FINAL,
             "FINAL_VAR": self.FINAL_VAR,
             "SHOW_VARS": self.SHOW_VARS,
+            "where": self.where,
             "BudgetExceeded": BudgetExceeded,
             "SubCallError": SubCallError,
         }
@@ -97,6 +102,12 @@ class Namespace:
     # ---------------------------------------------------------------- state
 
     def set_context(self, context: str, documents: list[dict[str, Any]]) -> None:
+        # Spans and formats (from the context index) serve where(); model code sees the documents
+        # as {"path", "text", "chars", "offset"}.
+        self._addresses = [(int(d.get("offset", 0)), int(d.get("chars", len(d.get("text", "")))),
+                            str(d.get("path")), str(d.pop("format", None) or "text"), d.pop("spans", None) or [])
+                           for d in documents]
+        self._ends = [offset + chars + 2 for offset, chars, *_ in self._addresses]
         self._names["context"] = context
         self._names["documents"] = documents
         self.globals["context"] = context
@@ -163,6 +174,32 @@ class Namespace:
         ctx = None if context is None else str(context)
         results = self._sub_call("rlm", texts, None, ctx)
         return [_slot_text(results[i] if i < len(results) else None) for i in range(len(texts))]
+
+    def where(self, offset: Any, path: Any = None) -> str:
+        """"PATH:ADDRESS" of a character offset into `context` (or into the text of the
+        document `path`), e.g. "report.pdf:page 3, line 12": cite it as [doc:PATH:ADDRESS]."""
+        if isinstance(offset, bool) or not isinstance(offset, int):
+            raise TypeError(f"where: offset must be an int, got {type(offset).__name__}")
+        docs = self._addresses
+        context = self._names["context"]
+        if path is not None:
+            found = [d for d in docs if d[2] == str(path)]
+            if not found:
+                raise ValueError(f"where: no document with path {str(path)[:200]!r}")
+            start, chars, name, fmt, spans = found[0]
+            local = offset
+        else:
+            # The document whose text (or header line before it, or "\n\n" after it) holds offset.
+            index = bisect.bisect_left(self._ends, offset + 1) if 0 <= offset < len(context) else len(docs)
+            if index >= len(docs):
+                raise ValueError(f"where: offset {offset} is outside `context` (0..{len(context) - 1})")
+            start, chars, name, fmt, spans = docs[index]
+            local = min(max(offset - start, 0), chars)
+        if not 0 <= local <= chars:
+            raise ValueError(f"where: offset {offset} is outside {name} (0..{chars})")
+        from core.ingest.address import address_in   # imported on first use only
+        local = min(local, max(chars - 1, 0))          # the "\n\n" after a text: its last character
+        return f"{name}:{address_in(context[start:start + chars], spans, fmt, local)}"
 
     def FINAL(self, value: Any) -> None:   # noqa: N802 - the name the model uses
         """End the run with str(value) as the answer (the cell still finishes)."""

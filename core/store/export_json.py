@@ -53,6 +53,7 @@ def build(store: Any, run_id: str, *, include_texts: bool = False) -> dict[str, 
             row["spans"] = None if spans is None else json.loads(spans)
     for row in calls:
         row.pop("run_id", None)
+    events = list(store.event_dicts(run_id))
     models = sorted({m for m in [run.get("root_model"), run.get("sub_model"), *(c.get("model") for c in calls)] if m})
     return {
         "format": FORMAT,
@@ -69,13 +70,20 @@ def build(store: Any, run_id: str, *, include_texts: bool = False) -> dict[str, 
             "prompt_settings": {k: config.get(k) for k in PROMPT_KEYS if k in config},
             "caps": {k: config.get(k) for k in CAP_KEYS if k in config},
             "texts_included": include_texts,
+            **trust_manifest(run, sources, calls, events),
         },
         "run": {k: v for k, v in run.items() if k not in LOCAL_COLUMNS},
         "config": config,
-        "events": list(store.event_dicts(run_id)),
+        "events": events,
         "calls": calls,
         "sources": sources,
     }
+
+
+def trust_manifest(run: dict[str, Any], sources: list, calls: list, events: list) -> dict[str, Any]:
+    """System prompt, first message, prompt notes, settings (see core/trust/manifest.py)."""
+    from core.trust.manifest import build_manifest, first_turn_messages
+    return build_manifest(run, sources, calls, first_turn_messages(events))
 
 
 def write_text_atomically(path: Path, text: str) -> None:

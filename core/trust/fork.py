@@ -1,0 +1,118 @@
+"""Fork: continue a stored run live from one of its root turns.
+
+    plan = await prepare_fork(store, run_id, turn=3, config=cfg, edited_code=None)
+    # app/: QuestionRun(plan.question, documents=plan.documents, config=plan.config,
+    #                   session=plan.session, parent_run_id=plan.parent_run_id).execute()
+
+The REPL state is rebuilt by re-executing the turns before `turn` (as verify does,
+sub-calls answered from the record, nothing is spent); the root's conversation is
+rebuilt from the stored messages up to the moment turn N was asked. The engine then
+asks the root for turn N again, live, with the fork's models and caps. With
+`edited_code`, turn N's code is replaced and run here first (sub-calls with a
+recorded prompt are answered from the record, new prompts go to `live_sub_call`
+if given, else fail with an error string), and the root continues after it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+from core.config import RunConfig
+from core.trust.record import RunRecord, load_record
+from core.trust.rebuild import PrefixReport, RebuildError, default_timeout, replay_turns
+from core.trust.replay import LiveSubCall, RecordedAnswers
+
+_FENCE_BLOCK = re.compile(r"(^|\n) {0,3}(`{3,}|~{3,})[^\n]*\n.*?\n {0,3}\2[ \t]*(?=\n|$)", re.S)
+
+
+class ForkError(RebuildError):
+    """The fork cannot be prepared (turn out of range, run without documents...)."""
+
+
+@dataclass
+class ForkPlan:
+    parent_run_id: str
+    turn: int
+    question: str
+    documents: list[Any]
+    skipped: list[Any]
+    config: RunConfig
+    session: Any                                  # core.engine.rlm.Session, live
+    replayed_cells: int = 0
+    unmatched: list[str] = field(default_factory=list)   # where the rebuild left the record
+    edited_output: str | None = None              # what the edited cell printed (shown to the root)
+
+    async def close(self) -> None:
+        """Drop the rebuilt REPL when the fork is not run after all."""
+        await self.session.close()
+
+
+def fork_config(record: RunRecord, **overrides: Any) -> RunConfig:
+    """The parent's config with the fork's changes (None values are ignored)."""
+    config = RunConfig.from_public_dict(record.config) if record.config else None
+    if config is None:
+        raise ForkError(f"run {record.run_id} has no stored config")
+    return config.replace(**{k: v for k, v in overrides.items() if v is not None})
+
+
+def replace_code(reply: str, code: str) -> str:
+    """The reply with its code blocks replaced by one ```repl block holding `code`."""
+    block = f"```repl\n{code.rstrip()}\n```"
+    if not _FENCE_BLOCK.search(reply):
+        return (reply.rstrip() + "\n" if reply.strip() else "") + block
+    seen: list[bool] = []
+
+    def swap(match: re.Match) -> str:
+        seen.append(True)
+        return match.group(1) + (block if len(seen) == 1 else "")
+    return _FENCE_BLOCK.sub(swap, reply)
+
+
+async def prepare_fork(store: Any, run_id: str, turn: int, *, config: RunConfig | None = None,
+                       edited_code: str | None = None, worker_command: list[str] | None = None,
+                       live_sub_call: LiveSubCall | None = None) -> ForkPlan:
+    from core.engine import prompts
+    from core.engine.rlm import Rlm, Session
+    from core.repl.client import ReplClient
+    record = load_record(store, run_id)
+    if not record.turns:
+        raise ForkError(f"run {run_id} has no root turns to fork from")
+    target = record.turn(turn)
+    if target is None:
+        raise ForkError(f"run {run_id} has turns 1..{record.turns[-1].iteration}; there is no turn {turn}")
+    config = config or fork_config(record)
+    documents = store.documents(run_id)
+    answers = RecordedAnswers(depth_zero=int(record.config.get("max_depth", 1)) == 0)
+    repl = ReplClient(on_sub_call=answers, memory_limit_mb=config.memory_limit_mb,
+                      worker_command=worker_command)
+    report = PrefixReport()
+    try:
+        await repl.start()
+        await repl.load_context(documents)
+        await replay_turns(store, record, repl, answers, before_turn=turn, report=report)
+        messages = record.conversation(upto=turn)
+        edited_output = None
+        if edited_code is not None:
+            recorded = [s for c in target.cells for s in c.sub_calls]
+            answers.begin(recorded)
+            answers.live = live_sub_call
+            result = await repl.execute(edited_code, timeout_s=default_timeout(record))
+            answers.live = None
+            if answers.unmatched:
+                report.unmatched.append(f"{run_id[:12]}:{target.call_id} (edited)")
+            # The same words the engine would have shown the root for this cell.
+            edited_output = Rlm._cell_output(SimpleNamespace(config=config), 1, 1, result)
+            notes = [] if result.final is None else [
+                "(The edited code called FINAL; the fork goes on so you can confirm or improve the answer.)"]
+            messages.append({"role": "assistant", "content": replace_code(target.reply or "", edited_code)})
+            messages.append({"role": "user", "content": prompts.turn_feedback(
+                [edited_output], notes, turn, config.max_iterations)})
+    except BaseException:
+        await repl.close()
+        raise
+    return ForkPlan(parent_run_id=record.run_id, turn=turn, question=record.question, documents=documents,
+                    skipped=store.skipped(run_id), config=config, session=Session(repl, messages),
+                    replayed_cells=report.cells, unmatched=report.unmatched, edited_output=edited_output)

@@ -1,0 +1,176 @@
+"""Cost preview before a run and the projected cost to finish during one.
+
+    p = preview_cost(config, total_chars, store=store)    # CostPreview: tokens and a dollar range
+    proj = CostProjection(); proj.apply(event) ...; proj.projection()
+
+Before a run: from similar past runs in the store (finished or capped runs with the
+same root and sub model and depth; else the same depth with any models) the range
+of what they used: root tokens per run (the root sees metadata, not the documents,
+so its use follows the number of turns) and sub-call tokens per character of
+context (sub-calls read the documents). With no such run, a heuristic:
+
+  root   3 to min(max_iterations, 10) turns; turn k sends about 2,500 + 1,500*(k-1)
+         input tokens (system prompt, metadata, the growing history) and writes
+         400 (low) to 1,000 (high) output tokens
+  sub    (max_depth >= 1) input 0.3x (low) to 1.5x (high) the context's tokens
+         (chars / 4): a run reads part of the documents, or all of them with overlap
+         and instructions; output 5% (low) to 15% (high) of that input
+
+Dollars use the same prices as the engine (RunConfig.prices, then litellm's map);
+the high end never exceeds the run's dollar cap. Unknown prices give None.
+
+During a run: spent so far, plus the average cost of a root turn (with its cells'
+sub-calls) times the turns expected to remain (expected: the median turns of the
+similar runs, or 5), and at worst up to max_iterations (never past the cap).
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+CHARS_PER_TOKEN = 4
+DEFAULT_EXPECTED_TURNS = 5
+
+
+@dataclass(frozen=True)
+class CostPreview:
+    root_model: str
+    sub_model: str
+    context_chars: int
+    context_tokens: int
+    input_tokens: tuple[int, int]        # (low, high)
+    output_tokens: tuple[int, int]
+    usd_low: float | None                # None: a model has no known price
+    usd_high: float | None
+    basis: str                           # "history" | "heuristic"
+    similar_runs: int
+    expected_turns: int
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class _Usage:
+    root_in: int
+    root_out: int
+    sub_in: int
+    sub_out: int
+    chars: int
+    turns: int
+
+
+def similar_usage(store: Any, config: Any, limit: int = 20) -> list[_Usage]:
+    runs = [r for r in store.list_runs(limit=200)
+            if r["status"] in ("finished", "capped") and (r["total_chars"] or 0) > 0
+            and r["max_depth"] == config.max_depth]
+    same = [r for r in runs if r["root_model"] == config.root_model and r["sub_model"] == config.sub_model]
+    usage = []
+    for r in (same or runs)[:limit]:
+        root_in = root_out = sub_in = sub_out = 0
+        for c in store.calls(r["id"]):
+            if c["kind"] == "root":
+                root_in, root_out = root_in + c["input_tokens"], root_out + c["output_tokens"]
+            elif c["kind"] == "sub":
+                sub_in, sub_out = sub_in + c["input_tokens"], sub_out + c["output_tokens"]
+        usage.append(_Usage(root_in, root_out, sub_in, sub_out, r["total_chars"], max(r["iterations"] or 1, 1)))
+    return usage
+
+
+def _cost(prices: Any, model: str, tokens_in: int, tokens_out: int) -> float | None:
+    if prices.price(model) is None:
+        return None
+    return prices.cost_usd(model, tokens_in, tokens_out)
+
+
+def preview_cost(config: Any, total_chars: int, *, store: Any = None, prices: Any = None) -> CostPreview:
+    if prices is None:
+        from core.llm.pricing import PriceBook
+        prices = PriceBook(config.prices)
+    notes: list[str] = []
+    usage = similar_usage(store, config) if store is not None else []
+    context_tokens = -(-total_chars // CHARS_PER_TOKEN)
+    subs = config.max_depth >= 1
+    if usage:
+        basis, turns = "history", int(statistics.median(u.turns for u in usage))
+        root_in = (min(u.root_in for u in usage), max(u.root_in for u in usage))
+        root_out = (min(u.root_out for u in usage), max(u.root_out for u in usage))
+        per_char_in = [u.sub_in / u.chars for u in usage]
+        per_char_out = [u.sub_out / u.chars for u in usage]
+        sub_in = (int(min(per_char_in) * total_chars), int(max(per_char_in) * total_chars)) if subs else (0, 0)
+        sub_out = (int(min(per_char_out) * total_chars), int(max(per_char_out) * total_chars)) if subs else (0, 0)
+        notes.append(f"from {len(usage)} similar past run(s)")
+    else:
+        basis, turns = "heuristic", DEFAULT_EXPECTED_TURNS
+        high_turns = max(3, min(config.max_iterations, 10))
+        root_in = (sum(2500 + 1500 * k for k in range(3)), sum(2500 + 1500 * k for k in range(high_turns)))
+        root_out = (400 * 3, 1000 * high_turns)
+        sub_in = (int(0.3 * context_tokens), int(1.5 * context_tokens)) if subs else (0, 0)
+        sub_out = (int(0.05 * sub_in[0]), int(0.15 * sub_in[1]))
+        notes.append("no similar past run: a heuristic estimate (see docs/trust.md)")
+    low_parts = [_cost(prices, config.root_model, root_in[0], root_out[0])]
+    high_parts = [_cost(prices, config.root_model, root_in[1], root_out[1])]
+    if subs:
+        low_parts.append(_cost(prices, config.sub_model, sub_in[0], sub_out[0]))
+        high_parts.append(_cost(prices, config.sub_model, sub_in[1], sub_out[1]))
+    usd_low = None if None in low_parts else sum(low_parts)
+    usd_high = None if None in high_parts else sum(high_parts)
+    if usd_low is None:
+        notes.append("a model has no known price: give it one (or mark it free) to see dollars")
+    cap = config.max_cost_usd
+    if cap is not None and usd_high is not None and usd_high > cap:
+        usd_high = cap
+        usd_low = min(usd_low or 0.0, cap)
+        notes.append(f"the dollar cap (${cap:g}) bounds the high end")
+    return CostPreview(config.root_model, config.sub_model, total_chars, context_tokens,
+                       (root_in[0] + sub_in[0], root_in[1] + sub_in[1]),
+                       (root_out[0] + sub_out[0], root_out[1] + sub_out[1]),
+                       usd_low, usd_high, basis, len(usage), turns, notes)
+
+
+class CostProjection:
+    """A fold over a run's events: what the run will probably cost by the time it finishes."""
+
+    def __init__(self, *, expected_turns: int = DEFAULT_EXPECTED_TURNS) -> None:
+        self.expected_turns = expected_turns
+        self.max_iterations: int | None = None
+        self.cap_usd: float | None = None
+        self.spent_usd = 0.0
+        self.turns = 0
+        self.finished = False
+
+    def apply(self, event: Any) -> bool:
+        kind = event.type
+        if kind == "RunStarted":
+            self.max_iterations = event.config.get("max_iterations")
+            self.cap_usd = event.config.get("max_cost_usd")
+        elif kind == "BudgetChanged":
+            self.spent_usd = event.spent_usd
+        elif kind == "RootReplied" and event.call_id and event.call_id.count(".") == 1:
+            self.turns += 1
+        elif kind in ("RunFinished", "RunFailed"):
+            self.spent_usd = float(event.totals.get("cost_usd", self.spent_usd))
+            self.finished = True
+        else:
+            return False
+        return True
+
+    def projection(self) -> dict[str, Any]:
+        """{spent_usd, turns, projected_usd, high_usd, finished}."""
+        spent = self.spent_usd
+        if self.finished or self.turns == 0:
+            return {"spent_usd": spent, "turns": self.turns, "projected_usd": spent, "high_usd": spent,
+                    "finished": self.finished}
+        per_turn = spent / self.turns
+        expected = max(self.expected_turns, self.turns + 1)
+        if self.max_iterations:
+            expected = min(expected, self.max_iterations + 1)
+        most = (self.max_iterations or expected) + 1          # +1: the final-answer request at the cap
+        projected, high = per_turn * max(expected, self.turns), per_turn * max(most, self.turns)
+        if self.cap_usd is not None:
+            projected, high = min(projected, self.cap_usd), min(high, self.cap_usd)
+        return {"spent_usd": spent, "turns": self.turns, "projected_usd": max(projected, spent),
+                "high_usd": max(high, spent), "finished": False}

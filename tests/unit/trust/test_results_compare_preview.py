@@ -1,0 +1,71 @@
+import csv
+import io
+
+import pytest
+
+from core.config import Price, RunConfig
+from core.trust.compare import compare_records
+from core.trust.preview import CostProjection, preview_cost
+from core.trust.record import build_record
+from core.trust.results import COLUMNS, results_from_events, to_csv
+from tests.support.trust_runs import DOCS
+from tests.unit.trust.events import Run
+
+PAGE2 = "Revenue grew in the north.\n--- page 2 ---\nRevenue in Q3 was 42 million dollars."
+
+
+def _run(run_id="run-a", second_reply="reply two", second_output="two", answer="42"):
+    run = Run(run_id, docs=DOCS)
+    run.turn(1, "reply one")
+    run.cell(1, 1, "c1", "one", subs=[("Read this:\n" + PAGE2, "42"), ("no document text here", "?")])
+    run.turn(2, second_reply)
+    run.cell(2, 1, "c2", second_output)
+    return run.finish(answer)
+
+
+def test_results_rows_name_the_source_of_each_prompt():
+    rows = results_from_events(_run(), DOCS)
+    assert [r.call_id for r in rows] == ["R.s1", "R.s2"]
+    first = rows[0]
+    assert first.source == "report.pdf:page 1, line 2 - report.pdf:page 2, line 1"
+    assert DOCS[1].text[first.source_start:first.source_end] == PAGE2
+    assert first.response == "42" and first.parent_id == "R.t1.c1" and first.cost_usd == 0.001
+    assert rows[1].source == "" and rows[1].source_start is None
+    table = list(csv.DictReader(io.StringIO(to_csv(rows))))
+    assert tuple(table[0]) == COLUMNS and table[0]["prompt"] == "Read this:\n" + PAGE2
+
+
+def test_compare_finds_the_first_turn_that_differs():
+    a, b = build_record(_run("run-a")), build_record(_run("run-b", second_output="TWO", answer="43"))
+    result = compare_records(a, b)
+    assert not result.same_answer and result.same_question and result.shared_prompts == 2
+    d = result.first_difference
+    assert (d.turn, d.what, d.cell) == (2, "cell", 1) and "-two" in d.diff and "+TWO" in d.diff
+    assert compare_records(a, build_record(_run("run-c"))).first_difference is None
+    d = compare_records(a, build_record(_run("run-d", second_reply="other"))).first_difference
+    assert (d.turn, d.what) == (2, "reply")
+
+
+def test_preview_heuristic_gives_a_priced_range_bounded_by_the_cap():
+    cfg = RunConfig(root_model="r", sub_model="s", prices={"r": Price(1.0, 2.0), "s": Price(0.5, 1.0)})
+    p = preview_cost(cfg, 400_000)
+    assert p.basis == "heuristic" and p.context_tokens == 100_000
+    assert p.input_tokens[0] < p.input_tokens[1] and 0 < p.usd_low < p.usd_high
+    # root: 3 turns of 2,500/4,000/5,500 input and 400 output; sub: 30,000 in, 1,500 out
+    assert p.usd_low == pytest.approx((12_000 * 1.0 + 1_200 * 2.0 + 30_000 * 0.5 + 1_500 * 1.0) / 1e6)
+    capped = preview_cost(cfg.replace(max_cost_usd=0.01), 40_000_000)
+    assert capped.usd_high == 0.01 and any("cap" in n for n in capped.notes)
+    unknown = preview_cost(RunConfig(root_model="no/such-model-x", sub_model="s"), 1000)
+    assert unknown.usd_low is None and unknown.input_tokens[1] > 0
+
+
+def test_projection_follows_the_run():
+    proj = CostProjection(expected_turns=4)
+    events = _run()
+    for e in events[:-1]:
+        proj.apply(e)
+    p = proj.projection()
+    assert p["turns"] == 2 and p["spent_usd"] == pytest.approx(0.02)
+    assert p["projected_usd"] == pytest.approx(0.04) and p["high_usd"] == pytest.approx(0.01 * 21)
+    proj.apply(events[-1])
+    assert proj.projection()["projected_usd"] == 0.05 and proj.projection()["finished"]
