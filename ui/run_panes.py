@@ -49,6 +49,9 @@ class RunPanes(QWidget):
         self._updated: set[str] = set()
         self._detail_dirty = False
         self._dirty = False
+        # Objects with reset(live) and feed(events) that see every event the panes
+        # fold (coverage, results: app/trust_glue.py), live and in replays.
+        self.observers: list = []
         self.meter = CostMeter(self)
         self.transcript = Transcript(self)
         self.tree_model = CallTreeModel(self._view, self)
@@ -126,11 +129,15 @@ class RunPanes(QWidget):
         self.transcript.reset(self._view)
         self.detail.clear()
         self.meter.refresh(self._view)
+        for observer in self.observers:
+            observer.reset(live)
 
     def apply(self, event: Event) -> Change:
         """Fold one event; the panes follow within FLUSH_MS."""
         change = self._view.apply(event)
         self._note(change)
+        for observer in self.observers:
+            observer.feed((event,))
         if not self._flush_timer.isActive():
             self._flush_timer.start()
         return change
@@ -138,6 +145,10 @@ class RunPanes(QWidget):
     def apply_many(self, events: Iterable[Event]) -> None:
         """Fold many events (a replay, a batch) and update the panes once."""
         apply, note = self._view.apply, self._note
+        if self.observers:
+            events = list(events)
+            for observer in self.observers:
+                observer.feed(events)
         for event in events:
             note(apply(event))
         self.flush()

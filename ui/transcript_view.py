@@ -15,9 +15,9 @@ from __future__ import annotations
 import logging
 import re
 
-from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication
-from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy,
+from PySide6.QtCore import QEvent, QPoint, Qt, Signal
+from PySide6.QtGui import QCursor, QFont, QFontDatabase, QGuiApplication
+from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QToolTip,
                                QToolButton, QVBoxLayout, QWidget)
 
 from core.runview import Cell, Change, RunView, Turn
@@ -86,6 +86,18 @@ def make_label(text: str, parent: QWidget | None = None, fmt: Qt.TextFormat = Qt
     label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
     label.setText(text)
     return label
+
+
+def set_markdown(label: QLabel, text: str, citations=None) -> None:
+    """Markdown into a label; `citations` (ui.citation_text.CitationText, set by
+    app/trust_glue.py) turns `[doc:PATH:ADDRESS]` into links, flagging dangling ones."""
+    html = citations.render(text) if citations is not None else None
+    if html is None:
+        label.setTextFormat(Qt.TextFormat.MarkdownText)
+        label.setText(text)
+    else:
+        label.setTextFormat(Qt.TextFormat.RichText)
+        label.setText(html)
 
 
 def breakable(text: str) -> str:
@@ -221,6 +233,7 @@ class CellBlock(QFrame):
 class TurnCard(QFrame):
     """One root turn: a header, the prose (streamed, then Markdown), its cells."""
     link_activated = Signal(str)
+    citations = None             # ui.citation_text.CitationText, from the Transcript
 
     def __init__(self, colors: dict[str, str], parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -253,8 +266,7 @@ class TurnCard(QFrame):
                                     f"{turn.output_tokens:,} out · {money(turn.cost_usd)} · "
                                     f"{(turn.duration_ms or 0) / 1000:.1f} s")
                 prose = turn.prose
-                self.prose.setTextFormat(Qt.TextFormat.MarkdownText)
-                self.prose.setText(prose)
+                set_markdown(self.prose, prose, self.citations)
                 self.prose.setVisible(bool(prose))
         else:
             text = turn.text
@@ -280,6 +292,7 @@ class AnswerCard(QFrame):
     copied = Signal()
     export_requested = Signal()
     link_activated = Signal(str)
+    citations = None             # ui.citation_text.CitationText, from the Transcript
 
     def __init__(self, colors: dict[str, str], parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -324,7 +337,7 @@ class AnswerCard(QFrame):
         titles = {"finished": "Answer", "capped": "Answer (a cap was reached: best answer so far)",
                   "failed": "Run failed", "cancelled": "Run stopped"}
         self.title.setText(titles.get(status, status))
-        self.body.setText(self.answer or "*No answer.*")
+        set_markdown(self.body, self.answer or "*No answer.*", self.citations)
         self.copy_button.setEnabled(bool(self.answer))
         self.error.setText(view.error or "")
         self.error.setVisible(bool(view.error))
@@ -347,6 +360,8 @@ class Transcript(QScrollArea):
     citation_clicked = Signal(str)
     export_requested = Signal()
     answer_copied = Signal()
+    citations = None             # set by app/trust_glue.py: citation links in replies and the answer
+    turn_menu_requested = Signal(str, QPoint)   # a turn header's context menu: turn id, global position
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -441,6 +456,11 @@ class Transcript(QScrollArea):
             assert isinstance(key, str)
             card = TurnCard(colors, self._column)
             card.link_activated.connect(self._on_link)
+            card.citations = self.citations
+            card.prose.linkHovered.connect(self._on_hover)
+            card.header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+            card.header.customContextMenuRequested.connect(
+                lambda pos, k=key, h=card.header: self.turn_menu_requested.emit(k, h.mapToGlobal(pos)))
             self._cards[key] = card
             self._dirty.add(key)
             return card
@@ -460,6 +480,8 @@ class Transcript(QScrollArea):
         card_.copied.connect(self.answer_copied)
         card_.export_requested.connect(self.export_requested)
         card_.link_activated.connect(self._on_link)
+        card_.citations = self.citations
+        card_.body.linkHovered.connect(self._on_hover)
         self._answer = card_
         self._final_dirty = True
         return card_
@@ -492,6 +514,10 @@ class Transcript(QScrollArea):
     def _on_range(self, _low: int, high: int) -> None:
         if self._follow:
             self.verticalScrollBar().setValue(high)
+
+    def _on_hover(self, href: str) -> None:
+        if href and self.citations is not None and href.startswith("doc:"):
+            QToolTip.showText(QCursor.pos(), self.citations.tooltip(href), self)
 
     def _on_link(self, href: str) -> None:
         if href.startswith("doc:"):

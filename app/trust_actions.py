@@ -1,0 +1,384 @@
+"""History actions of issue 9: Verify, Fork from here…, Compare, Family.
+
+A row of buttons under the History pane's own, and "Fork from here…" in the
+call tree's context menu on a top-level turn. Verify and fork re-execute code
+in a REPL worker: they run as asyncio tasks on the qasync loop, so the window
+never waits for them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from dataclasses import replace
+from typing import Any
+
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QHBoxLayout, QMenu, QPushButton, QWidget
+
+from ui.call_tree_model import NODE_ID_ROLE
+from ui.compare_view import ComparisonShown, CompareView
+from ui.fork_dialog import ForkChoice, ForkDialog
+from ui.history_pane import HistoryRow
+from ui.verify_view import VerifyShown, VerifyView
+
+log = logging.getLogger(__name__)
+
+_TOP_TURN = re.compile(r"^R\.t(\d+)$")
+
+
+class TrustActions:
+    def __init__(self, glue: Any) -> None:
+        self.glue = glue
+        self.c = glue.c
+        self.window = glue.window
+        self.verify_view: VerifyView | None = None
+        self.compare_view: CompareView | None = None
+        self.fork_dialog: ForkDialog | None = None
+        self.verify_task: asyncio.Task | None = None
+        self.last_report: Any = None
+        self.family_of: str | None = None
+
+        self.compare_first: str | None = None      # the run marked by a first press of Compare
+        hp = self.window.history_pane
+        row = QWidget(hp)
+        row.setObjectName("trustActions")
+        buttons = QHBoxLayout(row)
+        buttons.setContentsMargins(0, 0, 0, 0)
+        self.verify_button = QPushButton("Verify", row)
+        self.verify_button.setToolTip("Re-run the selected run's code with the recorded sub-call answers "
+                                      "(no cost) and check that every cell and the answer come out the same")
+        self.fork_button = QPushButton("Fork…", row)
+        self.fork_button.setToolTip("Continue the selected run live from one of its turns, as a new run")
+        self.compare_button = QPushButton("Compare…", row)
+        self.compare_button.setToolTip("Compare the selected run with another: press, select the other run, "
+                                       "press again")
+        self.family_button = QPushButton("Family", row)
+        self.family_button.setCheckable(True)
+        self.family_button.setToolTip("Show only the selected run, the run it came from and its forks and re-runs")
+        for b in (self.verify_button, self.fork_button, self.compare_button, self.family_button):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+        layout = hp.layout()
+        layout.insertWidget(max(0, layout.indexOf(hp.empty_label)), row)
+        self.verify_button.clicked.connect(lambda: self.verify(hp.selected_id()))
+        self.fork_button.clicked.connect(lambda: self.fork_dialog_for(hp.selected_id()))
+        self.compare_button.clicked.connect(self.compare_selected)
+        self.family_button.toggled.connect(self._toggle_family)
+        hp.table.selectionModel().selectionChanged.connect(self._update_buttons)
+        hp.model.modelReset.connect(self._update_buttons)
+        self._update_buttons()
+
+        tree = self.glue.panes.tree
+        tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        tree.customContextMenuRequested.connect(self._tree_menu)
+        self.glue.panes.transcript.turn_menu_requested.connect(self._transcript_menu)
+
+    def _update_buttons(self, *_args) -> None:
+        selected = self.window.history_pane.selected_id()
+        self.verify_button.setEnabled(selected is not None)
+        self.fork_button.setEnabled(selected is not None)
+        self.compare_button.setEnabled(selected is not None)
+        if self.compare_first is not None and selected not in (None, self.compare_first):
+            self.compare_button.setText(f"Compare with {self.compare_first[:8]}")
+        elif self.compare_first is not None:
+            self.compare_button.setText("Select the other run…")
+        else:
+            self.compare_button.setText("Compare…")
+        self.family_button.setEnabled(selected is not None or self.family_button.isChecked())
+
+    # ---- verify ----------------------------------------------------------
+    def verify(self, run_id: str | None) -> asyncio.Task | None:
+        if not run_id:
+            return None
+        if self.verify_task is not None and not self.verify_task.done():
+            self.c.notifier.info("A verification is already running.")
+            return None
+        if self.verify_view is None:
+            self.verify_view = VerifyView(self.window)
+        self.verify_view.set_running(f"run {run_id[:8]}")
+        self.verify_view.show()
+        self.verify_view.raise_()
+        self.verify_task = asyncio.ensure_future(self._verify(run_id))
+        return self.verify_task
+
+    async def _verify(self, run_id: str) -> None:
+        from core.store.errors import StoreError
+        from core.trust.rebuild import RebuildError
+        from core.trust.verify import verify_run
+        try:
+            report = await verify_run(self.c.history.store(), run_id)
+        except (StoreError, RebuildError, OSError) as exc:
+            self.verify_view.set_failed(str(exc))
+            self.c.notifier.error(f"Run {run_id[:8]} could not be verified: {exc}")
+            return
+        self.last_report = report
+        self.verify_view.set_result(verify_shown(report))
+        if report.matches:
+            self.c.notifier.info(f"Run {run_id[:8]} verified: the re-execution matches the record.")
+        else:
+            self.c.notifier.warning(f"Run {run_id[:8]} diverges when re-executed.",
+                                    "The Verify window shows the first divergence.")
+
+    # ---- fork --------------------------------------------------------------
+    def _tree_menu(self, pos: QPoint) -> None:
+        tree = self.glue.panes.tree
+        index = tree.indexAt(pos)
+        menu = self.turn_menu(index.data(NODE_ID_ROLE) if index.isValid() else None)
+        if menu is not None:
+            menu.popup(tree.viewport().mapToGlobal(pos))
+
+    def _transcript_menu(self, turn_id: str, global_pos: QPoint) -> None:
+        menu = self.turn_menu(turn_id)
+        if menu is not None:
+            menu.popup(global_pos)
+
+    def turn_menu(self, node_id: str | None) -> QMenu | None:
+        """The context menu of a call-tree node: "Fork from here…" on a top-level turn."""
+        match = _TOP_TURN.match(node_id or "")
+        view = self.glue.panes.view
+        if not match or node_id not in view.turns:
+            return None
+        menu = QMenu(self.glue.panes.tree)
+        action = menu.addAction("Fork from here…")
+        action.setEnabled(not self.c.running and view.finished and bool(view.meta.run_id))
+        action.setToolTip("Continue this run live from this turn, as a new run linked to it")
+        action.triggered.connect(lambda: self.fork_dialog_for(view.meta.run_id, int(match.group(1))))
+        return menu
+
+    def fork_dialog_for(self, run_id: str | None, turn: int | None = None, *, show: bool = True) -> ForkDialog | None:
+        """The fork dialog for a stored run (at `turn`, else its last turn); `show=False`
+        builds it without running it (tests drive it, then call `start_fork`)."""
+        if not run_id:
+            return None
+        from core.trust.record import load_record
+        store = self.c.history.store()
+        record = load_record(store, run_id)
+        if not record.turns:
+            self.c.notifier.warning("That run has no turns to fork from.")
+            return None
+        from core.engine.parse import parse_reply
+        turns = [(t.iteration, "\n\n".join(c.code for c in t.cells) or _code_of(parse_reply, t.reply))
+                 for t in record.turns]
+        config = record.config or {}
+        h = self.c.history
+        root = h._unroute(record.root_model, config.get("api_base"))
+        sub = h._unroute(record.sub_model, config.get("sub_api_base") or config.get("api_base"))
+        dialog = ForkDialog(self.window, run_title=f"run {run_id[:8]}", turns=turns,
+                            turn=turn or turns[-1][0], root_model=root, sub_model=sub, caps=config)
+        dialog.run_id = run_id                        # type: ignore[attr-defined]
+        dialog.original_models = (root, sub)          # type: ignore[attr-defined]
+        self.fork_dialog = dialog
+        if show:
+            dialog.accepted.connect(lambda: self.start_fork(run_id, dialog.values(), (root, sub)))
+            dialog.open()
+        return dialog
+
+    def start_fork(self, run_id: str, choice: ForkChoice, original_models: tuple[str, str]) -> asyncio.Task | None:
+        """Start the fork as a new live run in the panes (linked to its parent)."""
+        if self.c.running:
+            self.c.notifier.warning("A run is in progress.", "Stop it before starting a fork.")
+            return None
+        from core.trust.fork import ForkError, fork_config
+        from core.trust.record import load_record
+        store = self.c.history.store()
+        try:
+            record = load_record(store, run_id)
+            if (choice.root_model, choice.sub_model) != tuple(original_models):
+                from app.settings import build_run_config
+                config = build_run_config(self.c.settings, root=choice.root_model,
+                                          sub=choice.sub_model or None, overrides={})
+                config = replace(fork_config(record), root_model=config.root_model, sub_model=config.sub_model,
+                                 api_base=config.api_base, sub_api_base=config.sub_api_base,
+                                 prices={**fork_config(record).prices, **config.prices})
+            else:
+                config = fork_config(record)
+            config = self.glue.with_approver(replace(config, **choice.caps))
+        except (ForkError, ValueError) as exc:
+            self.c.notifier.error(f"The fork cannot start: {exc}")
+            return None
+        qp = self.window.question_panel
+        qp.set_running(True)
+        qp.set_status(f"Rebuilding run {run_id[:8]} up to turn {choice.turn}…")
+        self.c.run_task = asyncio.ensure_future(self._fork(run_id, choice, config))
+        return self.c.run_task
+
+    async def _fork(self, run_id: str, choice: ForkChoice, config: Any) -> None:
+        from core.store.errors import StoreError
+        from core.trust.rebuild import RebuildError
+        c, qp = self.c, self.window.question_panel
+        outcome = plan = None
+        try:
+            runner = await asyncio.to_thread(_preload)
+            from core.trust.fork import prepare_fork
+            plan = await prepare_fork(c.history.store(), run_id, choice.turn, config=config,
+                                      edited_code=choice.code)
+            c.history.leave_replay()
+            c.panes.reset()
+            c._pending.clear()
+            c._stopping = False
+            c.run = runner.QuestionRun(plan.question, documents=plan.documents, skipped=plan.skipped,
+                                       config=plan.config, sinks=[c.sink], parent_run_id=plan.parent_run_id,
+                                       session=plan.session, key_for=c._key_for(c.settings))
+            plan = None                                   # the run owns the session now
+            qp.set_status(f"Fork of run {run_id[:8]} from turn {choice.turn}: running…")
+            outcome = await c.run.execute()
+        except (RebuildError, StoreError, OSError, ValueError) as exc:
+            c.notifier.error(f"The fork could not start: {exc}")
+            qp.set_status("The fork could not start.")
+        except asyncio.CancelledError:
+            qp.set_status("The fork was stopped before it began.")
+        finally:
+            if plan is not None:
+                await plan.close()
+            c.flush_events()
+            c.run = None
+            qp.set_running(False)
+        if outcome is not None:
+            c.last_outcome = outcome
+            c._report(outcome, config)
+            c.history.refresh(select=outcome.run_id)
+
+    # ---- compare -------------------------------------------------------------
+    def compare_selected(self) -> CompareView | None:
+        """First press: remember the selected run; second press (another run selected): compare."""
+        selected = self.window.history_pane.selected_id()
+        if selected is None:
+            return None
+        if self.compare_first is None or self.compare_first == selected:
+            self.compare_first = selected
+            self._update_buttons()
+            self.c.notifier.info(f"Run {selected[:8]} is marked: select the run to compare it with and "
+                                 "press Compare again.")
+            return None
+        first, self.compare_first = self.compare_first, None
+        self._update_buttons()
+        return self.compare(first, selected)
+
+    def compare(self, left: str, right: str) -> CompareView | None:
+        store = self.c.history.store()
+        try:
+            shown = compare_shown(store, left, right)
+        except (LookupError, ValueError) as exc:
+            self.c.notifier.error(f"The runs could not be compared: {exc}")
+            return None
+        if self.compare_view is None:
+            self.compare_view = CompareView(self.window)
+        self.compare_view.set_comparison(shown)
+        self.compare_view.show()
+        self.compare_view.raise_()
+        return self.compare_view
+
+    # ---- family ----------------------------------------------------------------
+    def _toggle_family(self, on: bool) -> None:
+        if on:
+            run_id = self.window.history_pane.selected_id()
+            if run_id:
+                self.show_family(run_id)
+                return
+        self.family_of = None
+        self.c.history.refresh()
+
+    def show_family(self, run_id: str) -> list[HistoryRow]:
+        """The history list shows only this run's family, children indented under parents."""
+        store = self.c.history.store()
+        top, seen = run_id, {run_id}
+        while True:
+            run = store.get_run(top) or {}
+            parent = run.get("parent_run_id")
+            if not parent or parent in seen or store.get_run(parent) is None:
+                break
+            seen.add(parent)
+            top = parent
+        rows: list[HistoryRow] = []
+
+        def walk(rid: str, depth: int) -> None:
+            run = store.get_run(rid)
+            if run is None or len(rows) > 500:
+                return
+            row = HistoryRow.of_run(run)
+            indent = "    " * depth + ("\u21b3 " if depth else "")
+            rows.append(replace(row, question=indent + row.question))
+            children = store.list_runs(parent_run_id=rid, limit=200)
+            for child in sorted(children, key=lambda r: str(r.get("created_utc") or "")):
+                walk(str(child["id"]), depth + 1)
+        walk(top, 0)
+        self.family_of = run_id
+        hp = self.window.history_pane
+        hp.set_rows(rows)
+        hp.select(run_id)
+        if not self.family_button.isChecked():
+            self.family_button.blockSignals(True)
+            self.family_button.setChecked(True)
+            self.family_button.blockSignals(False)
+        return rows
+
+
+def _preload() -> Any:
+    from app.controller import preload_engine
+    return preload_engine()
+
+
+def _code_of(parse_reply: Any, reply: str | None) -> str:
+    if not reply:
+        return ""
+    parsed = parse_reply(reply)
+    blocks = getattr(parsed, "code_blocks", None) or getattr(parsed, "blocks", None) or []
+    return "\n\n".join(getattr(b, "code", str(b)) for b in blocks)
+
+
+def verify_shown(report: Any) -> VerifyShown:
+    cells = [(f"turn {c.turn} · cell {c.index}", c.same,
+              "" if c.same else (c.diff.splitlines()[0] if c.diff else "differs") +
+              (f" · not in the record: {len(c.unmatched)} prompt(s)" if c.unmatched else ""))
+             for c in report.cells]
+    first = ""
+    if report.first_divergence is not None:
+        f = report.first_divergence
+        first = f"turn {f.turn}, cell {f.index} ({f.cell_id})\n{f.diff}"
+    elif not report.answer_same:
+        first = f"the final answer\nrecorded: {report.answer_recorded!r}\nre-executed: {report.answer_replayed!r}"
+    same = sum(1 for c in report.cells if c.same)
+    summary = (f"{len(report.cells)} cells re-executed, {same} the same; {report.sub_calls_served} sub-calls "
+               f"answered from the record; the answer is {'the same' if report.answer_same else 'different'}.")
+    if report.notes:
+        summary += " " + " ".join(report.notes)
+    return VerifyShown(report.matches, cells, report.answer_same, first, summary)
+
+
+def compare_shown(store: Any, left: str, right: str) -> ComparisonShown:
+    """The comparison of two stored runs (core.trust.compare) as the window shows it."""
+    from core.trust.compare import compare_runs
+    from ui.cost_meter import money
+    result = compare_runs(store, left, right)
+    a, b = result.a, result.b
+
+    def row(label: str, x: Any, y: Any) -> tuple[str, str, str, bool]:
+        return (label, str(x), str(y), x == y)
+    rows = [row("Question", a.question, b.question), row("Status", a.status, b.status),
+            row("Answer", _short(a.answer), _short(b.answer)),
+            row("Root model", a.root_model, b.root_model), row("Sub model", a.sub_model, b.sub_model),
+            ("Cost", money(a.cost_usd), money(b.cost_usd), a.cost_usd == b.cost_usd),
+            row("Tokens in / out", f"{a.input_tokens:,} / {a.output_tokens:,}",
+                f"{b.input_tokens:,} / {b.output_tokens:,}"),
+            row("Turns", a.turns, b.turns), row("Cells", a.cells, b.cells),
+            row("Sub-calls (failed)", f"{a.sub_calls} ({a.sub_call_errors})", f"{b.sub_calls} ({b.sub_call_errors})"),
+            row("Parent run", (a.parent_run_id or "")[:8], (b.parent_run_id or "")[:8])]
+    first = ""
+    d = result.first_difference
+    if d is not None:
+        where = {"reply": f"turn {d.turn}: the root's reply differs",
+                 "cell": f"turn {d.turn}, cell {d.cell}: the output differs",
+                 "turns": f"turn {d.turn}: one run has more turns"}.get(d.what, f"turn {d.turn}: {d.what}")
+        first = f"{where}\n{d.diff}" if d.diff else where
+    elif not result.same_answer:
+        first = "the final answer"
+    if result.notes and first:
+        first += "\n" + "; ".join(result.notes)
+    return ComparisonShown(f"run {left[:8]}", f"run {right[:8]}", rows, first, (a.answer or "", b.answer or ""))
+
+
+def _short(text: str | None, limit: int = 120) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[:limit] + "…"

@@ -1,0 +1,156 @@
+"""SourceViewer: a run's documents, read-only, scrolled to a cited passage
+with the passage highlighted.
+
+    viewer = SourceViewer(parent)
+    viewer.set_documents(docs)              # objects with .path and .text
+    viewer.show_passage("notes.txt", 120, 180, label="notes.txt, line 4")
+    viewer.show_missing("notes.txt:line 99", "the document has 12 lines")
+
+A window of its own (not modal), so the user can keep it beside the answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QFontDatabase, QTextCharFormat, QTextCursor, QTextFormat
+from PySide6.QtWidgets import (QComboBox, QDialog, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton,
+                               QTextEdit, QVBoxLayout, QWidget)
+
+from ui.highlight import is_dark
+from ui.theme import PALETTES
+
+
+class SourceViewer(QDialog):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("sourceViewer")
+        self.setWindowTitle("Source")
+        self.setModal(False)
+        self.resize(760, 620)
+        self._docs: dict[str, str] = {}
+        self.current_path: str | None = None
+        self.passage: tuple[int, int] | None = None
+        layout = QVBoxLayout(self)
+        top = QHBoxLayout()
+        self.doc_combo = QComboBox(self)
+        self.doc_combo.setAccessibleName("Document")
+        self.doc_combo.currentTextChanged.connect(self._on_doc_chosen)
+        self.next_button = QPushButton("Show passage", self)
+        self.next_button.setToolTip("Scroll back to the cited passage")
+        self.next_button.clicked.connect(self.scroll_to_passage)
+        top.addWidget(QLabel("Document", self))
+        top.addWidget(self.doc_combo, 1)
+        top.addWidget(self.next_button)
+        layout.addLayout(top)
+        self.note = QLabel(self)
+        self.note.setObjectName("sourceNote")
+        self.note.setWordWrap(True)
+        self.note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.note)
+        self.text = QPlainTextEdit(self)
+        self.text.setObjectName("sourceText")
+        self.text.setAccessibleName("Document text")
+        self.text.setReadOnly(True)
+        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        layout.addWidget(self.text, 1)
+
+    # ---- content -------------------------------------------------------
+    def set_documents(self, documents: Sequence[Any]) -> None:
+        self._docs = {d.path: d.text for d in documents}
+        self.doc_combo.blockSignals(True)
+        self.doc_combo.clear()
+        self.doc_combo.addItems(list(self._docs))
+        self.doc_combo.blockSignals(False)
+        self.current_path = None
+        self.passage = None
+        self.text.clear()
+
+    def documents(self) -> list[str]:
+        return list(self._docs)
+
+    def show_passage(self, path: str, start: int, end: int, *, label: str = "") -> bool:
+        """Open `path` and highlight text[start:end]; False if the document is unknown."""
+        if path not in self._docs:
+            self.show_missing(label or path, f"the document {path!r} is not among this run's documents")
+            return False
+        self._open(path)
+        length = len(self._docs[path])
+        start, end = max(0, min(start, length)), max(0, min(end, length))
+        self.passage = (start, max(start, end))
+        self._set_note(f"Cited: {label or path}", "ok")
+        self._highlight()
+        self.scroll_to_passage()
+        return True
+
+    def show_missing(self, citation: str, reason: str, path: str | None = None) -> None:
+        """A citation that points to nothing: say so (and show its document if known)."""
+        self.passage = None
+        if path and path in self._docs:
+            self._open(path)
+        self.text.setExtraSelections([])
+        self._set_note(f"\u26a0 [doc:{citation}] points to nothing: {reason}", "error")
+
+    def selected_text(self) -> str:
+        """The highlighted passage's text ("" without one)."""
+        if self.passage is None or self.current_path is None:
+            return ""
+        start, end = self.passage
+        return self._docs[self.current_path][start:end]
+
+    # ---- internals -----------------------------------------------------
+    def _open(self, path: str) -> None:
+        if path == self.current_path:
+            return
+        self.current_path = path
+        self.doc_combo.blockSignals(True)
+        self.doc_combo.setCurrentText(path)
+        self.doc_combo.blockSignals(False)
+        self.text.setPlainText(self._docs[path])
+        self.setWindowTitle(f"Source: {path}")
+
+    def _on_doc_chosen(self, path: str) -> None:
+        if path and path in self._docs:
+            self.passage = None
+            self._open(path)
+            self.text.setExtraSelections([])
+            self._set_note("", "ok")
+
+    def _highlight(self) -> None:
+        palette = PALETTES["dark" if is_dark() else "light"]
+        selection = QTextEdit.ExtraSelection()
+        fmt = QTextCharFormat()
+        background = QColor(palette["warning"])
+        background.setAlpha(95)                          # clearly marked, text still legible
+        fmt.setBackground(background)
+        fmt.setForeground(QColor(palette["fg"]))
+        fmt.setProperty(QTextFormat.Property.FullWidthSelection, False)
+        selection.format = fmt
+        cursor = QTextCursor(self.text.document())
+        start, end = self.passage or (0, 0)
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        selection.cursor = cursor
+        self.text.setExtraSelections([selection])
+
+    def scroll_to_passage(self) -> None:
+        if self.passage is None:
+            return
+        cursor = QTextCursor(self.text.document())
+        cursor.setPosition(self.passage[0])
+        self.text.setTextCursor(cursor)
+        self.text.centerCursor()
+
+    def first_visible_offset(self) -> int:
+        """The char offset of the first line shown (tests: is the passage in view?)."""
+        return self.text.cursorForPosition(self.text.viewport().rect().topLeft()).position()
+
+    def _set_note(self, text: str, level: str) -> None:
+        palette = PALETTES["dark" if is_dark() else "light"]
+        self.note.setText(text)
+        self.note.setProperty("level", level)
+        color = palette["error"] if level == "error" else palette["muted"]
+        self.note.setStyleSheet(f"QLabel {{ color: {color}; }}")
+        self.note.setVisible(bool(text))
