@@ -40,12 +40,16 @@ def load_settings_safely() -> tuple[Any, str]:
     return settings, " ".join(settings.warnings)
 
 
+_PRELOAD_LOCK = threading.Lock()   # one first import at a time: two threads importing pydantic break it
+
+
 def preload_engine() -> Any:
     """Import the runner, the engine and litellm (run this in a thread); returns app.runner."""
-    runner = importlib.import_module("app.runner")
-    importlib.import_module("core.engine.run")
-    from core.llm.litellm_import import litellm
-    litellm()
+    with _PRELOAD_LOCK:
+        runner = importlib.import_module("app.runner")
+        importlib.import_module("core.engine.run")
+        from core.llm.litellm_import import litellm
+        litellm()
     return runner
 
 
@@ -79,6 +83,12 @@ class Controller(QObject):
         self.history = HistoryGlue(self)
         self.settings_glue = SettingsGlue(self)
         self._wire()
+        from app.trust_glue import TrustGlue
+        self.trust = TrustGlue(self)       # citations, coverage, sub-calls, verify, fork, compare (issue 9)
+        from app.first_run_glue import FirstRunGlue
+        from app.session_glue import SessionGlue
+        self.sessions = SessionGlue(self)      # follow-ups in the last run's live REPL (issue 10)
+        self.first_run = FirstRunGlue(self)    # welcome, samples, guide, recent, last session (issue 10)
 
     # --- wiring ---------------------------------------------------------------
     def _wire(self) -> None:
@@ -133,6 +143,7 @@ class Controller(QObject):
     def start(self) -> None:
         """After the first paint: the history list."""
         self.history.refresh()
+        self.first_run.start()
 
     def _may_close(self) -> bool:
         """Closing during a run: ask first (the run is then stopped and stored as cancelled)."""
@@ -149,6 +160,7 @@ class Controller(QObject):
         qp = self.window.question_panel
         self.settings.ui.update(window=self.window.save_state(), last_caps=qp.caps(),
                                 last_root_model=qp.root_model(), last_sub_model=qp.sub_model())
+        self.settings.ui["last_session"] = self.first_run.session_state()
         self._save_settings()
 
     def _save_settings(self) -> None:
@@ -168,6 +180,8 @@ class Controller(QObject):
         tasks = [t for t in (self.run_task, self.ingest_task) if t is not None and not t.done()]
         if tasks:
             await asyncio.wait(tasks, timeout=timeout)
+        await self.first_run.close()
+        await self.sessions.close()
         self.history.close()
 
     # --- sources --------------------------------------------------------------
@@ -326,6 +340,7 @@ class Controller(QObject):
                                       sub=qp.sub_model() or None, overrides=qp.caps())
         except ValueError as exc:
             return self.notifier.error(f"These caps cannot be used: {exc}", "Change them and run again.")
+        config = self.trust.with_approver(config)      # large batches ask in the window (issue 9)
         self._remember_question(qp.question())
         self._loop = asyncio.get_event_loop()
         qp.set_running(True)
@@ -365,7 +380,8 @@ class Controller(QObject):
             self.run = runner.QuestionRun(
                 question, documents=list(self.documents.values()),
                 skipped=list(self.skipped.values()), config=config, sinks=[self.sink],
-                parent_run_id=self.parent_run_id, key_for=self._key_for(self.settings))
+                parent_run_id=self.parent_run_id, key_for=self._key_for(self.settings),
+                **self.sessions.run_kwargs())
             if self._stopping:
                 self.run.cancel()
             qp.set_status("Running…")
@@ -381,6 +397,7 @@ class Controller(QObject):
             self.flush_events()
             self.run = None
             qp.set_running(False)
+        self.sessions.run_ended(outcome)
         if outcome is not None:
             self.last_outcome = outcome
             self._report(outcome, config)

@@ -1,0 +1,312 @@
+"""The first minute: the welcome view (keys, local model servers, samples),
+the guide, the Recent menu, and re-opening the last session on start.
+
+Part of app/controller.py's job, kept apart so each module stays small.
+Discovery asks only 127.0.0.1 (core/discovery.py); nothing is sent anywhere
+else until the user presses Run. Extra ports to probe come from the settings
+(`ui.discovery_ports`) or RLM_STUDIO_DISCOVERY_PORTS ("5001,5002").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import os
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QToolButton
+
+from ui import icons
+from ui.recent_menu import RecentMenu
+from ui.welcome_view import WelcomeView
+
+log = logging.getLogger(__name__)
+
+PORTS_ENV = "RLM_STUDIO_DISCOVERY_PORTS"
+
+
+def extra_ports(settings: Any) -> list[int]:
+    """Ports to probe besides the usual ones: settings, then the environment."""
+    raw: list[Any] = list(settings.ui.get("discovery_ports") or [])
+    raw += [p for p in os.environ.get(PORTS_ENV, "").replace(";", ",").split(",") if p.strip()]
+    ports = []
+    for value in raw:
+        try:
+            ports.append(int(value))
+        except (TypeError, ValueError):
+            log.warning("discovery port %r ignored (not a number)", value)
+    return list(dict.fromkeys(ports))
+
+
+class FirstRunGlue:
+    def __init__(self, controller: Any) -> None:
+        self.c = controller
+        w = controller.window
+        self.servers: list[Any] = []
+        self.discovery_task: asyncio.Task | None = None
+        self.keys_task: asyncio.Task | None = None
+        self.guide: Any = None
+        self.roots: list[str] = []           # what was added this session (for "re-open")
+        self.started = False
+
+        self.view = WelcomeView()
+        self.view.hide()
+        w.center_layout.insertWidget(w.center_layout.indexOf(w.run_panes), self.view, 1)
+        self.view.use_server.connect(self.use_server)
+        self.view.use_model.connect(self.use_model)
+        self.view.try_samples.connect(self.load_samples)
+        self.view.rescan_requested.connect(self.refresh)
+        self.view.keys_requested.connect(lambda: controller.open_settings("keys"))
+        self.view.guide_requested.connect(self.open_guide)
+        self.view.close_requested.connect(self.hide_welcome)
+        self._fill_samples()
+        self._build_actions()
+
+        qp, hp, sp = w.question_panel, w.history_pane, w.sources_pane
+        qp.run_requested.connect(self._after_run_request)       # after the controller's slot
+        hp.open_requested.connect(lambda _id: self.hide_welcome())
+        hp.rerun_requested.connect(self._after_rerun)
+        sp.paths_added.connect(self._remember_roots)
+        sp.clear_requested.connect(self.roots.clear)
+
+        if not controller.settings.ui.get("welcome_seen"):
+            self.show_welcome()
+
+    # --- toolbar: Welcome, Guide, Recent ----------------------------------------
+    def _build_actions(self) -> None:
+        w = self.c.window
+        self.welcome_action = QAction("Welcome", w)
+        self.welcome_action.setToolTip("What is ready, local model servers and the samples")
+        icons.bind(self.welcome_action, "info")
+        self.welcome_action.triggered.connect(self.show_welcome)
+        self.guide_action = QAction("Guide", w)
+        self.guide_action.setToolTip("Caps and choosing models, in plain words (F1)")
+        self.guide_action.setShortcut("F1")
+        self.guide_action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        icons.bind(self.guide_action, "file")
+        self.guide_action.triggered.connect(self.open_guide)
+        self.recent_menu = RecentMenu(w)
+        self.recent_menu.aboutToShow.connect(self.refresh_recent)
+        self.recent_menu.folder_chosen.connect(self.open_recent_folder)
+        self.recent_menu.question_chosen.connect(w.question_panel.set_question)
+        self.recent_action = QAction("Recent", w)
+        self.recent_action.setToolTip("Folders and questions used before")
+        icons.bind(self.recent_action, "history")
+        self.recent_action.setMenu(self.recent_menu)
+        w.addAction(self.guide_action)
+        toolbar = w.toolbar
+        for action in (self.recent_action, self.welcome_action, self.guide_action):
+            toolbar.insertAction(w.live_action, action)
+        button = toolbar.widgetForAction(self.recent_action)
+        if isinstance(button, QToolButton):
+            button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+            button.setAccessibleName("Recent folders and questions")
+        self.refresh_recent()
+
+    def refresh_recent(self) -> None:
+        s = self.c.settings
+        self.recent_menu.set_items(list(s.recent_folders), list(s.recent_questions))
+
+    def open_recent_folder(self, path: str) -> None:
+        if not os.path.exists(path):
+            self.c.notifier.warning(f"{path} is not there any more.", "It may have been moved or deleted.")
+            return
+        self.add_paths([path])
+
+    # --- the welcome view ----------------------------------------------------------
+    @property
+    def welcome_visible(self) -> bool:
+        return self.view.isVisibleTo(self.c.window)
+
+    def show_welcome(self) -> None:
+        self.c.history.leave_replay()
+        self.view.show()
+        self.c.window.run_panes.hide()
+        if self.started:
+            self.refresh()
+
+    def hide_welcome(self) -> None:
+        if not self.view.isHidden():
+            self.view.hide()
+            self.c.window.run_panes.show()
+        self.c.settings.ui["welcome_seen"] = True
+
+    def start(self) -> None:
+        """After the first paint: re-open the last session, check what is ready."""
+        self.started = True
+        self.reopen_last_session()
+        if not self.view.isHidden():
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Check the keychain and look for local servers (both off the loop's critical path)."""
+        if self.keys_task is None or self.keys_task.done():
+            self.keys_task = asyncio.ensure_future(self.check_keys())
+        if self.discovery_task is None or self.discovery_task.done():
+            self.discovery_task = asyncio.ensure_future(self.discover())
+
+    async def check_keys(self) -> list[Any]:
+        keys = self.c.keys()
+        extra = [e.name for e in self.c.settings.endpoints]
+        found = await asyncio.to_thread(keys.list, extra)
+        from core import providers
+        cheap = [p.test_model for k in found if (p := providers.get(k.provider)) and p.test_model]
+        self.view.set_keys([(k.provider, k.source) for k in found],
+                           "" if keys.usable else keys.problem, cheap[0] if cheap else "")
+        return found
+
+    async def discover(self) -> list[Any]:
+        self.view.set_scanning()
+        discovery = await asyncio.to_thread(importlib.import_module, "core.discovery")
+        await asyncio.to_thread(importlib.import_module, "httpx")
+        self.servers = await discovery.discover(extra_ports(self.c.settings))
+        log.info("local model servers: %s", discovery.summary(self.servers))
+        self.view.set_servers(self.servers)
+        return self.servers
+
+    async def close(self) -> None:
+        """The window closes: stop looking, and let the probes end their connections."""
+        tasks = [t for t in (self.discovery_task, self.keys_task) if t is not None and not t.done()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    # --- "Use this" ----------------------------------------------------------------
+    def use_server(self, server: Any, model: str) -> str:
+        """Add (or update) the endpoint, mark its models free, pick `model` as
+        root and sub model; returns the model id the pickers use."""
+        from app.settings import Endpoint, ModelSettings
+        s = self.c.settings
+        base = server.base_url.rstrip("/")
+        endpoint = next((e for e in s.endpoints if e.base_url.rstrip("/") == base), None)
+        if endpoint is None:
+            name, n = server.endpoint_name, 2
+            while s.endpoint(name) is not None:
+                name, n = f"{server.endpoint_name}-{n}", n + 1
+            endpoint = Endpoint(name, base, [], needs_key=False)
+            s.endpoints.append(endpoint)
+        endpoint.models = list(dict.fromkeys([*endpoint.models, *server.models]))
+        for m in endpoint.models:
+            own = s.models.setdefault(f"{endpoint.name}/{m}", ModelSettings())
+            own.free = True
+        model_id = f"{endpoint.name}/{model}"
+        if not s.root_model:
+            s.root_model = model_id
+        self.c._save_settings()
+        self.c._catalog_task = None
+        self.c._fill_model_choices()
+        self.c.window.question_panel.set_models(model_id, model_id)
+        text = (f"Selected {model_id} as root and sub model: {server.label}, free, "
+                "nothing leaves this computer.")
+        self.view.set_selected(text)
+        self.c.notifier.info(text)
+        return model_id
+
+    def use_model(self, model_id: str) -> None:
+        """A cloud model whose key is there: root and sub; a $1 cap when there is none."""
+        s = self.c.settings
+        if not s.root_model:
+            s.root_model = model_id
+            self.c._save_settings()
+        qp = self.c.window.question_panel
+        qp.set_models(model_id, model_id)
+        capped = ""
+        if not qp.caps().get("max_cost_usd"):
+            qp.set_caps({"max_cost_usd": 1.0})
+            capped = " The dollar cap is set to $1.00; change it beside Run."
+        text = f"Selected {model_id} as root and sub model.{capped}"
+        self.view.set_selected(text)
+        self.c.notifier.info(text)
+
+    # --- samples -----------------------------------------------------------------
+    def _fill_samples(self) -> None:
+        from core.samples import SamplesMissing, sample_set
+        try:
+            self.samples = sample_set()
+        except SamplesMissing as exc:
+            self.samples = None
+            log.warning("%s", exc)
+            self.view.set_samples_missing(str(exc))
+            return
+        self.view.set_samples(self.samples.description, self.samples.questions)
+
+    def load_samples(self, question: str = "") -> None:
+        """Replace the sources with the sample documents and fill in the question."""
+        if self.samples is None:
+            self.c.notifier.error("The sample documents are missing from this installation.")
+            return
+        if self.c.running:
+            self.c.notifier.warning("A run is in progress.", "Stop it before loading the samples.")
+            return
+        self.c.clear_sources()
+        self.roots.clear()
+        self.add_paths([str(self.samples.folder)])
+        self.c.window.question_panel.set_question(question or self.samples.questions[0])
+        self.hide_welcome()
+        qp = self.c.window.question_panel
+        if not qp.root_model():
+            self.c.notifier.info("The samples are loading. Pick a root model (or use a local server "
+                                 "on the Welcome page), then press Run.")
+
+    def add_paths(self, paths: list[str]) -> None:
+        self._remember_roots(paths)
+        self.c.add_paths(paths)
+
+    def _remember_roots(self, paths: list[str]) -> None:
+        for p in paths:
+            if str(p) not in self.roots:
+                self.roots.append(str(p))
+
+    def _after_run_request(self) -> None:
+        if self.c.running:
+            self.hide_welcome()
+
+    def _after_rerun(self, _run_id: str) -> None:
+        self.roots.clear()            # the documents now come from the store
+        self.hide_welcome()
+
+    # --- the guide -----------------------------------------------------------------
+    def open_guide(self) -> Any:
+        from ui.guide import GuideDialog
+        if self.guide is None:
+            self.guide = GuideDialog(self.c._default_caps(), self.c.window)
+            self.guide.finished.connect(self._guide_closed)
+        self.guide.show()
+        self.guide.raise_()
+        return self.guide
+
+    def _guide_closed(self, _result: int) -> None:
+        if self.guide is not None:
+            self.guide.deleteLater()
+        self.guide = None
+
+    # --- the last session ------------------------------------------------------------
+    def session_state(self) -> dict:
+        """What `reopen_last_session` needs at the next start (kept in settings.ui)."""
+        outcome = self.c.last_outcome
+        return {"roots": list(self.roots), "question": self.c.window.question_panel.question(),
+                "run_id": outcome.run_id if outcome is not None else None}
+
+    def reopen_last_session(self) -> bool:
+        """Sources and question of the last session, as they were when the app closed."""
+        state = self.c.settings.ui.get("last_session") or {}
+        if not isinstance(state, dict) or self.c.documents:
+            return False
+        roots = [str(p) for p in state.get("roots") or [] if isinstance(p, str)]
+        present = [p for p in roots if os.path.exists(p)]
+        question = str(state.get("question") or "")
+        if question:
+            self.c.window.question_panel.set_question(question)
+        if present:
+            self.add_paths(present)
+        if not (present or question):
+            return False
+        gone = len(roots) - len(present)
+        self.c.notifier.info(
+            f"Re-opened your last session: {len(present)} source folder{'s' if len(present) != 1 else ''}"
+            + (f" ({gone} not found any more)" if gone else "") + (" and the question." if question else "."))
+        return True

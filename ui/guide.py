@@ -1,0 +1,40 @@
+"""The in-app guide: caps and choosing models, in plain words.
+
+The text is resources/guide.md with the default caps filled in
+(`{depth}`, `{iterations}`, `{cap}`)."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayout
+
+
+def guide_text(defaults: dict | None = None) -> str:
+    from core.paths import resources_dir
+    defaults = defaults or {}
+    cost = defaults.get("max_cost_usd")
+    values = {"depth": defaults.get("max_depth", 1), "iterations": defaults.get("max_iterations", 20),
+              "cap": f"${cost:.2f}" if cost else "no cap"}
+    text = (resources_dir() / "guide.md").read_text(encoding="utf-8")
+    for name, value in values.items():
+        text = text.replace("{" + name + "}", str(value))
+    return text
+
+
+class GuideDialog(QDialog):
+    def __init__(self, defaults: dict | None = None, parent=None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Guide: caps and models")
+        self.setObjectName("guideDialog")
+        self.resize(640, 680)
+        layout = QVBoxLayout(self)
+        self.browser = QTextBrowser()
+        self.browser.setOpenExternalLinks(False)
+        self.browser.setMarkdown(guide_text(defaults))
+        self.browser.setAccessibleName("Guide")
+        layout.addWidget(self.browser)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+    def text(self) -> str:
+        return self.browser.toPlainText()
