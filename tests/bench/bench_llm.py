@@ -1,6 +1,6 @@
 """Benchmark of the model-call layer (not collected by pytest; prints figures).
 
-    .venv/bin/python -m tests.unit.llm.bench_llm [--calls 200]
+    .venv/bin/python tests/bench/bench_llm.py [--calls 200]
 
 1. litellm's CPU time per acompletion (plain and streamed) against the scripted
    server running in a child process (so the server's CPU is not counted),
@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from core.llm.client import ModelClient  # noqa: E402

@@ -1,18 +1,28 @@
-"""Figures for the run store (prints them; asserts nothing).
+"""Benchmark 6, the run store (figures printed, never asserted):
 
-    .venv/bin/python tests/bench/bench_store.py [--quick]
+    .venv/bin/python tests/bench/bench_store.py [--quick] [--json OUT]
 
-1. events/s sustained through EventWriter (and the producer's cost per event)
-2. `runs list` with 10,000 runs in the database (in-process and as a CLI process)
-3. export time of a 5,000-event run (json / md / html)
-4. database growth: a 2-turn run over a 40 MB context, then a second run over the same files
+1. events/s sustained through EventWriter: a long synthetic run enqueued at
+   once, timed until committed (the producer's cost per event beside); bound:
+   the same events as JSON rows through a bare sqlite3 executemany, same
+   batch size, same WAL settings. Then the commit latency of one event at a time.
+2. `runs list` with 10,000 runs: RunStore.list_runs in-process, and
+   `rlm-studio runs list --json` as a process; bounds: `python -c pass` and
+   Python start + `import app.main`.
+3. export of a run with 5,000 stored events (json / md / html), and reading it
+   back for replay (iter_events).
+4. database growth: a 2-turn run over a 40 MB context, then a second run
+   over the same files (the texts are stored once).
+--quick: 1,000 runs, a 4 MB context, a shorter stream.
 """
 
 from __future__ import annotations
 
-import argparse
+import json
 import os
 import random
+import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -22,18 +32,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from core.ingest.model import Document  # noqa: E402
 from core.store import RunStore  # noqa: E402
+from tests.bench.report import load1, median, row, standalone  # noqa: E402
 from tests.support.store_events import synthetic_run  # noqa: E402
 
-
-def db_bytes(store: RunStore) -> int:
-    with store._lock:
-        store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    return sum(p.stat().st_size for p in store.path.parent.glob(store.path.name + "*") if p.is_file())
+GOAL_LIST_MS = 200
 
 
-def bench_throughput(tmp: Path, turns: int) -> None:
+def db_bytes(path: Path) -> int:
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file())
+
+
+def bench_throughput(tmp: Path, turns: int) -> dict:
     store = RunStore.open(tmp / "throughput.db")
     events = synthetic_run("tp", turns=turns, cells_per_turn=3, subcalls_per_cell=20, tokens_per_turn=400,
                            output_chars=2000)
@@ -47,10 +60,8 @@ def bench_throughput(tmp: Path, turns: int) -> None:
     writer.close()
     tokens = sum(e.type == "RootTokens" for e in events)
     rows = store.db.execute("SELECT count(*) FROM events WHERE run_id = 'tp'").fetchone()[0]
-    print(f"1. EventWriter: {len(events):,} events ({tokens:,} token deltas) written in {elapsed:.2f} s "
-          f"= {len(events) / elapsed:,.0f} events/s sustained; producer cost {t_enqueue / len(events) * 1e6:.1f} "
-          f"µs/event; {rows:,} rows after coalescing")
-    # one streaming run at a time, paced like a fast model: how long until an event is durable
+    load = load1()
+    # one event at a time, as a slow run streams: how long until an event is durable
     writer = store.writer()
     lags = []
     for e in synthetic_run("lag", turns=3, tokens_per_turn=100):
@@ -59,13 +70,39 @@ def bench_throughput(tmp: Path, turns: int) -> None:
         writer.flush()
         lags.append(time.perf_counter() - t)
     writer.close()
-    lags.sort()
-    print(f"   commit latency per event, one at a time: median {lags[len(lags) // 2] * 1000:.2f} ms, "
-          f"p99 {lags[int(len(lags) * 0.99)] * 1000:.2f} ms")
     store.close()
+    lags.sort()
+    # the bound: the same events as JSON rows, bare sqlite3, batches of 2000, one commit each
+    con = sqlite3.connect(tmp / "bare.db")
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("PRAGMA synchronous=NORMAL")
+    con.execute("CREATE TABLE events (run_id TEXT, seq INTEGER, type TEXT, ts REAL, data_json TEXT, "
+                "PRIMARY KEY (run_id, seq))")
+    t = time.perf_counter()
+    for i in range(0, len(events), 2000):
+        batch = events[i:i + 2000]
+        con.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?)",
+                        [(e.run_id, e.seq, e.type, e.ts, json.dumps(e.to_dict())) for e in batch])
+        con.commit()
+    bare = time.perf_counter() - t
+    con.close()
+    return {"events": len(events), "token_deltas": tokens, "rows": rows, "seconds": elapsed,
+            "events_s": len(events) / elapsed, "producer_us": t_enqueue / len(events) * 1e6,
+            "bare_sqlite_s": bare, "bare_events_s": len(events) / bare,
+            "commit_lag_median_ms": lags[len(lags) // 2] * 1000,
+            "commit_lag_p99_ms": lags[int(len(lags) * 0.99)] * 1000, "load1": load}
 
 
-def bench_list(tmp: Path, n: int) -> None:
+def timed_process(argv: list[str], env: dict, repeats: int = 5) -> float:
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, check=True)
+        times.append(time.perf_counter() - t)
+    return median(times)
+
+
+def bench_list(tmp: Path, n: int) -> dict:
     path = tmp / "list" / "runs.db"
     store = RunStore.open(path)
     rng = random.Random(1)
@@ -74,90 +111,72 @@ def bench_list(tmp: Path, n: int) -> None:
     t0 = time.perf_counter()
     for i in range(n):
         q = " ".join(rng.choice(words) for _ in range(8)) + f" #{i}?"
-        run = synthetic_run(f"run{i:06d}", question=q, answer=f"answer {i} " + rng.choice(words), turns=0,
-                            t0=1_700_000_000 + i * 60, status=rng.choice(["finished", "finished", "capped", "failed"]),
-                            root_model=rng.choice(["openai/gpt-x", "anthropic/claude-y", "ollama/qwen"]))
-        for e in run:
+        for e in synthetic_run(f"run{i:06d}", question=q, answer=f"answer {i} " + rng.choice(words), turns=0,
+                               t0=1_700_000_000 + i * 60,
+                               status=rng.choice(["finished", "finished", "capped", "failed"]),
+                               root_model=rng.choice(["openai/gpt-x", "anthropic/claude-y", "ollama/qwen"])):
             writer(e)
     writer.close()
-    print(f"2. {n:,} runs written in {time.perf_counter() - t0:.1f} s")
+    fill_s = time.perf_counter() - t0
+    queries = {}
     for label, kw in [("newest 100", {}), ("search 'penalty invoice'", {"search": "penalty invoice"}),
                       ("status=failed", {"status": "failed"}), ("model~claude", {"model": "claude"}),
-                      (f"offset {n - 100:,}", {"offset": n - 100})]:
+                      (f"offset {n - 100:,}", {"offset": n - 100}), ("newest 500 (the window's history)",
+                                                                   {"limit": 500})]:
         times = []
         for _ in range(5):
             t = time.perf_counter()
-            rows = store.list_runs(**kw)
+            found = store.list_runs(**kw)
             times.append(time.perf_counter() - t)
-        print(f"   list_runs {label}: {min(times) * 1000:.1f} ms ({len(rows)} rows)")
+        queries[label] = {"ms": median(times) * 1000, "rows": len(found)}
     store.close()
     env = {**os.environ, "RLM_STUDIO_HOME": str(path.parent)}
-    times = []
-    for _ in range(3):
-        t = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "app.main", "runs", "list", "--json", "--limit", "100"], cwd=ROOT,
-                       env=env, capture_output=True, check=True)
-        times.append(time.perf_counter() - t)
-    t = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import app.main"], cwd=ROOT, env=env, capture_output=True, check=True)
-    startup = time.perf_counter() - t
-    print(f"   `rlm-studio runs list --json` as a process: {min(times) * 1000:.0f} ms "
-          f"(of which Python start + imports of app.main: {startup * 1000:.0f} ms)")
+    exe = ROOT / ".venv" / "bin" / "rlm-studio"
+    argv = [str(exe)] if exe.exists() else [sys.executable, "-m", "app.main"]
+    cli = timed_process(argv + ["runs", "list", "--json", "--limit", "100"], env)
+    bare_python = timed_process([sys.executable, "-c", "pass"], env)
+    import_main = timed_process([sys.executable, "-c", "import app.main"], env)
+    return {"runs": n, "fill_s": fill_s, "queries": queries, "cli_s": cli, "cli_argv": argv,
+            "python_start_s": bare_python, "import_app_main_s": import_main, "load1": load1()}
 
 
-def bench_export(tmp: Path) -> None:
+def stored_run(run_id: str) -> list:
+    """A run that the store keeps as about 5,200 events (token deltas are coalesced:
+    5,316 emitted -> 5,211 stored), shaped like a long real one: 20 turns, 4 cells
+    each, 21 sub-calls per cell, a nested RLM."""
+    return synthetic_run(run_id, turns=20, cells_per_turn=4, subcalls_per_cell=21, tokens_per_turn=5,
+                         output_chars=1500)
+
+
+def bench_export(tmp: Path) -> dict:
     store = RunStore.open(tmp / "export.db")
-    events = synthetic_run("big", turns=25, cells_per_turn=4, subcalls_per_cell=21, tokens_per_turn=5,
-                           output_chars=1500)
+    events = stored_run("big")
     writer = store.writer()
     for e in events:
         writer(e)
     writer.close()
     rows = store.db.execute("SELECT count(*) FROM events WHERE run_id = 'big'").fetchone()[0]
-    print(f"3. export of a run with {rows:,} stored events ({len(events):,} emitted):")
+    formats = {}
     for fmt in ("json", "md", "html"):
         t = time.perf_counter()
         store.export("big", fmt, tmp / f"big.{fmt}")
-        print(f"   {fmt}: {(time.perf_counter() - t) * 1000:.0f} ms, {(tmp / f'big.{fmt}').stat().st_size / 1e6:.1f} MB")
+        formats[fmt] = {"ms": (time.perf_counter() - t) * 1000, "mb": (tmp / f"big.{fmt}").stat().st_size / 1e6}
     t = time.perf_counter()
     n = sum(1 for _ in store.iter_events("big"))
-    print(f"   replay (iter_events, {n:,} events): {(time.perf_counter() - t) * 1000:.0f} ms")
+    replay_ms = (time.perf_counter() - t) * 1000
     store.close()
+    return {"stored_events": rows, "emitted_events": len(events), "formats": formats, "iter_events": n,
+            "iter_events_ms": replay_ms, "load1": load1()}
 
 
-def corpus(total_chars: int, seed: int = 7) -> list[Document]:
-    """~40 MB of mixed text: CSV rows, prose and log lines, in 40 files."""
-    rng = random.Random(seed)
-    vocab = [("".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 10))))
-             for _ in range(20_000)]
-    docs, per_file = [], total_chars // 40
-    for i in range(40):
-        parts, size = [], 0
-        kind = i % 3
-        while size < per_file:
-            if kind == 0:
-                line = (f"{rng.randint(2019, 2024)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d},"
-                        f"{rng.choice(vocab)},{rng.randint(1, 99999)},{rng.random() * 1000:.2f}\n")
-            elif kind == 1:
-                line = " ".join(rng.choice(vocab) for _ in range(rng.randint(8, 30))).capitalize() + ".\n"
-            else:
-                line = (f"2024-03-{rng.randint(1, 28):02d}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d} "
-                        f"{rng.choice(['INFO', 'WARN', 'ERROR'])} {rng.choice(vocab)}: {rng.choice(vocab)} "
-                        f"id={rng.randint(1, 10**9)}\n")
-            parts.append(line)
-            size += len(line)
-        text = "".join(parts)
-        docs.append(Document(path=f"data/file{i:02d}.txt", source_path=f"/data/file{i:02d}.txt", format="text",
-                             text=text, chars=len(text), size=len(text), sha256=f"{i:064x}"))
-    return docs
-
-
-def bench_growth(tmp: Path, mb: int) -> None:
-    store = RunStore.open(tmp / "growth.db")
-    docs = corpus(mb * 1_000_000)
+def bench_growth(tmp: Path, mb: int) -> dict:
+    from tests.bench.bench_context import MB, corpus
+    path = tmp / "growth.db"
+    store = RunStore.open(path)
+    docs = corpus(mb * MB)
     chars = sum(d.chars for d in docs)
-    base = db_bytes(store)
-    sizes = []
+    sizes = [db_bytes(path)]
+    runs = []
     for run_id in ("first", "second"):
         t = time.perf_counter()
         store.save_sources(run_id, docs, [])
@@ -166,25 +185,53 @@ def bench_growth(tmp: Path, mb: int) -> None:
         for e in synthetic_run(run_id, turns=2, documents=[{"path": d.path, "chars": d.chars} for d in docs]):
             write(e)
         write.close()
-        size = db_bytes(store)
-        sizes.append(size)
-        print(f"4. run '{run_id}' (2 turns) over {chars / 1e6:.1f} M chars in {len(docs)} files: database +"
-              f"{(size - (sizes[-2] if len(sizes) > 1 else base)) / 1e6:.2f} MB (total {size / 1e6:.2f} MB); "
-              f"save_sources {t_sources:.2f} s")
+        sizes.append(db_bytes(path))
+        runs.append({"run": run_id, "growth_mb": (sizes[-1] - sizes[-2]) / 1e6, "save_sources_s": t_sources})
     store.close()
+    return {"context_mb": chars / 1e6, "runs": runs, "total_mb": sizes[-1] / 1e6, "load1": load1()}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true", help="smaller sizes")
-    args = parser.parse_args()
+def run(quick: bool = False) -> dict:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        bench_throughput(tmp, turns=10 if args.quick else 40)
-        bench_list(tmp, 1_000 if args.quick else 10_000)
-        bench_export(tmp)
-        bench_growth(tmp, 4 if args.quick else 40)
+        tp = bench_throughput(tmp, turns=10 if quick else 40)
+        ls = bench_list(tmp, 1_000 if quick else 10_000)
+        shutil.rmtree(tmp / "list")
+        ex = bench_export(tmp)
+        gr = bench_growth(tmp, 4 if quick else 40)
+    n = ls["runs"]
+    q = ls["queries"]
+    rows = [
+        row("EventWriter: events/s sustained", tp["events_s"], "events/s",
+            bound=f"bare sqlite3 {tp['bare_events_s']:,.0f} events/s", ratio=tp["events_s"] / tp["bare_events_s"],
+            load=tp["load1"], note=f"{tp['events']:,} events ({tp['token_deltas']:,} token deltas, "
+                                   f"{tp['rows']:,} rows after coalescing); producer cost "
+                                   f"{tp['producer_us']:.1f} us/event on the caller's thread"),
+        row("EventWriter: commit latency, one event at a time (median / p99)",
+            f"{tp['commit_lag_median_ms']:.2f} / {tp['commit_lag_p99_ms']:.2f}", "ms", load=tp["load1"]),
+    ]
+    for label, figure in q.items():
+        rows.append(row(f"list_runs with {n:,} runs: {label}", figure["ms"], "ms",
+                        goal=f"< {GOAL_LIST_MS} ms" if label == "newest 100" else "",
+                        met=(figure["ms"] < GOAL_LIST_MS) if label == "newest 100" else None, load=ls["load1"]))
+    rows.append(row(f"`rlm-studio runs list --json` with {n:,} runs (a process)", ls["cli_s"] * 1000, "ms",
+                    bound=f"python -c pass {ls['python_start_s'] * 1000:.0f} ms; "
+                          f"import app.main {ls['import_app_main_s'] * 1000:.0f} ms",
+                    ratio=ls["cli_s"] / ls["import_app_main_s"], goal=f"< {GOAL_LIST_MS} ms",
+                    met=ls["cli_s"] * 1000 < GOAL_LIST_MS, load=ls["load1"]))
+    for fmt, figure in ex["formats"].items():
+        rows.append(row(f"export of a {ex['stored_events']:,}-event run: {fmt}", figure["ms"], "ms",
+                        note=f"{figure['mb']:.1f} MB" if fmt == "json" else "", load=ex["load1"]))
+    rows.append(row(f"read back for replay (iter_events, {ex['iter_events']:,} events)", ex["iter_events_ms"], "ms",
+                    load=ex["load1"]))
+    for r in gr["runs"]:
+        rows.append(row(f"database growth, {r['run']} 2-turn run over {gr['context_mb']:.0f} MB", r["growth_mb"],
+                        "MB", ratio=r["growth_mb"] / gr["context_mb"],
+                        bound="reference RLM log: 162 MB for a 2-turn run over 40 MB" if r["run"] == "first" else "",
+                        note=f"save_sources {r['save_sources_s']:.2f} s", load=gr["load1"]))
+    return {"name": "6. store", "rows": rows,
+            "details": {"throughput": tp, "list": ls, "export": ex, "growth": gr}}
 
 
 if __name__ == "__main__":
-    main()
+    standalone("6. store", run)

@@ -7,6 +7,20 @@ import platform
 import sys
 from importlib import metadata
 
+PACKAGES = ("litellm", "PySide6-Essentials", "qasync", "sqlite-utils", "pypdfium2", "pypdf", "httpx",
+            "aiohttp")
+
+
+def memory_gb() -> float | None:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return round(int(line.split()[1]) / 2**20, 1)
+    except OSError:
+        pass
+    return None
+
 
 def machine_info() -> dict:
     cpu = platform.processor() or ""
@@ -19,10 +33,12 @@ def machine_info() -> dict:
     except OSError:
         pass
     versions = {}
-    for pkg in ("litellm", "PySide6-Essentials", "sqlite-utils", "pypdfium2"):
+    for pkg in PACKAGES:
         try:
             versions[pkg] = metadata.version(pkg)
         except metadata.PackageNotFoundError:
             versions[pkg] = None
-    return {"cpus": os.cpu_count(), "cpu": cpu, "python": sys.version.split()[0],
-            "platform": platform.platform(), "packages": versions}
+    import sqlite3
+    return {"cpus": os.cpu_count(), "cpu": cpu, "memory_gb": memory_gb(), "python": sys.version.split()[0],
+            "platform": platform.platform(), "sqlite": sqlite3.sqlite_version, "packages": versions,
+            "loadavg": [round(x, 2) for x in os.getloadavg()]}
