@@ -25,17 +25,17 @@ log = logging.getLogger("app.gui")
 
 
 def process_start_time() -> float:
-    """Epoch seconds when this process started (Linux: from /proc; elsewhere:
-    when this module was imported, which is a little later)."""
+    """Epoch seconds when this process started (Linux: its start time in clock ticks
+    since boot, against CLOCK_BOOTTIME, good to 10 ms; elsewhere: when this module was
+    imported, which is a little later). /proc/stat's btime is whole seconds: not used."""
     try:
+        import os
         with open("/proc/self/stat", encoding="ascii") as f:
             fields = f.read().rsplit(")", 1)[1].split()
-        start_ticks = int(fields[19])
-        with open("/proc/stat", encoding="ascii") as f:
-            boot = next(int(line.split()[1]) for line in f if line.startswith("btime"))
-        import os
-        return boot + start_ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError, StopIteration):
+        started_after_boot = int(fields[19]) / os.sysconf("SC_CLK_TCK")
+        running_for = time.clock_gettime(time.CLOCK_BOOTTIME) - started_after_boot
+        return time.time() - running_for
+    except (OSError, ValueError, IndexError, AttributeError):
         return _IMPORTED_AT
 
 

@@ -40,6 +40,13 @@ def qloop(qapp):
     asyncio.set_event_loop(loop)
     yield loop
     if not loop.is_closed():
+        # finish what the test left running on this loop before it goes away
+        pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        flush_qt(qapp)
         loop.close()
     asyncio.set_event_loop(None)
 
@@ -71,4 +78,16 @@ def studio(qapp, qloop, studio_home, qtbot):
     qloop.run_until_complete(controller.shutdown(timeout=5))
     window.close()
     window.deleteLater()
+    flush_qt(qapp)
+
+
+def flush_qt(qapp) -> None:
+    """Deliver what a test left pending (deferred deletes, timers, queued signals) while
+    its objects and loop still exist, so nothing of it fires during a later test."""
+    import gc
+    from PySide6.QtCore import QCoreApplication, QEvent
+    for _ in range(3):
+        qapp.processEvents()
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()
     qapp.processEvents()

@@ -306,6 +306,7 @@ class _Delayed:
 class _Handler(BaseHTTPRequestHandler):
     owner: ScriptedOpenAI
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True       # small SSE chunks go out at once, like a real API
 
     chat: Request | None = None          # the chat request being served (self.request is the socket)
 
