@@ -1,4 +1,4 @@
-"""The run store: every run saved to SQLite as it happens (see docs/store.md).
+"""The run store: every run saved to SQLite as it happens (see the README, "Your runs").
 
     from core.store import RunStore
     store = RunStore.open()
