@@ -20,6 +20,7 @@ import gc
 import json
 import linecache
 import logging
+import mmap
 import os
 import queue
 import signal
@@ -41,7 +42,14 @@ log = logging.getLogger("core.repl.worker")
 _OWN_FILES = frozenset(os.path.abspath(m.__file__ or "") for m in
                        (sys.modules[__name__], sys.modules["core.repl.namespace"],
                         sys.modules["core.repl.capture"], sandbox))
-_RESERVE_BYTES = 16 * 1024 * 1024   # freed on MemoryError so the reply can be built
+# Address space held back and freed on MemoryError, so the reply can still be built.
+# An untouched anonymous mapping counts against RLIMIT_AS (what runs out) but is never
+# resident: it costs no RSS, unlike a bytearray, which zero-fills its pages.
+_RESERVE_BYTES = 16 * 1024 * 1024
+
+
+def _new_reserve() -> mmap.mmap:
+    return mmap.mmap(-1, _RESERVE_BYTES)
 
 
 class Channel:
@@ -124,7 +132,7 @@ class Worker:
         self.ns = Namespace(channel.sub_call)
         self.cells = 0
         self.in_cell = False
-        self._reserve: bytearray | None = bytearray(_RESERVE_BYTES)
+        self._reserve: mmap.mmap | None = _new_reserve()
 
     # ---------------------------------------------------------------- loop
 
@@ -227,6 +235,8 @@ class Worker:
                 self.in_cell = False
         except BaseException as exc:   # model code may raise anything, SystemExit included
             if isinstance(exc, MemoryError):
+                if self._reserve is not None:
+                    self._reserve.close()
                 self._reserve = None
                 gc.collect()
             result.update(error=_format_error(exc), error_type=type(exc).__name__)
@@ -241,8 +251,8 @@ class Worker:
     def _refill_reserve(self) -> None:
         if self._reserve is None:
             try:
-                self._reserve = bytearray(_RESERVE_BYTES)
-            except MemoryError:
+                self._reserve = _new_reserve()
+            except (MemoryError, OSError):
                 log.warning("memory reserve not refilled: still short of memory")
 
 
