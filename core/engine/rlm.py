@@ -89,7 +89,13 @@ class Rlm:
             return await self._loop()
         finally:
             await self.subcaller.cancel_all()
-            if not self._keep_repl:
+            if self._keep_repl:
+                pass
+            elif self.depth > 0:
+                # A nested RLM's answer should not wait for its worker to shut down (50-190 ms
+                # on the parent's critical path): close it beside the run, awaited at its end.
+                self.ctx.closing.append(asyncio.ensure_future(self._close_repl()))
+            else:
                 await asyncio.shield(self._close_repl())
 
     def session(self) -> Session | None:

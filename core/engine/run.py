@@ -69,6 +69,7 @@ class RunContext:
     counters: Counters = field(default_factory=Counters)
     cap_hit: str | None = None   # first cap that stopped work: "iterations"|"cost"|"sub_calls"|"wall_time"
     root_reserve_usd: float = 0.0  # kept free by sub-calls so the top-level root can still answer
+    closing: list = field(default_factory=list)   # nested RLMs' workers shutting down
     _seq: Any = field(default_factory=lambda: itertools.count(1))
     _rlm_ids: Any = field(default_factory=lambda: itertools.count(1))
     _budget_pending: bool = False
@@ -213,6 +214,8 @@ class Engine:
                 log.exception("run %s failed", self.run_id)
                 status, error = "failed", f"internal error: {type(exc).__name__}: {exc}"
         answer = outcome.answer if outcome else None
+        if ctx.closing:
+            await asyncio.shield(asyncio.gather(*ctx.closing, return_exceptions=True))
         if ctx._budget_pending:
             ctx._emit_budget()
         totals = ctx.totals(started)

@@ -1,7 +1,6 @@
 """Model code that misbehaves, providers that fail, users who cancel: the run goes on or ends cleanly."""
 
 import asyncio
-import os
 
 from core.engine.run import Engine
 from tests.integration.engine_helpers import KEY, Doc, code, config, of_type, root_prompts, run

@@ -1,7 +1,7 @@
 """Sub-calls: depth 0/1/2, batching, order, concurrency, the dollar cap under load."""
 
-import asyncio
 import json
+import os
 
 from core.config import Price
 from core.engine.run import ConfigError, Engine
@@ -104,6 +104,13 @@ async def test_depth2_rlm_query_starts_a_nested_rlm_with_its_own_repl(server):
     assert len(nested_turns) == 2 and all(t.parent_id == nested[0].call_id for t in nested_turns)
     finished = [e for e in of_type(events, "SubCallFinished") if e.kind == "rlm"][0]
     assert finished.status == "ok" and finished.response.startswith("12345")
+    nested_pid = int(result.answer.rsplit(" ", 1)[1])
+    try:                                   # the nested worker was shut down before the run ended
+        os.kill(nested_pid, 0)
+        alive = True
+    except ProcessLookupError:
+        alive = False
+    assert not alive
 
 
 async def test_rlm_query_at_the_depth_limit_is_a_plain_llm_query(server):
