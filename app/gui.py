@@ -136,6 +136,10 @@ def run_gui(argv: list[str]) -> int:
     app = QApplication.instance() or QApplication(["rlm-studio", *qt_args])
     app.setApplicationName("RLM Studio")
     app.setOrganizationName("rlm-studio")
+    app.setDesktopFileName("rlm-studio")      # Wayland and docks match the window to rlm-studio.desktop
+    from PySide6.QtGui import QIcon
+    from core.paths import resources_dir
+    app.setWindowIcon(QIcon(str(resources_dir() / "icons" / "rlm-studio.svg")))
     app.setApplicationDisplayName("RLM Studio")
 
     import qasync
