@@ -118,17 +118,21 @@ class ContextMatcher:
                 where[i] = previous + 1 if previous + 1 in hits[:64] else hits[0]
                 previous = where[i] + len(line)
         # 2. their neighbours, short or partial, when the context goes on the same way
+        #    (blank lines too: a fully printed document is read in full, paragraph breaks included)
         for i in range(len(lines)):
             if where[i] is not None and i + 1 < len(lines) and where[i + 1] is None:
                 after = where[i] + len(lines[i]) + 1
-                if lines[i + 1] and context.startswith(lines[i + 1], after) and context[after - 1] == "\n":
+                end = after + len(lines[i + 1])
+                if after <= len(context) and context[after - 1] == "\n" and \
+                        context.startswith(lines[i + 1], after) and (end == len(context) or context[end] == "\n"):
                     where[i + 1] = after
         for i in range(len(lines) - 1, 0, -1):
-            if where[i] is not None and where[i - 1] is None and lines[i - 1]:
+            if where[i] is not None and where[i - 1] is None:
                 end = where[i] - 1
-                if end >= len(lines[i - 1]) and context[end] == "\n" and \
-                        context.endswith(lines[i - 1], 0, end):
-                    where[i - 1] = end - len(lines[i - 1])
+                start = end - len(lines[i - 1])
+                if start >= 0 and context[end] == "\n" and context.startswith(lines[i - 1], start) and \
+                        (start == 0 or context[start - 1] == "\n"):
+                    where[i - 1] = start
         found = [(w, w + len(lines[i]) + (1 if i + 1 < len(lines) and where[i + 1] == w + len(lines[i]) + 1
                                             else 0))
                  for i, w in enumerate(where) if w is not None]
@@ -228,7 +232,10 @@ class Coverage:
         if kind == "SubCallStarted":
             spans = self.matcher.spans(event.prompt or "")
             changed = self._add(spans)
-            forwarded = sum(b - a for a, b in spans)
+            forwarded_in = Intervals()            # document characters, each counted once
+            for a, b in spans:
+                forwarded_in.add(a, b)
+            forwarded = sum(b - a for _, lo, hi in self.bounds for a, b in forwarded_in.clipped(lo, hi))
             if self.total_chars and forwarded > self.forward_warn * self.total_chars:
                 self.warnings.append(
                     f"sub-call {event.call_id} forwards {forwarded / self.total_chars:.0%} of the context "

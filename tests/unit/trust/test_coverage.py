@@ -67,3 +67,25 @@ def test_the_fold_is_the_same_live_and_replayed():
     changed = [live.apply(e) for e in events]
     assert changed.count(True) == 2
     assert Coverage.of_events([BOOK], events).report() == live.report()
+
+
+def test_a_document_printed_in_full_is_read_in_full_blank_lines_included():
+    text = ("# Quarterly report, third quarter of the year 2024\n\n"
+            "Revenue rose by twelve percent against the same quarter of 2023.\n\n"
+            "short line\n\n"
+            "Costs fell because the new roasting line used less gas than planned.\n")
+    report_doc = doc("q3.md", text)
+    cov = Coverage([report_doc])
+    printed = ev.CellExecuted(run_id="r", call_id="R.t1.c1", parent_id="R.t1", index=1, code="", stdout="",
+                              stderr="", error=None, is_syntax_error=False, duration_ms=1,
+                              output_for_model="[cell output]\n" + text)
+    assert cov.apply(printed)
+    assert cov.report().documents[0].percent == 100.0
+
+
+def test_forwarding_counts_each_document_character_once():
+    cov = Coverage([BOOK])
+    twice = ev.SubCallStarted(run_id="r", call_id="R.s1", parent_id="R.t1.c1", kind="llm", model="m",
+                              prompt="A:\n" + BOOK.text + "\nB:\n" + BOOK.text, depth=0)
+    cov.apply(twice)
+    assert cov.report().warnings[0].startswith("sub-call R.s1 forwards 100% of the context")
