@@ -150,10 +150,16 @@ async def _ask(args: argparse.Namespace, config: Any) -> int:
             loop.remove_signal_handler(signal.SIGINT)
         except (NotImplementedError, RuntimeError):
             pass
+    return report_outcome(outcome, as_json=args.json)
+
+
+def report_outcome(outcome: Any, *, as_json: bool, **extra: Any) -> int:
+    """The end of every command that runs a question (ask, runs rerun, runs fork): the one
+    JSON object on stdout, or the answer; the error on stderr; the exit code."""
     t = outcome.totals
-    if args.json:
+    if as_json:
         print(json.dumps({
-            "run_id": outcome.run_id, "status": outcome.status, "answer": outcome.answer,
+            "run_id": outcome.run_id, **extra, "status": outcome.status, "answer": outcome.answer,
             "error": outcome.error, "cost_usd": t.get("cost_usd", 0.0),
             "input_tokens": t.get("input_tokens", 0), "output_tokens": t.get("output_tokens", 0),
             "iterations": t.get("iterations", 0), "sub_calls": t.get("sub_calls", 0),

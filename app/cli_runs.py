@@ -212,10 +212,8 @@ def cmd_rerun(args: argparse.Namespace) -> int:
 
 async def _rerun(args: argparse.Namespace, parent_id: str, question: str, documents: list, skipped: list,
                  config: Any) -> int:
-    from app.cli_ask import EXIT_CODES
     from app.runner import run_question
     from app.transcript_printer import TranscriptPrinter
-    from app.version import __version__
     from core.engine.run import ConfigError
     from core.repl.sandbox import harden_engine_process
 
@@ -226,17 +224,5 @@ async def _rerun(args: argparse.Namespace, parent_id: str, question: str, docume
                                      sinks=sinks, parent_run_id=parent_id)
     except (ConfigError, ValueError) as exc:
         return _fail(f"cannot start: {exc}")
-    t = outcome.totals
-    if args.json:
-        print(json.dumps({
-            "run_id": outcome.run_id, "parent_run_id": parent_id, "status": outcome.status,
-            "answer": outcome.answer, "error": outcome.error, "cost_usd": t.get("cost_usd", 0.0),
-            "input_tokens": t.get("input_tokens", 0), "output_tokens": t.get("output_tokens", 0),
-            "iterations": t.get("iterations", 0), "sub_calls": t.get("sub_calls", 0),
-            "syntax_errors": t.get("syntax_errors", 0), "started_at": outcome.started_at,
-            "finished_at": outcome.finished_at, "version": __version__}, ensure_ascii=False))
-    elif outcome.answer is not None:
-        print(outcome.answer)
-    if outcome.error and outcome.status != "finished":
-        print(f"rlm-studio: {outcome.status}: {outcome.error}", file=sys.stderr)
-    return EXIT_CODES.get(outcome.status, 1)
+    from app.cli_ask import report_outcome
+    return report_outcome(outcome, as_json=args.json, parent_run_id=parent_id)

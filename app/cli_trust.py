@@ -137,7 +137,7 @@ def cmd_fork(args: argparse.Namespace) -> int:
 
 
 async def _fork(args: argparse.Namespace, store: Any, run_id: str, edited: str | None) -> int:
-    from app.cli_ask import EXIT_CODES
+    from app.cli_ask import report_outcome
     from app.runner import QuestionRun, default_key_for
     from app.transcript_printer import TranscriptPrinter
     from core.engine.run import ConfigError
@@ -172,19 +172,9 @@ async def _fork(args: argparse.Namespace, store: Any, run_id: str, edited: str |
         return _fail(f"cannot start: {exc}")
     finally:
         await plan.close()          # the run closed it already unless it never started (idempotent)
-    t = outcome.totals
-    if args.json:
-        print(json.dumps({"run_id": outcome.run_id, "parent_run_id": run_id, "fork_turn": args.turn,
-                          "status": outcome.status, "answer": outcome.answer, "error": outcome.error,
-                          "cost_usd": t.get("cost_usd", 0.0), "iterations": t.get("iterations", 0),
-                          "sub_calls": t.get("sub_calls", 0), "replayed_cells": plan.replayed_cells,
-                          "unmatched": plan.unmatched, "edited_output": plan.edited_output},
-                         ensure_ascii=False))
-    elif outcome.answer is not None:
-        print(outcome.answer)
-    if outcome.error and outcome.status != "finished":
-        print(f"rlm-studio: {outcome.status}: {outcome.error}", file=sys.stderr)
-    return EXIT_CODES.get(outcome.status, 1)
+    return report_outcome(outcome, as_json=args.json, parent_run_id=run_id, fork_turn=args.turn,
+                          replayed_cells=plan.replayed_cells, unmatched=plan.unmatched,
+                          edited_output=plan.edited_output)
 
 
 # -- compare, coverage, citations ----------------------------------------------------------

@@ -12,26 +12,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from app.version import __version__
 from core.config import RunConfig
+from core.engine.run import RunResult
 from core.events import Event
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class RunOutcome:
-    run_id: str
-    status: str            # finished | capped | failed | cancelled
-    answer: str | None
-    error: str | None
-    totals: dict[str, Any]
-    started_at: float
-    finished_at: float
-    session: Any = None    # core.engine.rlm.Session, kept for follow-ups when asked
+# What a run ends with: the engine's own result (run_id, status, answer, error, totals,
+# started_at, finished_at, session).
+RunOutcome = RunResult
 
 
 def default_key_for(config: RunConfig) -> Callable[[str], str | None]:
@@ -119,9 +112,7 @@ class QuestionRun:
                 await asyncio.to_thread(writer.close)
             if store is not None and self._store is None:
                 store.close()
-        return RunOutcome(run_id=result.run_id, status=result.status, answer=result.answer,
-                          error=result.error, totals=result.totals, started_at=result.started_at,
-                          finished_at=result.finished_at, session=result.session)
+        return result
 
 
 async def run_question(question: str, *, documents: Sequence[Any], skipped: Sequence[Any] = (),

@@ -17,3 +17,9 @@ def _isolated_home(tmp_path, monkeypatch):
 
 
 from tests.support.openai_server import openai_server  # noqa: E402,F401  (a started ScriptedOpenAI)
+
+
+@pytest.fixture
+def server(openai_server):
+    """The scripted OpenAI-compatible server on 127.0.0.1 (short name used across the tests)."""
+    return openai_server

@@ -192,17 +192,27 @@ class Rlm:
                 final = result.final
                 break
         self.current_parent = turn_id
+        answer: str | None = None
         if final is not None:
-            return str(final.get("value", "")), ""
-        if parsed.final is not None:
+            answer = str(final.get("value", ""))
+        elif parsed.final is not None:
             if parsed.final.kind == "FINAL":
-                return parsed.final.value, ""
-            found, value, error = await self.repl.get_var(parsed.final.value)
-            if found:
-                return value or "", ""
-            self.turn_notes.append(
-                f"FINAL_VAR({parsed.final.value}) did not end the run: {error or 'no such variable'}. "
-                "Create the variable first, or use FINAL(\"...\").")
+                answer = parsed.final.value
+            else:
+                found, value, error = await self.repl.get_var(parsed.final.value)
+                if found:
+                    answer = value or ""
+                else:
+                    self.turn_notes.append(
+                        f"FINAL_VAR({parsed.final.value}) did not end the run: {error or 'no such variable'}. "
+                        "Create the variable first, or use FINAL(\"...\").")
+        if answer is not None:
+            if answer.strip():
+                return answer, ""
+            # An empty answer is a bug in the model's code (a split that found nothing, a
+            # variable never filled), not an answer: say so and let it try again.
+            self.turn_notes.append("The final answer you gave is empty, so the run did not end. Check "
+                                   "the variable (print it), then finish with the real answer.")
         if not parsed.cells and parsed.final is None:
             if reply.finish_reason == "length":
                 self.turn_notes.append(

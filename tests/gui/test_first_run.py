@@ -10,12 +10,7 @@ import pytest
 
 from tests.support.gui_app import qloop, run_async, studio, studio_home, wait_until  # noqa: F401
 
-try:
-    import app.runner  # noqa: F401
-    import core.engine.run  # noqa: F401
-    from tests.support.openai_server import ScriptedOpenAI
-except ImportError as exc:
-    pytest.skip(f"engine not available: {exc}", allow_module_level=True)
+from tests.support.openai_server import ScriptedOpenAI
 
 
 def code(src: str) -> str:

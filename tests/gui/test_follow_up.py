@@ -5,29 +5,11 @@ the window says so, and the follow-up starts fresh or is rebuilt by re-execution
 
 from __future__ import annotations
 
-import pytest
 
 from tests.support.gui_app import qloop, run_async, studio, studio_home, wait_until  # noqa: F401
 
-try:
-    import app.runner  # noqa: F401
-    import core.engine.run  # noqa: F401
-    from tests.support.openai_server import ScriptedOpenAI
-except ImportError as exc:
-    pytest.skip(f"engine not available: {exc}", allow_module_level=True)
-
-
 def code(src: str) -> str:
     return f"Let me look.\n```repl\n{src}\n```"
-
-
-@pytest.fixture
-def server():
-    s = ScriptedOpenAI().start()
-    try:
-        yield s
-    finally:
-        s.stop()
 
 
 def prepare(window, controller, server, tmp_path, qloop):

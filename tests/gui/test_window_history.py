@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
@@ -10,10 +9,6 @@ from PySide6.QtWidgets import QFileDialog
 
 from tests.support.gui_app import qloop, run_async, studio, studio_home, wait_until  # noqa: F401
 
-pytest.importorskip("core.store.runstore")
-needs_replay = pytest.mark.skipif(
-    importlib.util.find_spec("ui.replay_bar") is None or importlib.util.find_spec("ui.run_panes") is None,
-    reason="ui/replay_bar.py and ui/run_panes.py not there yet")
 
 
 def store_run(run_id: str, question: str, *, status: str = "finished", t0: float | None = None,
@@ -126,7 +121,6 @@ def test_delete_asks_and_removes(stored, studio, qloop, monkeypatch):
     assert len(asked) == 2 and "cannot be undone" in asked[0]
 
 
-@needs_replay
 def test_open_replays_the_stored_run(stored, studio, qloop):
     window, controller = studio
     controller.history.refresh()

@@ -4,34 +4,19 @@ history, replay it (same tree as live), export it; a refused key is explained.""
 
 from __future__ import annotations
 
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from tests.gui.test_window_sources import drop_paths
 from tests.support.gui_app import qloop, run_async, studio, studio_home, wait_until  # noqa: F401
 
-try:
-    import app.runner  # noqa: F401
-    import core.engine.run  # noqa: F401
-    from tests.support.openai_server import ScriptedOpenAI, Status
-except ImportError as exc:  # the engine or the server is not there yet
-    pytest.skip(f"engine not available: {exc}", allow_module_level=True)
+from tests.support.openai_server import Status
 
 KEY = "sk-gui-test-0123456789"
 
 
 def code(src: str) -> str:
     return f"Let me look.\n```repl\n{src}\n```"
-
-
-@pytest.fixture
-def server():
-    s = ScriptedOpenAI().start()
-    try:
-        yield s
-    finally:
-        s.stop()
 
 
 def prepare(window, controller, server, tmp_path, qloop):

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
 
-import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
@@ -12,8 +10,6 @@ from PySide6.QtWidgets import QApplication
 from tests.support.gui_app import qloop, run_async, studio, studio_home, wait_until  # noqa: F401
 from ui.sources_pane import SourceRow, SourcesModel, human_count, human_size
 
-needs_ingest = pytest.mark.skipif(
-    not hasattr(importlib.import_module("core.ingest"), "ingest"), reason="core.ingest not there yet")
 
 
 def drop_paths(widget, paths) -> None:
@@ -67,7 +63,6 @@ def test_drop_zone_refuses_drags_without_files(qapp, qtbot):
     assert not enter.isAccepted()
 
 
-@needs_ingest
 def test_drop_a_folder_fills_the_list(studio, qloop, tmp_path):
     window, controller = studio
     pane = window.sources_pane
@@ -111,7 +106,6 @@ def test_drop_a_folder_fills_the_list(studio, qloop, tmp_path):
     assert pane.totals_label.text() == "No sources yet."
 
 
-@needs_ingest
 def test_reading_can_be_stopped(studio, qloop, tmp_path):
     window, controller = studio
     pane = window.sources_pane

@@ -144,3 +144,11 @@ async def test_root_tokens_are_streamed_as_events(server):
     deltas = "".join(e.delta for e in of_type(events, "RootTokens"))
     assert deltas == of_type(events, "RootReplied")[0].text
     assert len(of_type(events, "RootTokens")) > 1
+
+
+async def test_an_empty_final_answer_does_not_end_the_run(server):
+    server.script("root", replies=[code("result = ''\nFINAL_VAR('result')"), "FINAL()",
+                                   code("FINAL('the real answer')")])
+    result, _ = await run(server, docs=DOCS)
+    assert result.answer == "the real answer" and result.totals["iterations"] == 3
+    assert "empty" in root_prompts(server)[1] and "empty" in root_prompts(server)[2]

@@ -22,16 +22,6 @@ KEY = "sk-cli-e2e-SENTINEL-7d1e"
 CODE = "Working on it.\n```repl\npaths = [d['path'] for d in documents]\nFINAL(llm_query(', '.join(paths)))\n```"
 
 
-@pytest.fixture
-def server():
-    from tests.support.openai_server import ScriptedOpenAI
-    s = ScriptedOpenAI().start()
-    try:
-        yield s
-    finally:
-        s.stop()
-
-
 def cli(*argv: str) -> list[str]:
     return [sys.executable, "-m", "app.main", *argv]
 
