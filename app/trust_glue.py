@@ -444,15 +444,16 @@ def preview_in_thread(config: Any, total_chars: int) -> Any:
 
 
 def describe_preview(p: Any) -> tuple[str, str]:
-    from ui.cost_meter import count, money
-    tokens = f"~{count(p.input_tokens[0])}-{count(p.input_tokens[1])} tokens in"
+    from ui.cost_meter import money
+    from ui.rows import human_count
+    tokens = f"~{human_count(p.input_tokens[0])}-{human_count(p.input_tokens[1])} tokens in"
     if p.usd_low is None or p.usd_high is None:
         dollars = "price unknown"
     else:
         dollars = f"{money(p.usd_low)} to {money(p.usd_high)}"
     text = f"Estimate: {tokens} · {dollars}"
-    tip = (f"Documents: {p.context_chars:,} characters (~{count(p.context_tokens)} tokens).\n"
-           f"Output: {count(p.output_tokens[0])}-{count(p.output_tokens[1])} tokens; about "
+    tip = (f"Documents: {p.context_chars:,} characters (~{human_count(p.context_tokens)} tokens).\n"
+           f"Output: {human_count(p.output_tokens[0])}-{human_count(p.output_tokens[1])} tokens; about "
            f"{p.expected_turns} root turns.\n" + "\n".join(p.notes))
     return text, tip
 

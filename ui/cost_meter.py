@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QProgressBar, QWidget
 
 from core.runview import RunView
 from ui.highlight import is_dark
+from ui.rows import human_count
 from ui.theme import PALETTES
 
 WARN_FRACTION = 0.8
@@ -28,16 +29,6 @@ def level_for(fraction: float | None) -> str:
 
 def money(usd: float) -> str:
     return f"${usd:,.4f}" if usd < 1 else f"${usd:,.2f}"
-
-
-def count(n: int) -> str:
-    if n >= 1_000_000:
-        return f"{n / 1_000_000:.1f}M"
-    if n >= 10_000:
-        return f"{n / 1000:.0f}k"
-    if n >= 1000:
-        return f"{n / 1000:.1f}k"
-    return str(n)
 
 
 def clock(seconds: float) -> str:
@@ -102,7 +93,7 @@ class CostMeter(QFrame):
         self.bar.setToolTip(tip)
         self.cost.setToolTip(tip)
         self._set_level(level_for(fraction))
-        self._set(self.tokens, f"{count(b.input_tokens)} in / {count(b.output_tokens)} out")
+        self._set(self.tokens, f"{human_count(b.input_tokens)} in / {human_count(b.output_tokens)} out")
         self._set(self.in_flight, f"{b.in_flight} in flight")
         self._set(self.elapsed, clock(view.elapsed(now)))
         top = view.meta.max_iterations

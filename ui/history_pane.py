@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from ui import icons
+from ui.rows import RowTableModel
 
 RUN_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 STATUSES = ("finished", "capped", "failed", "cancelled", "interrupted", "running")
@@ -70,23 +71,10 @@ def format_cost(usd: float | None) -> str:
     return f"${usd:.4f}" if usd < 0.1 else f"${usd:.2f}"
 
 
-class HistoryModel(QAbstractTableModel):
+class HistoryModel(RowTableModel):
     COLUMNS = ("When", "Question", "Status", "Models", "Cost", "Duration")
 
-    def __init__(self, parent=None) -> None:
-        super().__init__(parent)
-        self._rows: list[HistoryRow] = []
-
-    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.COLUMNS)
-
-    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return self.COLUMNS[section]
-        return None
+    _rows: list[HistoryRow]
 
     def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):
         if not index.isValid():

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import (QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal)
+from PySide6.QtCore import (QModelIndex, QSortFilterProxyModel, Qt, Signal)
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QHeaderView,
                                QLabel, QLineEdit, QPushButton, QTableView, QVBoxLayout, QWidget)
 
 from ui.cost_meter import money
+from ui.rows import RowTableModel
 
 
 @dataclass(frozen=True)
@@ -42,21 +43,9 @@ def _one_line(text: str, limit: int = 200) -> str:
     return " ".join(text[:limit * 2].split())[:limit]
 
 
-class ResultsModel(QAbstractTableModel):
-    def __init__(self, parent=None) -> None:
-        super().__init__(parent)
-        self._rows: list[ResultShown] = []
-
-    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        return None
+class ResultsModel(RowTableModel):
+    COLUMNS = COLUMNS
+    _rows: list[ResultShown]
 
     def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):
         if not index.isValid():
