@@ -105,21 +105,54 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 # -- fork -----------------------------------------------------------------------------------
-def live_sub_caller(config: Any, key_for: Callable[[str], str | None]) -> Callable[..., Any]:
-    """For an edited turn's new prompts: one plain call to the fork's sub model."""
-    from core.llm.client import ModelClient
-    from core.llm.errors import LLMError
-    client = ModelClient(key_for=key_for, api_base_for=config.api_base_for, max_retries=config.max_retries,
-                         timeout_s=config.request_timeout_s)
+class LiveSubCaller:
+    """For an edited turn's new prompts: plain calls to the fork's sub model, held to the
+    fork's dollar cap exactly like the engine's sub-calls (worst case reserved first, a call
+    that does not fit refused). What they spend is taken off the cap of the run that follows."""
 
-    async def call(prompt: str, model: str | None) -> dict:
+    def __init__(self, config: Any, key_for: Callable[[str], str | None]) -> None:
+        from core.engine.budget import Budget
+        from core.llm.client import ModelClient
+        from core.llm.pricing import PriceBook
+        self.config = config
+        self.prices = PriceBook(config.prices)
+        self.budget = Budget(max_cost_usd=config.max_cost_usd, max_sub_calls=config.max_sub_calls)
+        self.client = ModelClient(key_for=key_for, api_base_for=config.api_base_for,
+                                  max_retries=config.max_retries, timeout_s=config.request_timeout_s)
+
+    async def __call__(self, prompt: str, model: str | None) -> dict:
+        from core.engine.budget import BudgetExceeded
+        from core.llm.errors import LLMError
+        model = model or self.config.sub_model
+        messages = [{"role": "user", "content": prompt}]
+        if self.budget.max_cost_usd is not None and self.prices.price(model) is None:
+            return {"error": {"type": "BudgetExceeded",
+                              "message": f"no price is known for {model} and a dollar cap is set"}}
         try:
-            reply = await client.complete(model or config.sub_model, [{"role": "user", "content": prompt}],
-                                          max_tokens=config.sub_max_tokens)
+            self.budget.count_sub_call()
+            reservation = await self.budget.acquire(
+                self.prices.worst_case_usd(model, messages, self.config.sub_max_tokens))
+        except BudgetExceeded as exc:
+            return {"error": {"type": "BudgetExceeded", "message": str(exc)}}
+        try:
+            reply = await self.client.complete(model, messages, max_tokens=self.config.sub_max_tokens)
         except LLMError as exc:
+            self.budget.release(reservation)
             return {"error": {"type": "SubCallError", "message": str(exc)}}
+        self.budget.settle(reservation, self.prices.cost_usd(model, reply.input_tokens, reply.output_tokens),
+                           reply.input_tokens, reply.output_tokens)
         return {"ok": reply.text}
-    return call
+
+    def remaining_config(self, config: Any) -> Any:
+        """`config` with its caps reduced by what these calls used."""
+        if self.budget.sub_calls == 0:
+            return config
+        changes: dict[str, Any] = {}
+        if config.max_cost_usd is not None:
+            changes["max_cost_usd"] = max(config.max_cost_usd - self.budget.spent_usd, 0.0)
+        if config.max_sub_calls is not None:
+            changes["max_sub_calls"] = max(config.max_sub_calls - self.budget.sub_calls, 0)
+        return config.replace(**changes)
 
 
 def cmd_fork(args: argparse.Namespace) -> int:
@@ -156,8 +189,10 @@ async def _fork(args: argparse.Namespace, store: Any, run_id: str, edited: str |
     except ValueError as exc:
         return _fail(f"cannot fork: {exc}")
     key_for = default_key_for(config)
+    live = LiveSubCaller(config, key_for) if edited else None
     plan = await prepare_fork(store, run_id, args.turn, config=config, edited_code=edited,
-                              live_sub_call=live_sub_caller(config, key_for) if edited else None)
+                              live_sub_call=live)
+    run_config = live.remaining_config(plan.config) if live else plan.config
     if not args.quiet and not args.json:
         print(f"rebuilt the REPL of {run_id[:12]} up to turn {args.turn} ({plan.replayed_cells} cell(s) re-run)",
               file=sys.stderr)
@@ -166,7 +201,7 @@ async def _fork(args: argparse.Namespace, store: Any, run_id: str, edited: str |
     sinks = [] if (args.quiet or args.json) else [TranscriptPrinter(sys.stderr)]
     try:
         outcome = await QuestionRun(plan.question, documents=plan.documents, skipped=plan.skipped,
-                                    config=plan.config, sinks=sinks, store=store, key_for=key_for,
+                                    config=run_config, sinks=sinks, store=store, key_for=key_for,
                                     parent_run_id=run_id, session=plan.session).execute()
     except (ConfigError, ValueError) as exc:
         return _fail(f"cannot start: {exc}")

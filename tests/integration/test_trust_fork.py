@@ -88,3 +88,25 @@ async def test_fork_refuses_a_turn_that_does_not_exist(openai_server, store):
     parent = await _parent(openai_server, store)
     with pytest.raises(ForkError, match="no turn 9"):
         await prepare_fork(store, parent, 9)
+
+
+async def test_live_calls_of_an_edited_fork_are_held_to_its_dollar_cap(openai_server, store):
+    from app.cli_trust import LiveSubCaller
+    from core.config import Price
+    parent = await _parent(openai_server, store)
+    prices = {"openai/root": Price(1.0, 1.0), "openai/sub": Price(100.0, 100.0)}
+    edited = "answers = llm_query_batched(['first new prompt', 'second new prompt'])\nprint(answers)"
+    # room for one worst-case sub-call (~$0.01 with 100 output tokens at $100/M), not two
+    config = fork_config(load_record(store, parent), max_cost_usd=0.015).replace(
+        prices=prices, sub_max_tokens=100)
+    live = LiveSubCaller(config, lambda m: KEY)
+    plan = await prepare_fork(store, parent, 2, config=config, edited_code=edited, live_sub_call=live)
+    try:
+        assert "new:first new prompt" in plan.edited_output
+        assert "[error: BudgetExceeded" in plan.edited_output          # the second did not fit
+        assert 0 < live.budget.spent_usd <= 0.015
+        left = live.remaining_config(plan.config)
+        assert left.max_cost_usd == pytest.approx(0.015 - live.budget.spent_usd)
+        assert left.max_sub_calls == plan.config.max_sub_calls - 2     # counted as the engine counts them
+    finally:
+        await plan.close()
