@@ -12,12 +12,12 @@ from datetime import datetime, timezone
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
-    QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
-    QMenu, QPushButton, QTableView, QToolButton, QVBoxLayout, QWidget,
+    QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
+    QMenu, QPushButton, QToolButton, QVBoxLayout, QWidget,
 )
 
 from ui import icons
-from ui.rows import RowTableModel
+from ui.rows import RowTableModel, list_table
 
 RUN_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 STATUSES = ("finished", "capped", "failed", "cancelled", "interrupted", "running")
@@ -160,16 +160,7 @@ class HistoryPane(QWidget):
         filters.addWidget(self.period_combo)
         layout.addLayout(filters)
 
-        self.table = QTableView()
-        self.table.setModel(self.model)
-        self.table.setAccessibleName("Past runs")
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setAlternatingRowColors(True)
-        self.table.verticalHeader().hide()
-        self.table.verticalHeader().setDefaultSectionSize(22)
-        self.table.setShowGrid(False)
-        self.table.setWordWrap(False)
+        self.table = list_table(self.model, "Past runs")
         header = self.table.horizontalHeader()
         for col in range(len(HistoryModel.COLUMNS)):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)

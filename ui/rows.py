@@ -46,3 +46,20 @@ def human_count(n: int) -> str:
     if n >= 1000:
         return f"{n / 1000:.1f}k"
     return str(n)
+
+
+def list_table(model: RowTableModel, accessible_name: str, *, multi_select: bool = False):
+    """The compact, row-selecting table view every list pane uses."""
+    from PySide6.QtWidgets import QAbstractItemView, QTableView
+    table = QTableView()
+    table.setModel(model)
+    table.setAccessibleName(accessible_name)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection if multi_select
+                           else QAbstractItemView.SelectionMode.SingleSelection)
+    table.setAlternatingRowColors(True)
+    table.verticalHeader().hide()
+    table.verticalHeader().setDefaultSectionSize(22)
+    table.setShowGrid(False)
+    table.setWordWrap(False)
+    return table

@@ -14,12 +14,12 @@ from pathlib import Path
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView, QFileDialog, QFrame, QHBoxLayout, QHeaderView, QLabel,
-    QProgressBar, QPushButton, QTableView, QToolButton, QVBoxLayout, QWidget,
+    QFileDialog, QFrame, QHBoxLayout, QHeaderView, QLabel,
+    QProgressBar, QPushButton, QToolButton, QVBoxLayout, QWidget,
 )
 
 from ui import icons
-from ui.rows import RowTableModel, human_count, human_size  # noqa: F401  (re-exported)
+from ui.rows import RowTableModel, list_table, human_count, human_size  # noqa: F401  (re-exported)
 
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
 SORT_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -228,16 +228,7 @@ class SourcesPane(QWidget):
         buttons.addWidget(self.clear_button)
         layout.addLayout(buttons)
 
-        self.table = QTableView()
-        self.table.setModel(self.model)
-        self.table.setAccessibleName("Source documents")
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.table.setAlternatingRowColors(True)
-        self.table.verticalHeader().hide()
-        self.table.verticalHeader().setDefaultSectionSize(22)
-        self.table.setShowGrid(False)
-        self.table.setWordWrap(False)
+        self.table = list_table(self.model, "Source documents", multi_select=True)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for col in range(1, 5):
