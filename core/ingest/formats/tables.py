@@ -92,3 +92,30 @@ def _sniff(text: str) -> str:
             if steady > score:
                 best, score = candidate, steady
     return best
+
+
+def from_document_text(path: str, text: str, fmt: str, spans: Sequence = (),
+                       max_cells: int = 5_000_000) -> tuple[Table, ...]:
+    """Tables of a document that has only its text (a stored run's document):
+    CSV/TSV parsed again; an XLSX sheet block split into tab-separated cells with
+    types guessed as for CSV (so a text cell "12" comes back as 12)."""
+    if fmt in ("csv", "tsv"):
+        return from_delimited(path, text, fmt, max_cells)
+    if fmt != "xlsx":
+        return ()
+    found, cells = [], 0
+    for span in spans:
+        start, end, address = ((span.start, span.end, span.address) if hasattr(span, "address")
+                               else (int(span[0]), int(span[1]), str(span[2])))
+        if not address.startswith("sheet "):
+            continue
+        body = text[start:end].split("\n", 1)
+        lines = body[1].split("\n") if len(body) > 1 else []
+        rows = [[typed(cell) for cell in line.split("\t")] if line else [] for line in lines]
+        cells += sum(len(r) for r in rows)
+        if cells > max_cells:
+            return ()
+        made = table(path, address[len("sheet "):], rows)
+        if made is not None:
+            found.append(made)
+    return tuple(found)
