@@ -35,6 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--memory-limit-mb", type=int, help="memory limit of the REPL worker")
     p.add_argument("--price", action="append", default=[], metavar="MODEL=IN,OUT",
                    help="USD per million input,output tokens (0,0 marks a free local model)")
+    p.add_argument("--ocr", action="store_true",
+                   help="read scanned PDF pages and images with tesseract (slow)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout at the end")
     p.add_argument("--quiet", action="store_true", help="no live transcript on stderr")
     from app.cli_trust import add_approval_args
@@ -108,7 +110,9 @@ async def _ask(args: argparse.Namespace, config: Any) -> int:
     harden_engine_process()
     progress = _progress_printer() if not args.quiet and sys.stderr.isatty() else None
     try:
-        found = await ingest(args.paths, on_progress=progress)
+        from app.settings import ingest_options, load_settings
+        options = ingest_options(load_settings(), ocr=True if getattr(args, "ocr", False) else None)
+        found = await ingest(args.paths, options, on_progress=progress)
     except FileNotFoundError as exc:
         return _fail(args, str(exc), 2)
     if progress:

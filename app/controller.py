@@ -198,7 +198,9 @@ class Controller(QObject):
         while self._queued_paths:
             paths, self._queued_paths = self._queued_paths, []
             try:
-                result = await ingest(paths, on_progress=self._on_progress)
+                from app.settings import ingest_options
+                result = await ingest(paths, ingest_options(self.settings),
+                                      on_progress=self._on_progress)
             except OSError as exc:
                 self.notifier.error(f"Could not read the sources: {exc}",
                                     "Check that the files exist and that you may read them.")
@@ -236,14 +238,17 @@ class Controller(QObject):
                 self.skipped[skip.path] = skip
                 rows.append(SourceRow.of_skip(skip))
         self.window.sources_pane.add_rows(rows)
-        if result.skipped:
-            reasons = sorted({s.reason.replace("_", " ") for s in result.skipped})
-            n = len(result.skipped)
+        problems = [s for s in result.skipped if s.reason != "duplicate"]
+        if problems:
+            reasons = sorted({s.reason.replace("_", " ") for s in problems})
+            n = len(problems)
             self.notifier.warning(
                 f"{n} file{'s were' if n != 1 else ' was'} skipped ({', '.join(reasons)}).",
                 "The Sources list shows the reason for each; the other files were read.")
+        duplicates = len(result.skipped) - len(problems)
+        once = f" ({duplicates} duplicate{'s' if duplicates != 1 else ''} read once)" if duplicates else ""
         self.notifier.info(f"Read {len(result.documents)} documents "
-                           f"in {result.duration_ms / 1000:.1f} s.")
+                           f"in {result.duration_ms / 1000:.1f} s{once}.")
 
     def _remember_folders(self, paths: list[str]) -> None:
         for p in paths:

@@ -352,3 +352,26 @@ def _model_settings(settings: Settings, routed: str, name: str) -> ModelSettings
     if name in settings.models:
         return settings.models[name]
     return settings.models.get(routed)
+
+
+def ingest_options(settings: Settings, *, ocr: bool | None = None) -> "IngestOptions":
+    """How documents are read, from the settings file's "ingest" entry, e.g.
+    {"ocr": true, "ocr_language": "eng+deu", "archives": true, "tables": true};
+    `ocr` (the --ocr flag) wins over the file. Bad values are ignored with a warning."""
+    from core.ingest.model import IngestOptions
+    raw = settings.extra.get("ingest")
+    raw = raw if isinstance(raw, dict) else {}
+    values: dict[str, Any] = {}
+    for name in ("ocr", "archives", "tables"):
+        if isinstance(raw.get(name), bool):
+            values[name] = raw[name]
+        elif name in raw:
+            log.warning("settings: ingest.%s must be true or false; ignored", name)
+    language = raw.get("ocr_language")
+    if isinstance(language, str) and language.replace("+", "").replace("_", "").isalnum():
+        values["ocr_language"] = language
+    elif language is not None:
+        log.warning("settings: ingest.ocr_language must look like 'eng' or 'eng+deu'; ignored")
+    if ocr is not None:
+        values["ocr"] = ocr
+    return IngestOptions(**values)
