@@ -102,7 +102,7 @@ class IngestOptions:
     report_ignored: bool = False     # list hidden/junk/.rlmignore'd files as Skip("ignored")
     ocr: bool = False                # read scanned PDF pages and images with tesseract (slow)
     ocr_language: str = "eng"        # tesseract language(s), e.g. "eng+deu"
-    ocr_dpi: int = 300               # resolution scanned PDF pages are rendered at for OCR
+    ocr_dpi: int = 300               # OCR render resolution of pages whose scan dpi is unknown
     archives: bool = True            # read .zip/.tar/.gz/.bz2/.xz as folders
     max_archive_depth: int = 3       # archives inside archives, this many levels deep
     max_archive_bytes: int = 4 * 1024 ** 3   # all members of one dropped archive, inflated

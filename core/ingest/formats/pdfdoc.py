@@ -1,7 +1,8 @@
 """PDF -> text per page with pypdfium2 (Apache-2.0/BSD; PyMuPDF is AGPL and not
 used). Password-protected -> encrypted; unparseable -> corrupt with PDFium's
 message; no text on any page (scanned) -> no_text, unless OCR is on: then each
-page without a text layer is rendered (IngestOptions.ocr_dpi, grayscale) and
+page without a text layer is rendered (at its scan's own resolution, else
+IngestOptions.ocr_dpi; grayscale) and
 read by tesseract, with a step report per page. Such a page keeps its address
 "page N"; its marker line says "(read by OCR)". Only ever run in a worker."""
 
@@ -75,11 +76,31 @@ def _has_objects(pdf, index: int) -> bool:
         page.close()
 
 
+def _scan_dpi(page, fallback: int) -> int:
+    """The resolution of the largest image on the page (a scan's own), so the page is
+    rendered at the pixels it has: upsampling a 200 dpi scan to 300 dpi costs time
+    and accuracy (measured: 1 - CER 0.86-0.93 instead of 0.98-1.0). 150-400 dpi."""
+    import pypdfium2.raw as raw
+    best = None
+    for image in page.get_objects(filter=(raw.FPDF_PAGEOBJ_IMAGE,), max_depth=2):
+        try:
+            width_px, _height = image.get_px_size()
+            left, _bottom, right, _top = image.get_bounds()
+        except Exception:  # noqa: BLE001 - an odd image object: use the setting instead
+            continue
+        if right - left > 72 and (best is None or width_px > best[0]):
+            best = (width_px, right - left)
+    if best is None:
+        return fallback
+    return max(150, min(400, round(best[0] / (best[1] / 72))))
+
+
 def _ocr_page(pdf, index: int, job: Job) -> str:
     from core.ingest.formats import ocr
     page = pdf[index]
     try:
-        bitmap = page.render(scale=job.options.ocr_dpi / 72, grayscale=True)
+        dpi = _scan_dpi(page, job.options.ocr_dpi)
+        bitmap = page.render(scale=dpi / 72, grayscale=True)
         try:
             image = bitmap.to_pil()
         finally:

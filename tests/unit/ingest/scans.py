@@ -23,27 +23,33 @@ TEXTS = [
 ]
 
 
-def render(text: str, dpi: int = 200, noise: float = 0.0, seed: int = 1):
-    """A grayscale PIL image of `text` set as a PDF page; `noise` flips that share
-    of pixels (speckle, as a cheap scanner makes)."""
+def render(text: str, dpi: int = 200, degrade: bool = False, seed: int = 1):
+    """A grayscale PIL image of `text` set as a PDF page. `degrade` makes it look
+    like a cheap office scan: tilted 0.8 degrees, blurred, 0.2% speckle, JPEG q60."""
     import pypdfium2 as pdfium
     pdf = pdfium.PdfDocument(makers.pdf_bytes([text]))
     try:
         image = pdf[0].render(scale=dpi / 72, grayscale=True).to_pil()
     finally:
         pdf.close()
-    if noise:
+    if degrade:
+        from PIL import Image, ImageFilter
+        image = image.rotate(0.8, resample=Image.BICUBIC, fillcolor=255)
+        image = image.filter(ImageFilter.GaussianBlur(0.7))
         rng = random.Random(seed)
         pixels = image.load()
         width, height = image.size
-        for _ in range(int(width * height * noise)):
+        for _ in range(int(width * height * 0.002)):
             x, y = rng.randrange(width), rng.randrange(height)
-            pixels[x, y] = 255 - pixels[x, y]
+            pixels[x, y] = 0 if pixels[x, y] > 128 else 255
+        buffer = io.BytesIO()
+        image.save(buffer, "JPEG", quality=60)
+        image = Image.open(io.BytesIO(buffer.getvalue())).convert("L")
     return image
 
 
-def scanned_pdf(texts: list[str], dpi: int = 200, noise: float = 0.0) -> bytes:
-    images = [render(t, dpi, noise, seed=i) for i, t in enumerate(texts)]
+def scanned_pdf(texts: list[str], dpi: int = 200, degrade: bool = False) -> bytes:
+    images = [render(t, dpi, degrade, seed=i) for i, t in enumerate(texts)]
     buffer = io.BytesIO()
     images[0].save(buffer, "PDF", resolution=dpi, save_all=True, append_images=images[1:])
     return buffer.getvalue()
