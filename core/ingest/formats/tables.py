@@ -20,11 +20,33 @@ _INT = re.compile(r"^[+-]?(?:0|[1-9]\d*)$")
 _FLOAT = re.compile(r"^[+-]?(?:0|[1-9]\d*)?\.\d+(?:[eE][+-]?\d+)?$|^[+-]?(?:0|[1-9]\d*)(?:\.\d*)?[eE][+-]?\d+$|^[+-]?(?:0|[1-9]\d*)\.\d*$")
 
 
+_NUMBER_START = frozenset("+-.0123456789")
+
+
 def typed(text: str) -> object:
     """A CSV cell as a value: None, int, float or the text itself."""
-    value = text.strip()
-    if not value:
+    if not text:
         return None
+    if text[0] not in _NUMBER_START:          # most text cells: decided by one character
+        if not text[0].isspace():
+            return text
+        value = text.strip()
+        if not value:
+            return None
+        if value[0] not in _NUMBER_START:
+            return text
+    else:
+        value = text.strip() if text[-1].isspace() else text
+    if value.isascii():
+        if value.isdigit():                   # the common cases without a regex
+            return int(value) if len(value) < 19 and (value[0] != "0" or len(value) == 1) \
+                else text
+        head, dot, tail = value.partition(".")
+        if dot and tail.isdigit() and (head.isdigit() or not head) and \
+                (len(head) < 2 or head[0] != "0"):
+            return float(value)
+        if "-" in value[1:] and "e" not in value and "E" not in value:
+            return text                       # dates, ranges, phone numbers
     if len(value) < 19 and _INT.match(value):
         return int(value)
     if len(value) < 40 and _FLOAT.match(value):
@@ -52,16 +74,16 @@ def xlsx_value(value: object) -> object:
 
 def table(path: str, sheet: str | None, rows: Iterable[Sequence[object]]) -> Table | None:
     """A Table from rows of values (the first is the header), None if all empty."""
-    rows = [list(r) for r in rows]
+    rows = rows if isinstance(rows, list) else list(rows)
     while rows and all(v is None for v in rows[-1]):
         rows.pop()
     if not rows:
         return None
-    width = max(len(r) for r in rows)
-    for r in rows:
-        r.extend([None] * (width - len(r)))
-    header = tuple(None if v is None else str(v) for v in rows[0])
-    return Table(path, sheet, header, tuple(tuple(r) for r in rows[1:]))
+    width = max(map(len, rows))
+    padded = tuple(tuple(r) if len(r) == width else tuple(r) + (None,) * (width - len(r))
+                   for r in rows)
+    header = tuple(None if v is None else str(v) for v in padded[0])
+    return Table(path, sheet, header, padded[1:])
 
 
 def from_delimited(path: str, text: str, fmt: str, max_cells: int) -> tuple[Table, ...]:
@@ -74,7 +96,7 @@ def from_delimited(path: str, text: str, fmt: str, max_cells: int) -> tuple[Tabl
             cells += len(row)
             if cells > max_cells:
                 return ()
-            rows.append([typed(cell) for cell in row])
+            rows.append(list(map(typed, row)))
     except csv.Error:
         return ()
     found = table(path, None, rows)
