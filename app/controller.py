@@ -228,12 +228,17 @@ class Controller(QObject):
             self._loop.call_soon_threadsafe(show)
 
     def _take_result(self, result: Any) -> None:
+        from core.ingest.run import against_known
+        # Read once across drops too: a copy of a file already in the sources costs nothing.
+        fresh, repeats, grown = against_known(self.documents.values(), result.documents)
+        for doc in grown:
+            self.documents[doc.path] = doc
         rows = []
-        for doc in result.documents:
+        for doc in fresh:
             self.documents[doc.path] = doc
             self.skipped.pop(doc.path, None)
             rows.append(SourceRow.of_document(doc))
-        for skip in result.skipped:
+        for skip in [*result.skipped, *repeats]:
             if skip.path not in self.documents:
                 self.skipped[skip.path] = skip
                 rows.append(SourceRow.of_skip(skip))
@@ -245,9 +250,9 @@ class Controller(QObject):
             self.notifier.warning(
                 f"{n} file{'s were' if n != 1 else ' was'} skipped ({', '.join(reasons)}).",
                 "The Sources list shows the reason for each; the other files were read.")
-        duplicates = len(result.skipped) - len(problems)
+        duplicates = len(result.skipped) - len(problems) + len(repeats)
         once = f" ({duplicates} duplicate{'s' if duplicates != 1 else ''} read once)" if duplicates else ""
-        self.notifier.info(f"Read {len(result.documents)} documents "
+        self.notifier.info(f"Read {len(fresh)} documents "
                            f"in {result.duration_ms / 1000:.1f} s{once}.")
 
     def _remember_folders(self, paths: list[str]) -> None:

@@ -16,9 +16,10 @@ import threading
 import time
 from collections import deque
 from dataclasses import replace
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from core.ingest.archives import looks_like_archive
 from core.ingest.model import (CRASHED, DUPLICATE, DUPLICATE_PREFIX, EMPTY, TIMEOUT, TOO_LARGE,
@@ -310,6 +311,30 @@ def read_once(items: list[Document | Skip]) -> list[Document | Skip]:
                             DUPLICATE_PREFIX + original.path)
         out.append(item)
     return out
+
+
+def against_known(known: Iterable[Any], documents: Sequence[Document]
+                  ) -> tuple[list[Document], list[Skip], list[Any]]:
+    """A later ingestion's documents against those already held (a second drop
+    into the same sources): (documents still new, duplicate skips, held documents
+    that gained `duplicates`). A path dropped again replaces itself, no duplicate."""
+    first = {d.sha256: d for d in known if getattr(d, "sha256", None)}
+    kept: list[Document] = []
+    skips: list[Skip] = []
+    grown: dict[str, Any] = {}
+    for doc in documents:
+        original = first.get(doc.sha256)
+        if original is None or original.path == doc.path:
+            kept.append(doc)
+            continue
+        try:
+            original = replace(original, duplicates=tuple(getattr(original, "duplicates", ()))
+                               + (doc.path,))
+        except TypeError:                   # a document type without `duplicates`
+            pass
+        grown[original.path] = first[doc.sha256] = original
+        skips.append(Skip(doc.path, doc.source_path, DUPLICATE, DUPLICATE_PREFIX + original.path))
+    return kept, skips, list(grown.values())
 
 
 def _close_created(future: Future) -> None:

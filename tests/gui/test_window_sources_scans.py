@@ -29,3 +29,28 @@ def test_ocr_pages_and_duplicates_are_shown(studio, qloop, tmp_path):
                       "scan.pdf": "skipped: duplicate of mail.zip/attachments/scan.pdf"}
     assert list(controller.documents) == ["mail.zip/attachments/scan.pdf"]
     assert "skipped" not in window.banner.text.text()      # a duplicate is no problem to warn of
+
+
+def test_a_copy_dropped_later_is_a_duplicate_of_what_is_already_there(studio, qloop, tmp_path):
+    window, controller = studio
+    pane = window.sources_pane
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "report.txt").write_text("Revenue rose 12%.\n")
+    (tmp_path / "b" / "report-copy.txt").write_text("Revenue rose 12%.\n")
+    (tmp_path / "b" / "new.txt").write_text("something new\n")
+
+    async def drop(folder, expect):
+        drop_paths(pane.drop_zone, [folder])
+        await wait_until(lambda: expect in {r.path for r in pane.rows()}
+                         and controller.ingest_task.done(), timeout=60, what="reading to end")
+
+    async def body():
+        await drop(tmp_path / "a", "report.txt")
+        await drop(tmp_path / "b", "new.txt")
+
+    run_async(qloop, body(), timeout=120)
+    assert list(controller.documents) == ["report.txt", "new.txt"]
+    assert controller.documents["report.txt"].duplicates == ("report-copy.txt",)
+    status = {r.path: pane.model.index(i, 1).data() for i, r in enumerate(pane.rows())}
+    assert status["report-copy.txt"] == "skipped: duplicate of report.txt"
