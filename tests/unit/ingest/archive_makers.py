@@ -118,3 +118,19 @@ def write(path: Path, data: bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
     return path
+
+
+def lie_about_size(data: bytes, member: str, claimed: int) -> bytes:
+    """Make the local and central headers claim `claimed` inflated bytes for a member
+    (a bomb that hides behind a small declared size)."""
+    out = bytearray(data)
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        offset = archive.getinfo(member).header_offset
+    struct.pack_into("<I", out, offset + 22, claimed)
+    position = out.find(b"PK\x01\x02")
+    while position >= 0:
+        name_length = struct.unpack_from("<H", out, position + 28)[0]
+        if bytes(out[position + 46:position + 46 + name_length]).decode() == member:
+            struct.pack_into("<I", out, position + 24, claimed)
+        position = out.find(b"PK\x01\x02", position + 4)
+    return bytes(out)

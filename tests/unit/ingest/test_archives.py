@@ -222,3 +222,11 @@ def test_docx_inside_a_zip_is_a_document_not_a_folder(tmp_path):
     docs, skips = _by_path(ingest_sync([tmp_path / "in"], FAST))
     assert docs["bundle.zip/memo.docx"].format == "docx"
     assert skips == {"bundle.zip/renamed.bin": ("duplicate", "duplicate of bundle.zip/memo.docx")}
+
+
+def test_a_header_that_lies_about_the_size_is_not_believed(tmp_path):
+    data = am.zip_bytes({"small.txt": b"honest\n", "liar.txt": b"x" * 3_000_000})
+    am.write(tmp_path / "liar.zip", am.lie_about_size(data, "liar.txt", 100))
+    docs, skips = _by_path(ingest_sync([tmp_path / "liar.zip"], FAST))
+    assert list(docs) == ["liar.zip/small.txt"]
+    assert skips["liar.zip/liar.txt"][0] == "corrupt" and "CRC" in skips["liar.zip/liar.txt"][1]
