@@ -15,9 +15,9 @@ import os
 import threading
 import time
 from collections import deque
-from dataclasses import replace
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
