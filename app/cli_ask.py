@@ -117,10 +117,16 @@ async def _ask(args: argparse.Namespace, config: Any) -> int:
         return _fail(args, str(exc), 2)
     if progress:
         sys.stderr.write("\n")
+    duplicates = 0
     for skip in found.skipped:
-        if not args.quiet:
+        if skip.reason == "duplicate":
+            duplicates += 1                  # read once; listed by `rlm-studio ingest`
+        elif not args.quiet:
             print(f"skipped {skip.path}: {skip.reason}{': ' + skip.detail if skip.detail else ''}",
                   file=sys.stderr)
+    if duplicates and not args.quiet:
+        print(f"{duplicates} duplicate file{'s' if duplicates != 1 else ''} read once "
+              "(same content as another document)", file=sys.stderr)
     if not found.documents:
         return _fail(args, "no readable documents in " + ", ".join(args.paths), 2)
     sinks = [] if args.quiet else [TranscriptPrinter(sys.stderr)]
