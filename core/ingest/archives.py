@@ -206,7 +206,7 @@ def _compressed(path: str, source: str, kind: str, stream: IO[bytes], name: str,
             yield from _tar(path, source, metered, depth, budget, options)
             return
         inner = _strip_suffix(name)
-        data = _read_capped(metered, options.max_file_bytes)
+        data = _read_capped(metered, options.max_file_bytes, drain=False)
     except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
         yield Skip(path, source, CORRUPT, f"bad {kind} data: {exc}")
         return
@@ -347,13 +347,14 @@ def _member(path: str, source: str, data: bytes, name: str, depth: int, budget: 
     yield from _guarded(path, source, kind, io.BytesIO(data), inner, depth + 1, budget, options)
 
 
-def _read_capped(stream: IO[bytes], limit: int) -> bytes:
+def _read_capped(stream: IO[bytes], limit: int, drain: bool = True) -> bytes:
     parts, size = [], 0
     while chunk := stream.read(CHUNK):
         size += len(chunk)
         if size > limit:
-            # Read on to the end (charged to the budget) so a stream stays in step.
-            while stream.read(CHUNK):
+            # A tar member: read on to its end (charged to the budget) so the stream
+            # stays in step. A single compressed file: nothing follows, stop here.
+            while drain and stream.read(CHUNK):
                 pass
             raise ExtractError(TOO_LARGE, f"member inflates past the {limit:,} byte limit")
         parts.append(chunk)

@@ -230,3 +230,10 @@ def test_a_header_that_lies_about_the_size_is_not_believed(tmp_path):
     docs, skips = _by_path(ingest_sync([tmp_path / "liar.zip"], FAST))
     assert list(docs) == ["liar.zip/small.txt"]
     assert skips["liar.zip/liar.txt"][0] == "corrupt" and "CRC" in skips["liar.zip/liar.txt"][1]
+
+
+def test_single_compressed_file_over_the_limit_is_too_large(tmp_path):
+    am.write(tmp_path / "big.txt.gz", am.compressed(b"word " * 100_000, "gz"))
+    options = IngestOptions(per_file_timeout_s=20.0, workers=1, max_file_bytes=100_000)
+    docs, skips = _by_path(ingest_sync([tmp_path / "big.txt.gz"], options))
+    assert docs == {} and skips["big.txt.gz"][0] == "too_large"
