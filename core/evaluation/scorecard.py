@@ -35,7 +35,9 @@ def build_scorecard(rows: Iterable[Row], questions: Sequence[dict[str, Any]] = (
     for row in rows:
         groups[(row.pair, row.mode)].append(row)
     lines = []
-    for (pair, mode), items in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] != "rlm")):
+    # Each root model's RLM lines, then its direct line beside them.
+    order = sorted(groups.items(), key=lambda kv: (kv[1][0].root_model, kv[0][1] != "rlm", kv[0][0]))
+    for (pair, mode), items in order:
         by_repeat: dict[int, list[Row]] = defaultdict(list)
         for row in items:
             by_repeat[row.repeat].append(row)
