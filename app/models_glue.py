@@ -56,6 +56,14 @@ class ModelsGlue:
         self.view.set_fitness(model_fitness(db))
         self.view.set_evaluations(records.list_evaluations(db))
 
+    def guide_numbers(self) -> str:
+        from core.fitness import guide_numbers
+        try:
+            return guide_numbers(self.c.history.store().db)
+        except Exception:              # the guide opens even when the store cannot be read
+            log.exception("the guide's figures could not be read")
+            return ""
+
     def scorecard(self, evaluation_id: str) -> dict | None:
         from core.evaluation import records
         row = records.get_evaluation(self.c.history.store().db, evaluation_id)

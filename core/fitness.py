@@ -137,3 +137,39 @@ def render_fitness(stats: dict[str, list[dict[str, Any]]]) -> str:
                 for m in stats["subs"]]
         text += ["", "Sub models", table(("model", "calls", "runs", "errors", "s/call", "cost $", "out tok"), subs)]
     return "\n".join(text)
+
+
+def guide_numbers(db: Any, evaluations: int = 3) -> str:
+    """The Guide's "your numbers" paragraph (Markdown): the RLM beside the direct call in
+    the latest evaluations that had both, and the size of the inputs of the stored runs."""
+    lines: list[str] = []
+    found = db.execute(
+        "SELECT e.id, e.name, e.documents_json FROM evaluations e WHERE EXISTS (SELECT 1 FROM evaluation_runs r "
+        "WHERE r.evaluation_id = e.id AND r.mode = 'direct') ORDER BY e.updated_utc DESC LIMIT ?",
+        [evaluations]).fetchall()
+    for evaluation_id, name, documents_json in found:
+        docs = json.loads(documents_json or "[]")
+        chars = sum(int(d.get("chars") or 0) for d in docs)
+        groups = db.execute(
+            "SELECT root_model, mode, count(*), sum(correct), avg(cost_usd), avg(wall_ms), "
+            "sum(status = 'too_large'), max(error) FROM evaluation_runs WHERE evaluation_id = ? "
+            "GROUP BY root_model, mode ORDER BY root_model, mode DESC", [evaluation_id]).fetchall()
+        parts = []
+        for root, mode, n, correct, cost, wall, too_large, error in groups:
+            label = f"RLM with root {root}" if mode == "rlm" else f"one plain call to {root}"
+            if mode == "direct" and too_large == n:
+                parts.append(f"{label}: not possible ({error})")
+                continue
+            seconds = f", {wall / 1000:.1f} s" if wall is not None else ""
+            parts.append(f"{label}: {int(correct or 0)} of {n} right, ${cost or 0:.4f} per answer{seconds}")
+        lines.append(f"- On your question set *{name}* over {len(docs):,} documents ({chars:,} characters): "
+                     + "; ".join(parts) + ".")
+    size = db.execute("SELECT count(*), max(total_chars) FROM runs WHERE imported_utc IS NULL").fetchone()
+    if size and size[0]:
+        sizes = sorted(r[0] for r in db.execute("SELECT total_chars FROM runs WHERE imported_utc IS NULL"))
+        median = sizes[len(sizes) // 2]
+        lines.append(f"- Your {size[0]:,} stored runs read a median of {median:,} characters of documents "
+                     f"(the largest {size[1]:,}); about 4 characters make one token.")
+    if not lines:
+        return ""
+    return "**Your numbers.**\n\n" + "\n".join(lines)

@@ -122,6 +122,13 @@ def test_eval_scores_pairs_adds_repeats_and_compares_a_direct_call(server, tmp_p
     assert csv_lines[0].startswith("pair,mode,answers,correct,accuracy")
     assert any(r.startswith("openai/good:openai/good,rlm,12,11,0.9167") for r in csv_lines)
 
+    import sqlite_utils
+    from core.fitness import guide_numbers
+    numbers = guide_numbers(sqlite_utils.Database(db))
+    assert "RLM with root openai/good: 11 of 12 right, $0.0001 per answer" in numbers
+    assert "one plain call to openai/good: 2 of 8 right" in numbers
+    assert f"one plain call to openai/bad: not possible (1 documents, {len(LOG)} characters" in numbers
+
     shown = subprocess.run([sys.executable, "-m", "app.main", "scorecards", evaluation_id[:8], "--json"],
                            env=cli_env(tmp_path), capture_output=True, text=True, timeout=60)
     assert json.loads(shown.stdout)["lines"] == card["lines"]

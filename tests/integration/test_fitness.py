@@ -87,3 +87,14 @@ async def test_models_stats_cli_prints_the_same_figures(stored, tmp_path, monkey
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == model_fitness(stored.db)
+
+
+async def test_the_guide_gets_the_users_own_numbers(stored):
+    from core.fitness import guide_numbers
+    from ui.guide import guide_text
+    text = guide_numbers(stored.db)
+    assert text.startswith("**Your numbers.**")
+    assert "Your 4 stored runs read a median of 13 characters" in text      # "ok\nERROR one\n"
+    guide = guide_text({"your_numbers": text})
+    assert "An RLM or one plain call?" in guide and "median of 13 characters" in guide
+    assert "{your_numbers}" not in guide_text({})
