@@ -42,7 +42,9 @@ async def stored(server, tmp_path):
         # run 2: a final answer as text in the first reply, no cell
         reply("FINAL(two)"),
         # run 3: capped at 2 turns (one cell each) and no answer at the final request
-        reply("```repl\nprint(1)\n```"), reply("```repl\nprint(2)\n```"), reply("I am not sure."),
+        # (its second reply also copies a block marker of the feedback: refused, not run)
+        reply("```repl\nprint(1)\n```"), reply("```repl\nprint(2)\n```\n```repl\n[block 1 of 1: ran]\n2\n```"),
+        reply("I am not sure."),
     ])
     server.script("beta", replies=[Status(401, message="bad key")])
     store = RunStore.open()
@@ -63,6 +65,7 @@ async def test_root_and_sub_fitness_match_the_runs_worked_out_by_hand(stored):
     assert alpha["answer_rate"] == round(2 / 3, 4)
     assert (alpha["cells"], alpha["syntax_errors"], alpha["runtime_errors"]) == (5, 1, 1)
     assert alpha["syntax_error_rate"] == 0.2 and alpha["runtime_error_rate"] == 0.2
+    assert alpha["refused_cells"] == 1
     assert alpha["turns_to_answer"] == 2.0                      # (3 + 1) / 2 finished runs
     assert alpha["root_calls"] == 7                             # 3 + 1 + (2 + the final request)
     assert (alpha["root_input_tokens"], alpha["root_output_tokens"]) == (700, 70)
