@@ -89,6 +89,8 @@ class Controller(QObject):
         from app.session_glue import SessionGlue
         self.sessions = SessionGlue(self)      # follow-ups in the last run's live REPL (issue 10)
         self.first_run = FirstRunGlue(self)    # welcome, samples, guide, recent, last session (issue 10)
+        from app.models_glue import ModelsGlue
+        self.models = ModelsGlue(self)         # fitness, scorecards, also ask directly (issue 17)
 
     # --- wiring ---------------------------------------------------------------
     def _wire(self) -> None:

@@ -15,6 +15,7 @@ from core import events as ev
 from core.engine import prompts
 from core.engine.budget import BudgetExceeded
 from core.engine.parse import parse_reply, truncate_middle
+from core.engine.screen import screen_block
 from core.engine.subcalls import SubCaller
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ class Rlm:
         self._follow_up = follow_up
         self._keep_repl = keep_repl
         self._reported = len(self.messages) if session and follow_up else 0
+        self._shown: list[str] = []            # every cell output the root was shown (screen_block)
 
     # -- lifecycle -----------------------------------------------------------------
     async def solve(self) -> RlmOutcome:
@@ -177,12 +179,20 @@ class Rlm:
         outputs: list[str] = []
         final: dict | None = None
         for index, code in enumerate(parsed.cells, start=1):
+            refusal = screen_block(code, self._shown)
+            if refusal is not None:          # copied feedback or a rebound `context`: not run
+                ctx.counters.refused_cells += 1
+                outputs.append(f"[block {index} of {len(parsed.cells)}: not run]\n{refusal.reason}")
+                ctx.emit(ev.Notice, call_id=turn_id, parent_id=self.rlm_id, level="warning",
+                         message=f"Block {index} was not run ({refusal.kind}): {refusal.reason}")
+                continue
             cell_id = f"{turn_id}.c{index}"
             self.current_parent = cell_id
             ctx.emit(ev.CellStarted, call_id=cell_id, parent_id=turn_id, index=index, code=code)
             result = await self.repl.execute(code, timeout_s=cfg.cell_timeout_s)
             shown = self._cell_output(index, len(parsed.cells), result)
             outputs.append(shown)
+            self._shown.append(shown)
             self._count(result)
             ctx.emit(ev.CellExecuted, call_id=cell_id, parent_id=turn_id, index=index, code=code,
                      stdout=result.stdout, stderr=result.stderr, error=result.error,
@@ -286,6 +296,8 @@ class Rlm:
         if result.restarted:
             parts.append("[the REPL was restarted: your variables are gone; `context` and `documents` "
                          "are loaded again]")
-        body = "\n".join(parts) if parts else "[no output]"
-        header = f"[cell {index} of {count}]" if count > 1 else "[cell output]"
+        body = "\n".join(parts) if parts else "(it printed nothing)"
+        state = ("SyntaxError, nothing ran" if result.is_syntax_error else "stopped" if result.fault
+                 else "error" if result.error else "ran")
+        header = f"[block {index} of {count}: {state}]"
         return header + "\n" + truncate_middle(body, self.config.max_output_chars)

@@ -52,6 +52,7 @@ class Counters:
     syntax_errors: int = 0
     runtime_errors: int = 0
     faults: int = 0
+    refused_cells: int = 0       # blocks not run: copied feedback, a rebound `context` (engine/screen.py)
 
 
 @dataclass
@@ -106,7 +107,7 @@ class RunContext:
         return {"cost_usd": round(b.spent_usd, 10), "input_tokens": b.input_tokens,
                 "output_tokens": b.output_tokens, "iterations": c.iterations, "sub_calls": b.sub_calls,
                 "cells": c.cells, "syntax_errors": c.syntax_errors, "runtime_errors": c.runtime_errors,
-                "faults": c.faults, "refused_calls": b.refusals,
+                "faults": c.faults, "refused_calls": b.refusals, "refused_cells": c.refused_cells,
                 "wall_ms": int((time.monotonic() - started) * 1000)}
 
     def new_rlm_id(self) -> int:

@@ -203,7 +203,9 @@ class Worker:
             self._run(body, last, out, err, result)
         restored = self.ns.restore()
         if restored:
-            print(f"[REPL: restored {', '.join(restored)}; these names are reserved]", file=err)
+            names = ", ".join(f"`{n}`" for n in restored)
+            print(f"[REPL: {names} restored after this cell: these names belong to the REPL and "
+                  "cannot be replaced; use new names for your own values]", file=err)
         self.channel.reply(
             P.EXEC_RESULT, msg["id"], stdout=out.getvalue(), stderr=err.getvalue(),
             stdout_chars=out.chars, stderr_chars=err.chars, duration_ms=int(
