@@ -30,6 +30,7 @@ from typing import Any, Awaitable, Callable, Iterable
 
 from core.repl import protocol as P
 from core.repl.connection import WorkerConnection, WorkerDied
+from core.repl import sandbox_report
 from core.repl.context_file import ContextFiles, write_context
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,14 @@ class ReplError(Exception):
 
 class ReplStartError(ReplError):
     """The worker could not be started or failed its handshake."""
+
+
+class SandboxIncomplete(ReplStartError):
+    """The full sandbox was required and the worker reported layers missing."""
+
+    def __init__(self, message: str, missing: list[str]) -> None:
+        super().__init__(message)
+        self.missing = missing
 
 
 class ReplClosedError(ReplError):
@@ -171,7 +180,15 @@ def _remove_tree(path: str | None) -> None:
 
 class ReplClient:
     def __init__(self, *, on_sub_call: SubCallHandler, memory_limit_mb: int | None = 4096,
-                 worker_command: list[str] | None = None, interrupt_grace_s: float = 2.0) -> None:
+                 worker_command: list[str] | None = None, interrupt_grace_s: float = 2.0,
+                 require_full_sandbox: bool = False, spawn: str = "fds") -> None:
+        """`require_full_sandbox`: refuse to start (SandboxIncomplete) unless hello_ok reports
+        every layer. `spawn`: "fds" (dedicated inherited pipes, own process group: Linux and
+        other POSIX) or "stdio" (standard pipes only: Windows, and tested on Linux)."""
+        if spawn not in ("fds", "stdio"):
+            raise ValueError(f"spawn must be 'fds' or 'stdio', got {spawn!r}")
+        self._require_full = require_full_sandbox
+        self._spawn_mode = spawn
         self._on_sub_call = on_sub_call
         self._memory_limit_mb = memory_limit_mb
         self._command = list(worker_command) if worker_command else default_worker_command()
@@ -233,9 +250,15 @@ class ReplClient:
         for d in (home, tmp):
             os.makedirs(d, mode=0o700)
         self._worker_dir = cwd
+        command = self._command + ["--context-dir", self._root]
         try:
-            conn = await WorkerConnection.spawn(self._command, env=worker_environment(home, tmp),
-                                                cwd=cwd, serve_sub_call=self._serve_sub_call)
+            if self._spawn_mode == "stdio":
+                conn = await WorkerConnection.spawn_stdio(
+                    command + ["--forward-signals"], env=worker_environment(home, tmp), cwd=cwd,
+                    serve_sub_call=self._serve_sub_call)
+            else:
+                conn = await WorkerConnection.spawn(command, env=worker_environment(home, tmp),
+                                                    cwd=cwd, serve_sub_call=self._serve_sub_call)
         except OSError as exc:
             raise ReplStartError(f"cannot start the REPL worker {self._command[0]}: {exc}") from exc
         try:
@@ -249,10 +272,19 @@ class ReplClient:
                 raise
             raise ReplStartError(f"REPL worker did not answer hello ({exc!r}); "
                                  f"its output: {tail or '(none)'}") from exc
+        sandbox = dict(reply.get("sandbox") or {})
+        gaps = sandbox_report.missing(sandbox)
+        if self._require_full and gaps:
+            await conn.dispose()
+            raise SandboxIncomplete(
+                f"the full REPL sandbox is required but {', '.join(gaps)} "
+                f"{'is' if len(gaps) == 1 else 'are'} missing: {sandbox_report.describe(sandbox)} "
+                "No model code was run. Turn off 'require full sandbox' (or drop --require-sandbox) "
+                "to run with what this system has.", gaps)
         self._conn = conn
-        self.pid = int(reply.get("pid") or conn.pid)
-        self.sandbox = dict(reply.get("sandbox") or {})
-        log.info("REPL worker %s started (sandbox %s)", self.pid, self.sandbox)
+        self.pid = conn.pid        # the process we started (inside a PID namespace the worker is pid 2)
+        self.sandbox = sandbox
+        log.info("REPL worker %s started (sandbox missing: %s)", self.pid, gaps or "nothing")
         if self._context is not None:
             await self._load(self._context)
 
@@ -421,6 +453,8 @@ class ReplClient:
         if memory:
             head = (f"MemoryError: the REPL worker ran out of memory (limit "
                     f"{self._memory_limit_mb} MB) and {what} while running this cell.")
+        elif conn.died_reason:
+            head = f"WorkerCrash: {conn.died_reason} while running this cell."
         else:
             head = f"WorkerCrash: the REPL worker {what} while running this cell."
         text = head + (" It was restarted: all variables were lost; `context` and `documents` "

@@ -70,6 +70,10 @@ REPL_NAMES = (
 )
 
 MAX_LINE_BYTES = 512 * 1024 * 1024   # a single message never exceeds this
+# The engine reads no line longer than this (a worker running model code is not trusted to
+# keep to the spec; 300 MB in one line would otherwise be buffered whole). Cell output is
+# capped well below it (core/repl/capture.py); the worker refuses to send more.
+LINE_CAP_BYTES = 16 * 1024 * 1024
 
 
 class ProtocolError(Exception):
