@@ -89,10 +89,13 @@ class ReplClosedError(ReplError):
 
 
 def default_worker_command() -> list[str]:
+    """The worker's command line. RLM_STUDIO_REPL_NO_NAMESPACE=1 (the engine's environment)
+    starts it without namespaces, for hosts where they misbehave: reported as missing."""
+    extra = ["--no-namespace"] if os.environ.get("RLM_STUDIO_REPL_NO_NAMESPACE") == "1" else []
     if getattr(sys, "frozen", False):
-        return [sys.executable, "--repl-worker"]
+        return [sys.executable, "--repl-worker", *extra]
     # -P: the worker's cwd (writable by model code) is not put on sys.path.
-    return [sys.executable, "-P", "-m", "core.repl.worker"]
+    return [sys.executable, "-P", "-m", "core.repl.worker", *extra]
 
 
 def worker_environment(home: str, tmp: str) -> dict[str, str]:

@@ -167,16 +167,19 @@ def _exit_like(status: int) -> None:
     os._exit(code)
 
 
-def split_pid1(fds: tuple[int, ...], forward_signals: bool) -> None:
+def split_pid1(fds: tuple[int, ...], forward_signals: bool, cgroup: Any = None) -> None:
     """Fork into the new PID namespace. The parent (outside) never returns: it waits for
     PID 1 and leaves with its status; SIGTERM/SIGHUP to it kill the whole namespace.
     SIGINT reaches the worker directly (the engine signals the process group), so the
-    supervisor ignores it, unless `forward_signals` (spawned without a process group)."""
+    supervisor ignores it, unless `forward_signals` (spawned without a process group).
+    `cgroup` (core.repl.cgroup.WorkerCgroup) is removed once PID 1 is gone."""
     if forward_signals:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     pid = os.fork()
     if pid == 0:
         set_pdeathsig()   # (getppid() is 0 here: the parent lives outside our PID namespace)
+        if cgroup is not None:
+            cgroup.forget()
         return
     for fd in fds:
         os.close(fd)
@@ -199,6 +202,8 @@ def split_pid1(fds: tuple[int, ...], forward_signals: bool) -> None:
         except ChildProcessError:
             os._exit(1)
         if got == pid:
+            if cgroup is not None:
+                cgroup.remove()
             _exit_like(status)
 
 
@@ -330,18 +335,6 @@ def mount_view(plan: Plan) -> dict[str, Any]:
     os.chdir(workdir)
     report["enforced"] = True
     return report
-
-
-def limit_pids(max_pid: int = 301) -> int | None:
-    """In a PID namespace of Linux 6.14+: pid_max of this namespace (301 is the kernel's
-    minimum: at most ~300 tasks, for root too, whom RLIMIT_NPROC does not bind)."""
-    try:
-        with open("/proc/sys/kernel/pid_max", "w") as f:
-            f.write(str(max_pid))
-        return max_pid
-    except OSError as exc:
-        log.debug("pid_max not set: %s", exc)
-        return None
 
 
 # ---------------------------------------------------------------- capabilities

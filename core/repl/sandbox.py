@@ -146,7 +146,7 @@ def no_new_privs() -> bool:
 
 def build(*, memory_limit_mb: int | None, allow_namespace: bool, fds: tuple[int, ...],
           context_dir: str | None, forward_signals: bool = False,
-          dir_limit_mb: int = DIR_LIMIT_MB) -> dict[str, Any]:
+          dir_limit_mb: int = DIR_LIMIT_MB, audit_hook: bool = True) -> dict[str, Any]:
     """Build the sandbox around this process. With a PID namespace this forks twice and
     returns only in the worker proper. Returns the report sent in hello_ok."""
     from core.repl import sandbox_report
@@ -158,7 +158,7 @@ def build(*, memory_limit_mb: int | None, allow_namespace: bool, fds: tuple[int,
                      forward_signals=forward_signals, dir_limit_mb=dir_limit_mb)
     else:
         info["die_with_parent"] = False
-    if not (info.get("namespaces") or {}).get("net"):
+    if not (info.get("namespaces") or {}).get("net") and audit_hook:
         install_audit_hook()
         info.update(network="audit-hook", audit_hook=True)
     info["pid_in_sandbox"] = os.getpid()
@@ -178,8 +178,11 @@ def _build_linux(info: dict[str, Any], *, allow_namespace: bool, fds: tuple[int,
         info["network"] = "namespace"
     info["die_with_parent"] = die_with_parent()
     pid_ns = bool(ns and ns.get("pid"))
+    group = None
     if pid_ns:
-        confine.split_pid1(fds, forward_signals)          # the supervisor never returns
+        from core.repl import cgroup
+        group = cgroup.create(info.get("memory_limit_mb"), NPROC_LIMIT)
+        confine.split_pid1(fds, forward_signals, group)   # the supervisor never returns
     view: dict[str, Any] = {"enforced": False}
     if ns and ns.get("mnt"):
         try:
@@ -191,8 +194,13 @@ def _build_linux(info: dict[str, Any], *, allow_namespace: bool, fds: tuple[int,
                 os._exit(3)
             view = {"enforced": False, "reason": str(exc)}
     info["mount_view"] = view
-    limits: dict[str, Any] = {"memory_mb": info.get("memory_limit_mb"), "memory_scope": "per-process",
-                              "pid_max": confine.limit_pids() if pid_ns and view.get("proc") else None,
+    cg = group.report if group is not None else {
+        "enabled": False, "reason": "no writable cgroup with the memory and pids controllers"
+        + ("" if pid_ns else " is used without a PID namespace")}
+    info["cgroup"] = cg
+    scope = "cgroup (the worker and its children together)" if cg.get("memory_mb") else "per-process"
+    limits: dict[str, Any] = {"memory_mb": info.get("memory_limit_mb"), "memory_scope": scope,
+                              "pids_max": cg.get("pids_max"),
                               "nproc": _set_rlimit("RLIMIT_NPROC", NPROC_LIMIT) if pid_ns else None,
                               "fsize_mb": None, "processes": "allowed" if pid_ns else "refused",
                               "dir_limit": "tmpfs" if view.get("dir_limit_mb") else "per-file (RLIMIT_FSIZE)"}
@@ -200,8 +208,6 @@ def _build_linux(info: dict[str, Any], *, allow_namespace: bool, fds: tuple[int,
     limits["fsize_mb"] = fsize // (1024 * 1024) if fsize else None
     limits["dir_limit_mb"] = dir_limit_mb
     info["limits"] = limits
-    info["cgroup"] = {"enabled": False, "reason": "no delegated cgroup is used: the memory limit is "
-                      "per process and the number of processes is capped"}
     info["capabilities"] = confine.drop_capabilities()
     info["no_new_privs"] = no_new_privs()
     dev = [f"/dev/{n}" for n in confine.DEV_NODES]

@@ -23,6 +23,9 @@ MEANING = {
 }
 
 
+NOTICE_PREFIX = "The REPL sandbox is incomplete"
+
+
 def missing(report: dict[str, Any]) -> list[str]:
     """The layers of the full sandbox this report lacks (empty: all there)."""
     if not report:
@@ -64,7 +67,7 @@ def describe(report: dict[str, Any]) -> str:
         return ""
     meaning = "; ".join(f"{g}: {MEANING[g]}" for g in gaps if g in MEANING)
     where = report.get("platform") or "this system"
-    return (f"The REPL sandbox is incomplete on {where} (missing: {', '.join(gaps)}). "
+    return (f"{NOTICE_PREFIX} on {where} (missing: {', '.join(gaps)}). "
             + (meaning + "." if meaning else "")).strip()
 
 
@@ -74,5 +77,5 @@ def notes(report: dict[str, Any]) -> list[str]:
     limits = report.get("limits") or {}
     if not (report.get("cgroup") or {}).get("enabled") and limits.get("memory_mb"):
         out.append(f"memory limit is per process ({limits['memory_mb']} MB each; "
-                   f"processes capped at {limits.get('nproc') or limits.get('pid_max') or 'none'})")
+                   f"processes capped at {limits.get('pids_max') or limits.get('nproc') or 'none'})")
     return out

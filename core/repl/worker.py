@@ -292,6 +292,8 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
                         help="a directory the worker may read (the engine's context files)")
     parser.add_argument("--forward-signals", action="store_true",
                         help="spawned without a process group: pass SIGINT on to the worker")
+    parser.add_argument("--no-audit-hook", action="store_true",
+                        help="tests only: without namespaces, leave Landlock and seccomp alone on guard")
     parser.add_argument("--dir-limit-mb", type=int, default=sandbox.DIR_LIMIT_MB,
                         help="size limit of the worker's directory")
     args = parser.parse_args([a for a in argv if a != "--repl-worker"])
@@ -322,7 +324,8 @@ def main(argv: list[str]) -> int:
     info: dict[str, Any] = sandbox.build(
         memory_limit_mb=args.memory_limit_mb, allow_namespace=not args.no_namespace,
         fds=(args.fd_in, args.fd_out), context_dir=args.context_dir,
-        forward_signals=args.forward_signals, dir_limit_mb=args.dir_limit_mb)
+        forward_signals=args.forward_signals, dir_limit_mb=args.dir_limit_mb,
+        audit_hook=not args.no_audit_hook)
     if sys.__stderr__ is not None:
         faulthandler.enable(file=sys.__stderr__)
     channel = Channel(args.fd_in, args.fd_out)
