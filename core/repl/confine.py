@@ -24,7 +24,6 @@ import logging
 import os
 import signal
 import sys
-from dataclasses import dataclass, field
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -63,15 +62,18 @@ def _err() -> str:
     return os.strerror(ctypes.get_errno())
 
 
-@dataclass
 class Plan:
-    """What the worker may see: `run` paths read-only (and executable), `read` paths
-    read-only, `files` single read-only files, `workdir` read-write (size-limited)."""
-    workdir: str
-    context_dir: str | None
-    run: list[str] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
-    dir_limit_mb: int = 512
+    """What the worker may see: `run` paths read-only (and executable), `files` single
+    read-only files, `context_dir` read-only, `workdir` read-write (size-limited).
+    (A plain class: dataclasses would cost the worker's start-up an import of inspect.)"""
+
+    def __init__(self, *, workdir: str, context_dir: str | None, run: list[str] | None = None,
+                 files: list[str] | None = None, dir_limit_mb: int = 512) -> None:
+        self.workdir = workdir
+        self.context_dir = context_dir
+        self.run = list(run or [])
+        self.files = list(files or [])
+        self.dir_limit_mb = dir_limit_mb
 
 
 def runtime_paths() -> tuple[list[str], list[str]]:
@@ -279,7 +281,6 @@ def _bind(lib: ctypes.CDLL, path: str, *, nodev: bool = True) -> bool:
 def mount_view(plan: Plan) -> dict[str, Any]:
     """Build the view and pivot_root into it. Raises OSError if a required step fails
     (the caller then reports the mount layer as missing and relies on Landlock)."""
-    import platform
     lib = libc()
     report: dict[str, Any] = {"enforced": False, "proc": False, "dir_limit_mb": None}
     workdir = os.path.realpath(plan.workdir)
@@ -287,7 +288,7 @@ def mount_view(plan: Plan) -> dict[str, Any]:
     # The new root: a tmpfs on top of the worker's (empty) directory, pivoted into.
     _mount(lib, "tmpfs", workdir, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
     os.mkdir(workdir + OLD_ROOT)
-    nr = SYS_PIVOT_ROOT.get(platform.machine())
+    nr = SYS_PIVOT_ROOT.get(os.uname().machine)
     if nr is None or lib.syscall(ctypes.c_long(nr), workdir.encode(), (workdir + OLD_ROOT).encode()) != 0:
         raise OSError(ctypes.get_errno(), f"pivot_root: {_err()}")
     os.chdir("/")

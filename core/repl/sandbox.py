@@ -169,10 +169,20 @@ def build(*, memory_limit_mb: int | None, allow_namespace: bool, fds: tuple[int,
 
 def _build_linux(info: dict[str, Any], *, allow_namespace: bool, fds: tuple[int, ...],
                  context_dir: str | None, forward_signals: bool, dir_limit_mb: int) -> None:
+    import time
+    started = time.monotonic()
+    steps: dict[str, float] = {}
+    info["setup_ms"] = steps          # when each step was done, ms after the start (for the bench)
+
+    def done(step: str) -> None:
+        steps[step] = round((time.monotonic() - started) * 1000, 2)
+
     from core.repl import confine, landlock, seccomp
     workdir = os.getcwd()
     run_dirs, etc_files = confine.runtime_paths()
+    done("paths")
     ns = confine.enter_namespaces() if allow_namespace else None
+    done("namespaces")
     info["namespaces"] = {k: bool(ns and ns.get(k)) for k in ("user", "net", "mnt", "pid")}
     if ns and ns.get("net"):
         info["network"] = "namespace"
@@ -182,7 +192,9 @@ def _build_linux(info: dict[str, Any], *, allow_namespace: bool, fds: tuple[int,
     if pid_ns:
         from core.repl import cgroup
         group = cgroup.create(info.get("memory_limit_mb"), NPROC_LIMIT)
+        done("cgroup")
         confine.split_pid1(fds, forward_signals, group)   # the supervisor never returns
+        done("pid1")
     view: dict[str, Any] = {"enforced": False}
     if ns and ns.get("mnt"):
         try:
@@ -194,6 +206,7 @@ def _build_linux(info: dict[str, Any], *, allow_namespace: bool, fds: tuple[int,
                 os._exit(3)
             view = {"enforced": False, "reason": str(exc)}
     info["mount_view"] = view
+    done("mount_view")
     cg = group.report if group is not None else {
         "enabled": False, "reason": "no writable cgroup with the memory and pids controllers"
         + ("" if pid_ns else " is used without a PID namespace")}
@@ -210,13 +223,17 @@ def _build_linux(info: dict[str, Any], *, allow_namespace: bool, fds: tuple[int,
     info["limits"] = limits
     info["capabilities"] = confine.drop_capabilities()
     info["no_new_privs"] = no_new_privs()
+    done("limits_caps")
     dev = [f"/dev/{n}" for n in confine.DEV_NODES]
     write = [workdir] + (["/dev/shm"] if view.get("enforced") else [])
     read = [p for p in (context_dir, "/proc", "/sys/devices/system/cpu") if p] + etc_files
     info["landlock"] = landlock.restrict(read, run_dirs, write, dev)
+    done("landlock")
     info["seccomp"] = seccomp.install(allow_processes=pid_ns)
+    done("seccomp")
     if pid_ns:
         confine.start_worker(fds, forward_signals)         # PID 1 reaps there; we are PID 2
+        done("worker")
 
 
 # The fallback hook's tables (bound into the hook as positional defaults: see below).

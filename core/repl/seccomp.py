@@ -29,7 +29,6 @@ import ctypes
 import errno
 import logging
 import os
-import platform
 import struct
 from typing import Any
 
@@ -98,7 +97,7 @@ SECCOMP_MODE_FILTER = 2
 
 
 def native_arch() -> str | None:
-    machine = platform.machine().lower()
+    machine = os.uname().machine.lower()
     machine = {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
     return machine if machine in AUDIT_ARCH else None
 
@@ -192,7 +191,7 @@ def install(*, allow_processes: bool) -> dict[str, Any]:
     report: dict[str, Any] = {"enforced": False, "arch": None, "processes": allow_processes}
     arch = native_arch()
     if arch is None:
-        report["reason"] = f"no filter for {platform.machine()}"
+        report["reason"] = f"no filter for {os.uname().machine}"
         return report
     report["arch"] = arch
     try:
