@@ -11,6 +11,10 @@ forks the PID namespace, so every descendant is in it:
 
 The cgroup is named rlm-repl-<supervisor pid>; the supervisor removes it when the
 worker is gone, and removes empty ones left by supervisors that were killed.
+
+Moving a process into a cgroup waits for an RCU grace period (5-40 ms on a busy
+machine), so the supervisor forks first and moves PID 1 while PID 1 builds its mount
+view; PID 1 waits for the word (`wait_admitted`) only before it forks the worker.
 Everything here fails soft: `None` and a reason when no cgroup can be used.
 """
 
@@ -82,22 +86,53 @@ class WorkerCgroup:
         # sees /sys: it keeps a handle on each parent directory instead.
         self._parents = [(os.open(os.path.dirname(d), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC),
                           os.path.basename(d)) for d in dirs]
+        self._ready_r = self._ready_w = -1
+
+    def split(self) -> None:
+        """Before the fork: the pipe on which the supervisor tells PID 1 it was moved in."""
+        self._ready_r, self._ready_w = os.pipe()
+
+    def admit(self, pid: int) -> None:
+        """In the supervisor, after the fork: move PID 1 in, then tell it."""
+        os.close(self._ready_r)
+        ok = True
+        for parent_fd, name in self._parents:
+            try:
+                fd = os.open(f"{name}/cgroup.procs", os.O_WRONLY, dir_fd=parent_fd)
+                try:
+                    os.write(fd, str(pid).encode())
+                finally:
+                    os.close(fd)
+            except OSError as exc:
+                log.warning("cgroup %s: moving %s in failed: %s", name, pid, exc)
+                ok = False
+        os.write(self._ready_w, b"1" if ok else b"0")
+        os.close(self._ready_w)
+
+    def wait_admitted(self) -> bool:
+        """In PID 1, before it forks the worker: wait until it is in the cgroup."""
+        if self._ready_r < 0:
+            return False
+        word = os.read(self._ready_r, 1)
+        os.close(self._ready_r)
+        self._ready_r = -1
+        if word != b"1":
+            self.report = {"enabled": False, "reason": "moving the worker into its cgroup failed"}
+        return word == b"1"
 
     def forget(self) -> None:
         """In the forked child: drop the handles (model code must not inherit them)."""
         for parent_fd, _name in self._parents:
             os.close(parent_fd)
         self._parents = []
+        if self._ready_w >= 0:
+            os.close(self._ready_w)
+            self._ready_w = -1
 
     def remove(self) -> None:
-        """From the supervisor once the worker is gone: step out, then rmdir."""
+        """From the supervisor once the worker is gone (the cgroup is empty then)."""
         for parent_fd, name in self._parents:
             try:
-                fd = os.open("cgroup.procs", os.O_WRONLY, dir_fd=parent_fd)
-                try:
-                    os.write(fd, str(os.getpid()).encode())
-                finally:
-                    os.close(fd)
                 os.rmdir(name, dir_fd=parent_fd)
             except OSError as exc:
                 log.debug("cgroup %s not removed: %s", name, exc)
@@ -106,7 +141,8 @@ class WorkerCgroup:
 
 
 def create(memory_mb: int | None, max_tasks: int) -> WorkerCgroup | None:
-    """Make the cgroup, set memory and pids limits, move this process in. None if impossible."""
+    """Make the cgroup and set its memory and pids limits (`admit` moves a process in).
+    None if impossible."""
     name = f"{PREFIX}{os.getpid()}"
     paths = _own_paths()
     mount = _v2_mount()
@@ -134,7 +170,6 @@ def _v2(parent: str, name: str, memory_mb: int | None, max_tasks: int) -> Worker
             _write(os.path.join(path, "memory.swap.max"), "0") if os.path.exists(
                 os.path.join(path, "memory.swap.max")) else None
         _write(os.path.join(path, "pids.max"), str(max_tasks))
-        _write(os.path.join(path, "cgroup.procs"), str(os.getpid()))
     except OSError as exc:
         log.debug("cgroup v2 %s refused: %s", path, exc)
         try:
@@ -162,7 +197,6 @@ def _v1(paths: dict[str, str], name: str, memory_mb: int | None, max_tasks: int)
             os.mkdir(path)
             for fname, value in files.items():
                 _write(os.path.join(path, fname), str(value))
-            _write(os.path.join(path, "cgroup.procs"), str(os.getpid()))
         except OSError as exc:
             log.debug("cgroup v1 %s refused: %s", path, exc)
             try:

@@ -181,6 +181,20 @@ def _remove_tree(path: str | None) -> None:
     shutil.rmtree(path, onerror=retry)
 
 
+def _compile_worker_modules() -> None:
+    """The worker runs with PYTHONDONTWRITEBYTECODE (model code must not write .pyc into the
+    app); importing its sandbox modules here once leaves their .pyc (in a writable tree),
+    so a worker does not compile them at every start."""
+    if getattr(sys, "frozen", False):
+        return
+    import importlib
+    for name in ("confine", "landlock", "seccomp", "cgroup", "sandbox", "namespace", "capture"):
+        try:
+            importlib.import_module(f"core.repl.{name}")
+        except ImportError as exc:
+            log.debug("core.repl.%s not importable here: %s", name, exc)
+
+
 class ReplClient:
     def __init__(self, *, on_sub_call: SubCallHandler, memory_limit_mb: int | None = 4096,
                  worker_command: list[str] | None = None, interrupt_grace_s: float = 2.0,
@@ -241,6 +255,7 @@ class ReplClient:
         if not _swept:
             _swept = True
             sweep_stale_dirs()
+            _compile_worker_modules()
         if self._root is None:
             self._root = tempfile.mkdtemp(prefix=f"{_ROOT_PREFIX}{os.getpid()}-")
         await self._spawn()

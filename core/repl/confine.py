@@ -177,6 +177,8 @@ def split_pid1(fds: tuple[int, ...], forward_signals: bool, cgroup: Any = None) 
     `cgroup` (core.repl.cgroup.WorkerCgroup) is removed once PID 1 is gone."""
     if forward_signals:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if cgroup is not None:
+        cgroup.split()
     pid = os.fork()
     if pid == 0:
         set_pdeathsig()   # (getppid() is 0 here: the parent lives outside our PID namespace)
@@ -185,6 +187,8 @@ def split_pid1(fds: tuple[int, ...], forward_signals: bool, cgroup: Any = None) 
         return
     for fd in fds:
         os.close(fd)
+    if cgroup is not None:
+        cgroup.admit(pid)
 
     def kill_ns(signum: int, _frame: Any) -> None:
         try:

@@ -207,6 +207,9 @@ def _build_linux(info: dict[str, Any], *, allow_namespace: bool, fds: tuple[int,
             view = {"enforced": False, "reason": str(exc)}
     info["mount_view"] = view
     done("mount_view")
+    if group is not None:
+        group.wait_admitted()
+        done("cgroup_admitted")
     cg = group.report if group is not None else {
         "enabled": False, "reason": "no writable cgroup with the memory and pids controllers"
         + ("" if pid_ns else " is used without a PID namespace")}

@@ -221,23 +221,35 @@ def test_cgroup_caps_the_tasks_of_worker_and_children():
         group = cgroup.create(256, 12)
         out["group"] = group.report if group else None
         if group:
-            kids, err = [], None
-            try:
-                for _ in range(40):
-                    pid = os.fork()
-                    if pid == 0:
-                        import time; time.sleep(10); os._exit(0)
-                    kids.append(pid)
-            except OSError as e:
-                err = e.errno
-            for k in kids:
-                os.kill(k, 9); os.waitpid(k, 0)
-            out["forked"], out["err"] = len(kids), err
+            group.split()
+            r, w = os.pipe()
+            pid1 = os.fork()
+            if pid1 == 0:                      # what PID 1 does: wait to be moved in, then fork
+                group.forget()
+                admitted = group.wait_admitted()
+                kids, err = [], None
+                try:
+                    for _ in range(40):
+                        pid = os.fork()
+                        if pid == 0:
+                            import time; time.sleep(10); os._exit(0)
+                        kids.append(pid)
+                except OSError as e:
+                    err = e.errno
+                for k in kids:
+                    os.kill(k, 9); os.waitpid(k, 0)
+                os.write(w, json.dumps([admitted, len(kids), err]).encode())
+                os._exit(0)
+            os.close(w)
+            group.admit(pid1)
+            out["admitted"], out["forked"], out["err"] = json.loads(os.read(r, 100))
+            os.waitpid(pid1, 0)
             group.remove()
+            out["removed"] = not any(os.path.exists(d) for d in group.dirs)
     """)
     if out["group"] is None:
         pytest.skip("no writable cgroup with memory and pids controllers here")
-    assert out["forked"] < 12 and out["err"] == 11
+    assert out["admitted"] is True and out["forked"] < 12 and out["err"] == 11 and out["removed"]
 
 
 def test_report_names_what_is_missing():
