@@ -247,13 +247,14 @@ _GUARDED_ATTRS = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
 
 def _audit_hook(event, args, BLOCKED=BLOCKED_AUDIT_EVENTS, DENIED=PermissionError,  # noqa: N803
                 GUARDED=_GUARDED_ATTRS, PROC=_PROC_SECRETS, GETCWD=os.getcwd, type=type,  # noqa: A002
-                str=str, bytes=bytes, len=len):  # noqa: A002
+                str=str, bytes=bytes, len=len, getattr=getattr, SELF=None):  # noqa: A002
     # Reads only its parameters: no global, no closure cell that model code could change.
+    # SELF is this function's own code object (bound by install_audit_hook).
     if event in BLOCKED:
         raise DENIED(f"sandbox: {event} is not allowed in the REPL (no network, no subprocesses)")
     if event == "object.__setattr__":
-        if len(args) > 1 and args[1] in GUARDED:
-            raise DENIED(f"sandbox: setting a function's {args[1]} is not allowed in the REPL")
+        if len(args) > 1 and args[1] in GUARDED and getattr(args[0], "__code__", None) is SELF:
+            raise DENIED(f"sandbox: changing the sandbox's audit hook ({args[1]}) is not allowed")
         return
     if event != "open" and event != "os.symlink" and event != "os.link":
         return
@@ -292,4 +293,8 @@ def install_audit_hook() -> None:
     a global or a closure cell; replacing a function's __code__ or __defaults__ is itself
     refused. `sys.audit = ...` does not reach the hooks the interpreter calls. It is still
     not the boundary: Landlock and seccomp are, where the kernel has them."""
-    sys.addaudithook(_audit_hook)
+    import types
+    code = _audit_hook.__code__
+    defaults = _audit_hook.__defaults__[:-1] + (code,)
+    hook = types.FunctionType(code, {}, "_audit_hook", defaults)
+    sys.addaudithook(hook)
