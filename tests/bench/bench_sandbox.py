@@ -30,21 +30,29 @@ from tests.bench.report import median, row, standalone  # noqa: E402
 BASE = os.environ.get("RLM_BENCH_BASE", "7a20b4c")
 
 CHILD = r'''
-import asyncio, json, sys, time
+import asyncio, json, resource, sys, time
 from core.repl.client import ReplClient, default_worker_command
+
+def children_cpu_ms():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (r.ru_utime + r.ru_stime) * 1000
 
 async def noop(request):
     return [{"ok": ""} for _ in request.prompts]
 
 async def main(mode, n, ctx_mb):
     cmd = default_worker_command() + (["--no-namespace"] if mode == "fallback" else [])
-    starts = []
+    starts, cpu, setup = [], [], []
     for _ in range(n):
         repl = ReplClient(on_sub_call=noop, worker_command=cmd)
+        c = children_cpu_ms()
         t = time.perf_counter()
         await repl.start()
         starts.append((time.perf_counter() - t) * 1000)
+        setup.append((repl.sandbox.get("setup_ms") or {}).get("worker") or
+                     (repl.sandbox.get("setup_ms") or {}).get("seccomp"))
         await repl.close()
+        cpu.append(children_cpu_ms() - c)
     first = None
     if ctx_mb:
         docs = [{"path": f"doc{i:02}.txt", "text": (f"document {i} " + "lorem ipsum dolor " * 58_000)[:1_000_000]}
@@ -57,7 +65,7 @@ async def main(mode, n, ctx_mb):
         first = (time.perf_counter() - t) * 1000
         assert int(r.stdout) > ctx_mb * 900_000, r
         await repl.close()
-    print(json.dumps({"starts_ms": starts, "first_cell_ms": first}))
+    print(json.dumps({"starts_ms": starts, "cpu_ms": cpu, "setup_ms": setup, "first_cell_ms": first}))
 
 asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))
 '''
@@ -90,15 +98,27 @@ def run(quick: bool = False, base: str = BASE) -> dict:
         variants = {"before, namespace": (tree, "namespace"), "before, fallback": (tree, "fallback"),
                     **variants}
     starts: dict[str, list[float]] = {k: [] for k in variants}
+    cpu: dict[str, list[float]] = {k: [] for k in variants}
+    setup: dict[str, list[float]] = {k: [] for k in variants}
     for _ in range(rounds):                      # interleaved: load hits every variant alike
         for name, (where, mode) in variants.items():
-            starts[name] += _child(where, mode, per_round, 0)["starts_ms"]
+            got = _child(where, mode, per_round, 0)
+            starts[name] += got["starts_ms"]
+            cpu[name] += got["cpu_ms"]
+            setup[name] += [s for s in got["setup_ms"] if s is not None]
     firsts = {name: _child(where, mode, 1, ctx_mb)["first_cell_ms"] for name, (where, mode) in variants.items()}
     rows = []
     for name, values in starts.items():
         p90 = statistics.quantiles(values, n=10)[-1] if len(values) >= 10 else max(values)
         rows.append(row(f"worker start to hello_ok, {name}", round(median(values), 1), "ms",
                         note=f"p90 {p90:.1f} ms over {len(values)} starts"))
+    for name, values in cpu.items():
+        rows.append(row(f"CPU of one worker's life (start, hello, close), {name}", round(median(values), 1),
+                        "ms", note="user+sys of the worker and its children (less sensitive to load)"))
+    for name, values in setup.items():
+        if values:
+            rows.append(row(f"sandbox set-up inside the worker, {name}", round(median(values), 1), "ms",
+                            note="hello_ok setup_ms: from the first step to the worker proper"))
     for mode in ("namespace", "fallback"):
         before, after = f"before, {mode}", f"after, {mode}"
         if before in starts:
@@ -106,9 +126,12 @@ def run(quick: bool = False, base: str = BASE) -> dict:
             rows.append(row(f"start cost of the sandbox, {mode}", round(delta, 1), "ms",
                             bound=f"before {median(starts[before]):.1f} ms", goal="<= +30 ms",
                             met=delta <= 30))
+            cdelta = median(cpu[after]) - median(cpu[before])
+            rows.append(row(f"CPU cost of the sandbox, {mode}", round(cdelta, 1), "ms",
+                            bound=f"before {median(cpu[before]):.1f} ms", goal="<= +30 ms", met=cdelta <= 30))
     for name, ms in firsts.items():
         rows.append(row(f"first cell, {ctx_mb} MB context, {name}", round(ms, 1), "ms"))
-    return {"name": "sandbox", "rows": rows, "details": {"starts_ms": starts, "first_cell_ms": firsts,
+    return {"name": "sandbox", "rows": rows, "details": {"starts_ms": starts, "cpu_ms": cpu, "first_cell_ms": firsts,
                                                          "base": base}}
 
 
