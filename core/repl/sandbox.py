@@ -211,8 +211,8 @@ def _build_linux(info: dict[str, Any], *, allow_namespace: bool, fds: tuple[int,
         group.wait_admitted()
         done("cgroup_admitted")
     cg = group.report if group is not None else {
-        "enabled": False, "reason": "no writable cgroup with the memory and pids controllers"
-        + ("" if pid_ns else " is used without a PID namespace")}
+        "enabled": False, "reason": "no writable cgroup with the memory and pids controllers" if pid_ns
+        else "not used without a PID namespace (no process can be started there)"}
     info["cgroup"] = cg
     scope = "cgroup (the worker and its children together)" if cg.get("memory_mb") else "per-process"
     limits: dict[str, Any] = {"memory_mb": info.get("memory_limit_mb"), "memory_scope": scope,
