@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+from pathlib import Path
 
 from app.settings import Settings, build_run_config, load_settings, save_settings
 from core.repl.client import ReplClient, SandboxIncomplete, default_worker_command
@@ -140,3 +141,49 @@ async def test_spawn_over_standard_pipes(namespace):
     finally:
         path = await repl.close()
     assert path == "graceful"
+
+
+ENGINE = r"""
+import asyncio, sys
+from core.repl.client import ReplClient, default_worker_command
+async def noop(request):
+    return []
+async def main():
+    repl = ReplClient(on_sub_call=noop, worker_command=default_worker_command() + sys.argv[1:])
+    await repl.start()
+    await repl.execute("x = 1", timeout_s=20)
+    print(repl.pid, flush=True)
+    await asyncio.sleep(60)
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("mode", ["namespace", "fallback"])
+def test_the_worker_dies_with_a_killed_engine(mode):
+    """PR_SET_PDEATHSIG survives the sandbox (in the fallback it is set before the audit
+    hook, which would refuse the ctypes call); in namespace mode the supervisor goes and
+    PID 1 and the worker follow."""
+    import signal
+    import time
+    extra = [] if mode == "namespace" else ["--no-namespace"]
+    engine = subprocess.Popen([sys.executable, "-c", ENGINE, *extra], stdout=subprocess.PIPE, text=True,
+                              env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2])))
+    try:
+        worker_pid = int(engine.stdout.readline())
+        assert os.path.exists(f"/proc/{worker_pid}")
+        engine.send_signal(signal.SIGKILL)
+        engine.wait(10)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and _alive(worker_pid):
+            time.sleep(0.05)
+        assert not _alive(worker_pid), "the worker outlived the engine"
+    finally:
+        engine.kill()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
