@@ -24,7 +24,8 @@ engine -> worker
   shutdown     {}                                reply: bye, then the worker exits
 
 worker -> engine
-  hello_ok     {re, version, pid, sandbox: {network: "namespace"|"audit-hook", ...}}
+  hello_ok     {re, version, pid, sandbox: {network: "namespace"|"audit-hook", missing: [layer names],
+                full: bool, one entry per layer: see core/repl/sandbox.py build() and docs/sandbox.md}}
   context_loaded {re, chars, documents}
   exec_result  {re, stdout, stderr, error, error_type, is_syntax_error, duration_ms,
                 stdout_chars, stderr_chars, final: null | {"kind": "FINAL"|"FINAL_VAR", "value": str}}
