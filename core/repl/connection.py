@@ -198,9 +198,7 @@ class WorkerConnection:
         try:
             if group and self.group_signals:
                 os.killpg(self.pid, sig)
-            elif group and self.proc.returncode is None:
-                self.proc.send_signal(sig)
-            elif self.proc.returncode is None:
+            elif self.proc.returncode is None:      # (over standard pipes: the process only)
                 self.proc.send_signal(sig)
         except (ProcessLookupError, PermissionError) as exc:
             log.debug("signal %s to worker %s: %s", sig, self.pid, exc)
