@@ -33,6 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--root-max-tokens", type=int)
     p.add_argument("--sub-max-tokens", type=int)
     p.add_argument("--memory-limit-mb", type=int, help="memory limit of the REPL worker")
+    p.add_argument("--require-sandbox", action="store_true",
+                   help="refuse to run model code unless every layer of the REPL sandbox holds "
+                        "(also a setting: require_full_sandbox)")
     p.add_argument("--price", action="append", default=[], metavar="MODEL=IN,OUT",
                    help="USD per million input,output tokens (0,0 marks a free local model)")
     p.add_argument("--ocr", action="store_true",
@@ -68,6 +71,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
         "concurrency": args.concurrency, "max_output_chars": args.max_output_chars,
         "root_max_tokens": args.root_max_tokens, "sub_max_tokens": args.sub_max_tokens,
         "memory_limit_mb": args.memory_limit_mb, "sub_api_base": args.sub_api_base,
+        "require_full_sandbox": True if getattr(args, "require_sandbox", False) else None,
     }
     overrides = {k: v for k, v in overrides.items() if v is not None}
     prices = parse_prices(args.price)
@@ -129,7 +133,7 @@ async def _ask(args: argparse.Namespace, config: Any) -> int:
               "(same content as another document)", file=sys.stderr)
     if not found.documents:
         return _fail(args, "no readable documents in " + ", ".join(args.paths), 2)
-    sinks = [] if args.quiet else [TranscriptPrinter(sys.stderr)]
+    sinks = [_sandbox_warning] if args.quiet else [TranscriptPrinter(sys.stderr)]
     try:
         run = QuestionRun(args.question, documents=found.documents, skipped=found.skipped,
                           config=config, sinks=sinks)
@@ -180,6 +184,13 @@ def report_outcome(outcome: Any, *, as_json: bool, **extra: Any) -> int:
     if outcome.error and outcome.status != "finished":
         print(f"rlm-studio: {outcome.status}: {outcome.error}", file=sys.stderr)
     return EXIT_CODES.get(outcome.status, 1)
+
+
+def _sandbox_warning(event: Any) -> None:
+    """--quiet still prints the one line saying the REPL sandbox lacks a layer."""
+    from core.repl.sandbox_report import NOTICE_PREFIX
+    if event.type == "Notice" and event.message.startswith(NOTICE_PREFIX):
+        print(f"rlm-studio: warning: {event.message}", file=sys.stderr)
 
 
 def _progress_printer():

@@ -20,6 +20,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QMessageBox
 
+from core.repl.sandbox_report import NOTICE_PREFIX as SANDBOX_NOTICE
 from ui.notifier import Notification, Notifier, explain_error
 from ui.question_panel import ModelChoice
 from ui.sources_pane import SourceRow
@@ -459,8 +460,18 @@ class Controller(QObject):
         self._pending.append(event)
         if event.type == "Notice" and event.level == "error":
             self.notifier.warning(event.message)
+        elif event.type == "Notice" and event.message.startswith(SANDBOX_NOTICE):
+            self._sandbox_incomplete(event.message)
         if not self._flush_timer.isActive():
             self._flush_timer.start()
+
+    def _sandbox_incomplete(self, message: str) -> None:
+        """Once per session a banner, and the status-bar badge for good."""
+        badge = getattr(self, "sandbox_badge", None)
+        if badge is not None and not badge.isVisible():
+            self.notifier.warning(message, "Model code runs with fewer walls on this system.")
+        if badge is not None:
+            badge.show_message(message)
 
     def flush_events(self) -> None:
         if self._pending:

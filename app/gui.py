@@ -122,6 +122,9 @@ def build_window(app, settings=None):
     notifier = Notifier()
     window = MainWindow(notifier)
     controller = Controller(window, notifier, theme, settings=settings)
+    from ui.sandbox_banner import SandboxBadge
+    controller.sandbox_badge = SandboxBadge()
+    window.statusBar().addPermanentWidget(controller.sandbox_badge)
     controller.restore_window()
     from PySide6.QtCore import QTimer
     window.first_painted.connect(lambda: QTimer.singleShot(0, controller.start))

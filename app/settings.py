@@ -69,6 +69,7 @@ class Settings:
     models: dict[str, ModelSettings] = field(default_factory=dict)
     caps: dict[str, Any] = field(default_factory=default_caps)
     theme: str = "system"
+    require_full_sandbox: bool = False   # refuse to run model code when a sandbox layer is missing
     recent_folders: list[str] = field(default_factory=list)
     recent_questions: list[str] = field(default_factory=list)
     ui: dict[str, Any] = field(default_factory=dict)
@@ -143,6 +144,7 @@ def settings_to_dict(s: Settings) -> dict[str, Any]:
         "models": {name: _model_to_dict(m) for name, m in s.models.items()},
         "caps": dict(s.caps),
         "theme": s.theme,
+        "require_full_sandbox": bool(s.require_full_sandbox),
         "recent_folders": list(s.recent_folders),
         "recent_questions": list(s.recent_questions),
         "ui": dict(s.ui),
@@ -161,7 +163,7 @@ def settings_from_dict(data: dict[str, Any]) -> Settings:
     warnings: list[str] = []
     data = _without_secrets(data, warnings)
     known = {"version", "root_model", "sub_model", "endpoints", "models", "caps", "theme",
-             "recent_folders", "recent_questions", "ui"}
+             "recent_folders", "recent_questions", "ui", "require_full_sandbox"}
     s = Settings(extra={k: v for k, v in data.items() if k not in known})
     s.root_model = _text(data.get("root_model"))
     s.sub_model = _text(data.get("sub_model"))
@@ -184,6 +186,7 @@ def settings_from_dict(data: dict[str, Any]) -> Settings:
                 warnings.append(f"cap {name} skipped: {exc}")
     theme = data.get("theme")
     s.theme = theme if theme in THEMES else "system"
+    s.require_full_sandbox = data.get("require_full_sandbox") is True
     s.recent_folders = [str(x) for x in _list(data.get("recent_folders"))][:RECENT_LIMIT]
     s.recent_questions = [str(x) for x in _list(data.get("recent_questions"))][:RECENT_LIMIT]
     s.ui = data["ui"] if isinstance(data.get("ui"), dict) else {}
@@ -342,6 +345,7 @@ def build_run_config(settings: Settings, *, root: str | None = None, sub: str | 
         if ms is not None and ms.max_tokens:
             kwargs[key] = ms.max_tokens
 
+    kwargs["require_full_sandbox"] = settings.require_full_sandbox
     kwargs.update(overrides)
     return RunConfig(root_model=root_model, sub_model=sub_model, api_base=main_base,
                      sub_api_base=sub_base, prices=prices, reasoning_effort=efforts,

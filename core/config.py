@@ -40,6 +40,7 @@ class RunConfig:
     root_max_tokens: int = 8192
     sub_max_tokens: int = 4096
     memory_limit_mb: int | None = 4096   # RLIMIT_AS of the REPL worker (None: no limit)
+    require_full_sandbox: bool = False   # refuse to run model code unless every sandbox layer holds
     prices: dict[str, Price] = field(default_factory=dict)    # per-model overrides
     reasoning_effort: dict[str, str] = field(default_factory=dict)
     prompt_notes: dict[str, str] = field(default_factory=dict)  # model pattern -> extra text

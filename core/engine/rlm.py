@@ -82,8 +82,10 @@ class Rlm:
             from core.repl.client import ReplClient
             self.repl = ReplClient(on_sub_call=self.subcaller.handle,
                                    memory_limit_mb=self.config.memory_limit_mb,
-                                   worker_command=self.ctx.worker_command)
+                                   worker_command=self.ctx.worker_command,
+                                   require_full_sandbox=self.config.require_full_sandbox)
             await self.repl.start()
+            self._tell_sandbox()
             await self.repl.load_context(self.documents)
         else:
             self.repl.on_sub_call = self.subcaller.handle   # a kept REPL now serves this run
@@ -99,6 +101,14 @@ class Rlm:
                 self.ctx.closing.append(asyncio.ensure_future(self._close_repl()))
             else:
                 await asyncio.shield(self._close_repl())
+
+    def _tell_sandbox(self) -> None:
+        """A warning in the run's events (window, CLI, store) when the worker's box lacks a layer."""
+        from core.repl import sandbox_report
+        text = sandbox_report.describe(getattr(self.repl, "sandbox", None) or {})
+        if text and self.depth == 0:
+            self.ctx.emit(ev.Notice, call_id=self.rlm_id, parent_id=self.parent_id, level="warning",
+                          message=text)
 
     def session(self) -> Session | None:
         alive = self.repl is not None and getattr(self.repl, "alive", True)

@@ -30,6 +30,7 @@ from typing import Any, Awaitable, Callable, Iterable
 
 from core.repl import protocol as P
 from core.repl.connection import WorkerConnection, WorkerDied
+from core.repl import sandbox_report
 from core.repl.context_file import ContextFiles, write_context
 
 log = logging.getLogger(__name__)
@@ -75,15 +76,26 @@ class ReplStartError(ReplError):
     """The worker could not be started or failed its handshake."""
 
 
+class SandboxIncomplete(ReplStartError):
+    """The full sandbox was required and the worker reported layers missing."""
+
+    def __init__(self, message: str, missing: list[str]) -> None:
+        super().__init__(message)
+        self.missing = missing
+
+
 class ReplClosedError(ReplError):
     """The client was used after close()."""
 
 
 def default_worker_command() -> list[str]:
+    """The worker's command line. RLM_STUDIO_REPL_NO_NAMESPACE=1 (the engine's environment)
+    starts it without namespaces, for hosts where they misbehave: reported as missing."""
+    extra = ["--no-namespace"] if os.environ.get("RLM_STUDIO_REPL_NO_NAMESPACE") == "1" else []
     if getattr(sys, "frozen", False):
-        return [sys.executable, "--repl-worker"]
+        return [sys.executable, "--repl-worker", *extra]
     # -P: the worker's cwd (writable by model code) is not put on sys.path.
-    return [sys.executable, "-P", "-m", "core.repl.worker"]
+    return [sys.executable, "-P", "-m", "core.repl.worker", *extra]
 
 
 def worker_environment(home: str, tmp: str) -> dict[str, str]:
@@ -169,9 +181,31 @@ def _remove_tree(path: str | None) -> None:
     shutil.rmtree(path, onerror=retry)
 
 
+def _compile_worker_modules() -> None:
+    """The worker runs with PYTHONDONTWRITEBYTECODE (model code must not write .pyc into the
+    app); importing its sandbox modules here once leaves their .pyc (in a writable tree),
+    so a worker does not compile them at every start."""
+    if getattr(sys, "frozen", False):
+        return
+    import importlib
+    for name in ("confine", "landlock", "seccomp", "cgroup", "sandbox", "namespace", "capture"):
+        try:
+            importlib.import_module(f"core.repl.{name}")
+        except ImportError as exc:
+            log.debug("core.repl.%s not importable here: %s", name, exc)
+
+
 class ReplClient:
     def __init__(self, *, on_sub_call: SubCallHandler, memory_limit_mb: int | None = 4096,
-                 worker_command: list[str] | None = None, interrupt_grace_s: float = 2.0) -> None:
+                 worker_command: list[str] | None = None, interrupt_grace_s: float = 2.0,
+                 require_full_sandbox: bool = False, spawn: str = "fds") -> None:
+        """`require_full_sandbox`: refuse to start (SandboxIncomplete) unless hello_ok reports
+        every layer. `spawn`: "fds" (dedicated inherited pipes, own process group: Linux and
+        other POSIX) or "stdio" (standard pipes only: Windows, and tested on Linux)."""
+        if spawn not in ("fds", "stdio"):
+            raise ValueError(f"spawn must be 'fds' or 'stdio', got {spawn!r}")
+        self._require_full = require_full_sandbox
+        self._spawn_mode = spawn
         self._on_sub_call = on_sub_call
         self._memory_limit_mb = memory_limit_mb
         self._command = list(worker_command) if worker_command else default_worker_command()
@@ -221,6 +255,7 @@ class ReplClient:
         if not _swept:
             _swept = True
             sweep_stale_dirs()
+            _compile_worker_modules()
         if self._root is None:
             self._root = tempfile.mkdtemp(prefix=f"{_ROOT_PREFIX}{os.getpid()}-")
         await self._spawn()
@@ -233,9 +268,15 @@ class ReplClient:
         for d in (home, tmp):
             os.makedirs(d, mode=0o700)
         self._worker_dir = cwd
+        command = self._command + ["--context-dir", self._root]
         try:
-            conn = await WorkerConnection.spawn(self._command, env=worker_environment(home, tmp),
-                                                cwd=cwd, serve_sub_call=self._serve_sub_call)
+            if self._spawn_mode == "stdio":
+                conn = await WorkerConnection.spawn_stdio(
+                    command + ["--forward-signals"], env=worker_environment(home, tmp), cwd=cwd,
+                    serve_sub_call=self._serve_sub_call)
+            else:
+                conn = await WorkerConnection.spawn(command, env=worker_environment(home, tmp),
+                                                    cwd=cwd, serve_sub_call=self._serve_sub_call)
         except OSError as exc:
             raise ReplStartError(f"cannot start the REPL worker {self._command[0]}: {exc}") from exc
         try:
@@ -249,10 +290,19 @@ class ReplClient:
                 raise
             raise ReplStartError(f"REPL worker did not answer hello ({exc!r}); "
                                  f"its output: {tail or '(none)'}") from exc
+        sandbox = dict(reply.get("sandbox") or {})
+        gaps = sandbox_report.missing(sandbox)
+        if self._require_full and gaps:
+            await conn.dispose()
+            raise SandboxIncomplete(
+                f"the full REPL sandbox is required but {', '.join(gaps)} "
+                f"{'is' if len(gaps) == 1 else 'are'} missing: {sandbox_report.describe(sandbox)} "
+                "No model code was run. Turn off 'require full sandbox' (or drop --require-sandbox) "
+                "to run with what this system has.", gaps)
         self._conn = conn
-        self.pid = int(reply.get("pid") or conn.pid)
-        self.sandbox = dict(reply.get("sandbox") or {})
-        log.info("REPL worker %s started (sandbox %s)", self.pid, self.sandbox)
+        self.pid = conn.pid        # the process we started (inside a PID namespace the worker is pid 2)
+        self.sandbox = sandbox
+        log.info("REPL worker %s started (sandbox missing: %s)", self.pid, gaps or "nothing")
         if self._context is not None:
             await self._load(self._context)
 
@@ -421,6 +471,8 @@ class ReplClient:
         if memory:
             head = (f"MemoryError: the REPL worker ran out of memory (limit "
                     f"{self._memory_limit_mb} MB) and {what} while running this cell.")
+        elif conn.died_reason:
+            head = f"WorkerCrash: {conn.died_reason} while running this cell."
         else:
             head = f"WorkerCrash: the REPL worker {what} while running this cell."
         text = head + (" It was restarted: all variables were lost; `context` and `documents` "

@@ -30,17 +30,21 @@ class WorkerDied(Exception):
 
 class WorkerConnection:
     def __init__(self, proc: asyncio.subprocess.Process, reader: asyncio.StreamReader,
-                 writer: asyncio.StreamWriter, serve_sub_call: SubCallServer) -> None:
+                 writer: asyncio.StreamWriter, serve_sub_call: SubCallServer,
+                 output: asyncio.StreamReader | None = None) -> None:
         self.proc = proc
         self.pid: int = proc.pid
         self._reader = reader
         self._writer = writer
         self._serve_sub_call = serve_sub_call
+        self._output = output
         self._ids = P.IdCounter("e")
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._sub_tasks: set[asyncio.Task[None]] = set()
         self._tail = bytearray()
         self.output_bytes = 0
+        self.died_reason: str | None = None   # set when the engine stopped the worker itself
+        self.group_signals = True              # False: spawned over standard pipes (no killpg)
         self.closed = False
         self._read_task = asyncio.create_task(self._read_loop(), name=f"repl-read-{proc.pid}")
         self._drain_task = asyncio.create_task(self._drain_output(), name=f"repl-out-{proc.pid}")
@@ -65,13 +69,27 @@ class WorkerConnection:
         finally:
             os.close(to_worker_r)
             os.close(from_worker_w)
-        reader = asyncio.StreamReader(limit=P.MAX_LINE_BYTES, loop=loop)
+        reader = asyncio.StreamReader(limit=P.LINE_CAP_BYTES, loop=loop)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop),
                                      os.fdopen(from_worker_r, "rb", buffering=0))
         transport, protocol = await loop.connect_write_pipe(
             asyncio.streams.FlowControlMixin, os.fdopen(to_worker_w, "wb", buffering=0))
         writer = asyncio.StreamWriter(transport, protocol, None, loop)
         return cls(proc, reader, writer, serve_sub_call)
+
+    @classmethod
+    async def spawn_stdio(cls, command: list[str], *, env: dict[str, str], cwd: str,
+                          serve_sub_call: SubCallServer) -> "WorkerConnection":
+        """Spawn over standard pipes only: no pass_fds, no process group (Windows, macOS
+        sandboxes). The worker moves the protocol off fd 0/1 itself (--stdio); its stderr
+        is the output tail."""
+        proc = await asyncio.create_subprocess_exec(
+            *command, "--stdio", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=env, cwd=cwd, limit=P.LINE_CAP_BYTES)
+        assert proc.stdout is not None and proc.stdin is not None
+        conn = cls(proc, proc.stdout, proc.stdin, serve_sub_call, output=proc.stderr)
+        conn.group_signals = False
+        return conn
 
     # ---------------------------------------------------------------- messages
 
@@ -136,9 +154,14 @@ class WorkerConnection:
                     fut.set_result(msg)
                 else:
                     log.debug("worker %s: unexpected %s (re=%s)", self.pid, msg["type"], msg.get("re"))
-        except ValueError as exc:   # a line longer than MAX_LINE_BYTES
-            reason = f"protocol error: {exc}"
+        except ValueError:   # a line longer than LINE_CAP_BYTES: not read, the worker is stopped
+            reason = (f"the REPL worker sent a protocol line longer than "
+                      f"{P.LINE_CAP_BYTES // (1024 * 1024)} MB (model code writing to the protocol "
+                      "pipe?); the line was dropped and the worker stopped")
+            self.died_reason = reason
             log.error("worker %s: %s", self.pid, reason)
+            self.signal(signal.SIGKILL, group=self.group_signals)
+            self.signal(signal.SIGKILL)
         finally:
             for fut in self._pending.values():
                 if not fut.done():
@@ -153,7 +176,7 @@ class WorkerConnection:
             log.debug("worker %s gone before sub_result %s", self.pid, msg["id"])
 
     async def _drain_output(self) -> None:
-        stream = self.proc.stdout
+        stream = self._output if self._output is not None else self.proc.stdout
         if stream is None:
             return
         while True:
@@ -173,9 +196,9 @@ class WorkerConnection:
 
     def signal(self, sig: int, *, group: bool = False) -> None:
         try:
-            if group:
+            if group and self.group_signals:
                 os.killpg(self.pid, sig)
-            elif self.proc.returncode is None:
+            elif self.proc.returncode is None:      # (over standard pipes: the process only)
                 self.proc.send_signal(sig)
         except (ProcessLookupError, PermissionError) as exc:
             log.debug("signal %s to worker %s: %s", sig, self.pid, exc)

@@ -24,7 +24,8 @@ engine -> worker
   shutdown     {}                                reply: bye, then the worker exits
 
 worker -> engine
-  hello_ok     {re, version, pid, sandbox: {network: "namespace"|"audit-hook", ...}}
+  hello_ok     {re, version, pid, sandbox: {network: "namespace"|"audit-hook", missing: [layer names],
+                full: bool, one entry per layer: see core/repl/sandbox.py build() and docs/sandbox.md}}
   context_loaded {re, chars, documents}
   exec_result  {re, stdout, stderr, error, error_type, is_syntax_error, duration_ms,
                 stdout_chars, stderr_chars, final: null | {"kind": "FINAL"|"FINAL_VAR", "value": str}}
@@ -70,6 +71,10 @@ REPL_NAMES = (
 )
 
 MAX_LINE_BYTES = 512 * 1024 * 1024   # a single message never exceeds this
+# The engine reads no line longer than this (a worker running model code is not trusted to
+# keep to the spec; 300 MB in one line would otherwise be buffered whole). Cell output is
+# capped well below it (core/repl/capture.py); the worker refuses to send more.
+LINE_CAP_BYTES = 16 * 1024 * 1024
 
 
 class ProtocolError(Exception):

@@ -1,6 +1,7 @@
 """The REPL worker: a child process that holds `context` and runs model code.
 
     python -m core.repl.worker --fd-in N --fd-out M [--memory-limit-mb N] [--no-namespace]
+                               [--context-dir DIR] [--forward-signals] [--dir-limit-mb N]
     <frozen app> --repl-worker --fd-in N --fd-out M ...
 
 Speaks core/repl/protocol.py on the two inherited file descriptors. Threads:
@@ -70,12 +71,20 @@ class Channel:
         except UnicodeEncodeError:   # lone surrogates printed by model code
             data = json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode(
                 "utf-8", "replace") + b"\n"
+        if len(data) > P.LINE_CAP_BYTES:   # the engine would drop the line and stop us
+            raise P.ProtocolError(
+                f"{msg.get('type')} message of {len(data) / 1e6:.1f} MB is over the protocol's "
+                f"{P.LINE_CAP_BYTES // (1024 * 1024)} MB line cap; send less at once (fewer or "
+                "shorter prompts per call)")
         with self._send_lock:
             self._out.write(data)
             self._out.flush()
 
     def reply(self, type_: str, re: str | None, **fields: Any) -> None:
-        self.send(P.message(type_, self._ids(), re=re, **fields))
+        try:
+            self.send(P.message(type_, self._ids(), re=re, **fields))
+        except P.ProtocolError as exc:
+            self.send(P.message(P.ERROR, self._ids(), re=re, message=str(exc)))
 
     def sub_call(self, kind: str, prompts: list[str], model: str | None,
                  context: str | None) -> list[dict]:
@@ -274,22 +283,51 @@ def _format_error(exc: BaseException) -> str:
 
 def _parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="repl-worker")
-    parser.add_argument("--fd-in", type=int, required=True)
-    parser.add_argument("--fd-out", type=int, required=True)
+    parser.add_argument("--fd-in", type=int)
+    parser.add_argument("--fd-out", type=int)
+    parser.add_argument("--stdio", action="store_true",
+                        help="the protocol comes on stdin/stdout (spawned without pass_fds)")
     parser.add_argument("--memory-limit-mb", type=int, default=None)
     parser.add_argument("--no-namespace", action="store_true",
-                        help="skip the network namespace; use the audit hook (tests)")
-    return parser.parse_args([a for a in argv if a != "--repl-worker"])
+                        help="no namespaces: Landlock, seccomp and the audit hook only (tests)")
+    parser.add_argument("--context-dir", default=None,
+                        help="a directory the worker may read (the engine's context files)")
+    parser.add_argument("--forward-signals", action="store_true",
+                        help="spawned without a process group: pass SIGINT on to the worker")
+    parser.add_argument("--no-audit-hook", action="store_true",
+                        help="tests only: without namespaces, leave Landlock and seccomp alone on guard")
+    parser.add_argument("--dir-limit-mb", type=int, default=sandbox.DIR_LIMIT_MB,
+                        help="size limit of the worker's directory")
+    args = parser.parse_args([a for a in argv if a != "--repl-worker"])
+    if not args.stdio and (args.fd_in is None or args.fd_out is None):
+        parser.error("--fd-in and --fd-out are required without --stdio")
+    return args
+
+
+def _protocol_off_stdio() -> tuple[int, int]:
+    """--stdio: keep the protocol on private copies of fd 0/1; fd 1 then goes to stderr (C-level
+    output of model code must not land in the protocol) and fd 0 to /dev/null."""
+    fd_in, fd_out = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)
+    os.close(devnull)
+    return fd_in, fd_out
 
 
 def main(argv: list[str]) -> int:
     args = _parse_args(argv)
+    if args.stdio:
+        args.fd_in, args.fd_out = _protocol_off_stdio()
     logging.basicConfig(level=logging.WARNING, stream=sys.__stderr__,
                         format="repl-worker: %(levelname)s %(message)s")
-    # No model code has run yet and we have one thread: limits, then isolation.
-    info: dict[str, Any] = sandbox.set_limits(args.memory_limit_mb)
-    info.update(sandbox.isolate_network(allow_namespace=not args.no_namespace))
-    info["die_with_parent"] = sandbox.die_with_parent()
+    # No model code has run yet and we have one thread: build the box (this forks into a
+    # PID namespace when it can; only the worker proper comes back here).
+    info: dict[str, Any] = sandbox.build(
+        memory_limit_mb=args.memory_limit_mb, allow_namespace=not args.no_namespace,
+        fds=(args.fd_in, args.fd_out), context_dir=args.context_dir,
+        forward_signals=args.forward_signals, dir_limit_mb=args.dir_limit_mb,
+        audit_hook=not args.no_audit_hook)
     if sys.__stderr__ is not None:
         faulthandler.enable(file=sys.__stderr__)
     channel = Channel(args.fd_in, args.fd_out)
