@@ -43,6 +43,7 @@ class RunResult:
     started_at: float
     finished_at: float
     session: Any = None          # rlm.Session when the engine was asked to keep it
+    store_error: str | None = None   # set by whoever stored the run when its record is incomplete
 
 
 @dataclass
@@ -167,6 +168,19 @@ class Engine:
                         f"Give it a price with --price {model}=IN,OUT (USD per million tokens), "
                         f"mark it free with --price {model}=0,0 (local models), or drop --max-cost.")
         return prices
+
+    def notice(self, level: str, message: str) -> None:
+        """Tell the run something from outside the engine (a sink that failed): a Notice
+        event, emitted on the loop after the event being delivered now."""
+        ctx = getattr(self, "_ctx", None)
+        if ctx is None:
+            log.warning("%s", message)
+            return
+        try:
+            asyncio.get_running_loop().call_soon(
+                lambda: ctx.emit(ev.Notice, call_id="R", level=level, message=message))
+        except RuntimeError:
+            log.warning("%s", message)
 
     def cancel(self) -> None:
         """Stop the run: in-flight calls are cancelled, workers killed, the transcript kept."""
