@@ -169,6 +169,12 @@ class Engine:
                         f"mark it free with --price {model}=0,0 (local models), or drop --max-cost.")
         return prices
 
+    @property
+    def budget(self) -> Budget | None:
+        """The live budget of the run in progress (None before it starts)."""
+        ctx = getattr(self, "_ctx", None)
+        return ctx.budget if ctx is not None else None
+
     def notice(self, level: str, message: str) -> None:
         """Tell the run something from outside the engine (a sink that failed): a Notice
         event, emitted on the loop after the event being delivered now."""
