@@ -80,3 +80,19 @@ async def test_a_cap_that_cannot_fit_the_first_call_says_why_in_numbers_and_what
     again = await Engine(config(server, max_cost_usd=0.05, prices=prices, root_max_tokens=fit),
                          emit=[].append, key_for=lambda m: KEY).run("q", DOCS)
     assert again.status == "finished" and again.answer == "x"
+
+
+def test_the_cli_reports_overruns_and_estimated_usage_in_its_json(server, tmp_path):
+    import json
+    import subprocess
+
+    from tests.integration.test_cli_ask import ask, make_folder
+    server.fail_next("root", CutStream(120))                       # an estimated attempt
+    server.script("root", replies=[Reply(code("FINAL('x')"), usage=(50, 5000))])   # billed above max_tokens
+    cmd, env = ask(server, tmp_path, make_folder(tmp_path), "--json", "--max-cost", "1", "--root-max-tokens",
+                   "1000", "--price", "openai/root=1,2", "--price", "openai/sub=0.5,1")
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["overrun_usd"] > 0 and data["estimated_usage_calls"] == 1 and data["store_error"] is None
+    assert "more than their reserved worst case" in proc.stderr and "is estimated" in proc.stderr
