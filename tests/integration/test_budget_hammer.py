@@ -54,7 +54,7 @@ class Schedule:
         self.nested = r.randint(1, 3)
         self.nested_batch = r.randint(1, 6)
         self.cap = round(r.uniform(0.012, 0.04), 4)
-        self.variant = r.choice(["plain", "plain", "timeout", "cancel", "hang"])
+        self.variant = ("plain", "timeout", "cancel", "hang", "plain")[seed % 5]   # each kind, in turn
         self.fail_p = r.uniform(0.05, 0.3)
         self.slow_arrived: float | None = None
 
@@ -153,14 +153,19 @@ async def _one(seed: int) -> dict:
         # What the server billed, by the engine's rule.
         rec = reconcile(server, PriceBook(PRICES))
         assert b.attempts == rec.requests, (seed, b.attempts, rec.requests)
-        assert rec.expected_usd - 1e-9 <= b.spent_usd <= rec.expected_usd + rec.slack_usd + 1e-9, \
-            (seed, b.spent_usd, rec.expected_usd, rec.slack_usd)
-        assert b.estimated_calls == rec.estimated_attempts, (seed, b.estimated_calls, rec.estimated_attempts)
+        # Replies the server sent in full but a loaded client did not read before its own timeout
+        # are settled on estimates: usually none; each can move the total by at most late_delta_usd.
+        late = b.estimated_calls - rec.estimated_attempts
+        assert late >= 0, (seed, b.estimated_calls, rec.estimated_attempts)
+        swing = late * rec.late_delta_usd
+        assert rec.expected_usd - swing - 1e-9 <= b.spent_usd <= rec.expected_usd + rec.slack_usd + swing + 1e-9, \
+            (seed, b.spent_usd, rec.expected_usd, rec.slack_usd, late)
         assert result.totals["estimated_usage_calls"] == b.estimated_calls
         return {"seed": seed, "status": result.status, "variant": s.variant, "requests": rec.requests,
                 "estimated": rec.estimated_attempts, "spent": b.spent_usd, "server": rec.server_usd,
                 "cancelled": sum(e.type == "SubCallFinished" and e.status == "cancelled" for e in events),
-                "refused": b.refusals, "peak": peak[0], "events": len(events), "nested": sum(e.type == "SubCallFinished" and e.kind == "rlm" for e in events)}
+                "refused": b.refusals, "late": late, "exact": late == 0 and rec.slack_usd == 0
+                and abs(b.spent_usd - rec.expected_usd) < 1e-9, "peak": peak[0], "events": len(events), "nested": sum(e.type == "SubCallFinished" and e.kind == "rlm" for e in events)}
     finally:
         server.stop()
 
@@ -172,13 +177,15 @@ async def test_random_schedules_keep_the_cap_and_settle_what_the_server_billed()
     for i in range(0, len(seeds), AT_ONCE):
         done += await asyncio.gather(*(_one(seed) for seed in seeds[i:i + AT_ONCE]))
     took = time.monotonic() - started
-    variants = {v: sum(d["variant"] == v for d in done) for v in ("plain", "timeout", "cancel")}
+    variants = {v: sum(d["variant"] == v for d in done) for v in ("plain", "timeout", "cancel", "hang")}
     gap = sum(abs(d["spent"] - d["server"]) for d in done)
     print(f"\nbudget hammer: {len(done)} schedules in {took:.1f} s; {sum(d['requests'] for d in done)} requests, "
           f"{sum(d['estimated'] for d in done)} settled on estimates, {sum(d['cancelled'] for d in done)} "
           f"sub-calls cancelled, {sum(d['refused'] for d in done)} refused by the cap, "
           f"{sum(d['nested'] for d in done)} nested RLMs, {sum(d['events'] for d in done)} events checked; "
           f"highest (spent + reserved) / cap {max(d['peak'] for d in done):.2f}; variants {variants}; "
+          f"settled exactly as billed in {sum(d['exact'] for d in done)}, replies read too late "
+          f"{sum(d['late'] for d in done)}; "
           f"|settled - server's own count| = ${gap:.6f}")
     assert len(done) == SCHEDULES
     assert any(d["estimated"] for d in done)              # cuts and cancellations really happened

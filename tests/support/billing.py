@@ -9,6 +9,9 @@ the messages plus of the text received. The server bills by its own count
 everything else must agree to the last cent. One thing the server cannot know: how
 much of a stream a client that hung up mid-way had read; for those attempts the
 engine's figure lies between "nothing of what was sent" and "all of it" (slack_usd).
+Nor whether a client read a reply it sent in full in time: a loaded client whose
+own timeout fires after the last byte left settles that attempt on its estimate
+(late_delta_usd: the most such a swap can change the total, per attempt).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ class Reconciliation:
     estimated_attempts: int = 0
     server_estimated_usd: float = 0.0   # what the server billed for those same attempts
     slack_usd: float = 0.0          # streams the client left mid-way: text sent but maybe not read
+    late_delta_usd: float = 0.0     # largest |estimate - usage| of a reply sent in full
 
     @property
     def expected_usd(self) -> float:
@@ -47,11 +51,13 @@ def reconcile(server: Any, prices: PriceBook, requests: Iterable[Any] | None = N
         if r.status is not None and r.status >= 400:
             continue
         billed = server.request_usd(r)
-        if r.usage_sent and not r.disconnected:
-            out.exact_usd += billed
-            continue
         tokens_in = estimate_tokens(model, r.messages)
         tokens_out = estimate_text_tokens(model, r.sent_text)
+        if r.usage_sent and not r.disconnected:
+            out.exact_usd += billed
+            alt = prices.cost_usd(model, tokens_in, tokens_out)
+            out.late_delta_usd = max(out.late_delta_usd, abs(alt - billed))
+            continue
         if r.disconnected and r.stream and r.sent_text:     # the client may not have read all of it
             out.slack_usd += prices.cost_usd(model, 0, tokens_out)
             tokens_out = 0
