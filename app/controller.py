@@ -434,8 +434,7 @@ class Controller(QObject):
             qp.set_status(f"Stopped at a cap · {summary}")
             self.notifier.warning(
                 f"The run stopped at a cap{': ' + outcome.error if outcome.error else ''}. "
-                "What was done is kept.",
-                "Raise the dollar cap or the iterations in the question panel to go further.")
+                "What was done is kept.", cap_advice(totals.get("cap_hit"), outcome.error))
         elif outcome.status == "cancelled":
             qp.set_status(f"Stopped · {summary}")
             self.notifier.info("Stopped. The transcript so far stays.")
@@ -443,6 +442,10 @@ class Controller(QObject):
             qp.set_status("The run failed.")
             self.notifier.post(explain_error(outcome.error or "", model=config.root_model,
                                              api_base=config.api_base))
+        if getattr(outcome, "store_error", None):
+            self.notifier.warning("The run's record is incomplete: some events could not be saved.",
+                                  "History, Verify and the exports may miss part of this run. Check the "
+                                  "disk and the data folder.", detail=outcome.store_error)
 
     def stop_run(self) -> None:
         if not self.running:
@@ -501,3 +504,16 @@ class Controller(QObject):
     def _on_notice_action(self, action: str) -> None:
         if action in ("keys", "models", "endpoints", "caps", "appearance", "settings"):
             self.open_settings("" if action == "settings" else action)
+
+
+def cap_advice(cap_hit: str | None, error: str | None) -> str:
+    """What can take a capped run further; more turns never help a call that cannot fit."""
+    if cap_hit == "cost" or (error and "dollar cap" in error):
+        if error and "To fix it, set" in error:
+            return "Change the settings the message names, then run again."
+        return "Raise the dollar cap in the question panel to let the run go further."
+    if cap_hit == "iterations":
+        return "Raise the iterations in the question panel to go further."
+    if cap_hit == "wall_time":
+        return "Raise the time limit to let the run go further."
+    return "Raise the cap that stopped it to go further."

@@ -36,6 +36,7 @@ class RunConfig:
     max_wall_seconds: float | None = None
     cell_timeout_s: float = 120.0
     concurrency: int = 32
+    nested_concurrency: int | None = None  # nested RLMs running at once (None: os.cpu_count())
     max_output_chars: int = 20_000       # per cell, what the root is shown
     root_max_tokens: int = 8192
     sub_max_tokens: int = 4096
@@ -61,8 +62,14 @@ class RunConfig:
             raise ValueError("max_iterations must be at least 1")
         if self.concurrency < 1:
             raise ValueError("concurrency must be at least 1")
+        if self.nested_concurrency is not None and self.nested_concurrency < 1:
+            raise ValueError("nested_concurrency must be at least 1")
         if self.max_cost_usd is not None and self.max_cost_usd < 0:
             raise ValueError("max_cost_usd must not be negative")
+
+    def nested_limit(self) -> int:
+        import os
+        return max(1, self.nested_concurrency or os.cpu_count() or 1)
 
     def replace(self, **changes: Any) -> "RunConfig":
         return dataclasses.replace(self, **changes)

@@ -123,3 +123,32 @@ def truncate_middle(text: str, limit: int) -> str:
     head = keep * 2 // 3
     tail = keep - head
     return text[:head] + note + (text[-tail:] if tail else "")
+
+
+_BLANKS = re.compile(r"\n{3,}")
+
+
+def display_prose(text: str) -> str:
+    """The reply without its runnable code fences (those are shown as cells);
+    other fences (```text, ```json ...) stay. An unclosed runnable fence at the
+    end (still streaming, or cut off) is dropped too."""
+    out: list[str] = []
+    fence: str | None = None
+    runnable = False
+    for line in text.splitlines():
+        if fence is None:
+            match = _FENCE.match(line)
+            if match:
+                fence, runnable = match.group(1), match.group(2).lower() in RUNNABLE_TAGS
+                if not runnable:
+                    out.append(line)
+            else:
+                out.append(line)
+            continue
+        stripped = line.strip()
+        closes = stripped.startswith(fence[0] * len(fence)) and stripped.strip(fence[0]) == ""
+        if not runnable:
+            out.append(line)
+        if closes:
+            fence = None
+    return _BLANKS.sub("\n\n", "\n".join(out)).strip()

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
 from core import events as ev
 from core.engine import prompts
-from core.engine.budget import BudgetExceeded
+from core.engine.budget import BudgetExceeded, Tally
+from core.engine.costs import CallMeter, explain_no_fit, worst_case
 from core.engine.parse import parse_reply, truncate_middle
 from core.engine.screen import screen_block
 from core.engine.subcalls import SubCaller
@@ -55,8 +57,9 @@ class Session:
 class Rlm:
     def __init__(self, ctx: "RunContext", *, rlm_id: str, parent_id: str | None, depth: int,
                  question: str, documents: Sequence[Any], session: Session | None = None,
-                 follow_up: bool = False, keep_repl: bool = False) -> None:
+                 follow_up: bool = False, keep_repl: bool = False, tally: Tally | None = None) -> None:
         self.ctx = ctx
+        self.tally = tally if tally is not None else Tally()   # this RLM's subtree spend
         self.rlm_id = rlm_id
         self.parent_id = parent_id
         self.depth = depth
@@ -248,16 +251,8 @@ class Rlm:
     async def _call_root(self, messages: list[dict], turn_id: str) -> Any:
         ctx, cfg = self.ctx, self.config
         model = cfg.root_model
-        try:
-            reservation = await ctx.budget.acquire(
-                ctx.prices.worst_case_usd(model, messages, cfg.root_max_tokens)
-                if ctx.budget.max_cost_usd is not None else 0.0,
-                keep_usd=0.0 if self.depth == 0 else ctx.root_reserve_usd)
-        except BudgetExceeded as exc:
-            ctx.cap_hit = ctx.cap_hit or "cost"
-            ctx.emit(ev.Notice, call_id=turn_id, parent_id=self.rlm_id, level="warning",
-                     message=f"Root call refused: {exc}")
-            raise RootCallRefused(f"dollar cap reached: {exc}") from exc
+        meter = CallMeter(ctx, model, messages, cfg.root_max_tokens, tally=self.tally,
+                          keep_usd=lambda: 0.0 if self.depth == 0 else ctx.root_reserve_usd)
 
         def on_delta(delta: str) -> None:
             ctx.emit(ev.RootTokens, call_id=turn_id, parent_id=self.rlm_id, delta=delta)
@@ -266,18 +261,41 @@ class Rlm:
             ctx.emit(ev.Notice, call_id=turn_id, parent_id=self.rlm_id, level="warning",
                      message=f"Root call failed ({error}); retrying (attempt {attempt + 1}).")
 
+        started = time.monotonic()
+
+        def failed(status: str, error: str) -> None:
+            if meter.attempts:
+                ctx.emit(ev.RootCallFailed, call_id=turn_id, parent_id=self.rlm_id, status=status,
+                         error=error, input_tokens=meter.input_tokens, output_tokens=meter.output_tokens,
+                         cost_usd=meter.cost_usd, duration_ms=int((time.monotonic() - started) * 1000),
+                         model=model)
+
         try:
             reply = await ctx.llm.complete(
                 model, messages, max_tokens=cfg.root_max_tokens, stream=True, on_delta=on_delta,
-                on_retry=on_retry, reasoning_effort=cfg.reasoning_effort.get(model))
-        except BaseException:
-            ctx.budget.release(reservation)
+                on_retry=on_retry, reasoning_effort=cfg.reasoning_effort.get(model), meter=meter)
+        except asyncio.CancelledError:
+            failed("cancelled", "cancelled")
             raise
-        cost = ctx.prices.cost_usd(model, reply.input_tokens, reply.output_tokens)
-        ctx.budget.settle(reservation, cost, reply.input_tokens, reply.output_tokens)
+        except BudgetExceeded as exc:
+            ctx.cap_hit = ctx.cap_hit or "cost"
+            why = str(exc)
+            b = ctx.budget
+            if b.max_cost_usd is not None and b.spent_usd + meter.worst_usd() > b.max_cost_usd + 1e-12:
+                # Even alone it cannot fit: say why in numbers, and what would make it fit.
+                first = "the first root call" if self.depth == 0 and len(messages) <= 2 else "the next root call"
+                why = explain_no_fit(worst_case(ctx.prices, model, messages, cfg.root_max_tokens),
+                                     b.max_cost_usd, b.spent_usd, what=first)
+            ctx.emit(ev.Notice, call_id=turn_id, parent_id=self.rlm_id, level="warning",
+                     message=f"Root call refused: {why}")
+            failed("refused", why)
+            raise RootCallRefused(f"dollar cap reached: {why}") from exc
+        except Exception as exc:
+            failed("error", str(exc) or type(exc).__name__)
+            raise
         ctx.emit(ev.RootReplied, call_id=turn_id, parent_id=self.rlm_id, text=reply.text,
-                 input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
-                 cost_usd=cost, duration_ms=reply.duration_ms, model=model)
+                 input_tokens=meter.input_tokens, output_tokens=meter.output_tokens,
+                 cost_usd=meter.cost_usd, duration_ms=reply.duration_ms, model=model)
         return reply
 
     def _count(self, result: Any) -> None:

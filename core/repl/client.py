@@ -198,7 +198,8 @@ def _compile_worker_modules() -> None:
 class ReplClient:
     def __init__(self, *, on_sub_call: SubCallHandler, memory_limit_mb: int | None = 4096,
                  worker_command: list[str] | None = None, interrupt_grace_s: float = 2.0,
-                 require_full_sandbox: bool = False, spawn: str = "fds") -> None:
+                 require_full_sandbox: bool = False, spawn: str = "fds",
+                 sub_call_wait_s: float = P.SUB_CALL_WAIT_S) -> None:
         """`require_full_sandbox`: refuse to start (SandboxIncomplete) unless hello_ok reports
         every layer. `spawn`: "fds" (dedicated inherited pipes, own process group: Linux and
         other POSIX) or "stdio" (standard pipes only: Windows, and tested on Linux)."""
@@ -207,6 +208,9 @@ class ReplClient:
         self._require_full = require_full_sandbox
         self._spawn_mode = spawn
         self._on_sub_call = on_sub_call
+        self._sub_call_wait_s = sub_call_wait_s
+        self._in_cell = False             # sub-calls belong to the cell running now
+        self.sub_calls_cancelled = 0      # cancelled because their cell ended (for tests, logs)
         self._memory_limit_mb = memory_limit_mb
         self._command = list(worker_command) if worker_command else default_worker_command()
         if memory_limit_mb:
@@ -280,7 +284,8 @@ class ReplClient:
         except OSError as exc:
             raise ReplStartError(f"cannot start the REPL worker {self._command[0]}: {exc}") from exc
         try:
-            reply = await conn.request(P.HELLO, timeout=START_TIMEOUT_S, version=P.PROTOCOL_VERSION)
+            reply = await conn.request(P.HELLO, timeout=START_TIMEOUT_S, version=P.PROTOCOL_VERSION,
+                                       sub_call_wait_s=self._sub_call_wait_s)
             if reply["type"] != P.HELLO_OK or reply.get("version") != P.PROTOCOL_VERSION:
                 raise ReplStartError(f"REPL worker handshake failed: {reply.get('message') or reply}")
         except (WorkerDied, asyncio.TimeoutError, ReplStartError) as exc:
@@ -394,19 +399,29 @@ class ReplClient:
         return self._conn, fut
 
     async def execute(self, code: str, *, timeout_s: float) -> CellResult:
+        """Run one cell. Its sub-calls end with it: whatever way it ends, the ones still
+        outstanding are cancelled (and answered) before this returns."""
         async with self._lock:
             self._check_open()
-            conn, fut = await self._send_exec(code)
+            self._in_cell = True
+            conn = None
             try:
-                reply = await asyncio.wait_for(asyncio.shield(fut), timeout_s)
-            except asyncio.TimeoutError:
-                return await self._timed_out(conn, fut, timeout_s)
-            except WorkerDied:
-                return await self._died(conn)
-            except asyncio.CancelledError:
-                conn.signal(signal.SIGINT, group=True)   # abandon the cell, stop it
-                raise
-            return self._result(reply)
+                conn, fut = await self._send_exec(code)
+                try:
+                    reply = await asyncio.wait_for(asyncio.shield(fut), timeout_s)
+                except asyncio.TimeoutError:
+                    return await self._timed_out(conn, fut, timeout_s)
+                except WorkerDied:
+                    return await self._died(conn)
+                except asyncio.CancelledError:
+                    conn.signal(signal.SIGINT, group=True)   # abandon the cell, stop it
+                    raise
+                return self._result(reply)
+            finally:
+                self._in_cell = False
+                if conn is not None:
+                    self.sub_calls_cancelled += await asyncio.shield(
+                        conn.cancel_sub_calls("cancelled: the cell that made it ended"))
 
     def _result(self, reply: dict[str, Any], **changes: Any) -> CellResult:
         if reply["type"] != P.EXEC_RESULT:
@@ -506,6 +521,9 @@ class ReplClient:
 
     async def _serve_sub_call(self, msg: dict[str, Any]) -> list[dict]:
         prompts = [p if isinstance(p, str) else str(p) for p in (msg.get("prompts") or [])]
+        if not self._in_cell:
+            return P.cancelled_slots(len(prompts), "cancelled: made between cells (sub-calls end "
+                                                   "with the cell that made them)")
         model, context = msg.get("model"), msg.get("context")
         request = SubCallRequest(kind=str(msg.get("kind") or "llm"), prompts=prompts,
                                  model=None if model is None else str(model),

@@ -41,6 +41,8 @@ class WorkerConnection:
         self._ids = P.IdCounter("e")
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._sub_tasks: set[asyncio.Task[None]] = set()
+        self._sub_by_id: dict[str, asyncio.Task[None]] = {}
+        self._cancel_reasons: dict[str, str] = {}
         self._tail = bytearray()
         self.output_bytes = 0
         self.died_reason: str | None = None   # set when the engine stopped the worker itself
@@ -145,9 +147,14 @@ class WorkerConnection:
                     log.warning("worker %s sent a bad line: %s", self.pid, exc)
                     continue
                 if msg["type"] == P.SUB_CALL:
-                    task = asyncio.create_task(self._sub_call(msg), name=f"repl-sub-{msg['id']}")
+                    id_ = str(msg["id"])
+                    task = asyncio.create_task(self._sub_call(msg), name=f"repl-sub-{id_}")
                     self._sub_tasks.add(task)
-                    task.add_done_callback(self._sub_tasks.discard)
+                    self._sub_by_id[id_] = task
+                    task.add_done_callback(lambda t, i=id_: self._sub_done(t, i))
+                    continue
+                if msg["type"] == P.CANCEL:
+                    self.cancel_sub_call(str(msg.get("re", "")), "cancelled: the REPL stopped waiting for it")
                     continue
                 fut = self._pending.pop(msg.get("re", ""), None)
                 if fut is not None and not fut.done():
@@ -169,11 +176,54 @@ class WorkerConnection:
             self._pending.clear()
 
     async def _sub_call(self, msg: dict[str, Any]) -> None:
-        results = await self._serve_sub_call(msg)
+        """Serve one sub_call and answer it exactly once: results, or cancelled."""
+        id_ = str(msg["id"])
         try:
-            await self.send(P.message(P.SUB_RESULT, self._ids(), re=msg["id"], results=results))
-        except WorkerDied:
-            log.debug("worker %s gone before sub_result %s", self.pid, msg["id"])
+            results = await self._serve_sub_call(msg)
+            reply = P.message(P.SUB_RESULT, self._ids(), re=id_, results=results)
+        except asyncio.CancelledError:
+            reason = self._cancel_reasons.pop(id_, "cancelled: the cell that made it ended")
+            reply = P.message(P.SUB_RESULT, self._ids(), re=id_, cancelled=True, reason=reason)
+            await self._send_reply(reply, id_)
+            raise
+        await self._send_reply(reply, id_)
+
+    async def _send_reply(self, reply: dict[str, Any], id_: str) -> None:
+        try:
+            await self.send(reply)
+        except (WorkerDied, ConnectionError, RuntimeError):
+            log.debug("worker %s gone before sub_result %s", self.pid, id_)
+
+    def _sub_done(self, task: asyncio.Task[None], id_: str) -> None:
+        self._sub_tasks.discard(task)
+        if self._sub_by_id.get(id_) is task:
+            del self._sub_by_id[id_]
+        self._cancel_reasons.pop(id_, None)
+
+    @property
+    def sub_calls_open(self) -> int:
+        """Sub-calls received and not yet answered."""
+        return sum(not t.done() for t in self._sub_tasks)
+
+    def cancel_sub_call(self, id_: str, reason: str) -> bool:
+        task = self._sub_by_id.get(id_)
+        if task is None or task.done():
+            return False
+        self._cancel_reasons.setdefault(id_, reason)
+        task.cancel()
+        return True
+
+    async def cancel_sub_calls(self, reason: str) -> int:
+        """Cancel every outstanding sub-call and wait until each has been answered
+        (its work stopped, its reservations released). Returns how many."""
+        tasks = [t for t in self._sub_tasks if not t.done()]
+        for id_, task in list(self._sub_by_id.items()):
+            if not task.done():
+                self._cancel_reasons.setdefault(id_, reason)
+                task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        return len(tasks)
 
     async def _drain_output(self) -> None:
         stream = self._output if self._output is not None else self.proc.stdout

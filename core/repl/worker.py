@@ -61,8 +61,10 @@ class Channel:
         self._out: BinaryIO = os.fdopen(fd_out, "wb")
         self._send_lock = threading.Lock()
         self._ids = P.IdCounter("w")
-        self._pending: dict[str, tuple[threading.Event, list]] = {}
+        self._pending: dict[str, tuple[threading.Event, list, int]] = {}
         self._pending_lock = threading.Lock()
+        self.cell: int | None = None          # the cell running now (sub_calls name it)
+        self.wait_s = P.SUB_CALL_WAIT_S
         self.requests: queue.Queue[dict[str, Any]] = queue.Queue()
 
     def send(self, msg: dict[str, Any]) -> None:
@@ -88,16 +90,30 @@ class Channel:
 
     def sub_call(self, kind: str, prompts: list[str], model: str | None,
                  context: str | None) -> list[dict]:
-        """Ask the engine; block this thread until the sub_result arrives."""
+        """Ask the engine; block this thread until the sub_result arrives (bounded by
+        wait_s). An interrupted or timed-out wait tells the engine with `cancel`."""
         id_ = self._ids()
         done = threading.Event()
         box: list = []
         with self._pending_lock:
-            self._pending[id_] = (done, box)
+            self._pending[id_] = (done, box, len(prompts))
+        sent = False
         try:
             self.send(P.message(P.SUB_CALL, id_, kind=kind, prompts=prompts,
-                                model=model, context=context))
-            done.wait()
+                                model=model, context=context, cell=self.cell))
+            sent = True
+            if not done.wait(self.wait_s):
+                self.send(P.message(P.CANCEL, self._ids(), re=id_))
+                return [{"error": {"type": "SubCallTimeout", "message":
+                                   f"no answer from the engine within {self.wait_s:g} s"}}
+                        for _ in prompts]
+        except BaseException:       # KeyboardInterrupt: the cell was interrupted
+            if sent and not done.is_set():
+                try:
+                    self.send(P.message(P.CANCEL, self._ids(), re=id_))
+                except (OSError, ValueError):
+                    pass
+            raise
         finally:
             with self._pending_lock:
                 self._pending.pop(id_, None)
@@ -128,9 +144,12 @@ class Channel:
         if entry is None:
             log.debug("sub_result for unknown or abandoned call %s", msg.get("re"))
             return
-        done, box = entry
-        results = msg.get("results")
-        box.append(results if isinstance(results, list) else [])
+        done, box, count = entry
+        if msg.get("cancelled"):
+            box.append(P.cancelled_slots(count, str(msg.get("reason") or "cancelled")))
+        else:
+            results = msg.get("results")
+            box.append(results if isinstance(results, list) else [])
         done.set()
 
 
@@ -170,6 +189,9 @@ class Worker:
                 f"protocol version mismatch: engine {msg.get('version')}, "
                 f"worker {P.PROTOCOL_VERSION}"))
             os._exit(2)
+        wait = msg.get("sub_call_wait_s")
+        if isinstance(wait, (int, float)) and wait > 0:
+            self.channel.wait_s = float(wait)
         self.channel.reply(P.HELLO_OK, msg["id"], version=P.PROTOCOL_VERSION,
                            pid=os.getpid(), sandbox=self.sandbox_info)
 
@@ -190,6 +212,13 @@ class Worker:
 
     def exec_cell(self, msg: dict[str, Any]) -> None:
         self.cells += 1
+        self.channel.cell = self.cells
+        try:
+            self._exec_cell(msg)
+        finally:
+            self.channel.cell = None
+
+    def _exec_cell(self, msg: dict[str, Any]) -> None:
         filename = f"<cell {self.cells}>"
         code = str(msg.get("code", ""))
         out, err = CappedText(), CappedText()

@@ -71,7 +71,8 @@ class RecordedAnswers:
         return self._pool[index]
 
     async def __call__(self, request: Any) -> list[dict]:
-        if self.depth_zero:
+        if self.depth_zero and not self._pool:
+            # A depth-0 run recorded before switched-off slots were recorded.
             return [{"error": {"type": "SubCallError", "message": DEPTH0_MESSAGE}} for _ in request.prompts]
         slots = []
         for prompt in request.prompts:
