@@ -62,7 +62,8 @@ class SubCaller:
         if kind == "rlm" and not nested and request.context:
             # At the depth limit rlm_query is a plain llm_query: the sub model must see the context.
             prompts = [f"{p}\n\n{request.context}" for p in prompts]
-        if not await self._approved(prompts, nested, request.model, parent):
+        if not self._model_refused(nested, request.model) and \
+                not await self._approved(prompts, nested, request.model, parent):
             msg = (f"the user did not approve this batch of {len(prompts)} sub-call(s); "
                    "make fewer or smaller calls, or finish with what you have")
             return [_error("ApprovalDenied", msg) for _ in prompts]
@@ -104,13 +105,20 @@ class SubCaller:
                  message=f"{what[0].upper()}{what[1:]}: {why}.")
         return approved
 
+    def _model_refused(self, nested: bool, model: str | None) -> bool:
+        """A model= this run may not call: its slots are refused without asking for approval."""
+        from core.routing import allowed_sub_models
+        return not nested and model is not None and model not in allowed_sub_models(self.ctx.config)
+
     # -- one plain sub-call --------------------------------------------------------
     async def _llm(self, prompt: str, model: str | None, parent: str) -> dict[str, Any]:
+        from core.engine.admission import admit_sub_call
         ctx, cfg = self.ctx, self.ctx.config
-        model = model or cfg.sub_model
+        admission = await admit_sub_call(ctx, model, prompt)   # model, price, window: before any event
+        model = admission.model
         call_id = f"{self.rlm.rlm_id}.s{next(self._ids)}"
         ctx.emit(ev.SubCallStarted, call_id=call_id, parent_id=parent, kind="llm", model=model,
-                 prompt=prompt, depth=self.rlm.depth)
+                 prompt=admission.prompt, depth=self.rlm.depth)
         started = time.monotonic()
 
         def finish(status: str, response: str | None = None, error: str | None = None,
@@ -120,17 +128,12 @@ class SubCaller:
                      output_tokens=tokens[1], cost_usd=cost,
                      duration_ms=int((time.monotonic() - started) * 1000))
 
+        if admission.refused:
+            finish(admission.status, error=admission.message)
+            return admission.slot()
         messages = [{"role": "user", "content": prompt}]
         try:
             ctx.budget.count_sub_call()
-            window = ctx.prices.context_window(model)
-            if window:
-                need = ctx.prices.estimate_tokens(model, messages)
-                if need + min(cfg.sub_max_tokens, window // 4) > window:
-                    msg = (f"prompt too large for {model}: about {need:,} tokens, the model accepts "
-                           f"{window:,} (with {cfg.sub_max_tokens:,} reserved for the answer); split it")
-                    finish("error", error=msg)
-                    return _error("ContextWindowExceeded", msg)
             worst = ctx.prices.worst_case_usd(model, messages, cfg.sub_max_tokens) \
                 if ctx.budget.max_cost_usd is not None else 0.0
             reservation = await ctx.budget.acquire(worst, keep_usd=ctx.root_reserve_usd)
