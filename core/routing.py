@@ -129,7 +129,7 @@ def route(model: str, *, api_base: str | None = None, endpoints: Iterable[Any] |
             return Route(model, api_base, _key(keys, endpoint.name), endpoint.name, endpoint.name)
         owner = provider_for_url(api_base)
         if owner:
-            return Route(model, api_base, _provider_key(keys, owner), owner, owner)
+            return Route(model, api_base, _key(keys, owner), owner, owner)
         if key_from:
             name = key_from.strip().lower()
             return Route(model, api_base, _key(keys, name), name, "")
@@ -137,6 +137,9 @@ def route(model: str, *, api_base: str | None = None, endpoints: Iterable[Any] |
     owner = providers.provider_for_model(model, endpoints)
     if not owner:
         return Route(model, None, None, "", "")
+    known = providers.get(owner)
+    if known is not None and not known.needs_key:
+        return Route(model, None, None, "", owner)
     return Route(model, None, _provider_key(keys, owner), owner, owner)
 
 
@@ -147,11 +150,7 @@ def _key(keys: KeySource | None, name: str) -> str | None:
 
 
 def _provider_key(keys: KeySource | None, name: str) -> str | None:
-    known = providers.get(name)
-    if known is not None and not known.needs_key:
-        return None
-    key = _key(keys, name)
-    return key or None
+    return _key(keys, name) or None
 
 
 # --- a run: the allow-list and what the ModelClient calls ---------------------------------------

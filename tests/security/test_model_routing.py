@@ -115,9 +115,9 @@ def test_cli_model_argument_cannot_send_other_keys_to_the_api_base(cli_home, tmp
         models = {r.model for r in run.history}
         shown = feedback(run)
 
-    # only the root was called; its key is the one the user named, or none at all
-    assert models == {"root"}
+    # the run's URL got the key the user named for it, or none at all; only the root was called
     assert seen["run"] == ({KEYCHAIN["openai"]} if key_from else {"no-key"})
+    assert models == {"root"}
     # the root read a clear error in every slot, naming what is allowed
     assert shown.count("ModelNotAllowed") == len(FOREIGN) + 2, shown
     assert "allowed: openai/sub, openai/root" in shown
@@ -226,8 +226,8 @@ def test_window_model_argument_cannot_send_other_keys_to_the_endpoint(window_key
         models = {r.model for r in run.history}
         shown = feedback(run)
 
-    assert models == {"root"}
     assert seen["run"] == {KEYCHAIN["lab"]}           # the endpoint's own key, and nothing else
+    assert models == {"root"}
     assert shown.count("ModelNotAllowed") == len(FOREIGN) + 2, shown
     assert "allowed: openai/sub, openai/root, lab/root, lab/sub" in shown
     finished = [e for e in sub_call_events(studio_home, outcome.run_id) if e.type == "SubCallFinished"]
