@@ -163,6 +163,14 @@ def allowed_sub_models(config: Any) -> dict[str, str]:
     return allowed
 
 
+def extra_sub_call_models(config: Any) -> list[str]:
+    """The models the user enabled for sub-calls beyond the run's root and sub (what the
+    root is told it may name in `model=`)."""
+    own = {config.root_model, config.sub_model}
+    return [name for name, (routed, _base) in (getattr(config, "sub_call_models", None) or {}).items()
+            if routed not in own]
+
+
 def sub_call_model(requested: str | None, config: Any) -> str:
     """The litellm model a sub-call with `model=requested` calls; raises ModelNotAllowed."""
     if requested is None or not str(requested).strip():

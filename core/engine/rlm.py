@@ -16,6 +16,7 @@ from core.engine import prompts
 from core.engine.budget import BudgetExceeded
 from core.engine.parse import parse_reply, truncate_middle
 from core.engine.subcalls import SubCaller
+from core.routing import extra_sub_call_models
 
 if TYPE_CHECKING:
     from core.engine.run import RunContext
@@ -116,7 +117,7 @@ class Rlm:
             messages += [
                 {"role": "system", "content": prompts.system_prompt(
                     can_llm=self.can_llm, can_rlm=self.can_rlm, model=cfg.root_model,
-                    user_notes=cfg.prompt_notes)},
+                    user_notes=cfg.prompt_notes, sub_models=extra_sub_call_models(cfg))},
                 {"role": "user", "content": prompts.first_turn(
                     self.question, [(d.path, len(d.text)) for d in self.documents], self._prefix())},
             ]

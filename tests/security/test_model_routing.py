@@ -147,6 +147,9 @@ def test_cli_enabled_sub_call_models_go_to_their_own_urls_with_their_own_keys(cl
         run_models = {r.model for r in run.history}
 
     assert "GOT helper answer deepseek answer sub answer" in shown
+    system = run.requests_for("root")[0].messages[0]["content"]     # the root was told what it may name
+    assert "may also ask one of these models instead of the sub model: `other/helper`, " \
+           "`deepseek/deepseek-chat`" in system
     # each enabled model went to its own URL with its own key; the run's URL got neither
     assert seen == {"run": {"no-key"}, "other": {KEYCHAIN["other"]}, "deepseek": {KEYCHAIN["deepseek"]}}
     assert run_models == {"root", "sub"}
