@@ -50,6 +50,9 @@ class Route:
                 f"key_owner={self.key_owner!r}, url_owner={self.url_owner!r})")
 
 
+NOT_ALLOWED_MARK = "is not allowed in this run's sub-calls"     # in every ModelNotAllowed message
+
+
 class ModelNotAllowed(Exception):
     """`model=` named a model this run may not call; the message names the allowed ones."""
 
@@ -57,7 +60,7 @@ class ModelNotAllowed(Exception):
         self.requested = requested
         self.allowed = tuple(allowed)
         super().__init__(
-            f"model {requested!r} is not allowed in this run's sub-calls; allowed: "
+            f"model {requested!r} {NOT_ALLOWED_MARK}; allowed: "
             f"{', '.join(self.allowed)}. Call llm_query without model= to use the sub model. "
             "(The user can enable more models for sub-calls in Settings.)")
 

@@ -28,11 +28,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.llm.pricing import worst_case_input_tokens
-from core.routing import ModelNotAllowed, sub_call_model
+from core.routing import NOT_ALLOWED_MARK, ModelNotAllowed, sub_call_model
 
 MAX_CHARS_PER_TOKEN = 32      # no tokenizer packs more than this into one token of real text
 STORED_PROMPT_CHARS = 4000    # a refused prompt longer than this is stored as its head + a digest
 COUNT_IN_THREAD_CHARS = 200_000
+NO_PRICE_MARK = "no price is known for "
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,16 @@ class Admission:
 
     def slot(self) -> dict[str, Any]:
         return {"error": {"type": self.error_type, "message": self.message}}
+
+
+def refusal_type(message: str) -> str:
+    """The slot error type of a refused sub-call from its recorded message (the events keep
+    status and message only): ModelNotAllowed, PriceUnknown, or BudgetExceeded."""
+    if NOT_ALLOWED_MARK in message:
+        return "ModelNotAllowed"
+    if message.startswith(NO_PRICE_MARK):
+        return "PriceUnknown"
+    return "BudgetExceeded"
 
 
 def stored_prompt(prompt: str) -> str:
@@ -75,7 +86,7 @@ async def admit_sub_call(ctx: Any, requested: str | None, prompt: str) -> Admiss
     except ModelNotAllowed as exc:
         return Admission(str(requested)[:200], stored_prompt(prompt), "ModelNotAllowed", str(exc), "refused")
     if ctx.budget.max_cost_usd is not None and ctx.prices.price(model) is None:
-        msg = (f"no price is known for {model} and this run has a dollar cap "
+        msg = (f"{NO_PRICE_MARK}{model} and this run has a dollar cap "
                f"(${ctx.budget.max_cost_usd:g}), so the call was not sent; use the sub model "
                "(llm_query without model=), or the user gives the model a price in Settings")
         return Admission(model, stored_prompt(prompt), "PriceUnknown", msg, "refused")

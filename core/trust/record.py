@@ -42,7 +42,8 @@ class RecordedSubCall:
             return {"ok": self.response}
         message = self.error or self.status
         if self.status == "refused":
-            kind = "BudgetExceeded"
+            from core.engine.admission import refusal_type
+            kind = refusal_type(message)         # BudgetExceeded, ModelNotAllowed or PriceUnknown
         elif message.startswith("prompt too large for "):
             kind = "ContextWindowExceeded"
         else:

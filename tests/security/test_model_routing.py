@@ -280,3 +280,21 @@ async def test_prompt_over_the_user_set_context_window_is_refused_with_the_numbe
     refused = [e for e in of_type(events, "SubCallFinished") if e.error]
     assert len(refused) == 2 and all(e.status == "error" for e in refused)
     assert all("1,000 input tokens" in e.error for e in refused)
+
+
+async def test_a_run_with_refused_prompts_verifies_from_its_clipped_record(server):
+    """Refused prompts are stored clipped; re-execution still finds them in the record."""
+    from core.store import RunStore
+    from core.trust.verify import verify_run
+    from tests.support.trust_runs import stored_run
+    server.script("sub", fn=lambda r: "small answer")
+    server.script("root", replies=[code(
+        "big = 'word ' * 40_000\nprint(llm_query_batched([big, 'small']))\n"
+        "print(llm_query_batched(['x'], model='groq/llama-3'))\nFINAL('done')")])
+    with RunStore.open() as store:
+        outcome = await stored_run(server, store, context_windows={"openai/sub": 1_000})
+        assert outcome.status == "finished"
+        calls_before = len(server.history)
+        report = await verify_run(store, outcome.run_id)
+    assert report.matches, report.first_divergence
+    assert report.sub_calls_served == 3 and len(server.history) == calls_before
