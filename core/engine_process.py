@@ -6,7 +6,7 @@
    no process of the same user can ptrace it or read its /proc/<pid>/mem and environ.
 2. No keys in the environment: every provider's key variable (core/providers.py, and
    RLM_STUDIO_<ENDPOINT>_API_KEY) moves from os.environ into the key store's memory
-   (core.secrets.take_keys_from_environment; KeyStore.resolve still finds it there), and
+   (core.key_env.take_keys_from_environment; KeyStore.resolve still finds it there), and
    its value in the process's initial environment block, which /proc/<pid>/environ shows
    for the life of the process, is overwritten with NUL bytes. Every process started
    afterwards (multiprocessing's forkserver and resource tracker, the ingest workers, the
@@ -50,8 +50,8 @@ _done: EngineProcessReport | None = None
 def prepare_engine_process() -> EngineProcessReport:
     """Do all three steps once per process; later calls move keys set since, and return."""
     global _done
+    from core.key_env import key_env_names, take_keys_from_environment
     from core.repl.sandbox import harden_engine_process, is_dumpable
-    from core.secrets import key_env_names, take_keys_from_environment
     names = key_env_names()
     wiped = _wipe_initial_environ(names)
     moved = tuple(take_keys_from_environment())
@@ -123,5 +123,5 @@ def with_no_dump(args: list[str]) -> list[str]:
 
 def environment_has_keys(environ: Any = None) -> list[str]:
     """Names of key variables still set (for reports and tests)."""
-    from core.secrets import key_env_names
+    from core.key_env import key_env_names
     return key_env_names(os.environ if environ is None else environ)

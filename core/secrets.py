@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import time
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -27,38 +26,12 @@ import keyring.errors
 from keyring.backends import chainer, fail, null
 
 from core import providers
+from core.key_env import env_key
 
 log = logging.getLogger(__name__)
 
 SERVICE = "rlm-studio"
 INDEX_ENTRY = "__providers__"
-
-
-# Provider keys that came from environment variables, after take_keys_from_environment()
-# moved them out of os.environ (so no helper process inherits them): name -> value.
-_ENV_MEMORY: dict[str, str] = {}
-_ENDPOINT_ENV = re.compile(r"^RLM_STUDIO_[A-Z0-9_]+_API_KEY$")
-
-
-def key_env_names(environ: Any = None) -> list[str]:
-    """Every environment variable that holds a provider's or endpoint's key and is set."""
-    environ = os.environ if environ is None else environ
-    names = [n for p in providers.PROVIDERS.values() for n in p.env_vars]
-    names += [n for n in environ if _ENDPOINT_ENV.match(n)]
-    return [n for n in dict.fromkeys(names) if n in environ]
-
-
-def take_keys_from_environment() -> list[str]:
-    """Move every key variable out of os.environ into this process's memory (resolve() still
-    finds it there, with the source "env:NAME"); returns the names moved. Child processes
-    started afterwards inherit none of them."""
-    moved = []
-    for name in key_env_names():
-        value = os.environ.pop(name, "")
-        if value.strip():
-            _ENV_MEMORY[name] = value.strip()
-        moved.append(name)
-    return moved
 
 
 class KeychainUnavailable(Exception):
@@ -226,7 +199,7 @@ class KeyStore:
         if key:
             return key, "keychain"
         for name in providers.env_vars(provider):
-            value = os.environ.get(name, "").strip() or _ENV_MEMORY.get(name, "")
+            value = env_key(name)          # set now, or moved out of os.environ (core/key_env.py)
             if value:
                 return value, f"env:{name}"
         return None, "none"

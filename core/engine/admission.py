@@ -14,10 +14,11 @@ In this order:
      with the numbers.
 
 Counting tokens of a huge prompt is slow, so the window check first tries two cheap
-bounds: UTF-8 bytes (every token covers at least one byte) proves a prompt fits, and more
-than MAX_CHARS_PER_TOKEN characters per window token proves it cannot; only in between are
-tokens counted (in a thread, off the event loop). A refused prompt is stored clipped
-(`stored_prompt`), so a 300 MB prompt does not go into the run's events.
+bounds: more than MAX_CHARS_PER_TOKEN characters per window token proves it cannot fit
+(no encoding, no counting), and its UTF-8 bytes (every token covers at least one byte)
+prove a prompt fits; only in between are tokens counted (in a thread when the prompt is
+large, off the event loop). A refused prompt is stored clipped (`stored_prompt`: its head
+and a digest), so a 300 MB prompt does not go into the run's events.
 """
 
 from __future__ import annotations
@@ -84,28 +85,35 @@ async def admit_sub_call(ctx: Any, requested: str | None, prompt: str) -> Admiss
     try:
         model = sub_call_model(requested, cfg)
     except ModelNotAllowed as exc:
-        return Admission(str(requested)[:200], stored_prompt(prompt), "ModelNotAllowed", str(exc), "refused")
+        return Admission(str(requested)[:200], await _clipped(prompt), "ModelNotAllowed", str(exc), "refused")
     if ctx.budget.max_cost_usd is not None and ctx.prices.price(model) is None:
         msg = (f"{NO_PRICE_MARK}{model} and this run has a dollar cap "
                f"(${ctx.budget.max_cost_usd:g}), so the call was not sent; use the sub model "
                "(llm_query without model=), or the user gives the model a price in Settings")
-        return Admission(model, stored_prompt(prompt), "PriceUnknown", msg, "refused")
+        return Admission(model, await _clipped(prompt), "PriceUnknown", msg, "refused")
     window = context_window(cfg, ctx.prices, model)
     if window:
         problem = await _too_large(ctx, model, prompt, window, cfg.sub_max_tokens)
         if problem:
-            return Admission(model, stored_prompt(prompt), "ContextWindowExceeded", problem, "error")
+            return Admission(model, await _clipped(prompt), "ContextWindowExceeded", problem, "error")
     return Admission(model, prompt)
+
+
+async def _clipped(prompt: str) -> str:
+    """stored_prompt, off the loop for a prompt large enough that hashing it takes a while."""
+    if len(prompt) > COUNT_IN_THREAD_CHARS:
+        return await asyncio.to_thread(stored_prompt, prompt)
+    return stored_prompt(prompt)
 
 
 async def _too_large(ctx: Any, model: str, prompt: str, window: int, max_tokens: int) -> str | None:
     """Why `prompt` does not fit `window` (with room for the answer), or None when it fits."""
     messages = [{"role": "user", "content": prompt}]
     room = min(max_tokens, window // 4)
-    if worst_case_input_tokens(messages) + room <= window:
-        return None
     if len(prompt) > MAX_CHARS_PER_TOKEN * window:
         need, how = -(-len(prompt) // 4), "estimated at 4 characters per token"
+    elif worst_case_input_tokens(messages) + room <= window:
+        return None
     else:
         if len(prompt) > COUNT_IN_THREAD_CHARS:
             need = await asyncio.to_thread(ctx.prices.estimate_tokens, model, messages)
