@@ -154,6 +154,12 @@ async def _ask(args: argparse.Namespace, config: Any) -> int:
             loop.remove_signal_handler(signal.SIGINT)
         except (NotImplementedError, RuntimeError):
             pass
+    if outcome.status == "failed" and "key" in (outcome.error or "").lower():
+        from app.settings import load_settings
+        from core.routing import unkeyed_url_hint
+        hint = unkeyed_url_hint(config, load_settings().endpoints)
+        if hint:
+            print(f"rlm-studio: note: {hint}", file=sys.stderr)
     return report_outcome(outcome, as_json=args.json)
 
 

@@ -187,6 +187,20 @@ def sub_call_model(requested: str | None, config: Any) -> str:
     raise ModelNotAllowed(requested[:200], shown)
 
 
+def unkeyed_url_hint(config: Any, endpoints: Iterable[Any] | None = ()) -> str | None:
+    """What to tell the user when the run's own URLs get no key because nobody owns them."""
+    if getattr(config, "api_key_from", None):
+        return None
+    endpoints = list(endpoints or ())
+    bare = [url for url in dict.fromkeys([config.api_base, config.sub_api_base])
+            if url and endpoint_for_url(url, endpoints) is None and not provider_for_url(url)]
+    if not bare:
+        return None
+    return (f"{', '.join(bare)} is not a configured endpoint or a provider's own URL, so no key was "
+            "sent there. If it needs one, add --api-key-from NAME (a provider or endpoint whose key "
+            "goes there), or configure it as an endpoint with its own key (docs/model-routing.md).")
+
+
 class RunRoutes:
     """The routes of one run: `key_for` and `api_base_for` are what ModelClient takes."""
 

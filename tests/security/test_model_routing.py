@@ -298,3 +298,16 @@ async def test_a_run_with_refused_prompts_verifies_from_its_clipped_record(serve
         report = await verify_run(store, outcome.run_id)
     assert report.matches, report.first_divergence
     assert report.sub_calls_served == 3 and len(server.history) == calls_before
+
+
+def test_cli_an_unkeyed_api_base_that_needs_a_key_says_how_to_give_one(cli_home, tmp_path):
+    home, env = cli_home
+    with ScriptedOpenAI(require_key=KEYCHAIN["openai"]) as run:
+        run.script("root", replies=["FINAL(done)"])
+        proc = subprocess.run([sys.executable, "-m", "app.main", "ask", "Q?", str(make_docs(tmp_path)),
+                               "--root", "openai/root", "--api-base", run.url, "--max-depth", "0", "--quiet"],
+                              env=env, cwd=REPO, capture_output=True, text=True, timeout=240)
+        seen = keys_seen({"run": run})
+    assert proc.returncode == 1 and seen["run"] == {"no-key"}
+    assert f"note: {run.url} is not a configured endpoint or a provider's own URL" in proc.stderr
+    assert "--api-key-from NAME" in proc.stderr
