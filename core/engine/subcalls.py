@@ -35,7 +35,8 @@ def approval_info(ctx: Any, prompts: list[str], nested: bool, model: str | None,
     """What the approver is shown: {run_id, parent_id, depth, kind, model, calls, input_chars,
     worst_case_usd, spent_usd, cap_usd}."""
     cfg = ctx.config
-    model = cfg.root_model if nested else (model or cfg.sub_model)
+    from core.routing import allowed_sub_models
+    model = cfg.root_model if nested else allowed_sub_models(cfg).get(model or cfg.sub_model, model)
     max_tokens = cfg.root_max_tokens if nested else cfg.sub_max_tokens
     worst = sum(ctx.prices.worst_case_usd(model, [{"role": "user", "content": p}], max_tokens) for p in prompts)
     return {"run_id": ctx.run_id, "parent_id": parent, "depth": depth, "kind": "rlm" if nested else "llm",
