@@ -68,6 +68,7 @@ def test_no_key_in_the_engine_or_any_helper_and_none_is_dumpable(tmp_path):
     assert sorted(seen["prepared"]["keys_moved"]) == sorted(KEYS)
     assert not set(KEYS) & set(seen["engine"]["os_environ"])
     assert not set(KEYS) & set(seen["worker"]["os_environ"])
+    assert seen["resolved_groq"] == [KEYS["GROQ_API_KEY"], "env:GROQ_API_KEY"]   # the key store still has it
     # no key in any /proc/<pid>/environ: not the engine's (its initial block was wiped), not a helper's
     assert {name: keys_in(text) for name, text in environs.items()} == {name: [] for name in helpers}
     assert keys_in(seen["engine"]["environ"]) == [] and keys_in(seen["worker"]["environ"]) == []

@@ -51,8 +51,11 @@ def main(argv: list[str]) -> int:
     exe = spawn.get_executable()             # what multiprocessing itself passes
     pid = util.spawnv_passfds(exe, [exe, "-c", code], [])
     spawned = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    from keyring.backends import null
+    from core.secrets import KeyStore
+    resolved = KeyStore(null.Keyring()).resolve("groq")     # still found, from memory
     print(json.dumps({
-        "engine": own_view(), "prepared": None if prepared is None else {
+        "resolved_groq": list(resolved), "engine": own_view(), "prepared": None if prepared is None else {
             "dumpable": prepared.dumpable, "keys_moved": list(prepared.keys_moved),
             "environ_wiped": prepared.environ_wiped, "helpers_non_dumpable": prepared.helpers_non_dumpable},
         "worker": json.loads(doc.text), "resource_tracker": resource_tracker._resource_tracker._pid,
