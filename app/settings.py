@@ -280,16 +280,11 @@ def _list(value: Any) -> list[Any]:
 # --- settings + flags -> RunConfig ---------------------------------------------------
 def route_model(model: str, endpoints: list[Endpoint]) -> tuple[str, str | None]:
     """(litellm model string, api_base): "<endpoint>/<m>", or a bare name an
-    endpoint lists, becomes ("openai/<m>", endpoint URL); others stay as they are."""
-    prefix, sep, rest = model.partition("/")
-    for endpoint in endpoints:
-        if sep and prefix == endpoint.name:
-            return f"openai/{rest}", endpoint.base_url
-    if not sep:
-        for endpoint in endpoints:
-            if model in endpoint.models:
-                return f"openai/{model}", endpoint.base_url
-    return model, None
+    endpoint lists, becomes ("openai/<m>", endpoint URL); others stay as they are.
+    The same routing as every call's (core/routing.py), without looking up a key."""
+    from core.routing import route
+    found = route(model, endpoints=endpoints)
+    return found.model, found.api_base
 
 
 def build_run_config(settings: Settings, *, root: str | None = None, sub: str | None = None,
