@@ -128,3 +128,12 @@ def test_a_bad_context_window_in_the_settings_is_skipped_with_a_warning(home):
     s = settings_from_dict({"models": {"m": {"context_window": -5}, "n": {"context_window": 8000}}})
     assert "m" not in s.models and s.models["n"].context_window == 8000
     assert any("context_window" in w for w in s.warnings)
+
+
+def test_keys_test_never_sends_a_key_to_a_url_another_provider_owns(cli_here):
+    from core.secrets import KeyStore
+    KeyStore().set("openai", KEYS["openai"])
+    code, out, err = cli_here("keys", "test", "openai", "--model", "openai/x",
+                              "--api-base", "https://api.groq.com/openai/v1")
+    assert code == 2 and out == ""
+    assert "https://api.groq.com/openai/v1 is served by groq: the openai key is never sent there" in err
