@@ -22,6 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sub", help="sub model for llm_query (default: settings, else the root model)")
     p.add_argument("--api-base", help="base URL of an OpenAI-compatible server for both models")
     p.add_argument("--sub-api-base", help="base URL for the sub model only")
+    p.add_argument("--api-key-from", metavar="NAME",
+                   help="send the key of provider or endpoint NAME to --api-base/--sub-api-base "
+                        "(a URL that no configured endpoint or provider owns gets no key otherwise)")
     p.add_argument("--max-depth", type=int, help="0 = code only, 1 = llm_query, 2-3 = nested RLMs")
     p.add_argument("--max-iterations", type=int, help="root turns (default 20)")
     p.add_argument("--max-cost", type=float, metavar="USD", help="hard dollar cap for the whole run")
@@ -72,6 +75,7 @@ def config_from_args(args: argparse.Namespace) -> Any:
         "root_max_tokens": args.root_max_tokens, "sub_max_tokens": args.sub_max_tokens,
         "memory_limit_mb": args.memory_limit_mb, "sub_api_base": args.sub_api_base,
         "require_full_sandbox": True if getattr(args, "require_sandbox", False) else None,
+        "api_key_from": args.api_key_from,
     }
     overrides = {k: v for k, v in overrides.items() if v is not None}
     prices = parse_prices(args.price)
@@ -165,6 +169,12 @@ async def _ask(args: argparse.Namespace, config: Any) -> int:
             loop.remove_signal_handler(signal.SIGINT)
         except (NotImplementedError, RuntimeError):
             pass
+    if outcome.status == "failed" and "key" in (outcome.error or "").lower():
+        from app.settings import load_settings
+        from core.routing import unkeyed_url_hint
+        hint = unkeyed_url_hint(config, load_settings().endpoints)
+        if hint:
+            print(f"rlm-studio: note: {hint}", file=sys.stderr)
     return report_outcome(outcome, as_json=args.json)
 
 

@@ -123,7 +123,11 @@ class LiveSubCaller:
     async def __call__(self, prompt: str, model: str | None) -> dict:
         from core.engine.budget import BudgetExceeded
         from core.llm.errors import LLMError
-        model = model or self.config.sub_model
+        from core.routing import ModelNotAllowed, sub_call_model
+        try:
+            model = sub_call_model(model, self.config)     # the fork's allow-list, as in a run
+        except ModelNotAllowed as exc:
+            return {"error": {"type": "ModelNotAllowed", "message": str(exc)}}
         messages = [{"role": "user", "content": prompt}]
         if self.budget.max_cost_usd is not None and self.prices.price(model) is None:
             return {"error": {"type": "BudgetExceeded",

@@ -393,7 +393,7 @@ class Controller(QObject):
             self.run = runner.QuestionRun(
                 question, documents=list(self.documents.values()),
                 skipped=list(self.skipped.values()), config=config, sinks=[self.sink],
-                parent_run_id=self.parent_run_id, key_for=self._key_for(self.settings),
+                parent_run_id=self.parent_run_id, key_for=self._key_for(self.settings, config),
                 **self.sessions.run_kwargs())
             if self._stopping:
                 self.run.cancel()
@@ -416,10 +416,11 @@ class Controller(QObject):
             self._report(outcome, config)
             self.history.refresh(select=outcome.run_id)
 
-    def _key_for(self, settings: Any):
-        """What the engine calls for each model: the key, read from the keychain at call time."""
-        keys = self.keys()
-        return lambda model: keys.key_for_model(model, settings)
+    def _key_for(self, settings: Any, config: Any):
+        """What the engine calls for each model: the key its URL may carry (core/routing.py),
+        read from the keychain at call time."""
+        from app.runner import default_key_for
+        return default_key_for(config, settings, self.keys())
 
     def _report(self, outcome: Any, config: Any) -> None:
         qp = self.window.question_panel

@@ -134,6 +134,10 @@ def build_window(app, settings=None):
 
 
 def run_gui(argv: list[str]) -> int:
+    # The window runs the engine: non-dumpable, and no keys in the environment of the
+    # helper processes it starts (ingest pool, REPL workers). Idempotent.
+    from core.engine_process import prepare_engine_process
+    prepare_engine_process()
     args, qt_args = parse_args(list(argv))
     from PySide6.QtWidgets import QApplication
     app = QApplication.instance() or QApplication(["rlm-studio", *qt_args])

@@ -28,13 +28,19 @@ log = logging.getLogger(__name__)
 RunOutcome = RunResult
 
 
-def default_key_for(config: RunConfig) -> Callable[[str], str | None]:
-    """Keychain first, then the provider's environment variable; the endpoint a model
-    is sent to decides whose key it gets (never the OpenAI key to a custom URL it owns)."""
-    from app.settings import load_settings
-    from core.secrets import KeyStore
-    keys, settings = KeyStore(), load_settings()
-    return lambda model: keys.key_for_model(model, settings, api_base=config.api_base_for(model))
+def default_key_for(config: RunConfig, settings: Any = None, keys: Any = None) -> Callable[[str], str | None]:
+    """The key each call of this run carries, from core/routing.py: the URL a model is sent to
+    decides whose key it gets (an endpoint's to that endpoint, a provider's to that provider,
+    none to an ad-hoc URL unless the run names one with api_key_from). The CLI and the window
+    both come here."""
+    from core.routing import RunRoutes
+    if settings is None:
+        from app.settings import load_settings
+        settings = load_settings()
+    if keys is None:
+        from core.secrets import KeyStore
+        keys = KeyStore()
+    return RunRoutes(config, settings.endpoints, keys).key_for
 
 
 class QuestionRun:

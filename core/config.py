@@ -45,6 +45,12 @@ class RunConfig:
     prices: dict[str, Price] = field(default_factory=dict)    # per-model overrides
     reasoning_effort: dict[str, str] = field(default_factory=dict)
     prompt_notes: dict[str, str] = field(default_factory=dict)  # model pattern -> extra text
+    # Extra models `llm_query(..., model=...)` may name besides root and sub (the user enables
+    # them in Settings): name as the root writes it -> (litellm model, base URL or None for the
+    # provider's own). See core/routing.py.
+    sub_call_models: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    context_windows: dict[str, int] = field(default_factory=dict)   # per-model input-token overrides
+    api_key_from: str | None = None      # whose key goes to an ad-hoc api_base nobody owns (--api-key-from)
     request_timeout_s: float = 600.0
     max_retries: int = 4
     # Approval gate: a sub-call batch with more prompts than approve_batch_calls, or whose worst
@@ -86,9 +92,18 @@ class RunConfig:
         names = {f.name for f in dataclasses.fields(cls)}
         kwargs = {k: v for k, v in data.items() if k in names}
         kwargs["prices"] = {m: Price(*p) for m, p in (data.get("prices") or {}).items()}
+        kwargs["sub_call_models"] = {name: (str(pair[0]), pair[1])
+                                     for name, pair in (data.get("sub_call_models") or {}).items()}
         return cls(**kwargs)
 
     def api_base_for(self, model: str) -> str | None:
+        """The URL a call to `model` goes to: the run's api_base serves only its root and sub
+        models; an extra sub-call model goes to its own URL (None: its provider's own)."""
         if model == self.sub_model and self.sub_api_base:
             return self.sub_api_base
-        return self.api_base
+        if model in (self.root_model, self.sub_model):
+            return self.api_base
+        for routed, base in self.sub_call_models.values():
+            if routed == model:
+                return base
+        return None

@@ -19,6 +19,7 @@ from core.engine.costs import CallMeter, explain_no_fit, worst_case
 from core.engine.parse import parse_reply, truncate_middle
 from core.engine.screen import screen_block
 from core.engine.subcalls import SubCaller
+from core.routing import extra_sub_call_models
 
 if TYPE_CHECKING:
     from core.engine.run import RunContext
@@ -131,7 +132,7 @@ class Rlm:
             messages += [
                 {"role": "system", "content": prompts.system_prompt(
                     can_llm=self.can_llm, can_rlm=self.can_rlm, model=cfg.root_model,
-                    user_notes=cfg.prompt_notes)},
+                    user_notes=cfg.prompt_notes, sub_models=extra_sub_call_models(cfg))},
                 {"role": "user", "content": prompts.first_turn(
                     self.question, [(d.path, len(d.text)) for d in self.documents], self._prefix())},
             ]

@@ -44,7 +44,8 @@ def approval_info(ctx: Any, prompts: list[str], nested: bool, model: str | None,
     """What the approver is shown: {run_id, parent_id, depth, kind, model, calls, input_chars,
     worst_case_usd, spent_usd, cap_usd}."""
     cfg = ctx.config
-    model = cfg.root_model if nested else (model or cfg.sub_model)
+    from core.routing import allowed_sub_models
+    model = cfg.root_model if nested else allowed_sub_models(cfg).get(model or cfg.sub_model, model)
     worst = sum(slot_worst_case(ctx, p, nested, model, depth, context).usd for p in prompts)
     return {"run_id": ctx.run_id, "parent_id": parent, "depth": depth, "kind": "rlm" if nested else "llm",
             "model": model, "calls": len(prompts), "input_chars": sum(len(p) for p in prompts),
@@ -88,7 +89,8 @@ class SubCaller:
         if kind == "rlm" and not nested and request.context:
             # At the depth limit rlm_query is a plain llm_query: the sub model must see the context.
             prompts = [f"{p}\n\n{request.context}" for p in prompts]
-        if not await self._approved(prompts, nested, request.model, parent, request.context):
+        if not self._model_refused(nested, request.model) and \
+                not await self._approved(prompts, nested, request.model, parent, request.context):
             msg = (f"the user did not approve this batch of {len(prompts)} sub-call(s); "
                    "make fewer or smaller calls, or finish with what you have")
             kind_of = "rlm" if nested else "llm"
@@ -145,13 +147,20 @@ class SubCaller:
                  message=f"{what[0].upper()}{what[1:]}: {why}.")
         return approved
 
+    def _model_refused(self, nested: bool, model: str | None) -> bool:
+        """A model= this run may not call: its slots are refused without asking for approval."""
+        from core.routing import allowed_sub_models
+        return not nested and model is not None and model not in allowed_sub_models(self.ctx.config)
+
     # -- one plain sub-call --------------------------------------------------------
     async def _llm(self, prompt: str, model: str | None, parent: str) -> dict[str, Any]:
+        from core.engine.admission import admit_sub_call
         ctx, cfg = self.ctx, self.ctx.config
-        model = model or cfg.sub_model
+        admission = await admit_sub_call(ctx, model, prompt)   # model, price, window: before any event
+        model = admission.model
         call_id = f"{self.rlm.rlm_id}.s{next(self._ids)}"
         ctx.emit(ev.SubCallStarted, call_id=call_id, parent_id=parent, kind="llm", model=model,
-                 prompt=prompt, depth=self.rlm.depth)
+                 prompt=admission.prompt, depth=self.rlm.depth)
         started = time.monotonic()
         messages = sub_messages(prompt)
         meter = CallMeter(ctx, model, messages, cfg.sub_max_tokens, tally=self.rlm.tally,
@@ -166,18 +175,13 @@ class SubCaller:
                      usage_estimated=meter.estimated)
             return {"ok": response} if error_type is None else _error(error_type, error or status)
 
+        if admission.refused:
+            return finish(admission.status, error=admission.message, error_type=admission.error_type)
         try:
             ctx.budget.count_sub_call()
         except BudgetExceeded as exc:
             self._refused(exc)
             return finish("refused", error=str(exc), error_type="BudgetExceeded")
-        window = ctx.prices.context_window(model)
-        if window:
-            need = ctx.prices.estimate_tokens(model, messages)
-            if need + min(cfg.sub_max_tokens, window // 4) > window:
-                msg = (f"prompt too large for {model}: about {need:,} tokens, the model accepts "
-                       f"{window:,} (with {cfg.sub_max_tokens:,} reserved for the answer); split it")
-                return finish("error", error=msg, error_type="ContextWindowExceeded")
         try:
             async with ctx.sub_semaphore:
                 reply = await ctx.llm.complete(model, messages, max_tokens=cfg.sub_max_tokens,

@@ -47,7 +47,8 @@ class RecordedSubCall:
         if self.error_type:
             return {"error": {"type": self.error_type, "message": message}}
         if self.status == "refused":
-            kind = "BudgetExceeded"
+            from core.engine.admission import refusal_type
+            kind = refusal_type(message)         # BudgetExceeded, ModelNotAllowed or PriceUnknown
         elif message.startswith("prompt too large for "):
             kind = "ContextWindowExceeded"
         else:
