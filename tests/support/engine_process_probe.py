@@ -28,11 +28,12 @@ def own_view() -> dict:
             "environ": environ, "os_environ": sorted(os.environ)}
 
 
-def probe(entry, max_bytes):
-    """An extractor that reports on the ingest worker it runs in."""
+def probe(path, source_path, data, name, job):
+    """An extractor that reports on the ingest worker it runs in (the signature of
+    core.ingest.extract.extract_data)."""
     from core.ingest.model import Document
     text = json.dumps(own_view())
-    return Document(entry.path, entry.source_path, "txt", text, len(text), 0, "0" * 64)
+    return Document(path, source_path, "txt", text, len(text), 0, "0" * 64)
 
 
 def main(argv: list[str]) -> int:
