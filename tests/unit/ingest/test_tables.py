@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from core.ingest import IngestOptions, ingest_sync
-from core.ingest.formats.tables import from_document_text, typed
+from core.ingest.formats.tables import typed
 from core.repl.context_file import TABLES_NAME, read_context, write_context
 from tests.unit.ingest import table_makers
 
