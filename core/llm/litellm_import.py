@@ -7,20 +7,29 @@ Before the import we set LITELLM_LOCAL_MODEL_COST_MAP=True (the price map that
 ships inside the installed litellm release is used; no network at import);
 after it we silence its banners and telemetry and clear every callback, so a
 call goes to the provider and nowhere else.
+
+The import is seconds of CPU. A command that knows it will call a model soon
+starts it at once in a thread (`start_background_import()`), and does its other
+work (reading documents, starting the REPL worker) meanwhile; code on an event
+loop waits for it with `await litellm_async()`, which never blocks the loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 import os
 import threading
+from concurrent.futures import Future
 from types import ModuleType
 
 log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _module: ModuleType | None = None
+_started_lock = threading.Lock()
+_background: Future | None = None
 
 
 def litellm() -> ModuleType:
@@ -32,6 +41,45 @@ def litellm() -> ModuleType:
         if _module is None:
             _module = _import()
     return _module
+
+
+def start_background_import() -> Future:
+    """Import litellm in a daemon thread, then warm what its first call would load
+    (the default tokenizer: ~0.3-1 s, paid after the first reply otherwise). Idempotent;
+    the future resolves as soon as the module can be used (before the warm-up)."""
+    global _background
+    with _started_lock:
+        if _background is None:
+            _background = Future()
+            threading.Thread(target=_import_in_background, args=(_background,),
+                             name="rlm-litellm-import", daemon=True).start()
+        return _background
+
+
+async def litellm_async() -> ModuleType:
+    """The configured litellm module, imported without blocking the running event loop."""
+    if _module is not None:
+        return _module
+    return await asyncio.wrap_future(start_background_import())
+
+
+def _import_in_background(done: Future) -> None:
+    try:
+        lm = litellm()
+    except BaseException as exc:      # the caller that awaits it sees the error
+        done.set_exception(exc)
+        return
+    done.set_result(lm)
+    warm_up(lm)
+
+
+def warm_up(lm: ModuleType) -> None:
+    """What litellm loads lazily on a first call: its default tokenizer (it counts tokens
+    while it prices a response, and we count with it when a server reports no usage)."""
+    try:
+        lm.token_counter(model="gpt-4o-mini", text="warm up")
+    except Exception as exc:        # a missing tokenizer only costs the first call its load
+        log.debug("litellm warm-up failed: %s", exc)
 
 
 def _import() -> ModuleType:
