@@ -49,9 +49,7 @@ def litellm() -> ModuleType:
 
 
 def start_background_import() -> Future:
-    """Import litellm in a daemon thread, then warm what its first call would load
-    (the default tokenizer: ~0.3-1 s, paid after the first reply otherwise). Idempotent;
-    the future resolves as soon as the module can be used (before the warm-up)."""
+    """Import litellm in a daemon thread (idempotent); the future resolves to the module."""
     global _background
     with _started_lock:
         if _background is None:
@@ -75,16 +73,6 @@ def _import_in_background(done: Future) -> None:
         done.set_exception(exc)
         return
     done.set_result(lm)
-    warm_up(lm)
-
-
-def warm_up(lm: ModuleType) -> None:
-    """What litellm loads lazily on a first call: its default tokenizer (it counts tokens
-    while it prices a response, and we count with it when a server reports no usage)."""
-    try:
-        lm.token_counter(model="gpt-4o-mini", text="warm up")
-    except Exception as exc:        # a missing tokenizer only costs the first call its load
-        log.debug("litellm warm-up failed: %s", exc)
 
 
 def _import() -> ModuleType:
