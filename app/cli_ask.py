@@ -87,6 +87,10 @@ def config_from_args(args: argparse.Namespace) -> Any:
 
 
 def run_ask(args: argparse.Namespace) -> int:
+    # litellm's import is seconds of CPU: start it now, in a thread, so that reading the
+    # documents and starting the REPL worker happen meanwhile instead of before it.
+    from core.llm.litellm_import import start_background_import
+    start_background_import()
     import asyncio
     from core.engine.run import ConfigError
     try:

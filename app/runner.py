@@ -119,9 +119,11 @@ class QuestionRun:
         sources_task = None
         try:
             if store is not None:
-                # Compressing a large context takes a while: do it beside the run, off the loop.
-                sources_task = asyncio.ensure_future(asyncio.to_thread(
-                    store.save_sources, self.run_id, self.documents, self.skipped))
+                # Compressing a large context takes a while: do it beside the run, off the loop,
+                # at a lower CPU priority than the run's own turns (core/background.py).
+                from core.background import low_priority_call
+                sources_task = asyncio.wrap_future(low_priority_call(
+                    store.save_sources, self.run_id, self.documents, self.skipped, name="rlm-save-sources"))
             result = await self._engine.run(self.question, self.documents, session=self._session,
                                             follow_up=self._follow_up)
         finally:

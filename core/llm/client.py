@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 from core.llm.errors import LLMError, classify
-from core.llm.litellm_import import litellm
+from core.llm.litellm_import import litellm, litellm_async
 from core.llm.pricing import estimate_text_tokens, estimate_tokens
 
 log = logging.getLogger(__name__)
@@ -115,7 +115,8 @@ class ModelClient:
                        temperature: float | None = None,
                        meter: AttemptMeter | None = None) -> Completion:
         kwargs = self._call_kwargs(model, messages, max_tokens, reasoning_effort, temperature)
-        litellm()        # the first import takes seconds: not part of any attempt's duration
+        await litellm_async()   # the first import takes seconds: off the loop, and not part of
+                                # any attempt's duration
         attempt = 0
         while True:
             attempt += 1
