@@ -107,7 +107,7 @@ class ModelsGlue:
         from core.llm.pricing import PriceBook
         documents = list(self.c.documents.values())
         before = self.c.last_outcome
-        client = ModelClient(key_for=self.c._key_for(self.c.settings), api_base_for=config.api_base_for,
+        client = ModelClient(key_for=self.c._key_for(self.c.settings, config), api_base_for=config.api_base_for,
                              max_retries=config.max_retries, timeout_s=config.request_timeout_s)
         direct = await ask_directly(client, PriceBook(config.prices), config.root_model, question, documents,
                                     max_tokens=min(config.root_max_tokens, 4096))
