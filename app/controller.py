@@ -241,7 +241,8 @@ class Controller(QObject):
             n = len(result.skipped)
             self.notifier.warning(
                 f"{n} file{'s were' if n != 1 else ' was'} skipped ({', '.join(reasons)}).",
-                "The Sources list shows the reason for each; the other files were read.")
+                "The Sources list shows the reason for each; the other files were read.",
+                topic="sources")
         self.notifier.info(f"Read {len(result.documents)} documents "
                            f"in {result.duration_ms / 1000:.1f} s.")
 
@@ -354,10 +355,12 @@ class Controller(QObject):
                                 "Wait until reading ends, or stop it, then run.")
         if not self.documents:
             return Notification("warning", "There are no documents to ask about yet.",
-                                "Drop files or folders on the Sources pane, or use Add files.")
+                                "Drop files or folders on the Sources pane, or use Add files.",
+                                topic="sources")
         if not qp.question():
             return Notification("warning", "Type a question first.",
-                                "Write it in the question box, then press Run (Ctrl+Enter).")
+                                "Write it in the question box, then press Run (Ctrl+Enter).",
+                                topic="question")
         if not qp.root_model():
             return Notification("warning", "Pick a root model.",
                                 "Choose one in the question panel, or type a model id "

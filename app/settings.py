@@ -343,9 +343,13 @@ def build_run_config(settings: Settings, *, root: str | None = None, sub: str | 
             kwargs[key] = ms.max_tokens
 
     kwargs.update(overrides)
+    labels: dict[str, str] = {}
+    for routed, name in ((root_model, root_name), (sub_model, sub_name)):
+        if routed != name:
+            labels.setdefault(routed, name)    # the name the user picked is what is shown
     return RunConfig(root_model=root_model, sub_model=sub_model, api_base=main_base,
                      sub_api_base=sub_base, prices=prices, reasoning_effort=efforts,
-                     prompt_notes=notes, **kwargs)
+                     prompt_notes=notes, model_labels=labels, **kwargs)
 
 
 def _model_settings(settings: Settings, routed: str, name: str) -> ModelSettings | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import Callable
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
@@ -176,7 +177,9 @@ class HistoryPane(QWidget):
         self.rerun_button = QPushButton("Re-run")
         icons.bind(self.rerun_button, "rerun")
         self.rerun_button.setToolTip("Load its sources, question, models and caps to run again")
-        self.rerun_button.clicked.connect(lambda: self._emit_for_selected(self.rerun_requested))
+        self.rerun_button.clicked.connect(self.ask_rerun)
+        # Set by the window: asks before a re-run replaces the sources (False: keep them).
+        self.confirm_rerun: Callable[[], bool] | None = None
         self.export_button = QToolButton()
         icons.bind(self.export_button, "export")
         self.export_button.setAccessibleName("Export the selected run")
@@ -247,6 +250,15 @@ class HistoryPane(QWidget):
         run_id = self.selected_id()
         if run_id:
             signal.emit(run_id)
+
+    def ask_rerun(self) -> bool:
+        """Re-run: it replaces the sources with the stored run's, so ask first."""
+        if self.selected_id() is None:
+            return False
+        if self.confirm_rerun is not None and not self.confirm_rerun():
+            return False
+        self._emit_for_selected(self.rerun_requested)
+        return True
 
     def _emit_export(self, fmt: str) -> None:
         run_id = self.selected_id()

@@ -128,6 +128,7 @@ class QuestionPanel(QWidget):
     run_requested = Signal()
     stop_requested = Signal()
     models_wanted = Signal()    # a model popup is opening: fill the catalog
+    running_changed = Signal(bool)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -254,9 +255,12 @@ class QuestionPanel(QWidget):
 
     # --- state ---------------------------------------------------------------
     def set_running(self, running: bool) -> None:
+        changed = self.stop_button.isEnabled() != running
         self.run_button.setEnabled(not running)
         self.stop_button.setEnabled(running)
         self.question_box.setReadOnly(running)
+        if changed:
+            self.running_changed.emit(running)
 
     def set_status(self, text: str) -> None:
         self.status_label.setText(text)

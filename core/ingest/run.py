@@ -128,7 +128,8 @@ class Ingestion:
                 self._finish(seq, Skip(item.path, item.source_path, EMPTY, "0 bytes"), 0)
             elif item.size > limit:
                 self._finish(seq, Skip(item.path, item.source_path, TOO_LARGE,
-                                       f"{item.size:,} bytes, over the {limit:,} byte limit"), 0)
+                                       f"{item.size:,} bytes, over the {limit:,} byte limit",
+                                       item.size), 0)
             else:
                 self._bytes_total += item.size
                 self._queue.append((seq, item))
@@ -171,7 +172,7 @@ class Ingestion:
                 if outcome[0] == "doc":
                     result: Document | Skip = outcome[1]
                 else:
-                    result = Skip(entry.path, entry.source_path, outcome[1], outcome[2])
+                    result = Skip(entry.path, entry.source_path, outcome[1], outcome[2], entry.size)
                 self._finish(seq, result, entry.size)
         finally:
             if worker is not None:

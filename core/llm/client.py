@@ -89,7 +89,7 @@ class ModelClient:
             except _CallbackFailed as failed:
                 raise failed.error from None
             except (LLMError, Exception) as exc:   # CancelledError is a BaseException: it passes
-                error = classify(exc, model)
+                error = classify(exc, model, self.api_base_for(model))
             error.attempts = attempt
             if not error.retryable or attempt > self.max_retries:
                 if attempt > 1:

@@ -172,12 +172,39 @@ def _detail(exc: BaseException) -> str:
     return text if len(text) <= 400 else text[:400] + "..."
 
 
-def classify(exc: BaseException, model: str) -> LLMError:
-    """Turn any exception raised by a litellm call into an LLMError."""
+def server_name(api_base: str | None) -> str:
+    """"the server at 127.0.0.1:11434" for a URL that is not a cloud provider's own."""
+    from urllib.parse import urlsplit
+    try:
+        netloc = urlsplit(api_base or "").netloc
+    except ValueError:
+        netloc = ""
+    return f"the server at {netloc or api_base}"
+
+
+def _own_server(provider: str, api_base: str | None) -> bool:
+    """True when `api_base` is a server of the user's (Ollama, LM Studio, a custom URL),
+    reached through the OpenAI-compatible route, not the provider's own service."""
+    if not api_base:
+        return False
+    known = providers.get(provider)
+    official = getattr(known, "api_base", "") or ""
+    host = api_base.split("//", 1)[-1].split("/", 1)[0]
+    return not (official and host in official) and "api.openai.com" not in api_base
+
+
+def classify(exc: BaseException, model: str, api_base: str | None = None) -> LLMError:
+    """Turn any exception raised by a litellm call into an LLMError. With `api_base`
+    (a local or custom server) the messages name that server, not the route's provider:
+    "openai/x" at 127.0.0.1 is not OpenAI."""
     if isinstance(exc, LLMError):
         return exc
     provider = provider_of(model)
     display = providers.get(provider).display if providers.get(provider) else provider
+    routed = model
+    if _own_server(provider, api_base):
+        display = server_name(api_base)
+        model = model.removeprefix("openai/")
     names: set[str] = set()
     for link in _chain(exc):
         names |= _names(link)
@@ -185,7 +212,7 @@ def classify(exc: BaseException, model: str) -> LLMError:
     detail = _detail(exc)
 
     def make(kind: str, message: str, code: int | None = status) -> LLMError:
-        return LLMError(kind, message, provider=provider, model=model, status=code,
+        return LLMError(kind, message, provider=provider, model=routed, status=code,
                         retry_after=retry_after_of(exc), detail=detail)
 
     if "CancelledError" in _names(exc):
