@@ -78,8 +78,15 @@ class SettingsGlue:
             self.controller.notifier.warning(
                 "Some settings were not taken: " + "; ".join(settings.warnings),
                 "Open Settings and fix them.", action="settings", action_label="Open Settings")
+        qp = self.controller.window.question_panel
+        before, shown = self.controller._default_caps(), qp.caps()
         self.controller.settings = settings
         self.controller.settings_applied()
+        # The question panel keeps the caps the user set there; only a default changed
+        # in the dialog replaces the panel's value.
+        after = self.controller._default_caps()
+        qp.set_caps({k: after[k] if before.get(k) != after.get(k) else shown[k]
+                     for k in shown if k in after or k in before})
 
     # --- keys -------------------------------------------------------------------
     def refresh_keys(self) -> None:
