@@ -85,8 +85,8 @@ class SettingsGlue:
         # The question panel keeps the caps the user set there; only a default changed
         # in the dialog replaces the panel's value.
         after = self.controller._default_caps()
-        qp.set_caps({k: after[k] if before.get(k) != after.get(k) else shown[k]
-                     for k in shown if k in after or k in before})
+        qp.set_caps({k: after[k] if k in after and before.get(k) != after[k] else shown[k]
+                     for k in shown})
 
     # --- keys -------------------------------------------------------------------
     def refresh_keys(self) -> None:

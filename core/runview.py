@@ -199,6 +199,7 @@ class Meta:
     documents: list[dict[str, Any]] = field(default_factory=list)
     total_chars: int = 0
     version: str = ""
+    parent_run_id: str | None = None     # a follow-up, re-run or fork names its run
 
     @property
     def max_iterations(self) -> int | None:
@@ -240,6 +241,9 @@ class RunView:
         self.nodes: dict[str, Node] = {}
         self.node_list: list[Node] = []  # by serial
         self.budget = Budget()
+        # (seconds since the start, dollars spent) each time the spend changed: the meter's
+        # spend-over-time picture. A few hundred points even for long runs.
+        self.spend: list[tuple[float, float]] = []
         self.figures = Figures()
         self.notices: list[NoticeItem] = []
         self.timeline: list[tuple[str, str | int | None]] = []  # ("turn", id) | ("notice", i) | ("final", None)
@@ -395,6 +399,7 @@ class RunView:
         m = self.meta
         m.run_id, m.question, m.root_model, m.sub_model = e.run_id, e.question, e.root_model, e.sub_model
         m.config, m.documents, m.total_chars, m.version = dict(e.config or {}), list(e.documents), e.total_chars, e.version
+        m.parent_run_id = getattr(e, "parent_run_id", None)
         self.status = "running"
         self.started_ts = e.ts
         self.budget.cap_usd = m.config.get("max_cost_usd")
@@ -523,6 +528,8 @@ class RunView:
 
     def _budget(self, e: ev.BudgetChanged) -> Change:
         b = self.budget
+        if e.spent_usd != b.spent_usd or not self.spend:
+            self.spend.append((max(0.0, e.ts - (self.started_ts or e.ts)), e.spent_usd))
         b.spent_usd, b.reserved_usd = e.spent_usd, e.reserved_usd
         if e.cap_usd is not None or b.cap_usd is None:
             b.cap_usd = e.cap_usd

@@ -49,7 +49,8 @@ class HistoryRow:
                 duration = int((finished - created).total_seconds() * 1000)
         return cls(id=str(run["id"]), question=run.get("question") or "",
                    status=run.get("status") or "", created=created,
-                   root_model=run.get("root_model") or "", sub_model=run.get("sub_model") or "",
+                   root_model=run.get("root_model_label") or run.get("root_model") or "",
+                   sub_model=run.get("sub_model_label") or run.get("sub_model") or "",
                    cost_usd=run.get("cost_usd"), duration_ms=duration)
 
 
@@ -73,7 +74,9 @@ def format_cost(usd: float | None) -> str:
 
 
 class HistoryModel(RowTableModel):
-    COLUMNS = ("When", "Question", "Status", "Models", "Cost", "Duration")
+    # Models last: it takes what is left, and the question keeps its width.
+    COLUMNS = ("When", "Question", "Status", "Cost", "Duration", "Models")
+    (COL_WHEN, COL_QUESTION, COL_STATUS, COL_COST, COL_DURATION, COL_MODELS) = range(6)
 
     _rows: list[HistoryRow]
 
@@ -89,16 +92,16 @@ class HistoryModel(RowTableModel):
                 return " ".join(row.question.split())[:200]
             if col == 2:
                 return row.status
-            if col == 3:
+            if col == 5:
                 return row.root_model if row.sub_model in ("", row.root_model) \
                     else f"{row.root_model} / {row.sub_model}"
-            if col == 4:
+            if col == 3:
                 return format_cost(row.cost_usd)
-            if col == 5:
+            if col == 4:
                 return format_duration(row.duration_ms)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{row.question}\n\nrun {row.id}"
-        if role == Qt.ItemDataRole.TextAlignmentRole and col in (4, 5):
+            return f"{row.question}\n\nrun {row.id}\nroot {row.root_model}, sub {row.sub_model or row.root_model}"
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (3, 4):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == RUN_ID_ROLE:
             return row.id
@@ -163,9 +166,15 @@ class HistoryPane(QWidget):
 
         self.table = list_table(self.model, "Past runs")
         header = self.table.horizontalHeader()
-        for col in range(len(HistoryModel.COLUMNS)):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        metrics = header.fontMetrics()
+        m = HistoryModel
+        for col, sample in ((m.COL_WHEN, "2026-12-01 07:24"), (m.COL_QUESTION, "Which quarterly report m"),
+                            (m.COL_STATUS, "interrupted"), (m.COL_COST, "$0.0000"),
+                            (m.COL_DURATION, "10 min 00 s"), (m.COL_MODELS, "ollama/qwen2.5")):
+            self.table.setColumnWidth(col, max(metrics.horizontalAdvance(sample),
+                                               metrics.horizontalAdvance(m.COLUMNS[col])) + 20)
         self.table.doubleClicked.connect(lambda _i: self._emit_for_selected(self.open_requested))
         layout.addWidget(self.table, 1)
 

@@ -25,6 +25,7 @@ from ui.notifier import Banner, Notification, Notifier
 from ui.question_panel import QuestionPanel
 from ui.run_panes import RunPanes
 from ui.sources_pane import SourcesPane
+from ui.tab_order import order_by_position
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +90,12 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._keep_messages_current()
         self.history_pane.confirm_rerun = self._confirm_rerun
+        self._tab_timer = QTimer(self)
+        self._tab_timer.setSingleShot(True)
+        self._tab_timer.setInterval(0)
+        self._tab_timer.timeout.connect(self.order_tabs)
+        for pane in (self.sources_pane, self.question_panel):
+            pane.installEventFilter(self)
         self.notifier.posted.connect(self._show_in_status_bar)
         self.notifier.action_requested.connect(self._on_notice_action)
         self.statusBar().showMessage("Ready")
@@ -323,10 +330,18 @@ class MainWindow(QMainWindow):
             log.warning("could not restore the window layout: %s", exc)
 
     # --- events ---------------------------------------------------------------
+    def order_tabs(self) -> None:
+        """Tab runs down the left column as it reads: sources, then the question panel."""
+        chain = order_by_position(self.sources_pane) + order_by_position(self.question_panel)
+        for a, b in zip(chain, chain[1:]):
+            QWidget.setTabOrder(a, b)
+
     def eventFilter(self, obj, event) -> bool:
         if obj is self and event.type() == QEvent.Type.Paint and not self._painted:
             self._painted = True
             self.first_painted.emit()
+        elif obj is not self and event.type() in (QEvent.Type.LayoutRequest, QEvent.Type.Show):
+            self._tab_timer.start()          # a widget came or went: put the chain in order
         return super().eventFilter(obj, event)
 
     def closeEvent(self, event) -> None:

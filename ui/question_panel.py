@@ -60,13 +60,17 @@ class ModelPicker(QComboBox):
         view.setRootIsDecorated(False)
         view.setItemsExpandable(False)
         view.setAllColumnsShowFocus(True)
-        view.setMinimumWidth(380)
+        view.setMinimumWidth(480)
+        view.setStyleSheet("QTreeView::item { padding: 3px 8px; }")
         self.setView(view)
         self.setModelColumn(0)
 
     def showPopup(self) -> None:
         self.opening.emit()
-        self.view().resizeColumnToContents(0)
+        view = self.view()
+        view.resizeColumnToContents(0)
+        view.resizeColumnToContents(1)
+        view.setMinimumWidth(max(480, self.width(), view.columnWidth(0) + view.columnWidth(1) + 40))
         super().showPopup()
 
     def set_choices(self, choices: list[ModelChoice]) -> None:
@@ -211,6 +215,7 @@ class QuestionPanel(QWidget):
         self.status_label = QLabel()
         self.status_label.setObjectName("hint")
         self.status_label.setWordWrap(True)
+        self.status_label.setMinimumHeight(self.status_label.fontMetrics().lineSpacing() * 2)
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.stop_button)
         layout.addLayout(buttons)
