@@ -146,6 +146,7 @@ class CostMeter(QFrame):
                 break
             needed -= label.sizeHint().width() + row.spacing()
             label.setVisible(False)
+        row.setGeometry(self.contentsRect())      # place what is left now, at this width
 
     def restyle(self) -> None:
         """Repaint the bar in the current theme's colours."""

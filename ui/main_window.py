@@ -63,6 +63,8 @@ class MainWindow(QMainWindow):
         self.center_layout.setContentsMargins(0, 0, 0, 0)
         self.replay_label = QLabel()
         self.replay_label.setObjectName("hint")
+        self.replay_label.setWordWrap(True)      # a long run name wraps: the window keeps its size
+        self.replay_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.replay_label.hide()
         self.center_layout.addWidget(self.replay_label)
         self.center_layout.addWidget(self.run_panes, 1)

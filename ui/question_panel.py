@@ -192,6 +192,10 @@ class QuestionPanel(QWidget):
         self.iter_spin.setValue(20)
         self.iter_spin.setAccessibleName("Maximum iterations")
         self.iter_spin.setToolTip("Root turns at most")
+        # Narrow enough for a 1024 px window with History open (the hint is for $10,000.00).
+        self.depth_spin.setMinimumWidth(40)
+        self.cost_spin.setMinimumWidth(80)
+        self.iter_spin.setMinimumWidth(50)
         for label, widget in (("Depth", self.depth_spin), ("Cap", self.cost_spin),
                               ("Iterations", self.iter_spin)):
             caps.addWidget(QLabel(label))

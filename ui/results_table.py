@@ -125,7 +125,7 @@ class ResultsTable(QWidget):
         self.filter_edit.setMinimumWidth(60)
         self.status_combo = QComboBox(self)
         self.status_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.status_combo.setMinimumContentsLength(7)
+        self.status_combo.setMinimumContentsLength(4)
         self.status_combo.setAccessibleName("Filter by status")
         self.status_combo.addItem("Any status", None)
         for status in ("ok", "error", "refused", "cancelled", "running"):

@@ -80,7 +80,7 @@ class RunPanes(QWidget):
         self.main_splitter.setStretchFactor(1, 2)
         for splitter in (self.side_splitter, self.main_splitter):
             splitter.setChildrenCollapsible(False)
-        self.transcript.setMinimumWidth(220)
+        self.transcript.setMinimumWidth(190)
         self.main_splitter.setSizes([600, 500])         # until the window restores saved sizes
         self.side_splitter.setSizes([500, 300])
         layout = QVBoxLayout(self)

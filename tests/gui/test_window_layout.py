@@ -103,7 +103,7 @@ def check_layout(window, qapp, size) -> None:
                           meter.cells, meter.status) if w.isVisibleTo(meter) and w.text()]
     for a, b in zip(labels, labels[1:]):
         assert a.geometry().right() < b.geometry().left(), f"{a.text()!r} runs into {b.text()!r} at {size}"
-        assert a.width() >= a.sizeHint().width() - 1, f"{a.text()!r} is cut at {size}"
+        assert a.width() >= a.sizeHint().width() - 1, f"{a.text()!r} is cut at {size} (meter {meter.width()}: {[(w.text(), w.geometry().getRect()) for w in labels]} {meter.layout().geometry()})"
     # Key columns are at least as wide as their header text.
     for table, columns in ((window.history_pane.table, (HistoryModel.COL_QUESTION, HistoryModel.COL_STATUS)),
                            (window.sources_pane.table, (SourcesModel.COL_STATUS, SourcesModel.COL_REASON))):
