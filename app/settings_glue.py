@@ -16,7 +16,7 @@ from ui.notifier import explain_error
 
 log = logging.getLogger(__name__)
 
-KEYCHAIN_ADVICE = (". On Linux, install and unlock gnome-keyring or KWallet; or set the provider's "
+KEYCHAIN_ADVICE = (". On Linux, install and unlock gnome-keyring or KWallet, or set the provider's "
                    "environment variable (e.g. OPENAI_API_KEY) before starting RLM Studio.")
 
 
@@ -55,6 +55,7 @@ class SettingsGlue:
         names += [(e.name, f"{e.name} (endpoint)") for e in self.settings.endpoints if e.needs_key]
         dialog = SettingsDialog(settings_to_dict(self.settings), names, self.controller.window)
         dialog.keys_page.key_set.connect(self.set_key)
+        dialog.keys_page.key_session.connect(self.set_session_key)
         dialog.keys_page.key_delete.connect(self.delete_key)
         dialog.keys_page.key_test.connect(lambda p: asyncio.ensure_future(self.test_key(p)))
         dialog.accepted.connect(lambda: self.apply_values(dialog.values()))
@@ -123,6 +124,21 @@ class SettingsGlue:
         self.refresh_keys()
         return True
 
+    def set_session_key(self, provider: str, key: str) -> bool:
+        page = self._page()
+        try:
+            self.keys().set_for_session(provider, key)
+        except ValueError as exc:
+            if page:
+                page.show_result(False, str(exc))
+            return False
+        if page:
+            page.key_saved()
+            page.show_result(True, f"The {provider} key is used until RLM Studio closes; it is "
+                                   "written nowhere.")
+        self.refresh_keys()
+        return True
+
     def delete_key(self, provider: str) -> bool:
         deleted = self.keys().delete(provider)
         page = self._page()
@@ -136,10 +152,11 @@ class SettingsGlue:
         """One tiny request with the provider's key; the answer shows on the Keys page."""
         from core import providers
         page = self._page()
-        key, _source = self.keys().resolve(provider)
+        pasted = page.pasted_key() if page is not None else ""
+        key = pasted or self.keys().resolve(provider)[0]      # the key just pasted comes first
         known = providers.get(provider)
         if not key:
-            ok, text = False, f"No {provider} key is set."
+            ok, text = False, f"No {provider} key is set: paste one above, then press Test."
         elif known is None or not known.test_model:
             ok, text = False, "There is no test model for this provider; run a small question instead."
         else:
