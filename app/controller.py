@@ -394,7 +394,7 @@ class Controller(QObject):
         except Exception as exc:  # the run's boundary: anything it raises is shown, not a crash
             log.exception("the run failed to start or crashed")
             self.notifier.post(explain_error(f"{type(exc).__name__}: {exc}", model=config.root_model,
-                                             api_base=config.api_base))
+                                             api_base=config.api_base, label=config.label(config.root_model)))
             qp.set_status("The run failed.")
         finally:
             self.flush_events()
@@ -432,7 +432,7 @@ class Controller(QObject):
         else:
             qp.set_status("The run failed.")
             self.notifier.post(explain_error(outcome.error or "", model=config.root_model,
-                                             api_base=config.api_base))
+                                             api_base=config.api_base, label=config.label(config.root_model)))
 
     def stop_run(self) -> None:
         if not self.running:
