@@ -33,6 +33,12 @@ HELD = frozenset({"refused", "cancelled", "capped"})
 Index = QModelIndex | QPersistentModelIndex
 
 
+def _short(n: int) -> str:
+    """Token counts that fit a narrow column: 812, 1.5k, 48k, 1.2M."""
+    return f"{n:,}" if n < 1000 else f"{n / 1000:.1f}k" if n < 10_000 else \
+        f"{n // 1000}k" if n < 1_000_000 else f"{n / 1_000_000:.1f}M"
+
+
 class CallTreeModel(QAbstractItemModel):
     def __init__(self, view: RunView | None = None, parent: QObject | None = None,
                  colors: dict[str, str] | None = None) -> None:
@@ -215,7 +221,7 @@ class CallTreeModel(QAbstractItemModel):
         if col == COL_TOKENS:
             if not (node.input_tokens or node.output_tokens):
                 return ""
-            return f"{node.input_tokens:,} / {node.output_tokens:,}"
+            return f"{_short(node.input_tokens)} / {_short(node.output_tokens)}"
         if col == COL_COST:
             return f"${node.cost_usd:.4f}" if node.cost_usd else ""
         if col == COL_LATENCY:

@@ -54,6 +54,19 @@ class HistoryRow:
                    cost_usd=run.get("cost_usd"), duration_ms=duration)
 
 
+def format_when(created: datetime | None, now: datetime | None = None) -> str:
+    """"09:29" today, "12-01 09:29" this year, "2025-12-01 09:29" before: short in a narrow pane."""
+    if created is None:
+        return ""
+    local = created.astimezone()
+    now = (now or datetime.now(timezone.utc)).astimezone()
+    if local.date() == now.date():
+        return local.strftime("%H:%M")
+    if local.year == now.year:
+        return local.strftime("%m-%d %H:%M")
+    return local.strftime("%Y-%m-%d %H:%M")
+
+
 def format_duration(ms: int | None) -> str:
     if ms is None:
         return ""
@@ -87,7 +100,7 @@ class HistoryModel(RowTableModel):
         col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             if col == 0:
-                return row.created.astimezone().strftime("%Y-%m-%d %H:%M") if row.created else ""
+                return format_when(row.created)
             if col == 1:
                 return " ".join(row.question.split())[:200]
             if col == 2:
@@ -100,7 +113,8 @@ class HistoryModel(RowTableModel):
             if col == 4:
                 return format_duration(row.duration_ms)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{row.question}\n\nrun {row.id}\nroot {row.root_model}, sub {row.sub_model or row.root_model}"
+            when = row.created.astimezone().strftime("%Y-%m-%d %H:%M") if row.created else ""
+            return f"{row.question}\n\nrun {row.id}, {when}\nroot {row.root_model}, sub {row.sub_model or row.root_model}"
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (3, 4):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == RUN_ID_ROLE:
@@ -170,7 +184,7 @@ class HistoryPane(QWidget):
         header.setStretchLastSection(True)
         metrics = header.fontMetrics()
         m = HistoryModel
-        for col, sample in ((m.COL_WHEN, "2026-12-01 07:24"), (m.COL_QUESTION, "Which quarterly report m"),
+        for col, sample in ((m.COL_WHEN, "12-01 07:24"), (m.COL_QUESTION, "Which quarterly report"),
                             (m.COL_STATUS, "interrupted"), (m.COL_COST, "$0.0000"),
                             (m.COL_DURATION, "10 min 00 s"), (m.COL_MODELS, "ollama/qwen2.5")):
             self.table.setColumnWidth(col, max(metrics.horizontalAdvance(sample),

@@ -96,6 +96,7 @@ class MainWindow(QMainWindow):
         self._tab_timer.setSingleShot(True)
         self._tab_timer.setInterval(0)
         self._tab_timer.timeout.connect(self.order_tabs)
+        self._tab_timer.timeout.connect(self.fit_question_panel)
         for pane in (self.sources_pane, self.question_panel):
             pane.installEventFilter(self)
         self.notifier.posted.connect(self._show_in_status_bar)
@@ -332,6 +333,24 @@ class MainWindow(QMainWindow):
             log.warning("could not restore the window layout: %s", exc)
 
     # --- events ---------------------------------------------------------------
+    def fit_question_panel(self) -> None:
+        """The question panel gets the height its fields need at its width (wrapped
+        hints included); the sources list gives way. Nothing in it is squashed."""
+        qp, sp = self.question_panel, self.sources_pane
+        sizes = self.left_splitter.sizes()
+        if len(sizes) != 2 or not qp.isVisible():
+            return
+        box = qp.question_box
+        need = qp.heightForWidth(qp.width()) if qp.hasHeightForWidth() else qp.sizeHint().height()
+        need -= max(0, box.sizeHint().height() - max(box.minimumSizeHint().height(), 60))
+        total = sum(sizes)
+        if sizes[1] < need and total - need >= sp.minimumSizeHint().height():
+            self.left_splitter.setSizes([total - need, need])
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._tab_timer.start()
+
     def order_tabs(self) -> None:
         """Tab runs down the left column as it reads: sources, then the question panel."""
         chain = order_by_position(self.sources_pane) + order_by_position(self.question_panel)

@@ -71,8 +71,9 @@ class SourcesModel(RowTableModel):
     """Rows of SourceRow, one per document or skipped file."""
 
     # The skip reason has the last column: however wide it is made, it pushes nothing away.
-    COLUMNS = ("Name", "Folder", "Status", "Format", "Size", "Tokens (est.)", "Why skipped")
-    (COL_NAME, COL_FOLDER, COL_STATUS, COL_FORMAT, COL_SIZE, COL_TOKENS, COL_REASON) = range(7)
+    # The numbers right after the name and status, so a narrow pane still shows them.
+    COLUMNS = ("Name", "Status", "Size", "Tokens (est.)", "Folder", "Format", "Why skipped")
+    (COL_NAME, COL_STATUS, COL_SIZE, COL_TOKENS, COL_FOLDER, COL_FORMAT, COL_REASON) = range(7)
 
     _rows: list[SourceRow]
 
@@ -82,8 +83,8 @@ class SourcesModel(RowTableModel):
         row = self._rows[index.row()]
         col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            return (row.name, row.folder, row.status, row.format, human_size(row.size),
-                    human_count(row.tokens) if row.status == "read" else "",
+            return (row.name, row.status, human_size(row.size),
+                    human_count(row.tokens) if row.status == "read" else "", row.folder, row.format,
                     row.reason if row.status != "read" else "")[col]
         if role == Qt.ItemDataRole.ToolTipRole:
             tip = row.path
@@ -95,8 +96,8 @@ class SourcesModel(RowTableModel):
         if role == PATH_ROLE:
             return row.path
         if role == SORT_ROLE:
-            return (row.name.lower(), row.folder.lower(), row.status, row.format, row.size,
-                    row.tokens, row.reason)[col]
+            return (row.name.lower(), row.status, row.size, row.tokens, row.folder.lower(), row.format,
+                    row.reason)[col]
         return None
 
     def folders(self) -> list[str]:
@@ -243,8 +244,8 @@ class SourcesPane(QWidget):
         header.setStretchLastSection(True)
         header.setMinimumSectionSize(36)
         m = SourcesModel
-        for col, width in ((m.COL_NAME, 130), (m.COL_FOLDER, 90), (m.COL_STATUS, 64),
-                           (m.COL_FORMAT, 72), (m.COL_SIZE, 64), (m.COL_TOKENS, 90)):
+        for col, width in ((m.COL_NAME, 120), (m.COL_FOLDER, 90), (m.COL_STATUS, 60),
+                           (m.COL_FORMAT, 70), (m.COL_SIZE, 64), (m.COL_TOKENS, 84)):
             self.table.setColumnWidth(col, max(width, header.fontMetrics().horizontalAdvance(
                 m.COLUMNS[col]) + 18))
         self.table.setColumnHidden(m.COL_FOLDER, True)
