@@ -65,6 +65,7 @@ class FirstRunGlue:
         self.view.close_requested.connect(self.hide_welcome)
         self._fill_samples()
         self._build_actions()
+        controller.notifier.action_requested.connect(self._on_notice_action)
 
         qp, hp, sp = w.question_panel, w.history_pane, w.sources_pane
         qp.run_requested.connect(self._after_run_request)       # after the controller's slot
@@ -118,6 +119,11 @@ class FirstRunGlue:
         self.add_paths([path])
 
     # --- the welcome view ----------------------------------------------------------
+    def _on_notice_action(self, action: str) -> None:
+        if action == "look_again":            # a stopped local server: look for servers again
+            self.show_welcome()
+            self.refresh()
+
     @property
     def welcome_visible(self) -> bool:
         return self.view.isVisibleTo(self.c.window)

@@ -328,6 +328,8 @@ class MainWindow(QMainWindow):
             for key, value in (state.get("splitters") or {}).items():
                 if key in splitters and value:
                     splitters[key].restoreState(_unb64(value))
+                    if key.startswith("run"):
+                        self.run_panes.layout_restored = True
             self.show_history(bool(state.get("history_visible")))
         except (ValueError, TypeError) as exc:   # a damaged entry: keep the defaults
             log.warning("could not restore the window layout: %s", exc)

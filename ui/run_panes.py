@@ -53,6 +53,8 @@ class RunPanes(QWidget):
         # follow-up shows them above its own turns.
         self._session: list[tuple[str, str, str]] = []
         self._earlier_pending = False
+        self.layout_restored = False       # set by the window when it restored saved sizes
+        self._balanced = False
         # Objects with reset(live) and feed(events) that see every event the panes
         # fold (coverage, results: app/trust_glue.py), live and in replays.
         self.observers: list = []
@@ -102,6 +104,14 @@ class RunPanes(QWidget):
         self._clock = QTimer(self)
         self._clock.setInterval(TICK_MS)
         self._clock.timeout.connect(self._tick)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if not self.layout_restored and not self._balanced and self.side_splitter.count() == 3:
+            # tree, detail, the trust tabs: the detail gets room for its texts
+            self._balanced = True
+            total = sum(self.side_splitter.sizes())
+            self.side_splitter.setSizes([total * 36 // 100, total * 34 // 100, total * 30 // 100])
 
     # ---- the shell's API -----------------------------------------------
     @property

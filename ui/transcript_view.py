@@ -13,7 +13,6 @@ Nested RLMs' turns are not listed here; they are in the call tree.
 from __future__ import annotations
 
 import logging
-import re
 
 from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QCursor, QFont, QFontDatabase, QGuiApplication
@@ -24,23 +23,16 @@ from core.runview import Cell, Change, RunView, Turn
 from ui.cost_meter import clock, money
 from ui.highlight import code_html, is_dark
 from ui.theme import PALETTES
+from ui.transcript_text import (ENDED_WORDS, OUTPUT_CHARS, OUTPUT_LINES, RETRY_MARK,  # noqa: F401
+                                 breakable, retry_line, truncate_output)
 
 log = logging.getLogger(__name__)
 
-OUTPUT_LINES = 25            # REPL output shown before "Show all"
-OUTPUT_CHARS = 1500
 EXPANDED_CHARS = 200_000     # beyond this, the detail panel has the whole text
-_LONG_RUN = re.compile(r"\S{120,}")
 _RESIZING_EVENTS = frozenset({QEvent.Type.StyleChange, QEvent.Type.FontChange, QEvent.Type.ContentsRectChange,
                               QEvent.Type.LayoutDirectionChange})
 GROUP_SIZE = 8               # transcript items per layout group
 FAULT_NAMES = {"timeout": "Timeout", "crash": "Worker crashed", "memory": "Out of memory"}
-# What an unfinished turn or cell says once the run is over (never "running…" after the end).
-ENDED_WORDS = {"cancelled": "stopped before it ended", "failed": "cut off: the run failed",
-               "capped": "cut off at a cap", "finished": "not finished"}
-RETRY_MARK = "; retrying (attempt "
-
-
 class WrapLabel(QLabel):
     """A word-wrapped QLabel that remembers its height for a width until its
     text changes. QLabel recomputes it on every layout pass, which made each
@@ -102,32 +94,6 @@ def set_markdown(label: QLabel, text: str, citations=None) -> None:
     else:
         label.setTextFormat(Qt.TextFormat.RichText)
         label.setText(html)
-
-
-def breakable(text: str) -> str:
-    """Lets very long unbroken runs (base64, xxxx...) wrap in a label."""
-    return _LONG_RUN.sub(lambda m: "\u200b".join(m.group(0)[i:i + 16] for i in range(0, len(m.group(0)), 16)),
-                         text)
-
-
-def _retry_line(message: str) -> str:
-    """"Root call failed (<long error>); retrying (attempt 3)." in one short line."""
-    head, _, attempt = message.partition(RETRY_MARK)
-    what, _, why = head.partition(" (")
-    why = why.rstrip(")")
-    if len(why) > 140:
-        why = why[:140] + "…"
-    return f"{what}: {why}. Retrying, attempt {attempt.rstrip('.').rstrip(')')}."
-
-
-def truncate_output(text: str) -> tuple[str, bool]:
-    """The head of a long REPL output, and whether anything was cut."""
-    text = text.rstrip("\n")
-    lines = text.splitlines()
-    if len(lines) <= OUTPUT_LINES and len(text) <= OUTPUT_CHARS:
-        return text, False
-    head = "\n".join(lines[:OUTPUT_LINES])[:OUTPUT_CHARS]
-    return head, True
 
 
 class CellBlock(QFrame):
@@ -540,7 +506,7 @@ class Transcript(QScrollArea):
                 previous = self._retry_labels.get(item.node_id or "")
                 if previous is not None:
                     previous.hide()
-                text = f"{item.level.upper()}: {_retry_line(item.message)}"
+                text = f"{item.level.upper()}: {retry_line(item.message)}"
             label = make_label(text, self._column)
             if RETRY_MARK in item.message:
                 label.setToolTip(item.message)

@@ -202,8 +202,11 @@ def classify(exc: BaseException, model: str, api_base: str | None = None) -> LLM
     provider = provider_of(model)
     display = providers.get(provider).display if providers.get(provider) else provider
     routed = model
+    reach = display          # who could not be reached (transport errors)
     if _own_server(provider, api_base):
-        display = server_name(api_base)
+        reach = server_name(api_base)
+        display = (f"the OpenAI-compatible {reach.removeprefix('the ')}" if provider == "openai"
+                   else reach)
         model = model.removeprefix("openai/")
     names: set[str] = set()
     for link in _chain(exc):
@@ -218,20 +221,20 @@ def classify(exc: BaseException, model: str, api_base: str | None = None) -> LLM
     if "CancelledError" in _names(exc):
         return make("cancelled", f"The call to {model} was cancelled.")
     if isinstance(exc, TimeoutError):      # our own deadline (asyncio.timeout) ran out
-        return make("timeout", f"The call to {model} ({display}) timed out.", None)
+        return make("timeout", f"The call to {model} ({reach}) timed out.", None)
     if names & _BAD_BODY:
         return make("bad_response", f"{display} sent a reply for {model} that is not valid JSON.")
     if status is None:        # no HTTP status: a transport problem (or litellm's own)
         if names & _TIMEOUT:
-            return make("timeout", f"The call to {model} ({display}) timed out.", None)
+            return make("timeout", f"The call to {model} ({reach}) timed out.", None)
         if names & _UNREACHABLE:
-            return make("unreachable", f"Could not connect to {display} for {model}: "
+            return make("unreachable", f"Could not connect to {reach} for {model}: "
                                        f"{_innermost(exc, _UNREACHABLE)}", None)
         if names & _CUT:
-            return make("bad_response", f"The connection to {display} dropped in the middle of "
+            return make("bad_response", f"The connection to {reach} dropped in the middle of "
                                         f"the reply from {model}.", None)
         if "APIConnectionError" in names:
-            return make("unreachable", f"Could not reach {display} for {model}: {detail}", None)
+            return make("unreachable", f"Could not reach {reach} for {model}: {detail}", None)
         status = _litellm_status(exc)
     if _missing_key(detail):
         return make("auth", f"No API key for {display} was given for {model}. {key_hint(provider)}",

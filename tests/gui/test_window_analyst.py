@@ -193,3 +193,22 @@ def test_sub_calls_sort_as_numbers_and_the_replay_slider_jumps(qapp, qtbot):
                         Qt.MouseButton.LeftButton, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
     slider.mousePressEvent(press)
     assert 700 <= slider.value() <= 800, slider.value()          # to the point, not one page (100)
+
+
+def test_focus_ring_on_run_is_drawn_and_look_again_opens_the_server_check(studio, qloop, qapp):
+    window, controller = studio
+    controller.first_run.hide_welcome()
+    run = window.question_panel.run_button
+    window.activateWindow()
+    window.question_panel.question_box.setFocus()
+    qapp.processEvents()
+    unfocused = run.grab().toImage()
+    run.setFocus(Qt.FocusReason.TabFocusReason)
+    qapp.processEvents()
+    assert run.hasFocus()
+    focused = run.grab().toImage()
+    edge = [(x, 1) for x in range(4, run.width() - 4, 7)]
+    changed = sum(1 for x, y in edge if focused.pixel(x, y) != unfocused.pixel(x, y))
+    assert changed > len(edge) // 2, "no visible focus ring on Run"
+    window.notifier.action_requested.emit("look_again")
+    assert controller.first_run.welcome_visible
