@@ -55,6 +55,8 @@ class CoverageShown:
 
 
 EXPLAIN = ("Green: text a model was shown (printed cell output the root saw, sub-call prompts).")
+DETAIL = ("Tinted: documents the code ran over. Searching or counting reads all of a document "
+          "without showing it to a model, so it does not count as shown.")
 
 
 def percent(fraction: float) -> str:
@@ -177,6 +179,7 @@ class CoverageView(QWidget):
         self.explain_label.setObjectName("hint")
         self.explain_label.setWordWrap(True)
         self.explain_label.setText(EXPLAIN)
+        self.explain_label.setToolTip(DETAIL)
         layout.addWidget(self.explain_label)
         self.warnings_label = QLabel(self)
         self.warnings_label.setObjectName("coverageWarnings")
@@ -210,10 +213,10 @@ class CoverageView(QWidget):
             self.total_label.setText(f"Shown to a model: {percent(coverage.fraction)} of the text of "
                                      f"{len(docs)} document{'s' if len(docs) != 1 else ''}")
             self.total_label.setToolTip(EXPLAIN)
-            reach = (f"Code ran over {searched} of {len(docs)} (tinted): searching or counting reads "
-                     "all of a document without showing it to a model." if searched else
-                     "No cell's code went through the documents themselves.")
-            self.explain_label.setText(f"{EXPLAIN} {reach}")
+            reach = (f"tinted: code ran over it ({searched} of {len(docs)})" if searched else
+                     "no cell's code went through the documents")
+            self.explain_label.setText(f"Green: shown to a model · {reach}")
+            self.explain_label.setToolTip(f"{EXPLAIN} {DETAIL}")
         else:
             self.total_label.setText("No run yet.")
             self.explain_label.setText(EXPLAIN)

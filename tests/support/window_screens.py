@@ -6,8 +6,8 @@
 
 The real window on an Xvfb screen of that size, RLM_STUDIO_HOME in a temp dir, the
 scripted server posing as Ollama (tests/support/first_minute_screens.py): the
-samples, a finished run with its answer, History open, a sub-call selected, the
-Coverage tab. The screen itself is grabbed (what a user would see), into
+samples, a finished run with its answer (made-up prices and a $0.10 cap, so the
+meter's spend chart has a line), History open, a sub-call selected, the Coverage tab. The screen itself is grabbed (what a user would see), into
 docs/screenshots/window-<W>x<H>.png.
 """
 
@@ -32,7 +32,13 @@ async def shoot(app, window, controller, size: str) -> None:
     await wait_for(lambda: controller.ingest_task is not None and controller.ingest_task.done()
                    and len(controller.documents) == 10)
     qp = window.question_panel
-    qp.set_caps({"max_depth": 1, "max_cost_usd": 0, "max_iterations": 10})
+    # Priced as a cloud model would be, with a dollar cap: the meter's spend chart has
+    # something to draw (the stand-in server costs nothing; the prices are made up).
+    from app.settings import ModelSettings
+    from core.config import Price
+    for model_id, price in ((qp.root_model(), Price(1.0, 4.0)), (qp.sub_model(), Price(0.5, 1.5))):
+        controller.settings.models[model_id] = ModelSettings(price=price)
+    qp.set_caps({"max_depth": 1, "max_cost_usd": 0.10, "max_iterations": 10})
     qp.run_button.click()
     await wait_for(lambda: controller.running)
     await wait_for(lambda: not controller.running, timeout=120)
