@@ -172,6 +172,8 @@ class SettingsGlue:
 async def try_key(model: str, key: str) -> tuple[bool, str]:
     """(works, message): a one-token completion with `key` (litellm in a thread)."""
     def call() -> None:
+        from app.controller import preload_engine
+        preload_engine()                 # the first import of litellm, under the one lock
         from core.llm.litellm_import import litellm
         litellm().completion(model=model, api_key=key, max_tokens=1, timeout=30,
                              messages=[{"role": "user", "content": "Say OK"}])
