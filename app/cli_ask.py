@@ -22,6 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sub", help="sub model for llm_query (default: settings, else the root model)")
     p.add_argument("--api-base", help="base URL of an OpenAI-compatible server for both models")
     p.add_argument("--sub-api-base", help="base URL for the sub model only")
+    p.add_argument("--api-key-from", metavar="NAME",
+                   help="send the key of provider or endpoint NAME to --api-base/--sub-api-base "
+                        "(a URL that no configured endpoint or provider owns gets no key otherwise)")
     p.add_argument("--max-depth", type=int, help="0 = code only, 1 = llm_query, 2-3 = nested RLMs")
     p.add_argument("--max-iterations", type=int, help="root turns (default 20)")
     p.add_argument("--max-cost", type=float, metavar="USD", help="hard dollar cap for the whole run")
@@ -33,8 +36,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--root-max-tokens", type=int)
     p.add_argument("--sub-max-tokens", type=int)
     p.add_argument("--memory-limit-mb", type=int, help="memory limit of the REPL worker")
+    p.add_argument("--require-sandbox", action="store_true",
+                   help="refuse to run model code unless every layer of the REPL sandbox holds "
+                        "(also a setting: require_full_sandbox)")
     p.add_argument("--price", action="append", default=[], metavar="MODEL=IN,OUT",
                    help="USD per million input,output tokens (0,0 marks a free local model)")
+    p.add_argument("--ocr", action="store_true",
+                   help="read scanned PDF pages and images with tesseract (slow)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout at the end")
     p.add_argument("--quiet", action="store_true", help="no live transcript on stderr")
     from app.cli_trust import add_approval_args
@@ -66,6 +74,8 @@ def config_from_args(args: argparse.Namespace) -> Any:
         "concurrency": args.concurrency, "max_output_chars": args.max_output_chars,
         "root_max_tokens": args.root_max_tokens, "sub_max_tokens": args.sub_max_tokens,
         "memory_limit_mb": args.memory_limit_mb, "sub_api_base": args.sub_api_base,
+        "require_full_sandbox": True if getattr(args, "require_sandbox", False) else None,
+        "api_key_from": args.api_key_from,
     }
     overrides = {k: v for k, v in overrides.items() if v is not None}
     prices = parse_prices(args.price)
@@ -77,6 +87,10 @@ def config_from_args(args: argparse.Namespace) -> Any:
 
 
 def run_ask(args: argparse.Namespace) -> int:
+    # litellm's import is seconds of CPU: start it now, in a thread, so that reading the
+    # documents and starting the REPL worker happen meanwhile instead of before it.
+    from core.llm.litellm_import import start_background_import
+    start_background_import()
     import asyncio
     from core.engine.run import ConfigError
     try:
@@ -91,7 +105,8 @@ def _fail(args: argparse.Namespace, message: str, code: int) -> int:
     if args.json:
         print(json.dumps({"run_id": None, "status": "failed", "answer": None, "error": message,
                           "cost_usd": 0.0, "input_tokens": 0, "output_tokens": 0, "iterations": 0,
-                          "sub_calls": 0, "syntax_errors": 0, "started_at": None, "finished_at": None,
+                          "sub_calls": 0, "syntax_errors": 0, "overrun_usd": 0.0, "estimated_usage_calls": 0,
+                          "store_error": None, "started_at": None, "finished_at": None,
                           "version": __version__}))
     return code
 
@@ -108,18 +123,26 @@ async def _ask(args: argparse.Namespace, config: Any) -> int:
     harden_engine_process()
     progress = _progress_printer() if not args.quiet and sys.stderr.isatty() else None
     try:
-        found = await ingest(args.paths, on_progress=progress)
+        from app.settings import ingest_options, load_settings
+        options = ingest_options(load_settings(), ocr=True if getattr(args, "ocr", False) else None)
+        found = await ingest(args.paths, options, on_progress=progress)
     except FileNotFoundError as exc:
         return _fail(args, str(exc), 2)
     if progress:
         sys.stderr.write("\n")
+    duplicates = 0
     for skip in found.skipped:
-        if not args.quiet:
+        if skip.reason == "duplicate":
+            duplicates += 1                  # read once; listed by `rlm-studio ingest`
+        elif not args.quiet:
             print(f"skipped {skip.path}: {skip.reason}{': ' + skip.detail if skip.detail else ''}",
                   file=sys.stderr)
+    if duplicates and not args.quiet:
+        print(f"{duplicates} duplicate file{'s' if duplicates != 1 else ''} read once "
+              "(same content as another document)", file=sys.stderr)
     if not found.documents:
         return _fail(args, "no readable documents in " + ", ".join(args.paths), 2)
-    sinks = [] if args.quiet else [TranscriptPrinter(sys.stderr)]
+    sinks = [_sandbox_warning] if args.quiet else [TranscriptPrinter(sys.stderr)]
     try:
         run = QuestionRun(args.question, documents=found.documents, skipped=found.skipped,
                           config=config, sinks=sinks)
@@ -150,6 +173,12 @@ async def _ask(args: argparse.Namespace, config: Any) -> int:
             loop.remove_signal_handler(signal.SIGINT)
         except (NotImplementedError, RuntimeError):
             pass
+    if outcome.status == "failed" and "key" in (outcome.error or "").lower():
+        from app.settings import load_settings
+        from core.routing import unkeyed_url_hint
+        hint = unkeyed_url_hint(config, load_settings().endpoints)
+        if hint:
+            print(f"rlm-studio: note: {hint}", file=sys.stderr)
     return report_outcome(outcome, as_json=args.json)
 
 
@@ -163,13 +192,32 @@ def report_outcome(outcome: Any, *, as_json: bool, **extra: Any) -> int:
             "error": outcome.error, "cost_usd": t.get("cost_usd", 0.0),
             "input_tokens": t.get("input_tokens", 0), "output_tokens": t.get("output_tokens", 0),
             "iterations": t.get("iterations", 0), "sub_calls": t.get("sub_calls", 0),
-            "syntax_errors": t.get("syntax_errors", 0), "started_at": outcome.started_at,
+            "syntax_errors": t.get("syntax_errors", 0), "overrun_usd": t.get("overrun_usd", 0.0),
+            "estimated_usage_calls": t.get("estimated_usage_calls", 0),
+            "store_error": getattr(outcome, "store_error", None), "started_at": outcome.started_at,
             "finished_at": outcome.finished_at, "version": __version__}, ensure_ascii=False))
     elif outcome.answer is not None:
         print(outcome.answer)
     if outcome.error and outcome.status != "finished":
         print(f"rlm-studio: {outcome.status}: {outcome.error}", file=sys.stderr)
+    if t.get("overrun_usd"):
+        print(f"rlm-studio: warning: calls cost ${t['overrun_usd']:.6f} more than their reserved worst "
+              "case (the provider billed above its price list); the cap could not cover that", file=sys.stderr)
+    if t.get("estimated_usage_calls"):
+        print(f"rlm-studio: note: {t['estimated_usage_calls']} call attempt(s) sent no token usage or were "
+              f"cut or cancelled; ${t.get('estimated_usd', 0.0):.6f} of the cost is estimated", file=sys.stderr)
+    store_error = getattr(outcome, "store_error", None)
+    if store_error:
+        print(f"rlm-studio: error: the run's record is incomplete: {store_error}", file=sys.stderr)
+        return 1
     return EXIT_CODES.get(outcome.status, 1)
+
+
+def _sandbox_warning(event: Any) -> None:
+    """--quiet still prints the one line saying the REPL sandbox lacks a layer."""
+    from core.repl.sandbox_report import NOTICE_PREFIX
+    if event.type == "Notice" and event.message.startswith(NOTICE_PREFIX):
+        print(f"rlm-studio: warning: {event.message}", file=sys.stderr)
 
 
 def _progress_printer():

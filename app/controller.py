@@ -20,6 +20,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QMessageBox
 
+from core.repl.sandbox_report import NOTICE_PREFIX as SANDBOX_NOTICE
 from ui.notifier import Notification, Notifier, explain_error
 from ui.question_panel import ModelChoice
 from ui.sources_pane import SourceRow
@@ -89,6 +90,8 @@ class Controller(QObject):
         from app.session_glue import SessionGlue
         self.sessions = SessionGlue(self)      # follow-ups in the last run's live REPL (issue 10)
         self.first_run = FirstRunGlue(self)    # welcome, samples, guide, recent, last session (issue 10)
+        from app.models_glue import ModelsGlue
+        self.models = ModelsGlue(self)         # fitness, scorecards, also ask directly (issue 17)
 
     # --- wiring ---------------------------------------------------------------
     def _wire(self) -> None:
@@ -198,7 +201,9 @@ class Controller(QObject):
         while self._queued_paths:
             paths, self._queued_paths = self._queued_paths, []
             try:
-                result = await ingest(paths, on_progress=self._on_progress)
+                from app.settings import ingest_options
+                result = await ingest(paths, ingest_options(self.settings),
+                                      on_progress=self._on_progress)
             except OSError as exc:
                 self.notifier.error(f"Could not read the sources: {exc}",
                                     "Check that the files exist and that you may read them.")
@@ -226,25 +231,33 @@ class Controller(QObject):
             self._loop.call_soon_threadsafe(show)
 
     def _take_result(self, result: Any) -> None:
+        from core.ingest.run import against_known
+        # Read once across drops too: a copy of a file already in the sources costs nothing.
+        fresh, repeats, grown = against_known(self.documents.values(), result.documents)
+        for doc in grown:
+            self.documents[doc.path] = doc
         rows = []
-        for doc in result.documents:
+        for doc in fresh:
             self.documents[doc.path] = doc
             self.skipped.pop(doc.path, None)
             rows.append(SourceRow.of_document(doc))
-        for skip in result.skipped:
+        for skip in [*result.skipped, *repeats]:
             if skip.path not in self.documents:
                 self.skipped[skip.path] = skip
                 rows.append(SourceRow.of_skip(skip))
         self.window.sources_pane.add_rows(rows)
-        if result.skipped:
-            reasons = sorted({s.reason.replace("_", " ") for s in result.skipped})
-            n = len(result.skipped)
+        problems = [s for s in result.skipped if s.reason != "duplicate"]
+        if problems:
+            reasons = sorted({s.reason.replace("_", " ") for s in problems})
+            n = len(problems)
             self.notifier.warning(
                 f"{n} file{'s were' if n != 1 else ' was'} skipped ({', '.join(reasons)}).",
                 "The Sources list shows the reason for each; the other files were read.",
                 topic="sources")
-        self.notifier.info(f"Read {len(result.documents)} documents "
-                           f"in {result.duration_ms / 1000:.1f} s.")
+        duplicates = len(result.skipped) - len(problems) + len(repeats)
+        once = f" ({duplicates} duplicate{'s' if duplicates != 1 else ''} read once)" if duplicates else ""
+        self.notifier.info(f"Read {len(fresh)} documents "
+                           f"in {result.duration_ms / 1000:.1f} s{once}.")
 
     def _remember_folders(self, paths: list[str]) -> None:
         for p in paths:
@@ -383,7 +396,7 @@ class Controller(QObject):
             self.run = runner.QuestionRun(
                 question, documents=list(self.documents.values()),
                 skipped=list(self.skipped.values()), config=config, sinks=[self.sink],
-                parent_run_id=self.parent_run_id, key_for=self._key_for(self.settings),
+                parent_run_id=self.parent_run_id, key_for=self._key_for(self.settings, config),
                 **self.sessions.run_kwargs())
             if self._stopping:
                 self.run.cancel()
@@ -406,10 +419,11 @@ class Controller(QObject):
             self._report(outcome, config)
             self.history.refresh(select=outcome.run_id)
 
-    def _key_for(self, settings: Any):
-        """What the engine calls for each model: the key, read from the keychain at call time."""
-        keys = self.keys()
-        return lambda model: keys.key_for_model(model, settings)
+    def _key_for(self, settings: Any, config: Any):
+        """What the engine calls for each model: the key its URL may carry (core/routing.py),
+        read from the keychain at call time."""
+        from app.runner import default_key_for
+        return default_key_for(config, settings, self.keys())
 
     def _report(self, outcome: Any, config: Any) -> None:
         qp = self.window.question_panel
@@ -424,8 +438,7 @@ class Controller(QObject):
             qp.set_status(f"Stopped at a cap · {summary}")
             self.notifier.warning(
                 f"The run stopped at a cap{': ' + outcome.error if outcome.error else ''}. "
-                "What was done is kept.",
-                "Raise the dollar cap or the iterations in the question panel to go further.")
+                "What was done is kept.", cap_advice(totals.get("cap_hit"), outcome.error))
         elif outcome.status == "cancelled":
             qp.set_status(f"Stopped · {summary}")
             self.notifier.info("Stopped. The transcript so far stays.")
@@ -433,6 +446,10 @@ class Controller(QObject):
             qp.set_status("The run failed.")
             self.notifier.post(explain_error(outcome.error or "", model=config.root_model,
                                              api_base=config.api_base, label=config.label(config.root_model)))
+        if getattr(outcome, "store_error", None):
+            self.notifier.warning("The run's record is incomplete: some events could not be saved.",
+                                  "History, Verify and the exports may miss part of this run. Check the "
+                                  "disk and the data folder.", detail=outcome.store_error)
 
     def stop_run(self) -> None:
         if not self.running:
@@ -450,8 +467,18 @@ class Controller(QObject):
         self._pending.append(event)
         if event.type == "Notice" and event.level == "error":
             self.notifier.warning(event.message)
+        elif event.type == "Notice" and event.message.startswith(SANDBOX_NOTICE):
+            self._sandbox_incomplete(event.message)
         if not self._flush_timer.isActive():
             self._flush_timer.start()
+
+    def _sandbox_incomplete(self, message: str) -> None:
+        """Once per session a banner, and the status-bar badge for good."""
+        badge = getattr(self, "sandbox_badge", None)
+        if badge is not None and not badge.isVisible():
+            self.notifier.warning(message, "Model code runs with fewer walls on this system.")
+        if badge is not None:
+            badge.show_message(message)
 
     def flush_events(self) -> None:
         if self._pending:
@@ -481,3 +508,16 @@ class Controller(QObject):
     def _on_notice_action(self, action: str) -> None:
         if action in ("keys", "models", "endpoints", "caps", "appearance", "settings"):
             self.open_settings("" if action == "settings" else action)
+
+
+def cap_advice(cap_hit: str | None, error: str | None) -> str:
+    """What can take a capped run further; more turns never help a call that cannot fit."""
+    if cap_hit == "cost" or (error and "dollar cap" in error):
+        if error and "To fix it, set" in error:
+            return "Change the settings the message names, then run again."
+        return "Raise the dollar cap in the question panel to let the run go further."
+    if cap_hit == "iterations":
+        return "Raise the iterations in the question panel to go further."
+    if cap_hit == "wall_time":
+        return "Raise the time limit to let the run go further."
+    return "Raise the cap that stopped it to go further."

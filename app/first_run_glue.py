@@ -289,7 +289,8 @@ class FirstRunGlue:
     def open_guide(self) -> Any:
         from ui.guide import GuideDialog
         if self.guide is None:
-            self.guide = GuideDialog(self.c._default_caps(), self.c.window)
+            self.guide = GuideDialog({**self.c._default_caps(), "your_numbers": self.c.models.guide_numbers()},
+                                     self.c.window)
             self.guide.finished.connect(self._guide_closed)
         self.guide.show()
         self.guide.raise_()

@@ -220,7 +220,7 @@ class TrustActions:
             c._stopping = False
             c.run = runner.QuestionRun(plan.question, documents=plan.documents, skipped=plan.skipped,
                                        config=plan.config, sinks=[c.sink], parent_run_id=plan.parent_run_id,
-                                       session=plan.session, key_for=c._key_for(c.settings))
+                                       session=plan.session, key_for=c._key_for(c.settings, plan.config))
             plan = None                                   # the run owns the session now
             qp.set_status(f"Fork of run {run_id[:8]} from turn {choice.turn}: running…")
             outcome = await c.run.execute()
