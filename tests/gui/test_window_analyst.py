@@ -212,3 +212,19 @@ def test_focus_ring_on_run_is_drawn_and_look_again_opens_the_server_check(studio
     assert changed > len(edge) // 2, "no visible focus ring on Run"
     window.notifier.action_requested.emit("look_again")
     assert controller.first_run.welcome_visible
+
+
+def test_the_question_panel_does_not_jump_when_the_estimate_line_comes(studio, qloop, qapp):
+    window, controller = studio
+    controller.first_run.hide_welcome()
+    qp, preview = window.question_panel, controller.trust.preview
+    preview.clear()
+    qapp.processEvents()
+    before = qp.run_button.mapTo(window, qp.run_button.rect().topLeft()).y()
+    preview.set_estimate("Estimate: ~6.8k tokens in · $0.0052 to $0.0078")
+    qapp.processEvents()
+    assert preview.isVisibleTo(window)
+    assert qp.run_button.mapTo(window, qp.run_button.rect().topLeft()).y() == before
+    preview.clear()
+    qapp.processEvents()
+    assert qp.run_button.mapTo(window, qp.run_button.rect().topLeft()).y() == before
