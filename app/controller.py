@@ -252,7 +252,8 @@ class Controller(QObject):
             n = len(problems)
             self.notifier.warning(
                 f"{n} file{'s were' if n != 1 else ' was'} skipped ({', '.join(reasons)}).",
-                "The Sources list shows the reason for each; the other files were read.")
+                "The Sources list shows the reason for each; the other files were read.",
+                topic="sources")
         duplicates = len(result.skipped) - len(problems) + len(repeats)
         once = f" ({duplicates} duplicate{'s' if duplicates != 1 else ''} read once)" if duplicates else ""
         self.notifier.info(f"Read {len(fresh)} documents "
@@ -367,10 +368,12 @@ class Controller(QObject):
                                 "Wait until reading ends, or stop it, then run.")
         if not self.documents:
             return Notification("warning", "There are no documents to ask about yet.",
-                                "Drop files or folders on the Sources pane, or use Add files.")
+                                "Drop files or folders on the Sources pane, or use Add files.",
+                                topic="sources")
         if not qp.question():
             return Notification("warning", "Type a question first.",
-                                "Write it in the question box, then press Run (Ctrl+Enter).")
+                                "Write it in the question box, then press Run (Ctrl+Enter).",
+                                topic="question")
         if not qp.root_model():
             return Notification("warning", "Pick a root model.",
                                 "Choose one in the question panel, or type a model id "
@@ -404,7 +407,7 @@ class Controller(QObject):
         except Exception as exc:  # the run's boundary: anything it raises is shown, not a crash
             log.exception("the run failed to start or crashed")
             self.notifier.post(explain_error(f"{type(exc).__name__}: {exc}", model=config.root_model,
-                                             api_base=config.api_base))
+                                             api_base=config.api_base, label=config.label(config.root_model)))
             qp.set_status("The run failed.")
         finally:
             self.flush_events()
@@ -442,7 +445,7 @@ class Controller(QObject):
         else:
             qp.set_status("The run failed.")
             self.notifier.post(explain_error(outcome.error or "", model=config.root_model,
-                                             api_base=config.api_base))
+                                             api_base=config.api_base, label=config.label(config.root_model)))
         if getattr(outcome, "store_error", None):
             self.notifier.warning("The run's record is incomplete: some events could not be saved.",
                                   "History, Verify and the exports may miss part of this run. Check the "

@@ -51,6 +51,7 @@ class FirstRunGlue:
         self.guide: Any = None
         self.roots: list[str] = []           # what was added this session (for "re-open")
         self.started = False
+        self.sources_run: str | None = None  # the sources came from this stored run (a re-run)
 
         self.view = WelcomeView()
         self.view.hide()
@@ -64,6 +65,7 @@ class FirstRunGlue:
         self.view.close_requested.connect(self.hide_welcome)
         self._fill_samples()
         self._build_actions()
+        controller.notifier.action_requested.connect(self._on_notice_action)
 
         qp, hp, sp = w.question_panel, w.history_pane, w.sources_pane
         qp.run_requested.connect(self._after_run_request)       # after the controller's slot
@@ -117,6 +119,11 @@ class FirstRunGlue:
         self.add_paths([path])
 
     # --- the welcome view ----------------------------------------------------------
+    def _on_notice_action(self, action: str) -> None:
+        if action == "look_again":            # a stopped local server: look for servers again
+            self.show_welcome()
+            self.refresh()
+
     @property
     def welcome_visible(self) -> bool:
         return self.view.isVisibleTo(self.c.window)
@@ -193,15 +200,22 @@ class FirstRunGlue:
         for m in endpoint.models:
             own = s.models.setdefault(f"{endpoint.name}/{m}", ModelSettings())
             own.free = True
-        model_id = f"{endpoint.name}/{model}"
+        from core.discovery import root_and_sub
+        root, sub = root_and_sub(list(server.models), model)      # a strong root, a small sub
+        model_id, sub_id = f"{endpoint.name}/{root}", f"{endpoint.name}/{sub}"
         if not s.root_model:
             s.root_model = model_id
         self.c._save_settings()
         self.c._catalog_task = None
         self.c._fill_model_choices()
-        self.c.window.question_panel.set_models(model_id, model_id)
-        text = (f"Selected {model_id} as root and sub model: {server.label}, free, "
-                "nothing leaves this computer.")
+        self.c.window.question_panel.set_models(model_id, sub_id)
+        if sub_id != model_id:
+            text = (f"Selected {model_id} as root (it writes the code) and {sub_id} as sub model "
+                    f"(it reads the pieces): {server.label}, free, nothing leaves this computer.")
+        else:
+            text = (f"Selected {model_id} as root and sub model: {server.label}, free, nothing "
+                    "leaves this computer. A small model as root often writes broken code: a "
+                    "larger one (7B or more) does better.")
         self.view.set_selected(text)
         self.c.notifier.info(text)
         return model_id
@@ -257,6 +271,7 @@ class FirstRunGlue:
         self.c.add_paths(paths)
 
     def _remember_roots(self, paths: list[str]) -> None:
+        self.sources_run = None
         for p in paths:
             if str(p) not in self.roots:
                 self.roots.append(str(p))
@@ -265,8 +280,9 @@ class FirstRunGlue:
         if self.c.running:
             self.hide_welcome()
 
-    def _after_rerun(self, _run_id: str) -> None:
+    def _after_rerun(self, run_id: str) -> None:
         self.roots.clear()            # the documents now come from the store
+        self.sources_run = run_id     # ... and a restart takes them from there again
         self.hide_welcome()
 
     # --- the guide -----------------------------------------------------------------
@@ -286,11 +302,23 @@ class FirstRunGlue:
         self.guide = None
 
     # --- the last session ------------------------------------------------------------
+    def _documents_of(self, run_id: str) -> list[str]:
+        from core.store.errors import StoreError
+        try:
+            documents = list(self.c.history.store().documents(run_id))
+        except StoreError as exc:
+            log.warning("the sources of run %s could not be restored: %s", run_id, exc)
+            return []
+        self.c.set_documents(documents)
+        self.sources_run = run_id
+        return [run_id] if documents else []
+
     def session_state(self) -> dict:
         """What `reopen_last_session` needs at the next start (kept in settings.ui)."""
         outcome = self.c.last_outcome
         return {"roots": list(self.roots), "question": self.c.window.question_panel.question(),
-                "run_id": outcome.run_id if outcome is not None else None}
+                "run_id": outcome.run_id if outcome is not None else None,
+                "sources_run": getattr(self, "sources_run", None) if self.c.documents else None}
 
     def reopen_last_session(self) -> bool:
         """Sources and question of the last session, as they were when the app closed."""
@@ -304,6 +332,8 @@ class FirstRunGlue:
             self.c.window.question_panel.set_question(question)
         if present:
             self.add_paths(present)
+        elif state.get("sources_run"):       # the sources of a re-run: from the store
+            present = self._documents_of(str(state["sources_run"]))
         if not (present or question):
             return False
         gone = len(roots) - len(present)

@@ -156,7 +156,7 @@ class SessionGlue:
             if not question or question == self.question:
                 c.notifier.warning("Type the follow-up question first.",
                                    "The box still holds the last question; write the next one, "
-                                   "then press Ask a follow-up.")
+                                   "then press Ask a follow-up.", topic="question")
                 return "refused"
             session = self.session
             self.session = None
@@ -179,7 +179,7 @@ class SessionGlue:
         if not question or question == (run.get("question") or "").strip():
             self.c.notifier.warning("Type the follow-up question first.",
                                     "The box holds the earlier question; write the next one, then "
-                                    "press Ask a follow-up.")
+                                    "press Ask a follow-up.", topic="question")
             return "refused"
         box = QMessageBox(self.c.window)
         box.setObjectName("followUpGoneDialog")
