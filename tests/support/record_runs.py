@@ -14,6 +14,13 @@ vocabulary: the recordings must match what the engine emits.
              prints and finishes with an answer full of HTML and ``` fences.
   capped     the iteration cap: two turns without an answer, then the final request.
   failed     the root model refuses the key: a failed run with one turn.
+
+Three small runs for the history tests (search, filters, id prefixes, CLI), each with its
+own question, answer, models, status and price, so that every filter picks out one:
+  sales      depth 2, priced high: turn 1 a cell with an llm sub-call and a cell with a
+             syntax error; turn 2 answers "Total sales in 2023 were 4.2 million euros."
+  supplier   root openai/claude-x, the iteration cap (2): the final request answers "Acme, 14 times."
+  penalties  sub-model openai/qwen-local, priced low: one cell with a sub-call, then FINAL.
 """
 
 from __future__ import annotations
@@ -68,8 +75,8 @@ async def _record(name: str, script: Any, **config: Any) -> dict[str, Any]:
         base.update(config)
         engine = Engine(RunConfig(**base), emit=events.append, key_for=lambda m: "sk-recording",
                         run_id=name, version="0.1.0")
-        result = await engine.run(QUESTION if name == "export" else "What were the total sales in 2023?",
-                                  _documents())
+        question = QUESTIONS.get(name, "What were the total sales in 2023?")
+        result = await engine.run(question, _documents())
     return {"name": name, "status": result.status, "recorded_by": "tests/support/record_runs.py",
             "events": [e.to_dict() for e in events]}
 
@@ -114,13 +121,48 @@ def _failed(server: Any) -> None:
     server.script("root-model", replies=["never sent"])
 
 
-RECORDINGS = {"export": (_export, {}), "capped": (_capped, {"max_iterations": 2}), "failed": (_failed, {})}
+QUESTIONS = {"export": QUESTION, "supplier": "Which supplier was late most often?",
+             "penalties": "List every contract clause about penalties"}
+
+
+def _sales(server: Any) -> None:
+    server.script("root-model", replies=[
+        _code("print(llm_query('Sum the sales column: ' + context[:40]))", "print(("),
+        _code("FINAL('Total sales in 2023 were 4.2 million euros.')")])
+    server.script("sub-model", fn=lambda r: "about 4.2 million")
+
+
+def _supplier(server: Any) -> None:
+    server.script("claude-x", replies=[_code("print(len(context))"), _code("print(context[:30])"),
+                                       "FINAL(Acme, 14 times.)"])
+
+
+def _penalties(server: Any) -> None:
+    server.script("root-model", replies=[_code("print(llm_query('Find penalty clauses: ' + context[:40]))"),
+                                         _code("FINAL('Clauses 4.2 and 9.')")])
+    server.script("qwen-local", fn=lambda r: "clauses 4.2 and 9")
+
+
+def _priced(root: str, sub: str, factor: float) -> dict[str, Any]:
+    from core.config import Price
+    return {"root_model": root, "sub_model": sub,
+            "prices": {root: Price(1.0 * factor, 4.0 * factor), sub: Price(0.5 * factor, 2.0 * factor)}}
+
+
+RECORDINGS = {"export": (_export, {}), "capped": (_capped, {"max_iterations": 2}), "failed": (_failed, {}),
+              "sales": (_sales, {}),   # prices: PRICING
+              "supplier": (_supplier, {"max_iterations": 2}),
+              "penalties": (_penalties, {})}
+PRICING = {"sales": (ROOT, SUB, 10.0), "supplier": ("openai/claude-x", SUB, 1.0),
+           "penalties": (ROOT, "openai/qwen-local", 0.01)}
 
 
 async def record_all(names: list[str]) -> None:
     FIXTURES.mkdir(parents=True, exist_ok=True)
     for name in names:
         script, config = RECORDINGS[name]
+        if name in PRICING:
+            config = {**config, **_priced(*PRICING[name])}
         data = await _record(name, script, **config)
         (FIXTURES / f"{name}.json").write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n",
                                                encoding="utf-8")

@@ -55,3 +55,16 @@ def test_a_run_cut_off_is_marked_interrupted_when_its_writer_closes(store: RunSt
     run = store.get_run("cut")
     assert run["status"] == "interrupted"
     assert len(list(store.iter_events("cut"))) > 10
+
+
+def test_the_history_recordings_differ_where_the_history_filters_look():
+    first = {n: recorded_run(n, n) for n in ("sales", "supplier", "penalties")}
+    started = {n: e[0] for n, e in first.items()}
+    final = {n: e[-1] for n, e in first.items()}
+    assert [final[n].status for n in ("sales", "supplier", "penalties")] == ["finished", "capped", "finished"]
+    assert final["sales"].totals["cost_usd"] > final["supplier"].totals["cost_usd"] > \
+        final["penalties"].totals["cost_usd"]
+    assert len({s.question for s in started.values()}) == 3
+    assert started["supplier"].root_model != started["sales"].root_model
+    assert started["penalties"].sub_model != started["sales"].sub_model
+    assert final["sales"].totals["syntax_errors"] == 1 and final["sales"].totals["iterations"] == 2
