@@ -1,11 +1,12 @@
-"""History: search, filters, id prefixes, delete."""
+"""History: search, filters, id prefixes, delete, over recordings of real engine runs
+(tests/support/record_runs.py: sales, supplier, penalties)."""
 
 from __future__ import annotations
 
 import pytest
 
 from core.store import AmbiguousRunId, RunBusyError, RunNotFound, RunStore
-from tests.support.store_events import synthetic_run
+from tests.support.record_runs import recorded_run
 
 from .conftest import write_events
 
@@ -14,15 +15,19 @@ T0 = 1_780_000_000.0
 
 @pytest.fixture
 def history(store: RunStore) -> RunStore:
-    runs = [
-        synthetic_run("aaa111", question="What were the total sales in 2023?", t0=T0, cost_per_call=0.01),
-        synthetic_run("aaa222", question="Which supplier was late most often?", answer="Acme, 14 times.",
-                      t0=T0 + 100, root_model="anthropic/claude-x", status="capped"),
-        synthetic_run("bbb333", question="List every contract clause about penalties", answer="Clauses 4.2 and 9.",
-                      t0=T0 + 200, sub_model="ollama/qwen", cost_per_call=0.0001),
-    ]
-    write_events(store, [e for run in runs for e in run])
+    write_events(store, [e for run in RUNS.values() for e in run])
     return store
+
+
+# aaa111: sales (finished, priced high), aaa222: supplier (openai/claude-x, capped),
+# bbb333: penalties (sub-model openai/qwen-local, priced low); 100 s apart.
+RUNS = {"aaa111": recorded_run("sales", "aaa111", t0=T0),
+        "aaa222": recorded_run("supplier", "aaa222", t0=T0 + 100),
+        "bbb333": recorded_run("penalties", "bbb333", t0=T0 + 200)}
+
+
+def cost(run_id: str) -> float:
+    return RUNS[run_id][-1].totals["cost_usd"]
 
 
 def ids(rows):
@@ -34,7 +39,7 @@ def test_newest_first_with_the_fields_the_cli_needs(history: RunStore):
     assert ids(rows) == ["bbb333", "aaa222", "aaa111"]
     row = rows[0]
     assert {"id", "status", "question", "created_at", "cost_usd", "root_model", "sub_model"} <= set(row)
-    assert row["created_at"].endswith("Z") and row["cost_usd"] == pytest.approx(0.0011)
+    assert row["created_at"].endswith("Z") and row["cost_usd"] == pytest.approx(cost("bbb333"))
     assert ids(history.list_runs(limit=1, offset=1)) == ["aaa222"]
 
 
@@ -50,11 +55,12 @@ def test_full_text_search_over_questions_and_answers(history: RunStore):
 def test_filters(history: RunStore):
     assert ids(history.list_runs(status="capped")) == ["aaa222"]
     assert ids(history.list_runs(model="claude")) == ["aaa222"]
-    assert ids(history.list_runs(model="ollama/qwen")) == ["bbb333"]
+    assert ids(history.list_runs(model="openai/qwen-local")) == ["bbb333"]
     assert ids(history.list_runs(since=T0 + 50)) == ["bbb333", "aaa222"]
     assert ids(history.list_runs(until=T0 + 50)) == ["aaa111"]
-    assert ids(history.list_runs(min_cost=0.05)) == ["aaa111"]
-    assert ids(history.list_runs(max_cost=0.005)) == ["bbb333"]
+    assert cost("aaa111") > cost("aaa222") > cost("bbb333")
+    assert ids(history.list_runs(min_cost=(cost("aaa111") + cost("aaa222")) / 2)) == ["aaa111"]
+    assert ids(history.list_runs(max_cost=(cost("aaa222") + cost("bbb333")) / 2)) == ["bbb333"]
     assert ids(history.list_runs(search="supplier", status="finished")) == []
 
 
@@ -79,7 +85,7 @@ def test_delete_removes_everything_of_the_run(history: RunStore):
 
 def test_a_run_still_being_written_cannot_be_deleted(store: RunStore):
     writer = store.writer()
-    for e in synthetic_run("live", finish=False):
+    for e in recorded_run("sales", "live", finish=False):
         writer(e)
     writer.flush()
     with pytest.raises(RunBusyError):
