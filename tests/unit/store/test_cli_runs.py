@@ -13,7 +13,7 @@ import pytest
 
 from app import cli_runs
 from core.store import RunStore
-from tests.support.store_events import synthetic_run
+from tests.support.record_runs import recorded_run
 
 from .conftest import write_events
 from .test_sources import docs
@@ -28,11 +28,16 @@ def runs(*argv: str) -> int:
     return args.handler(args)
 
 
+# Recordings of real engine runs (tests/support/record_runs.py): a finished two-turn run with
+# a syntax error, and a capped one.
+SALES = recorded_run("sales", "abc123def", t0=1_780_000_000.0)
+SUPPLIER = recorded_run("supplier", "abd999xyz", t0=1_780_000_100.0)
+QUESTION, ANSWER = SALES[0].question, SALES[-1].answer
+
+
 @pytest.fixture
 def two_runs(store: RunStore) -> RunStore:
-    write_events(store, synthetic_run("abc123def", question="Total sales in 2023?", t0=1_780_000_000.0)
-                 + synthetic_run("abd999xyz", question="Who was late?", answer="Acme.", status="capped",
-                                 t0=1_780_000_100.0))
+    write_events(store, SALES + SUPPLIER)
     store.save_sources("abc123def", docs(), [])
     return store
 
@@ -49,7 +54,7 @@ def test_list_json_and_table(two_runs, capsys):
     assert [r["id"] for r in json.loads(capsys.readouterr().out)] == ["abd999xyz"]
     assert runs("list") == 0
     table = capsys.readouterr().out
-    assert "abc123def" in table and "Total sales in 2023?" in table and "capped" in table
+    assert "abc123def" in table and QUESTION in table and "capped" in table
 
 
 def test_show_replays_the_transcript(two_runs, capsys):
@@ -57,7 +62,7 @@ def test_show_replays_the_transcript(two_runs, capsys):
     out = capsys.readouterr().out
     assert "run abc123def  finished" in out
     assert "turn 1" in out and "turn 2" in out and "cell 1" in out and "syntax error" in out
-    assert out.rstrip().endswith("Total sales in 2023 were 4.2 million euros.")
+    assert out.rstrip().endswith(ANSWER)
     assert runs("show", "abc1", "--json") == 0
     data = json.loads(capsys.readouterr().out)
     assert data["format"] == "rlm-studio-run" and data["run"]["id"] == "abc123def"
@@ -97,10 +102,10 @@ def test_rerun_inputs_come_from_the_store(two_runs):
     cli_runs.register(parser.add_subparsers())
     args = parser.parse_args(["runs", "rerun", "abc", "--root", "openai/other", "--max-cost", "0.5"])
     question, documents, skipped, config = cli_runs.rerun_inputs(two_runs, "abc123def", args)
-    assert question == "Total sales in 2023?"
+    assert question == QUESTION
     assert [d.text for d in documents] == [d.text for d in docs()]
     assert (config.root_model, config.sub_model, config.max_cost_usd, config.max_depth) == (
-        "openai/other", "openai/sub-model", 0.5, 2)
+        "openai/other", SALES[0].sub_model, 0.5, SALES[0].config["max_depth"])
 
 
 def test_the_real_cli_lists_runs_as_json(two_runs, home):

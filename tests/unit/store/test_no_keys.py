@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from core.store import RunStore
-from tests.support.store_events import synthetic_run
+from tests.support.record_runs import recorded_run
 
 from .conftest import write_events
 from .test_sources import docs
@@ -17,7 +17,7 @@ def test_a_key_in_the_environment_is_nowhere_in_the_store(home: Path, tmp_path: 
     for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "RLM_STUDIO_TEST_KEY"):
         monkeypatch.setenv(name, SENTINEL)
     store = RunStore.open()
-    write_events(store, synthetic_run("k1"))
+    write_events(store, recorded_run("export", "k1"))     # a real engine run, recorded
     store.save_sources("k1", docs(), [])
     exports = []
     for fmt in ("json", "md", "html"):
