@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from PySide6.QtWidgets import QFileDialog
@@ -12,32 +13,26 @@ from ui.history_pane import HistoryModel
 
 
 
-def store_run(run_id: str, question: str, *, status: str = "finished", t0: float | None = None,
-              root_model: str | None = None) -> list:
-    """Write one synthetic run (events and its sources) into the store under RLM_STUDIO_HOME."""
-    from core.ingest.model import Document
+def store_run(run_id: str, recording: str, *, t0: float) -> list:
+    """Write a recording of a real engine run (tests/support/record_runs.py) as run `run_id`
+    starting at `t0`, with the documents it was recorded over, into the store under RLM_STUDIO_HOME."""
     from core.store import RunStore
-    from tests.support.store_events import synthetic_run
-    kwargs = {"root_model": root_model} if root_model else {}
-    events = synthetic_run(run_id, question=question, status=status, t0=t0, **kwargs)
-    docs = [Document(path="sales/2023.csv", source_path="/data/sales/2023.csv", format="csv",
-                     text="month,sales\njan,100\n", chars=20, size=20, sha256="a" * 64),
-            Document(path="notes.txt", source_path="/data/notes.txt", format="text",
-                     text="The board met twice.", chars=20, size=20, sha256="b" * 64)]
+    from tests.support.record_runs import recorded_run
+    from tests.unit.store.test_sources import docs
+    events = recorded_run(recording, run_id, t0=t0)
     with RunStore.open() as store:
         writer = store.writer()
         for event in events:
             writer(event)
         writer.close()
-        store.save_sources(run_id, docs, [])
+        store.save_sources(run_id, docs(), [])
     return events
 
 
 @pytest.fixture
 def stored(studio_home):
-    first = store_run("run-old", "What were the total sales in 2023?", t0=1_700_000_000.0)
-    second = store_run("run-new", "Who chaired the board meetings?", status="capped",
-                       root_model="openai/other-root")
+    first = store_run("run-old", "sales", t0=1_700_000_000.0)                 # finished, long ago
+    second = store_run("run-new", "supplier", t0=time.time())               # capped, root openai/claude-x, now
     return {"run-old": first, "run-new": second}
 
 
@@ -54,16 +49,17 @@ def test_history_lists_filters_and_exports(stored, studio, qloop, tmp_path, monk
     assert rows["run-old"].cost_usd > 0 and rows["run-old"].duration_ms is not None
     model = window.history_pane.model
     texts = [model.index(0, c).data() for c in range(model.columnCount())]
-    assert texts[HistoryModel.COL_QUESTION].startswith("Who chaired") and texts[HistoryModel.COL_COST].startswith("$")   # newest first
+    assert texts[HistoryModel.COL_QUESTION] == stored["run-new"][0].question and texts[HistoryModel.COL_COST].startswith("$")   # newest first
 
     # Search, status and model filters go to the store.
-    window.history_pane.search_edit.setText("board")
+    window.history_pane.search_edit.setText("supplier")
     run_async(qloop, wait_until(lambda: set(rows_of(window)) == {"run-new"}, what="search"))
     window.history_pane.search_edit.setText("")
     window.history_pane.status_combo.setCurrentIndex(window.history_pane.status_combo.findData("finished"))
     run_async(qloop, wait_until(lambda: set(rows_of(window)) == {"run-old"}, what="status filter"))
     window.history_pane.status_combo.setCurrentIndex(0)
-    window.history_pane.model_edit.setText("other-root")
+    assert stored["run-new"][0].root_model == "openai/claude-x" != stored["run-old"][0].root_model
+    window.history_pane.model_edit.setText("claude")
     run_async(qloop, wait_until(lambda: set(rows_of(window)) == {"run-new"}, what="model filter"))
     window.history_pane.model_edit.setText("")
     window.history_pane.period_combo.setCurrentIndex(2)          # last 7 days: the old run drops out
@@ -85,16 +81,20 @@ def test_history_lists_filters_and_exports(stored, studio, qloop, tmp_path, monk
 
 
 def test_rerun_loads_sources_question_models_and_caps(stored, studio, qloop):
+    from tests.unit.store.test_sources import docs
     window, controller = studio
+    started = stored["run-old"][0]
     controller.history.refresh()
     window.history_pane.select("run-old")
     window.history_pane.rerun_button.click()
     qp = window.question_panel
     assert qp.question() == "What were the total sales in 2023?"
-    assert qp.root_model() == "openai/root-model" and qp.sub_model() == "openai/sub-model"
-    assert qp.caps() == {"max_depth": 2, "max_cost_usd": 5.0, "max_iterations": 10}
-    assert sorted(controller.documents) == ["notes.txt", "sales/2023.csv"]
-    assert controller.documents["notes.txt"].text == "The board met twice."
+    assert qp.root_model() == started.root_model == "openai/root-model"
+    assert qp.sub_model() == started.sub_model == "openai/sub-model"
+    assert qp.caps() == {k: started.config[k] for k in ("max_depth", "max_cost_usd", "max_iterations")}
+    assert sorted(controller.documents) == sorted(d["path"] for d in started.documents) == [
+        "notes.txt", "sales/2023.csv"]
+    assert controller.documents["notes.txt"].text == docs()[1].text
     assert {r.path for r in window.sources_pane.rows()} == {"notes.txt", "sales/2023.csv"}
     assert controller.parent_run_id == "run-old"
     assert "Change models or caps" in window.notifier.last.message
@@ -130,7 +130,11 @@ def test_open_replays_the_stored_run(stored, studio, qloop):
     assert controller.history.replaying == "run-old"
     panes = window.run_panes
     bar = panes.replay_bar
-    assert bar.isVisibleTo(window) and bar.position == len(bar.events) > 40   # at the end
+    kept = list(controller.history.store().iter_events("run-old"))
+    assert bar.isVisibleTo(window) and bar.position == len(bar.events) == len(kept)   # at the end
+    tokens = [e for e in stored["run-old"] if e.type == "RootTokens"]
+    streamed = {e.call_id for e in tokens}                                # the store keeps one row per turn
+    assert kept[-1].type == "RunFinished" and len(kept) == len(stored["run-old"]) - len(tokens) + len(streamed)
     assert "run-old" in window.replay_label.text() and window.live_action.isVisible()
     # The replay is the same fold as a live run: the same tree as feeding the events directly.
     from core.runview import RunView
