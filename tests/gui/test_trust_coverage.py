@@ -74,6 +74,8 @@ def test_a_big_replay_is_folded_in_the_background(studio, qloop):
     from core.store import RunStore
     from tests.support.event_streams import big_run
     window, controller = studio
+    # generated on purpose: the test is about folding 5,000 events off the loop, a volume
+    # no small recording has (tests/support/event_streams.py shapes it like a real run)
     events = big_run(5000)
     text = "".join(f"Line {i:05d} of the big document, long enough to be found again.\n" for i in range(20000))
     with RunStore.open() as store:

@@ -1,4 +1,9 @@
-"""Crash safety with a real process killed by SIGKILL mid-stream."""
+"""Crash safety with a real process killed by SIGKILL mid-stream.
+
+The stream is generated (tests/support/store_events.py), not a recording, on purpose: the
+test needs a burst of ~1,000 events written a millisecond apart so that the kill lands while
+the writer is still busy; a small recording is written in full before the kill. What is kept
+and how the run is marked are checked over recordings in test_recorded_runs.py."""
 
 from __future__ import annotations
 
