@@ -1,4 +1,9 @@
-"""Replay: the bar steps, scrubs and plays; replay to k equals folding events[:k]."""
+"""Replay: the bar steps, scrubs and plays; replay to k equals folding events[:k].
+
+The run replayed is a recording of a real engine run (tests/support/record_runs.py,
+`export`: depth 2 with a nested RLM, a syntax error, a retried turn, ~20 s of engine time).
+Only the 5,000-event test keeps a generated stream: it is about volume, which no small
+recording has."""
 
 from __future__ import annotations
 
@@ -8,9 +13,18 @@ import pytest
 from PySide6.QtCore import QModelIndex
 
 from core.runview import RunView, fold
-from tests.support.event_streams import big_run, full_run
+from tests.support.event_streams import big_run
+from tests.support.record_runs import recorded_run
 from ui.call_tree_model import NODE_ID_ROLE, STATUS_ROLE, CallTreeModel
 from ui.run_panes import RunPanes
+
+
+def full_run():
+    return recorded_run("export", "run-test")
+
+
+def index_of(events, type_: str, call_id: str) -> int:
+    return next(i for i, e in enumerate(events) if e.type == type_ and e.call_id == call_id)
 
 
 @pytest.fixture
@@ -45,7 +59,8 @@ def test_replay_to_k_equals_the_fold_of_the_first_k_events(panes):
     bar = panes.replay_bar
     assert bar.isVisible() and bar.position == len(events)
     assert shown_tree(panes.tree_model) == folded_tree(fold(events))
-    for k in (len(events) - 1, 60, 61, 17, 0, 90, len(events)):
+    nested = index_of(events, "SubCallStarted", "R.s3")         # the nested RLM starts here
+    for k in (len(events) - 1, nested, nested + 1, 17, 0, len(events) // 2, len(events)):
         bar.seek(k)
         assert bar.position == k
         assert shown_tree(panes.tree_model) == folded_tree(fold(events[:k])), k
@@ -85,7 +100,7 @@ def test_step_buttons_and_slider(panes, qtbot):
 
 
 def test_play_runs_to_the_end_and_instant_jumps(panes, qtbot):
-    events = full_run()                                   # ~1.1 s of simulated time
+    events = full_run()                                   # ~20 s of recorded time, ~1.2 s at 16x
     panes.load_replay(events, position=0)
     bar = panes.replay_bar
     bar.set_speed(16)
@@ -107,9 +122,9 @@ def test_selection_survives_scrubbing(panes):
     events = full_run()
     panes.load_replay(events)
     panes.tree.select_node("R.s2")
-    panes.replay_bar.seek(90)
+    panes.replay_bar.seek(index_of(events, "SubCallFinished", "R.s2") + 1)
     assert panes.tree.selected_id() == "R.s2" and panes.detail.node_id == "R.s2"
-    assert panes.tree.isExpanded(panes.tree_model.index_for("R.t2.c1"))   # sub-calls of top cells show
+    assert panes.tree.isExpanded(panes.tree_model.index_for("R.t1.c1"))   # sub-calls of top cells show
 
 
 def test_restyle_rebuilds_the_same_transcript(panes):
