@@ -1,4 +1,6 @@
-"""A synthetic but realistic event stream of one run (for store tests and benchmarks).
+"""A synthetic but realistic event stream of one run, for volume only: benchmarks and the
+store tests whose point is a burst larger than any recording (kill-9 mid-stream, writer
+contention). Store behaviour is tested over recorded engine runs (tests/support/record_runs.py).
 
     events = synthetic_run("run1", turns=2)      # RunStarted ... RunFinished, seq 1..n
 
