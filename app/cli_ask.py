@@ -8,9 +8,9 @@ import sys
 import time
 from typing import Any
 
+from app.cli_common import (EXIT_CODES, add_approval_args, fail as _fail, parse_prices,  # noqa: F401
+                            report_outcome, run_request, with_approval)
 from app.version import __version__
-
-EXIT_CODES = {"finished": 0, "failed": 1, "capped": 3, "cancelled": 130}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,24 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="USD per million input,output tokens (0,0 marks a free local model)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout at the end")
     p.add_argument("--quiet", action="store_true", help="no live transcript on stderr")
-    from app.cli_trust import add_approval_args
     add_approval_args(p)                        # --approve-over N, --approve-over-usd USD, --yes
     p.set_defaults(handler=run_ask)
-
-
-def parse_prices(items: list[str]) -> dict[str, Any]:
-    from core.config import Price
-    prices = {}
-    for item in items:
-        model, sep, numbers = item.rpartition("=")
-        parts = numbers.split(",")
-        if not sep or not model or len(parts) != 2:
-            raise SystemExit(f"--price needs MODEL=IN,OUT (USD per million tokens), got {item!r}")
-        try:
-            prices[model] = Price(float(parts[0]), float(parts[1]))
-        except ValueError:
-            raise SystemExit(f"--price needs numbers: {item!r}") from None
-    return prices
 
 
 def config_from_args(args: argparse.Namespace) -> Any:
@@ -71,7 +55,6 @@ def config_from_args(args: argparse.Namespace) -> Any:
     prices = parse_prices(args.price)
     if prices:
         overrides["prices"] = prices
-    from app.cli_trust import with_approval
     return with_approval(args, build_run_config(load_settings(), root=args.root, sub=args.sub,
                                                 api_base=args.api_base, overrides=overrides))
 
@@ -86,26 +69,11 @@ def run_ask(args: argparse.Namespace) -> int:
     return asyncio.run(_ask(args, config))
 
 
-def _fail(args: argparse.Namespace, message: str, code: int) -> int:
-    print(f"rlm-studio: {message}", file=sys.stderr)
-    if args.json:
-        print(json.dumps({"run_id": None, "status": "failed", "answer": None, "error": message,
-                          "cost_usd": 0.0, "input_tokens": 0, "output_tokens": 0, "iterations": 0,
-                          "sub_calls": 0, "syntax_errors": 0, "started_at": None, "finished_at": None,
-                          "version": __version__}))
-    return code
-
-
 async def _ask(args: argparse.Namespace, config: Any) -> int:
-    import asyncio
-    import signal
-    from app.runner import QuestionRun
-    from app.transcript_printer import TranscriptPrinter
-    from core.engine.run import ConfigError
+    from app.run_service import RunRequest, RunService, harden_once
     from core.ingest import ingest
-    from core.repl.sandbox import harden_engine_process
 
-    harden_engine_process()
+    harden_once()                               # before ingestion starts any helper process
     progress = _progress_printer() if not args.quiet and sys.stderr.isatty() else None
     try:
         found = await ingest(args.paths, on_progress=progress)
@@ -119,57 +87,10 @@ async def _ask(args: argparse.Namespace, config: Any) -> int:
                   file=sys.stderr)
     if not found.documents:
         return _fail(args, "no readable documents in " + ", ".join(args.paths), 2)
-    sinks = [] if args.quiet else [TranscriptPrinter(sys.stderr)]
-    try:
-        run = QuestionRun(args.question, documents=found.documents, skipped=found.skipped,
-                          config=config, sinks=sinks)
-    except ValueError as exc:
-        return _fail(args, str(exc), 2)
-    loop = asyncio.get_running_loop()
-    interrupts = 0
-
-    def on_sigint() -> None:
-        nonlocal interrupts
-        interrupts += 1
-        if interrupts == 1:
-            print("\ncancelling (Ctrl+C again to quit at once) ...", file=sys.stderr)
-            run.cancel()
-        else:
-            raise SystemExit(130)
-
-    try:
-        loop.add_signal_handler(signal.SIGINT, on_sigint)
-    except (NotImplementedError, RuntimeError):   # Windows: default KeyboardInterrupt
-        pass
-    try:
-        outcome = await run.execute()
-    except ConfigError as exc:
-        return _fail(args, str(exc), 2)
-    finally:
-        try:
-            loop.remove_signal_handler(signal.SIGINT)
-        except (NotImplementedError, RuntimeError):
-            pass
-    return report_outcome(outcome, as_json=args.json)
-
-
-def report_outcome(outcome: Any, *, as_json: bool, **extra: Any) -> int:
-    """The end of every command that runs a question (ask, runs rerun, runs fork): the one
-    JSON object on stdout, or the answer; the error on stderr; the exit code."""
-    t = outcome.totals
-    if as_json:
-        print(json.dumps({
-            "run_id": outcome.run_id, **extra, "status": outcome.status, "answer": outcome.answer,
-            "error": outcome.error, "cost_usd": t.get("cost_usd", 0.0),
-            "input_tokens": t.get("input_tokens", 0), "output_tokens": t.get("output_tokens", 0),
-            "iterations": t.get("iterations", 0), "sub_calls": t.get("sub_calls", 0),
-            "syntax_errors": t.get("syntax_errors", 0), "started_at": outcome.started_at,
-            "finished_at": outcome.finished_at, "version": __version__}, ensure_ascii=False))
-    elif outcome.answer is not None:
-        print(outcome.answer)
-    if outcome.error and outcome.status != "finished":
-        print(f"rlm-studio: {outcome.status}: {outcome.error}", file=sys.stderr)
-    return EXIT_CODES.get(outcome.status, 1)
+    if not args.question.strip():
+        return _fail(args, "the question is empty", 2)
+    request = RunRequest.ask(args.question, found.documents, config, skipped=found.skipped)
+    return await run_request(request, args, RunService())
 
 
 def _progress_printer():
