@@ -54,7 +54,7 @@ class FirstRunGlue:
 
         self.view = WelcomeView()
         self.view.hide()
-        w.center_layout.insertWidget(w.center_layout.indexOf(w.run_panes), self.view, 1)
+        w.add_center_view(self.view)
         self.view.use_server.connect(self.use_server)
         self.view.use_model.connect(self.use_model)
         self.view.try_samples.connect(self.load_samples)
@@ -97,10 +97,8 @@ class FirstRunGlue:
         icons.bind(self.recent_action, "history")
         self.recent_action.setMenu(self.recent_menu)
         w.addAction(self.guide_action)
-        toolbar = w.toolbar
-        for action in (self.recent_action, self.welcome_action, self.guide_action):
-            toolbar.insertAction(w.live_action, action)
-        button = toolbar.widgetForAction(self.recent_action)
+        w.add_toolbar_actions([self.recent_action, self.welcome_action, self.guide_action])
+        button = w.toolbar.widgetForAction(self.recent_action)
         if isinstance(button, QToolButton):
             button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
             button.setAccessibleName("Recent folders and questions")

@@ -149,8 +149,8 @@ class HistoryGlue:
         qp = self.c.window.question_panel
         qp.set_question(run.get("question") or "")
         config = run.get("config") or {}
-        root = self._unroute(run.get("root_model") or qp.root_model(), config.get("api_base"))
-        sub = self._unroute(run.get("sub_model") or qp.sub_model(),
+        root = self.unroute(run.get("root_model") or qp.root_model(), config.get("api_base"))
+        sub = self.unroute(run.get("sub_model") or qp.sub_model(),
                             config.get("sub_api_base") or config.get("api_base"))
         qp.set_models(root, sub)
         qp.set_caps({k: config[k] for k in ("max_depth", "max_cost_usd", "max_iterations")
@@ -159,7 +159,7 @@ class HistoryGlue:
         self.c.notifier.info(f"Loaded the sources ({len(documents)} documents) and question of run "
                            f"{run_id[:8]}. Change models or caps if you like, then press Run.")
 
-    def _unroute(self, model: str, api_base: str | None) -> str:
+    def unroute(self, model: str, api_base: str | None) -> str:
         """A stored run's litellm model ("openai/x" at some URL) as the name the
         pickers use ("<endpoint>/x"), when one of the endpoints serves that URL."""
         if not api_base or not model.startswith("openai/"):

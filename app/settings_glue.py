@@ -138,21 +138,25 @@ class SettingsGlue:
         else:
             if page:
                 page.show_result(True, f"Testing with {known.test_model}…")
-            ok, text = await try_key(known.test_model, key)
+            ok, text = await try_key(known.test_model, key, on_engine=self.controller.runs.on_engine)
         page = self._page()          # the dialog may have closed meanwhile
         if page:
             page.show_result(ok, text)
         return ok, text
 
 
-async def try_key(model: str, key: str) -> tuple[bool, str]:
-    """(works, message): a one-token completion with `key` (litellm in a thread)."""
-    def call() -> None:
+async def try_key(model: str, key: str, on_engine: Any = None) -> tuple[bool, str]:
+    """(works, message): a one-token completion with `key`. In the window it runs on
+    the engine's loop (`on_engine`), where litellm's clients live; litellm is
+    imported in a thread first."""
+    async def call() -> None:
+        from app.run_service import preload_engine
+        await asyncio.to_thread(preload_engine)
         from core.llm.litellm_import import litellm
-        litellm().completion(model=model, api_key=key, max_tokens=1, timeout=30,
-                             messages=[{"role": "user", "content": "Say OK"}])
+        await litellm().acompletion(model=model, api_key=key, max_tokens=1, timeout=30,
+                                    messages=[{"role": "user", "content": "Say OK"}])
     try:
-        await asyncio.to_thread(call)
+        await (on_engine(call()) if on_engine is not None else call())
     except Exception as exc:  # whatever the provider answers with is the result of the test
         log.info("key test with %s failed: %s", model, type(exc).__name__)
         note = explain_error(f"{type(exc).__name__}: {exc}", model=model)

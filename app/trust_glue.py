@@ -17,6 +17,8 @@ from typing import Any, Sequence
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QTabWidget
 
+from app.run_service import preload_engine
+from app.trust_actions import TrustActions
 from ui.approval_dialog import ApprovalDialog, ApprovalShown, ApprovalThresholds
 from ui.citation_text import CitationMark, CitationText, body_of
 from ui.cost_preview import CostPreview
@@ -143,11 +145,7 @@ class TrustGlue:
         self.last_preview: Any = None                 # core.trust.preview.CostPreview
 
         self.citations = CitationText(self.resolve_citations, PALETTES["light"]["error"])
-        self.panes.transcript.citations = self.citations
-        try:
-            self.panes.citation_clicked.disconnect(controller.show_citation)
-        except (RuntimeError, TypeError) as exc:     # not connected: nothing to undo
-            log.debug("show_citation was not connected: %s", exc)
+        self.panes.set_citations(self.citations)
         self.panes.citation_clicked.connect(self.open_citation)
 
         self.coverage_view = CoverageView()
@@ -157,9 +155,8 @@ class TrustGlue:
         self.tabs.setObjectName("trustTabs")
         self.tabs.addTab(self.coverage_view, "Coverage")
         self.tabs.addTab(self.results_table, "Sub-calls")
-        self.panes.side_splitter.addWidget(self.tabs)
+        self.panes.add_side_widget(self.tabs, 2)
         self.tabs.currentChanged.connect(lambda _i: self.schedule_refresh())
-        self.panes.side_splitter.setStretchFactor(2, 2)
 
         self.observer = PaneObserver(self)
         self.panes.observers.append(self.observer)
@@ -173,11 +170,8 @@ class TrustGlue:
         self.thresholds.set_values(controller.settings.caps)
         self.thresholds.changed.connect(controller.settings.caps.update)
         self.preview = CostPreview(qp)
-        layout = qp.layout()
-        buttons = next((i for i in range(layout.count()) if layout.itemAt(i).layout() is not None
-                        and layout.itemAt(i).layout().indexOf(qp.run_button) >= 0), None)
-        layout.insertWidget(buttons if buttons is not None else layout.count(), self.thresholds)
-        layout.insertWidget(max(0, layout.indexOf(qp.status_label)), self.preview)
+        qp.add_accessory(self.thresholds, "options")
+        qp.add_accessory(self.preview, "status")
         self._preview_timer = QTimer(qp)
         self._preview_timer.setSingleShot(True)
         self._preview_timer.setInterval(300)
@@ -189,8 +183,9 @@ class TrustGlue:
         for signal in (sp_model.rowsInserted, sp_model.rowsRemoved, sp_model.modelReset):
             signal.connect(self._preview_timer.start)
 
-        from app.trust_actions import TrustActions
-        self.actions = TrustActions(self)
+        self.actions = TrustActions(self.window, self.panes, controller.notifier, controller.history,
+                                    settings=lambda: controller.settings, launch=controller.launch,
+                                    is_running=lambda: controller.running, with_approver=self.with_approver)
 
     # ---- documents -----------------------------------------------------
     def run_id(self) -> str:
@@ -199,11 +194,10 @@ class TrustGlue:
     def documents_for(self, run_id: str | None = None) -> list[Any]:
         """The documents of the run shown (live: those it was given; stored: from the store)."""
         run_id = self.run_id() if run_id is None else run_id
-        run = self.c.run
-        if run is not None and getattr(run, "run_id", None) == run_id:
-            docs = list(run.documents)
-            self._docs_cache[run_id] = docs
-            return docs
+        live = self.c.runs.documents()
+        if live is not None and self.c.runs.run_id == run_id:
+            self._docs_cache[run_id] = live
+            return live
         if not run_id:
             return list(self.c.documents.values())
         if run_id not in self._docs_cache:
@@ -384,7 +378,7 @@ class TrustGlue:
 
     async def approve(self, info: Any) -> bool:
         """The engine's approval callback: a dialog in the window; True = go on."""
-        cfg = self.c.run.config if self.c.run is not None else None
+        cfg = self.c.runs.config
         shown = approval_of(info, getattr(cfg, "approve_batch_calls", None), getattr(cfg, "approve_batch_usd", None))
         self.approvals.append(shown)
         dialog = ApprovalDialog(self.window, shown)
@@ -435,7 +429,6 @@ def coverage_shown(report: Any) -> CoverageShown:
 def preview_in_thread(config: Any, total_chars: int) -> Any:
     """core.trust.preview.preview_cost with its own store connection (run it in a thread:
     prices may need litellm's map, whose import takes seconds)."""
-    from app.controller import preload_engine
     preload_engine()                    # what a run imports, under the same lock (never two at once)
     from core.store import RunStore
     from core.trust.preview import preview_cost
