@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from app.first_run_glue import FirstRunGlue
 from app.history_glue import HistoryGlue
-from app.run_service import RunRequest, RunService, preload_engine  # noqa: F401  (preload_engine: the bench)
+from app.run_service import IMPORT_LOCK, RunRequest, RunService, preload_engine  # noqa: F401  (preload_engine: the bench)
 from app.session_glue import SessionGlue
 from app.settings_glue import SettingsGlue
 from app.trust_glue import TrustGlue
@@ -280,8 +280,9 @@ class Controller(QObject):
 
     async def load_catalog(self) -> None:
         def fetch() -> list[Any]:
-            catalog = importlib.import_module("core.catalog")   # may import litellm: off the loop
-            return catalog.list_models(self.settings.endpoints, fetch_remote=False)
+            with IMPORT_LOCK:               # may import litellm: off the loop, never beside another import of it
+                catalog = importlib.import_module("core.catalog")
+                return catalog.list_models(self.settings.endpoints, fetch_remote=False)
         qp = self.window.question_panel
         if not self.running:
             qp.set_status("Loading the model list…")

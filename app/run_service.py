@@ -31,14 +31,14 @@ log = logging.getLogger(__name__)
 
 KINDS = ("ask", "follow-up", "fork", "re-run", "rebuild")
 
-_PRELOAD_LOCK = threading.Lock()   # one first import at a time: two threads importing pydantic break it
+IMPORT_LOCK = threading.RLock()    # one first import of litellm at a time: two threads importing pydantic break it
 _HARDENED: list[str] = []
 
 
 def preload_engine() -> Any:
     """Import the runner, the engine and litellm (run this in a thread); returns app.runner.
     Idempotent; the cost preview and the run share the lock."""
-    with _PRELOAD_LOCK:
+    with IMPORT_LOCK:
         runner = importlib.import_module("app.runner")
         importlib.import_module("core.engine.run")
         from core.llm.litellm_import import litellm
