@@ -6,7 +6,7 @@ Public API (the engine, the store, the CLI and the GUI rely on it):
     walk(paths, options) -> (list[FileEntry], list[Skip])
     address_of(document, offset) -> str ; locate(document, address) -> (start, end) | None
     address_in / locate_in: the same on plain (text, spans, format) data
-See the README, "Documents in".
+See docs/documents.md.
 """
 
 from core.ingest.address import address_in, address_of, locate, locate_in

@@ -1,6 +1,6 @@
 """Files and folders -> the files to read, in a deterministic order.
 
-Rules (see the README, "Documents in"): entries sorted by name (case-sensitive), depth
+Rules (see docs/documents.md): entries sorted by name (case-sensitive), depth
 first; hidden names (".*") and junk skipped unless asked; `.rlmignore` files
 (gitignore syntax) honoured at every level; symlinks followed only while they
 stay inside the dropped folder, never twice into the same directory; FIFOs,

@@ -1,4 +1,4 @@
-"""The run store: every run saved to SQLite as it happens (see the README, "Your runs").
+"""The run store: every run saved to SQLite as it happens (see docs/storage.md).
 
     from core.store import RunStore
     store = RunStore.open()

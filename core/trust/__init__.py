@@ -1,3 +1,3 @@
 """Trust what a run says: citations, coverage, verify by re-execution, fork,
 cost preview, per-run results, the reproducibility manifest and compare.
-See the README, "Trust what a run says". Nothing here imports Qt or app/."""
+See docs/trust.md. Nothing here imports Qt or app/."""

@@ -110,7 +110,7 @@ def preview_cost(config: Any, total_chars: int, *, store: Any = None, prices: An
         root_out = (400 * 3, 1000 * high_turns)
         sub_in = (int(0.3 * context_tokens), int(1.5 * context_tokens)) if subs else (0, 0)
         sub_out = (int(0.05 * sub_in[0]), int(0.15 * sub_in[1]))
-        notes.append("no similar past run: a heuristic estimate (see the README, 'Trust what a run says')")
+        notes.append("no similar past run: a heuristic estimate (see docs/trust.md)")
     low_parts = [_cost(prices, config.root_model, root_in[0], root_out[0])]
     high_parts = [_cost(prices, config.root_model, root_in[1], root_out[1])]
     if subs:

@@ -1,4 +1,4 @@
-"""Screenshots of the first minute for the README (run under Xvfb):
+"""Screenshots of the first minute for the README and docs/user-guide.md (run under Xvfb):
 
     xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python -m tests.support.first_minute_screens
 
