@@ -34,6 +34,8 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 log = logging.getLogger(__name__)
 
 FRAME_MS = 16          # events reach the panes at most once per frame
+SWITCH_INTERVAL_S = 0.001   # how long a thread waiting for the GIL waits before the holder must yield
+YOUNG_RATIO = 2            # during a run: generation 1 collected every 2 young collections, so each stays short
 
 
 class EngineThread:
@@ -60,6 +62,10 @@ class EngineThread:
         with self._lock:
             if self.alive:
                 return
+            # Painting calls back into Python (item models, slots) many times a frame, and each
+            # call waits for the GIL while the engine thread computes: at Python's default 5 ms
+            # that adds up to whole frames; at 1 ms it does not (tests/bench/bench_window_fanout.py).
+            sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
             self._ready.clear()
             self._thread = threading.Thread(target=self._main, name=self.name, daemon=True)
             self._thread.start()
@@ -135,6 +141,33 @@ def _exception_handler(loop: asyncio.AbstractEventLoop, context: dict) -> None:
         log.error("engine loop: %s", context.get("message"), exc_info=exc)
     else:
         log.error("engine loop: %s", context.get("message"))
+
+
+class FullCollectionsHeld:
+    """While a run streams, Python's full (generation 2) garbage collections wait: one
+    holds the GIL for hundreds of ms with a 512-call run's objects alive, stalling the
+    window. Young generations are still collected; the held full collection runs at the
+    next collection after the run ends. Nested holds count."""
+
+    _depth = 0
+    _saved: tuple[int, int, int] | None = None
+
+    def __enter__(self) -> "FullCollectionsHeld":
+        import gc
+        cls = type(self)
+        if cls._depth == 0:
+            cls._saved = gc.get_threshold()
+            gc.set_threshold(cls._saved[0], min(cls._saved[1], YOUNG_RATIO), 1 << 30)
+        cls._depth += 1
+        return self
+
+    def __exit__(self, *_exc: Any) -> None:
+        import gc
+        cls = type(self)
+        cls._depth -= 1
+        if cls._depth == 0 and cls._saved is not None:
+            gc.set_threshold(*cls._saved)
+            cls._saved = None
 
 
 class EventBridge(QObject):

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from app.engine_thread import EngineThread, EventBridge
+from app.engine_thread import EngineThread, EventBridge, FullCollectionsHeld
 from app.run_service import Prepared, RunHandle, RunRequest, RunService
 
 log = logging.getLogger(__name__)
@@ -87,6 +87,7 @@ class WindowRuns(QObject):
 
     async def _run(self, request: RunRequest, handle: RunHandle) -> Any:
         outcome = None
+        hold = FullCollectionsHeld().__enter__()
         try:
             outcome = await self.engine.run(self.service.run(request, [self.bridge.sink], handle))
         except asyncio.CancelledError:
@@ -102,6 +103,7 @@ class WindowRuns(QObject):
             self.bridge.drain()
             self.ended.emit(request, outcome)
         finally:
+            hold.__exit__(None, None, None)
             self.bridge.drain()
         return outcome
 
