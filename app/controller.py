@@ -62,18 +62,31 @@ class Controller(QObject):
         self._catalog_task: asyncio.Task | None = None
         self.catalog: list[Any] = []
         self._loop: asyncio.AbstractEventLoop | None = None
-        self.settings_glue = SettingsGlue(self)
+        self.settings_glue = SettingsGlue(window, notifier, settings=lambda: self.settings,
+                                          apply=self.settings_applied,
+                                          on_engine=lambda coro: self.runs.on_engine(coro))
         # The one run path: requests go to the run service on the engine's own thread.
         self.service = RunService(keys=self.keys, settings=lambda: self.settings)
         self.runs = WindowRuns(self.service, consume=self._consume, parent=self)
-        self.history = HistoryGlue(self)
+        self.history = HistoryGlue(
+            window, self.panes, notifier, is_running=lambda: self.running,
+            last_run_id=lambda: self.last_outcome.run_id if self.last_outcome else None,
+            set_documents=self.set_documents, settings=lambda: self.settings,
+            rerun_loaded=self._rerun_loaded)
         self._wire()
         self.trust = TrustGlue(self)       # citations, coverage, sub-calls, verify, fork, compare (issue 9)
         self.sessions = SessionGlue(                # follow-ups in the last run's live REPL (issue 10)
             window, notifier, self.runs, self.history, compose=self.compose, launch=self.launch,
             documents=lambda: self.documents, set_documents=self.set_documents,
             last_session=settings.ui.get("last_session"))
-        self.first_run = FirstRunGlue(self)    # welcome, samples, guide, recent, last session (issue 10)
+        self.first_run = FirstRunGlue(          # welcome, samples, guide, recent, last session (issue 10)
+            window, notifier, settings=lambda: self.settings, save_settings=self._save_settings,
+            keys=self.keys, leave_replay=self.history.leave_replay, add_paths=self.add_paths,
+            clear_sources=self.clear_sources, has_documents=lambda: bool(self.documents),
+            is_running=lambda: self.running,
+            last_run_id=lambda: self.last_outcome.run_id if self.last_outcome else None,
+            open_settings=self.open_settings, default_caps=self._default_caps,
+            models_changed=self._models_changed)
 
     # --- wiring ---------------------------------------------------------------
     def _wire(self) -> None:
@@ -298,6 +311,11 @@ class Controller(QObject):
                 qp.set_status("")
         self._fill_model_choices()
 
+    def _models_changed(self) -> None:
+        """Endpoints or models were added: the pickers list them (the catalog is read again)."""
+        self._catalog_task = None
+        self._fill_model_choices()
+
     def _fill_model_choices(self) -> None:
         overrides = self.settings.models
         known = {e.id for e in self.catalog}
@@ -360,6 +378,10 @@ class Controller(QObject):
             self._remember_question(request.question)
         self._loop = asyncio.get_event_loop()
         return self.runs.launch(request)
+
+    def _rerun_loaded(self, run_id: str) -> None:
+        """History loaded a run's sources, question, models and caps: the next Run re-runs it."""
+        self.parent_run_id = run_id
 
     def _run_problem(self, qp, *, needs_documents: bool = True) -> Notification | None:
         if self.ingest_task is not None and not self.ingest_task.done():
@@ -480,8 +502,10 @@ class Controller(QObject):
     def open_settings(self, page: str = "") -> Any:
         return self.settings_glue.open(page)
 
-    def settings_applied(self) -> None:
+    def settings_applied(self, settings: Any = None) -> None:
         """The settings dialog saved new settings: follow them."""
+        if settings is not None:
+            self.settings = settings
         self._save_settings()
         self.theme.apply(self.settings.theme)
         self.window.question_panel.set_caps(self._default_caps())

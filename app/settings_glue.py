@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import Any, Callable
 
 from ui.notifier import explain_error
 
@@ -21,14 +21,22 @@ KEYCHAIN_ADVICE = (". On Linux, install and unlock gnome-keyring or KWallet; or 
 
 
 class SettingsGlue:
-    def __init__(self, controller: Any) -> None:
-        self.controller = controller
+    """Narrow dependencies: the window (the dialog's parent), the notifier, and callables:
+    the settings, take new settings, and run a coroutine on the engine's loop."""
+
+    def __init__(self, window: Any, notifier: Any, *, settings: Callable[[], Any],
+                 apply: Callable[[Any], None], on_engine: Callable[[Any], Any]) -> None:
+        self.window = window
+        self.notifier = notifier
+        self._settings = settings
+        self._apply = apply
+        self._on_engine = on_engine
         self.dialog: Any = None
         self._keys: Any = None
 
     @property
     def settings(self) -> Any:
-        return self.controller.settings
+        return self._settings()
 
     def keys(self) -> Any:
         """The keychain (created on first use: keyring's import is not free)."""
@@ -53,7 +61,7 @@ class SettingsGlue:
         from ui.settings_dialog import SettingsDialog
         names = [(p.name, p.display) for p in providers.PROVIDERS.values() if p.needs_key]
         names += [(e.name, f"{e.name} (endpoint)") for e in self.settings.endpoints if e.needs_key]
-        dialog = SettingsDialog(settings_to_dict(self.settings), names, self.controller.window)
+        dialog = SettingsDialog(settings_to_dict(self.settings), names, self.window)
         dialog.keys_page.key_set.connect(self.set_key)
         dialog.keys_page.key_delete.connect(self.delete_key)
         dialog.keys_page.key_test.connect(lambda p: asyncio.ensure_future(self.test_key(p)))
@@ -75,11 +83,10 @@ class SettingsGlue:
         from app.settings import settings_from_dict, settings_to_dict
         settings = settings_from_dict({**settings_to_dict(self.settings), **values})
         if settings.warnings:
-            self.controller.notifier.warning(
+            self.notifier.warning(
                 "Some settings were not taken: " + "; ".join(settings.warnings),
                 "Open Settings and fix them.", action="settings", action_label="Open Settings")
-        self.controller.settings = settings
-        self.controller.settings_applied()
+        self._apply(settings)
 
     # --- keys -------------------------------------------------------------------
     def refresh_keys(self) -> None:
@@ -138,7 +145,7 @@ class SettingsGlue:
         else:
             if page:
                 page.show_result(True, f"Testing with {known.test_model}…")
-            ok, text = await try_key(known.test_model, key, on_engine=self.controller.runs.on_engine)
+            ok, text = await try_key(known.test_model, key, on_engine=self._on_engine)
         page = self._page()          # the dialog may have closed meanwhile
         if page:
             page.show_result(ok, text)
