@@ -23,9 +23,10 @@ import importlib
 import logging
 import threading
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from app.runner import QuestionRun, RunOutcome
+if TYPE_CHECKING:
+    from app.runner import QuestionRun, RunOutcome
 
 log = logging.getLogger(__name__)
 
@@ -194,7 +195,8 @@ class RunService:
         handle = handle or RunHandle()
         harden_once()
         await asyncio.to_thread(preload_engine)       # litellm's import (seconds) off this loop
-        store = self._store()
+        from app.runner import QuestionRun      # the engine's modules: lazy, ~80 ms of CPU before the
+        store = self._store()                   # window's first paint otherwise (measured, docs/run-path.md)
         session = None                                # a rebuilt session this service owns until the run has it
         try:
             question, documents, skipped = request.question, list(request.documents), list(request.skipped)
