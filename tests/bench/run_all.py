@@ -38,6 +38,7 @@ BENCHMARKS = [            # (key, script, timeout in seconds for the full run)
     ("ingest", "bench_ingest.py", 1200),
     ("store", "bench_store.py", 1200),
     ("gui", "bench_gui.py", 900),
+    ("window-fanout", "bench_window_fanout.py", 1500),
 ]
 
 
