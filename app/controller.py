@@ -74,7 +74,9 @@ class Controller(QObject):
             set_documents=self.set_documents, settings=lambda: self.settings,
             rerun_loaded=self._rerun_loaded)
         self._wire()
-        self.trust = TrustGlue(self)       # citations, coverage, sub-calls, verify, fork, compare (issue 9)
+        self.trust = TrustGlue(                  # citations, coverage, sub-calls, verify, fork, compare (issue 9)
+            window, self.panes, notifier, self.runs, self.history, settings=lambda: self.settings,
+            documents=lambda: self.documents, show_citation=self.show_citation, launch=self.launch)
         self.sessions = SessionGlue(                # follow-ups in the last run's live REPL (issue 10)
             window, notifier, self.runs, self.history, compose=self.compose, launch=self.launch,
             documents=lambda: self.documents, set_documents=self.set_documents,

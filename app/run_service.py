@@ -25,6 +25,8 @@ import threading
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+from app.key_routing import route_key_for
+
 if TYPE_CHECKING:
     from app.runner import QuestionRun, RunOutcome
 
@@ -54,20 +56,6 @@ def harden_once() -> str:
         _HARDENED.append(harden_engine_process())
         log.info("engine hardening: %s", _HARDENED[0])
     return _HARDENED[0]
-
-
-def route_key_for(config: Any, *, keys: Any = None, settings: Any = None) -> Callable[[str], str | None]:
-    """The routing of keys, for every run: keychain first, then the provider's
-    environment variable; the URL a model's call goes to decides whose key it
-    carries (an endpoint's key only to that endpoint; never a cloud key to a URL
-    an endpoint owns). `keys`/`settings` default to the keychain and the settings file."""
-    if keys is None:
-        from core.secrets import KeyStore
-        keys = KeyStore()
-    if settings is None:
-        from app.settings import load_settings
-        settings = load_settings()
-    return lambda model: keys.key_for_model(model, settings, api_base=config.api_base_for(model))
 
 
 @dataclass(frozen=True)

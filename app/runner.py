@@ -14,6 +14,7 @@ import logging
 import uuid
 from typing import Any, Callable, Sequence
 
+from app.key_routing import route_key_for
 from app.version import __version__
 from core.config import RunConfig
 from core.engine.run import RunResult
@@ -28,12 +29,8 @@ RunOutcome = RunResult
 
 
 def default_key_for(config: RunConfig) -> Callable[[str], str | None]:
-    """Keychain first, then the provider's environment variable; the endpoint a model
-    is sent to decides whose key it gets (never the OpenAI key to a custom URL it owns)."""
-    from app.settings import load_settings
-    from core.secrets import KeyStore
-    keys, settings = KeyStore(), load_settings()
-    return lambda model: keys.key_for_model(model, settings, api_base=config.api_base_for(model))
+    """The keychain and the settings file, routed by the URL each model is sent to."""
+    return route_key_for(config)
 
 
 class QuestionRun:

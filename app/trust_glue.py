@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QTabWidget
@@ -125,10 +125,21 @@ class RefreshWork:
 
 
 class TrustGlue:
-    def __init__(self, controller: Any) -> None:
-        self.c = controller
-        self.window = controller.window
-        self.panes = controller.panes
+    """Narrow dependencies: the window, the run panes, the notifier, the run path (`runs`:
+    the run in progress; `launch`), the history glue (its store), and callables for the
+    settings, the current sources and selecting a cited source."""
+
+    def __init__(self, window: Any, panes: Any, notifier: Any, runs: Any, history: Any, *,
+                 settings: Callable[[], Any], documents: Callable[[], dict],
+                 show_citation: Callable[[str], None], launch: Callable[[Any], Any]) -> None:
+        self.window = window
+        self.panes = panes
+        self.notifier = notifier
+        self.runs = runs
+        self.history = history
+        self._settings = settings
+        self._documents = documents
+        self._show_citation = show_citation
         self._docs_cache: dict[str, list[Any]] = {}
         self.viewer: SourceViewer | None = None
         self.approval: ApprovalDialog | None = None
@@ -167,8 +178,8 @@ class TrustGlue:
 
         qp = self.window.question_panel
         self.thresholds = ApprovalThresholds(qp)
-        self.thresholds.set_values(controller.settings.caps)
-        self.thresholds.changed.connect(controller.settings.caps.update)
+        self.thresholds.set_values(settings().caps)
+        self.thresholds.changed.connect(lambda values: self._settings().caps.update(values))
         self.preview = CostPreview(qp)
         qp.add_accessory(self.thresholds, "options")
         qp.add_accessory(self.preview, "status")
@@ -183,9 +194,8 @@ class TrustGlue:
         for signal in (sp_model.rowsInserted, sp_model.rowsRemoved, sp_model.modelReset):
             signal.connect(self._preview_timer.start)
 
-        self.actions = TrustActions(self.window, self.panes, controller.notifier, controller.history,
-                                    settings=lambda: controller.settings, launch=controller.launch,
-                                    is_running=lambda: controller.running, with_approver=self.with_approver)
+        self.actions = TrustActions(window, panes, notifier, history, settings=settings, launch=launch,
+                                    is_running=lambda: runs.running, with_approver=self.with_approver)
 
     # ---- documents -----------------------------------------------------
     def run_id(self) -> str:
@@ -194,19 +204,19 @@ class TrustGlue:
     def documents_for(self, run_id: str | None = None) -> list[Any]:
         """The documents of the run shown (live: those it was given; stored: from the store)."""
         run_id = self.run_id() if run_id is None else run_id
-        live = self.c.runs.documents()
-        if live is not None and self.c.runs.run_id == run_id:
+        live = self.runs.documents()
+        if live is not None and self.runs.run_id == run_id:
             self._docs_cache[run_id] = live
             return live
         if not run_id:
-            return list(self.c.documents.values())
+            return list(self._documents().values())
         if run_id not in self._docs_cache:
             from core.store.errors import StoreError
             try:
-                self._docs_cache[run_id] = list(self.c.history.store().documents(run_id))
+                self._docs_cache[run_id] = list(self.history.store().documents(run_id))
             except (StoreError, OSError) as exc:
                 log.warning("documents of run %s not available: %s", run_id, exc)
-                return list(self.c.documents.values())
+                return list(self._documents().values())
             if len(self._docs_cache) > 8:
                 self._docs_cache.pop(next(iter(self._docs_cache)))
         return self._docs_cache[run_id]
@@ -236,7 +246,7 @@ class TrustGlue:
         viewer.show()
         viewer.raise_()
         if mark is not None:
-            self.c.show_citation(f"{mark.path}:{mark.address}")    # and select it in the sources
+            self._show_citation(f"{mark.path}:{mark.address}")    # and select it in the sources
         return viewer
 
     # ---- coverage and sub-call rows ------------------------------------------
@@ -295,7 +305,7 @@ class TrustGlue:
             key = f"{self.run_id()}:{warning}"
             if self.observer.live and key not in self._warned:
                 self._warned.add(key)
-                self.c.notifier.warning(warning, "See the Coverage tab beside the call tree.")
+                self.notifier.warning(warning, "See the Coverage tab beside the call tree.")
         return shown
 
     def show_results(self, rows: list[Any]) -> list[ResultShown]:
@@ -314,9 +324,9 @@ class TrustGlue:
             with open(path, "w", encoding="utf-8", newline="") as f:
                 f.write(to_csv(rows))
         except OSError as exc:
-            self.c.notifier.error(f"The CSV could not be written: {exc}", "Pick another folder or file name.")
+            self.notifier.error(f"The CSV could not be written: {exc}", "Pick another folder or file name.")
             return None
-        self.c.notifier.info(f"Exported {len(rows)} sub-calls to {path}.")
+        self.notifier.info(f"Exported {len(rows)} sub-calls to {path}.")
         return path
 
     # ---- cost preview and projection --------------------------------------------
@@ -325,7 +335,7 @@ class TrustGlue:
         from app.settings import build_run_config
         qp = self.window.question_panel
         try:
-            return build_run_config(self.c.settings, root=qp.root_model(), sub=qp.sub_model() or None,
+            return build_run_config(self._settings(), root=qp.root_model(), sub=qp.sub_model() or None,
                                     overrides=qp.caps())
         except ValueError as exc:
             log.info("no cost preview: %s", exc)
@@ -333,9 +343,9 @@ class TrustGlue:
 
     def update_estimate(self) -> asyncio.Task | None:
         """Refresh the estimate next to Run (in the background); returns its task."""
-        if self.c.running or not _loop_running():
+        if self.runs.running or not _loop_running():
             return None
-        docs = list(self.c.documents.values())
+        docs = list(self._documents().values())
         config = self.run_config() if docs else None
         if config is None:
             self.preview.clear()
@@ -352,7 +362,7 @@ class TrustGlue:
         except (StoreError, OSError, ValueError) as exc:
             log.warning("cost preview failed: %s", exc)
             return
-        if seq != self._estimate_seq or self.c.running:      # a newer estimate is on its way, or a run began
+        if seq != self._estimate_seq or self.runs.running:      # a newer estimate is on its way, or a run began
             return
         self.last_preview = preview
         self.preview.set_estimate(*describe_preview(preview))
@@ -378,7 +388,7 @@ class TrustGlue:
 
     async def approve(self, info: Any) -> bool:
         """The engine's approval callback: a dialog in the window; True = go on."""
-        cfg = self.c.runs.config
+        cfg = self.runs.config
         shown = approval_of(info, getattr(cfg, "approve_batch_calls", None), getattr(cfg, "approve_batch_usd", None))
         self.approvals.append(shown)
         dialog = ApprovalDialog(self.window, shown)
