@@ -82,7 +82,17 @@ class FrameTimer:
 
     def start(self) -> None:
         self.gaps, self._last, self.worst = [], time.perf_counter(), (0.0, 0.0)
+        self._start = self._last
         self.timer.start()
+
+    def late_at(self, t0: float) -> list[float]:
+        """When (s after t0) each gap over 50 ms began."""
+        out, t = [], self._start
+        for gap in self.gaps:
+            if gap - FRAME_MS > 50:
+                out.append(t - t0)
+            t += gap / 1000
+        return out
 
     def stop(self) -> dict:
         self.timer.stop()
@@ -195,7 +205,8 @@ async def scenario(app, window, controller, mode: str, n: int) -> dict:
 
                 def inside(spans) -> float:
                     return sum(max(0.0, min(b, end) - max(a, begin)) for a, b in spans) * 1000
-                out.update(worst_gap_gc_ms=inside(gcs.spans), worst_gap_panes_ms=inside(batch_spans))
+                out.update(worst_gap_gc_ms=inside(gcs.spans), worst_gap_panes_ms=inside(batch_spans),
+                           worst_gap_at_s=begin - t0, gaps_over_50ms_at_s=[round(x, 2) for x in frames.late_at(t0)])
                 out.update(frames.stop(), **gcs.take())
             assert outcome is not None and outcome.answer == str(size), outcome
             if not timed:
