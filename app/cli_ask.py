@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from typing import Any
 
 from app.cli_common import (EXIT_CODES, add_approval_args, fail as _fail, parse_prices,  # noqa: F401
                             report_outcome, run_request, with_approval)
-from app.version import __version__
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -87,8 +85,6 @@ async def _ask(args: argparse.Namespace, config: Any) -> int:
                   file=sys.stderr)
     if not found.documents:
         return _fail(args, "no readable documents in " + ", ".join(args.paths), 2)
-    if not args.question.strip():
-        return _fail(args, "the question is empty", 2)
     request = RunRequest.ask(args.question, found.documents, config, skipped=found.skipped)
     return await run_request(request, args, RunService())
 
