@@ -85,7 +85,10 @@ async def _ask(args: argparse.Namespace, config: Any) -> int:
                   file=sys.stderr)
     if not found.documents:
         return _fail(args, "no readable documents in " + ", ".join(args.paths), 2)
-    request = RunRequest.ask(args.question, found.documents, config, skipped=found.skipped)
+    try:
+        request = RunRequest.ask(args.question, found.documents, config, skipped=found.skipped)
+    except ValueError as exc:
+        return _fail(args, str(exc), 2)
     return await run_request(request, args, RunService())
 
 

@@ -214,5 +214,8 @@ async def _rerun(args: argparse.Namespace, parent_id: str, question: str, docume
                  config: Any) -> int:
     from app.cli_common import run_request
     from app.run_service import RunRequest, RunService
-    request = RunRequest.rerun(parent_id, question, documents, config, skipped=skipped)
+    try:
+        request = RunRequest.rerun(parent_id, question, documents, config, skipped=skipped)
+    except ValueError as exc:
+        return _fail(f"cannot re-run: {exc}")
     return await run_request(request, args, RunService(), show=not (args.quiet or args.json))

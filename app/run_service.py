@@ -89,6 +89,10 @@ class RunRequest:
             raise ValueError("a follow-up needs the live session of the run it follows")
         if self.kind == "fork" and self.fork_turn is None:
             raise ValueError("a fork needs the turn to fork from")
+        if self.kind != "fork" and not self.question.strip():
+            raise ValueError("the question is empty")
+        if self.kind in ("ask", "re-run", "follow-up") and not self.documents:
+            raise ValueError("there are no readable documents to ask about")
 
     @classmethod
     def ask(cls, question: str, documents: Sequence[Any], config: Any, *, skipped: Sequence[Any] = (),

@@ -90,9 +90,11 @@ def test_cancel_crosses_to_the_engine_loop_and_gui_callbacks_are_awaited(qapp, q
 
 @pytest.mark.parametrize("fields, message", [
     (dict(kind="guess"), "unknown run kind"),
-    (dict(kind="follow-up", parent_run_id="r1"), "live session"),
+    (dict(kind="follow-up", parent_run_id="r1", question="q"), "live session"),
     (dict(kind="fork", parent_run_id="r1"), "turn to fork from"),
-    (dict(kind="re-run"), "needs the run it comes from"),
+    (dict(kind="re-run", question="q"), "needs the run it comes from"),
+    (dict(kind="ask", question="  "), "the question is empty"),
+    (dict(kind="ask", question="q"), "no readable documents"),
 ])
 def test_a_request_that_cannot_run_says_why(fields, message):
     from app.run_service import RunRequest
