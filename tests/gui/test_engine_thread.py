@@ -8,19 +8,44 @@ import threading
 
 import pytest
 
-from tests.support.gui_app import qloop, run_async, wait_until  # noqa: F401
+from tests.support.gui_app import flush_qt, qloop, run_async, wait_until  # noqa: F401
 
 
-def test_events_from_another_thread_arrive_in_order_in_few_batches(qapp, qloop):
-    from app.engine_thread import EngineThread, EventBridge
+@pytest.fixture
+def owner(qapp):
+    """A QObject on the GUI thread that owns what a test makes (deleted there after it)."""
+    from PySide6.QtCore import QObject
+    obj = QObject()
+    yield obj
+    obj.deleteLater()
+    flush_qt(qapp)
+
+
+@pytest.fixture
+def bridges(qapp):
+    """EventBridges made by a test, deleted (and Qt's queue emptied) before the next test."""
+    from app.engine_thread import EventBridge
+    made: list = []
+
+    def make(consume):
+        made.append(EventBridge(consume))
+        return made[-1]
+    yield make
+    for bridge in made:
+        bridge.deleteLater()
+    flush_qt(qapp)
+
+
+def test_events_from_another_thread_arrive_in_order_in_few_batches(qapp, qloop, bridges, owner):
+    from app.engine_thread import EngineThread
     got: list[list[int]] = []
     threads: set[bool] = set()
 
     def consume(batch: list[int]) -> None:
         threads.add(threading.current_thread() is threading.main_thread())
         got.append(batch)
-    bridge = EventBridge(consume)
-    engine = EngineThread("test-engine")
+    bridge = bridges(consume)
+    engine = EngineThread("test-engine", owner)
 
     async def emit_all() -> str:
         for i in range(5000):
@@ -41,10 +66,9 @@ def test_events_from_another_thread_arrive_in_order_in_few_batches(qapp, qloop):
     assert not engine.alive
 
 
-def test_drain_takes_what_is_waiting_and_a_late_wake_up_finds_nothing(qapp, qloop):
-    from app.engine_thread import EventBridge
+def test_drain_takes_what_is_waiting_and_a_late_wake_up_finds_nothing(qapp, qloop, bridges):
     got: list[list[str]] = []
-    bridge = EventBridge(got.append)
+    bridge = bridges(got.append)
     bridge.sink("a")
     bridge.sink("b")
     bridge.drain()                                  # the end of a run: before the queued wake-up arrives
@@ -56,9 +80,9 @@ def test_drain_takes_what_is_waiting_and_a_late_wake_up_finds_nothing(qapp, qloo
     assert got[1] == ["c"]
 
 
-def test_cancel_crosses_to_the_engine_loop_and_gui_callbacks_are_awaited(qapp, qloop):
+def test_cancel_crosses_to_the_engine_loop_and_gui_callbacks_are_awaited(qapp, qloop, owner):
     from app.engine_thread import EngineThread
-    engine = EngineThread("test-engine")
+    engine = EngineThread("test-engine", owner)
     asked: list[str] = []
 
     async def ask_in_gui(what: str) -> bool:         # like the approval dialog: runs on the window's loop
@@ -76,12 +100,12 @@ def test_cancel_crosses_to_the_engine_loop_and_gui_callbacks_are_awaited(qapp, q
 
     async def body():
         crossed = engine.on_gui_loop(ask_in_gui, asyncio.get_running_loop())
-        future = engine.submit(on_engine(crossed))
+        waiting = asyncio.ensure_future(engine.run(on_engine(crossed)))
         await wait_until(lambda: asked, what="the GUI callback")
         await asyncio.sleep(0.05)
         task = next(t for t in asyncio.all_tasks(engine.loop))
         engine.call_soon(task.cancel)                 # what Stop does with the run's handle
-        result = await asyncio.wrap_future(future)
+        result = await waiting
         await engine.close()
         return result
     assert run_async(qloop, body()) == (True, "cancelled on test-engine")
