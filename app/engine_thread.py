@@ -15,18 +15,8 @@ Crossings, and the only ones:
   the signal carries no events, only the wake-up);
 - into the engine: `submit(coro)` (asyncio.run_coroutine_threadsafe) and
   `call_soon(fn)` (loop.call_soon_threadsafe), e.g. Stop;
-- back from the engine, anything else (a result the window awaits with `run`,
-  "the fork is prepared", a callback the engine awaits in the GUI such as the
-  approval dialog: `on_gui_loop(async_fn, gui_loop)`) goes through GuiInbox: a
-  locked queue of callables and one argument-less queued signal (not qasync's
-  call_soon_threadsafe, whose signal carries Python objects across threads).
-
-The engine thread is a QThread, not a threading.Thread: it emits Qt signals, and
-Qt "adopts" a plain Python thread that does so and tears that adoption down when
-the thread ends; with plain threads, a test process that started and stopped
-engine threads crashed (SIGSEGV) in a later test in about half the runs (2 of 4,
-then 0 of 4 with the QThread). Its QObjects (the inbox, the bridge) have Qt
-parents on the GUI thread, so the garbage collector never frees one elsewhere.
+- a callback the engine awaits in the GUI (the approval dialog):
+  `on_gui_loop(async_fn, gui_loop)` runs it on the GUI's loop and awaits it here.
 """
 
 from __future__ import annotations
@@ -37,10 +27,9 @@ import logging
 import sys
 import threading
 import time
-from collections import deque
 from typing import Any, Awaitable, Callable, Coroutine
 
-from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 log = logging.getLogger(__name__)
 
@@ -49,74 +38,15 @@ SWITCH_INTERVAL_S = 0.001   # how long a thread waiting for the GIL waits before
 YOUNG_RATIO = 2            # during a run: generation 1 collected every 2 young collections, so each stays short
 
 
-class GuiInbox(QObject):
-    """Callables from any thread, run on the GUI thread in the order posted. The wake-up
-    signal carries nothing; the callables wait in a locked queue."""
-
-    wake = Signal()
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._calls: deque[Callable[[], Any]] = deque()
-        self._lock = threading.Lock()
-        self._armed = False
-        self.wake.connect(self._run, Qt.ConnectionType.QueuedConnection)
-
-    def post(self, fn: Callable[[], Any]) -> None:
-        with self._lock:
-            self._calls.append(fn)
-            if self._armed:
-                return
-            self._armed = True
-        self.wake.emit()
-
-    def _run(self) -> None:
-        with self._lock:
-            calls = list(self._calls)
-            self._calls.clear()
-            self._armed = False
-        for fn in calls:
-            try:
-                fn()
-            except Exception:  # one failing callback must not drop the others
-                log.exception("a call from the engine thread failed")
-
-
-def _settle(source: Any, target: asyncio.Future) -> None:
-    """Copy a finished future's outcome (concurrent or asyncio) into `target`."""
-    if target.done():
-        return
-    if source.cancelled():
-        target.cancel()
-    elif source.exception() is not None:
-        target.set_exception(source.exception())
-    else:
-        target.set_result(source.result())
-
-
-class _LoopThread(QThread):
-    def __init__(self, target: Callable[[], None]) -> None:
-        super().__init__()
-        self._target = target
-
-    def run(self) -> None:
-        self._target()
-
-
 class EngineThread:
-    """A worker thread running one asyncio loop for the life of the window. Make it on
-    the GUI thread with a `parent` QObject there: its inbox is a child of it, so Qt
-    deletes the inbox on the GUI thread (left to Python, the garbage collector may free
-    a QObject on any thread, and Qt then crashes later)."""
+    """A worker thread running one asyncio loop for the life of the window."""
 
-    def __init__(self, name: str = "rlm-engine", parent: QObject | None = None) -> None:
+    def __init__(self, name: str = "rlm-engine") -> None:
         self.name = name
-        self.inbox = GuiInbox(parent)
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: QThread | None = None
+        self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._lock = threading.Lock()
-        self._ident: int | None = None
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -126,7 +56,7 @@ class EngineThread:
 
     @property
     def alive(self) -> bool:
-        return self._thread is not None and self._thread.isRunning()
+        return self._thread is not None and self._thread.is_alive()
 
     def start(self) -> None:
         with self._lock:
@@ -137,16 +67,11 @@ class EngineThread:
             # that adds up to whole frames; at 1 ms it does not (tests/bench/bench_window_fanout.py).
             sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
             self._ready.clear()
-            # A QThread, not a threading.Thread: the engine thread emits Qt signals, and a
-            # plain Python thread would be adopted by Qt and torn down behind its back.
-            self._thread = _LoopThread(self._main)
-            self._thread.setObjectName(self.name)
+            self._thread = threading.Thread(target=self._main, name=self.name, daemon=True)
             self._thread.start()
         self._ready.wait(10)
 
     def _main(self) -> None:
-        threading.current_thread().name = self.name
-        self._ident = threading.get_ident()
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         loop.set_exception_handler(_exception_handler)
@@ -162,26 +87,17 @@ class EngineThread:
             loop.run_until_complete(loop.shutdown_asyncgens())
         finally:
             loop.close()
-            asyncio.set_event_loop(None)
 
     def in_engine(self) -> bool:
-        return threading.get_ident() == self._ident
+        return threading.current_thread() is self._thread
 
     def submit(self, coro: Coroutine[Any, Any, Any]) -> concurrent.futures.Future:
         """Run `coro` on the engine's loop; cancelling the returned future cancels it."""
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
     async def run(self, coro: Coroutine[Any, Any, Any]) -> Any:
-        """Await `coro` on the engine's loop from the window's loop; cancelling the
-        awaiting task cancels `coro`. The result comes back through the inbox."""
-        result = asyncio.get_running_loop().create_future()
-        future = self.submit(coro)
-        future.add_done_callback(lambda done: self.inbox.post(lambda: _settle(done, result)))
-        try:
-            return await result
-        except asyncio.CancelledError:
-            future.cancel()
-            raise
+        """Await `coro` on the engine's loop from another loop (the window's)."""
+        return await asyncio.wrap_future(self.submit(coro))
 
     def call_soon(self, fn: Callable[..., Any], *args: Any) -> None:
         if self._loop is not None and not self._loop.is_closed():
@@ -191,20 +107,7 @@ class EngineThread:
                     ) -> Callable[..., Awaitable[Any]]:
         """`fn` (a coroutine function of the GUI) as one the engine can await."""
         async def crossed(*args: Any) -> Any:
-            engine_loop = asyncio.get_running_loop()
-            answer = engine_loop.create_future()
-            tasks: list[asyncio.Task] = []
-
-            def start() -> None:          # on the GUI thread
-                task = gui_loop.create_task(fn(*args))
-                task.add_done_callback(lambda t: engine_loop.call_soon_threadsafe(_settle, t, answer))
-                tasks.append(task)
-            self.inbox.post(start)
-            try:
-                return await answer
-            except asyncio.CancelledError:
-                self.inbox.post(lambda: [t.cancel() for t in tasks])
-                raise
+            return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(fn(*args), gui_loop))
         return crossed
 
     async def close(self, timeout: float = 10.0) -> None:
@@ -218,13 +121,8 @@ class EngineThread:
             log.warning("closing litellm's clients on the engine loop: %s", exc)
         self._loop.call_soon_threadsafe(self._loop.stop)
         thread = self._thread
-        deadline = time.monotonic() + timeout
-        while thread is not None and thread.isRunning() and time.monotonic() < deadline:
-            await asyncio.sleep(0.01)                   # (the window's loop keeps running meanwhile)
         if thread is not None:
-            thread.wait(1000)
-            if not thread.isRunning():
-                self._thread = None                     # dropped here, on the GUI thread
+            await asyncio.to_thread(thread.join, timeout)
 
 
 async def _close_litellm_clients() -> None:

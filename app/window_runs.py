@@ -36,7 +36,7 @@ class WindowRuns(QObject):
                  engine: EngineThread | None = None) -> None:
         super().__init__(parent)
         self.service = service
-        self.engine = engine or EngineThread(parent=self)
+        self.engine = engine or EngineThread()
         self.bridge = EventBridge(consume, self)
         self.task: asyncio.Task | None = None
         self.handle: RunHandle | None = None
@@ -81,8 +81,9 @@ class WindowRuns(QObject):
         return self.task
 
     def _prepared_in_engine(self, prepared: Prepared) -> None:
-        request = self.request
-        self.engine.inbox.post(lambda: self.prepared.emit(request, prepared))
+        request, loop = self.request, self._gui_loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self.prepared.emit, request, prepared)
 
     async def _run(self, request: RunRequest, handle: RunHandle) -> Any:
         outcome = None
