@@ -21,7 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     from app import cli_ask
     cli_ask.register(sub)
-    for name in ("app.cli_runs", "app.cli_keys", "app.cli_ingest"):
+    for name in ("app.cli_runs", "app.cli_keys", "app.cli_ingest", "app.cli_eval", "app.cli_models"):
         module = __import__(name, fromlist=["register"])
         module.register(sub)
     return parser

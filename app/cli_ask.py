@@ -20,6 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sub", help="sub model for llm_query (default: settings, else the root model)")
     p.add_argument("--api-base", help="base URL of an OpenAI-compatible server for both models")
     p.add_argument("--sub-api-base", help="base URL for the sub model only")
+    p.add_argument("--api-key-from", metavar="NAME",
+                   help="send the key of provider or endpoint NAME to --api-base/--sub-api-base "
+                        "(a URL that no configured endpoint or provider owns gets no key otherwise)")
     p.add_argument("--max-depth", type=int, help="0 = code only, 1 = llm_query, 2-3 = nested RLMs")
     p.add_argument("--max-iterations", type=int, help="root turns (default 20)")
     p.add_argument("--max-cost", type=float, metavar="USD", help="hard dollar cap for the whole run")
@@ -31,8 +34,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--root-max-tokens", type=int)
     p.add_argument("--sub-max-tokens", type=int)
     p.add_argument("--memory-limit-mb", type=int, help="memory limit of the REPL worker")
+    p.add_argument("--require-sandbox", action="store_true",
+                   help="refuse to run model code unless every layer of the REPL sandbox holds "
+                        "(also a setting: require_full_sandbox)")
     p.add_argument("--price", action="append", default=[], metavar="MODEL=IN,OUT",
                    help="USD per million input,output tokens (0,0 marks a free local model)")
+    p.add_argument("--ocr", action="store_true",
+                   help="read scanned PDF pages and images with tesseract (slow)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout at the end")
     p.add_argument("--quiet", action="store_true", help="no live transcript on stderr")
     add_approval_args(p)                        # --approve-over N, --approve-over-usd USD, --yes
@@ -48,6 +56,8 @@ def config_from_args(args: argparse.Namespace) -> Any:
         "concurrency": args.concurrency, "max_output_chars": args.max_output_chars,
         "root_max_tokens": args.root_max_tokens, "sub_max_tokens": args.sub_max_tokens,
         "memory_limit_mb": args.memory_limit_mb, "sub_api_base": args.sub_api_base,
+        "require_full_sandbox": True if getattr(args, "require_sandbox", False) else None,
+        "api_key_from": args.api_key_from,
     }
     overrides = {k: v for k, v in overrides.items() if v is not None}
     prices = parse_prices(args.price)
@@ -58,6 +68,10 @@ def config_from_args(args: argparse.Namespace) -> Any:
 
 
 def run_ask(args: argparse.Namespace) -> int:
+    # litellm's import is seconds of CPU: start it now, in a thread, so that reading the
+    # documents and starting the REPL worker happen meanwhile instead of before it.
+    from core.llm.litellm_import import start_background_import
+    start_background_import()
     import asyncio
     from core.engine.run import ConfigError
     try:
@@ -74,15 +88,23 @@ async def _ask(args: argparse.Namespace, config: Any) -> int:
     harden_once()                               # before ingestion starts any helper process
     progress = _progress_printer() if not args.quiet and sys.stderr.isatty() else None
     try:
-        found = await ingest(args.paths, on_progress=progress)
+        from app.settings import ingest_options, load_settings
+        options = ingest_options(load_settings(), ocr=True if getattr(args, "ocr", False) else None)
+        found = await ingest(args.paths, options, on_progress=progress)
     except FileNotFoundError as exc:
         return _fail(args, str(exc), 2)
     if progress:
         sys.stderr.write("\n")
+    duplicates = 0
     for skip in found.skipped:
-        if not args.quiet:
+        if skip.reason == "duplicate":
+            duplicates += 1                  # read once; listed by `rlm-studio ingest`
+        elif not args.quiet:
             print(f"skipped {skip.path}: {skip.reason}{': ' + skip.detail if skip.detail else ''}",
                   file=sys.stderr)
+    if duplicates and not args.quiet:
+        print(f"{duplicates} duplicate file{'s' if duplicates != 1 else ''} read once "
+              "(same content as another document)", file=sys.stderr)
     if not found.documents:
         return _fail(args, "no readable documents in " + ", ".join(args.paths), 2)
     try:

@@ -38,13 +38,32 @@ def report_outcome(outcome: Any, *, as_json: bool, **extra: Any) -> int:
             "error": outcome.error, "cost_usd": t.get("cost_usd", 0.0),
             "input_tokens": t.get("input_tokens", 0), "output_tokens": t.get("output_tokens", 0),
             "iterations": t.get("iterations", 0), "sub_calls": t.get("sub_calls", 0),
-            "syntax_errors": t.get("syntax_errors", 0), "started_at": outcome.started_at,
+            "syntax_errors": t.get("syntax_errors", 0), "overrun_usd": t.get("overrun_usd", 0.0),
+            "estimated_usage_calls": t.get("estimated_usage_calls", 0),
+            "store_error": getattr(outcome, "store_error", None), "started_at": outcome.started_at,
             "finished_at": outcome.finished_at, "version": __version__}, ensure_ascii=False))
     elif outcome.answer is not None:
         print(outcome.answer)
     if outcome.error and outcome.status != "finished":
         print(f"rlm-studio: {outcome.status}: {outcome.error}", file=sys.stderr)
+    if t.get("overrun_usd"):
+        print(f"rlm-studio: warning: calls cost ${t['overrun_usd']:.6f} more than their reserved worst "
+              "case (the provider billed above its price list); the cap could not cover that", file=sys.stderr)
+    if t.get("estimated_usage_calls"):
+        print(f"rlm-studio: note: {t['estimated_usage_calls']} call attempt(s) sent no token usage or were "
+              f"cut or cancelled; ${t.get('estimated_usd', 0.0):.6f} of the cost is estimated", file=sys.stderr)
+    store_error = getattr(outcome, "store_error", None)
+    if store_error:
+        print(f"rlm-studio: error: the run's record is incomplete: {store_error}", file=sys.stderr)
+        return 1
     return EXIT_CODES.get(outcome.status, 1)
+
+
+def sandbox_warning(event: Any) -> None:
+    """--quiet still prints the one line saying the REPL sandbox lacks a layer."""
+    from core.repl.sandbox_report import NOTICE_PREFIX
+    if event.type == "Notice" and event.message.startswith(NOTICE_PREFIX):
+        print(f"rlm-studio: warning: {event.message}", file=sys.stderr)
 
 
 # -- the approval gate for `ask` ------------------------------------------------------------
@@ -90,7 +109,8 @@ def fail(args: argparse.Namespace, message: str, code: int) -> int:
     if args.json:
         print(json.dumps({"run_id": None, "status": "failed", "answer": None, "error": message,
                           "cost_usd": 0.0, "input_tokens": 0, "output_tokens": 0, "iterations": 0,
-                          "sub_calls": 0, "syntax_errors": 0, "started_at": None, "finished_at": None,
+                          "sub_calls": 0, "syntax_errors": 0, "overrun_usd": 0.0, "estimated_usage_calls": 0,
+                          "store_error": None, "started_at": None, "finished_at": None,
                           "version": __version__}))
     return code
 
@@ -105,7 +125,7 @@ async def run_request(request: Any, args: argparse.Namespace, service: Any, *, s
     from app.transcript_printer import TranscriptPrinter
     from core.engine.run import ConfigError
     show = (not args.quiet) if show is None else show
-    sinks = [TranscriptPrinter(sys.stderr)] if show else []
+    sinks = [TranscriptPrinter(sys.stderr)] if show else [sandbox_warning]
     handle = RunHandle(on_prepared=_prepared_printer(show))
     loop = asyncio.get_running_loop()
     interrupts = 0
@@ -132,6 +152,12 @@ async def run_request(request: Any, args: argparse.Namespace, service: Any, *, s
             loop.remove_signal_handler(signal.SIGINT)
         except (NotImplementedError, RuntimeError):
             pass
+    if outcome.status == "failed" and "key" in (outcome.error or "").lower() and request.config is not None:
+        from app.settings import load_settings
+        from core.routing import unkeyed_url_hint
+        hint = unkeyed_url_hint(request.config, load_settings().endpoints)
+        if hint:
+            print(f"rlm-studio: note: {hint}", file=sys.stderr)
     prepared = handle.prepared
     if prepared is not None and request.kind == "fork":
         report.update(fork_turn=prepared.turn, replayed_cells=prepared.replayed_cells,

@@ -26,6 +26,10 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--workers", type=int, default=0, metavar="N",
                         help="worker processes (default: one per CPU core)")
     parser.add_argument("--include-hidden", action="store_true", help="read hidden files too")
+    parser.add_argument("--ocr", action="store_true",
+                        help="read scanned PDF pages and images with tesseract (slow)")
+    parser.add_argument("--no-archives", action="store_true",
+                        help="do not open .zip/.tar/.gz/.bz2/.xz archives")
     parser.set_defaults(handler=run_ingest)
     return parser
 
@@ -39,9 +43,15 @@ def run_ingest(args: argparse.Namespace, out: TextIO | None = None, err: TextIO 
     if not any(os.path.lexists(p) for p in args.paths):
         print("rlm-studio ingest: no such file or folder: " + ", ".join(args.paths), file=err)
         return 2
-    options = IngestOptions(max_file_bytes=int(args.max_file_mb * MB),
-                            per_file_timeout_s=args.timeout, workers=args.workers,
-                            include_hidden=args.include_hidden)
+    from dataclasses import replace
+
+    from app.settings import ingest_options, load_settings
+    options = replace(ingest_options(load_settings(), ocr=True if args.ocr else None),
+                      max_file_bytes=int(args.max_file_mb * MB),
+                      per_file_timeout_s=args.timeout, workers=args.workers,
+                      include_hidden=args.include_hidden)
+    if args.no_archives:
+        options = replace(options, archives=False)
     progress = _ProgressLine(err) if err.isatty() else None
     import asyncio
     result = asyncio.run(ingest(args.paths, options, on_progress=progress))
@@ -58,7 +68,9 @@ def run_ingest(args: argparse.Namespace, out: TextIO | None = None, err: TextIO 
 def as_json(result: Any) -> dict:
     return {
         "documents": [{"path": d.path, "format": d.format, "chars": d.chars,
-                       "sha256": d.sha256, "size": d.size} for d in result.documents],
+                       "sha256": d.sha256, "size": d.size, "ocr_pages": list(d.ocr_pages),
+                       "tables": len(d.tables), "duplicates": list(d.duplicates)}
+                      for d in result.documents],
         "skipped": [{"path": s.path, "reason": s.reason, "detail": s.detail}
                     for s in result.skipped],
         "totals": {"documents": len(result.documents), "skipped": len(result.skipped),
@@ -95,8 +107,9 @@ class _ProgressLine:
 
     def __call__(self, p: Any) -> None:
         counting = "" if p.files_done or p.files_total == 0 else " (counting)"
+        step = f"  {p.step}" if p.step else ""
         line = (f"\rreading {p.files_done:,}/{p.files_total:,} files, "
-                f"{_size(p.bytes_done)}/{_size(p.bytes_total)}{counting}")
+                f"{_size(p.bytes_done)}/{_size(p.bytes_total)}{counting}{step}")
         self.stream.write(line[:120].ljust(60))
         self.stream.flush()
         self.shown = True

@@ -182,7 +182,17 @@ def run_test(args: argparse.Namespace) -> int:
             _err(f"unknown provider {args.provider!r}; pass --model to test it anyway")
             return 2
         needs_key = True
-    key, source = KeyStore().resolve(name)
+    # The key goes where core/routing.py allows: `keys test NAME --api-base URL` is the user
+    # saying that NAME's key may go to URL, unless another provider or endpoint owns that URL.
+    from core.routing import route
+    store = KeyStore()
+    found = route(model, api_base=api_base, endpoints=[endpoint] if endpoint else [], keys=store,
+                  key_from=name)
+    if found.key_owner and found.key_owner != name:
+        _err(f"{api_base or model} is served by {found.key_owner}: the {name} key is never sent there")
+        return 2
+    model, api_base = found.model, found.api_base
+    key, source = found.key, (store.resolve(name)[1] if found.key else "none")
     if needs_key and not key:
         _err(f"no key for {name}: store one with `rlm-studio keys set {name}`"
              + (f" or set {' or '.join(known.env_vars)}" if known and known.env_vars else ""))

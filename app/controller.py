@@ -27,6 +27,7 @@ from app.session_glue import SessionGlue
 from app.settings_glue import SettingsGlue
 from app.trust_glue import TrustGlue
 from app.window_runs import WindowRuns
+from core.repl.sandbox_report import NOTICE_PREFIX as SANDBOX_NOTICE
 from ui.notifier import Notification, Notifier, explain_error
 from ui.question_panel import ModelChoice
 from ui.sources_pane import SourceRow
@@ -88,7 +89,9 @@ class Controller(QObject):
             is_running=lambda: self.running,
             last_run_id=lambda: self.last_outcome.run_id if self.last_outcome else None,
             open_settings=self.open_settings, default_caps=self._default_caps,
-            models_changed=self._models_changed)
+            models_changed=self._models_changed, guide_numbers=lambda: self.models.guide_numbers())
+        from app.models_glue import ModelsGlue
+        self.models = ModelsGlue(self)         # fitness, scorecards, also ask directly (issue 17)
 
     # --- wiring ---------------------------------------------------------------
     def _wire(self) -> None:
@@ -202,7 +205,9 @@ class Controller(QObject):
         while self._queued_paths:
             paths, self._queued_paths = self._queued_paths, []
             try:
-                result = await ingest(paths, on_progress=self._on_progress)
+                from app.settings import ingest_options
+                result = await ingest(paths, ingest_options(self.settings),
+                                      on_progress=self._on_progress)
             except OSError as exc:
                 self.notifier.error(f"Could not read the sources: {exc}",
                                     "Check that the files exist and that you may read them.")
@@ -230,24 +235,32 @@ class Controller(QObject):
             self._loop.call_soon_threadsafe(show)
 
     def _take_result(self, result: Any) -> None:
+        from core.ingest.run import against_known
+        # Read once across drops too: a copy of a file already in the sources costs nothing.
+        fresh, repeats, grown = against_known(self.documents.values(), result.documents)
+        for doc in grown:
+            self.documents[doc.path] = doc
         rows = []
-        for doc in result.documents:
+        for doc in fresh:
             self.documents[doc.path] = doc
             self.skipped.pop(doc.path, None)
             rows.append(SourceRow.of_document(doc))
-        for skip in result.skipped:
+        for skip in [*result.skipped, *repeats]:
             if skip.path not in self.documents:
                 self.skipped[skip.path] = skip
                 rows.append(SourceRow.of_skip(skip))
         self.window.sources_pane.add_rows(rows)
-        if result.skipped:
-            reasons = sorted({s.reason.replace("_", " ") for s in result.skipped})
-            n = len(result.skipped)
+        problems = [s for s in result.skipped if s.reason != "duplicate"]
+        if problems:
+            reasons = sorted({s.reason.replace("_", " ") for s in problems})
+            n = len(problems)
             self.notifier.warning(
                 f"{n} file{'s were' if n != 1 else ' was'} skipped ({', '.join(reasons)}).",
                 "The Sources list shows the reason for each; the other files were read.")
-        self.notifier.info(f"Read {len(result.documents)} documents "
-                           f"in {result.duration_ms / 1000:.1f} s.")
+        duplicates = len(result.skipped) - len(problems) + len(repeats)
+        once = f" ({duplicates} duplicate{'s' if duplicates != 1 else ''} read once)" if duplicates else ""
+        self.notifier.info(f"Read {len(fresh)} documents "
+                           f"in {result.duration_ms / 1000:.1f} s{once}.")
 
     def _remember_folders(self, paths: list[str]) -> None:
         for p in paths:
@@ -450,6 +463,16 @@ class Controller(QObject):
         qp.set_running(False)
         qp.set_status("Stopped before the run began.")
 
+    def _key_for(self, settings: Any, config: Any = None):
+        """What a call outside a run (also ask directly) gets for each model: the key its URL
+        may carry (app/key_routing.py)."""
+        from app.key_routing import route_key_for
+        if config is None:                   # no run config: route by the model's name alone
+            from core.routing import route
+            keys = self.keys()
+            return lambda model: route(model, endpoints=settings.endpoints, keys=keys).key
+        return route_key_for(config, keys=self.keys(), settings=settings)
+
     def _report(self, outcome: Any, config: Any) -> None:
         qp = self.window.question_panel
         totals = outcome.totals or {}
@@ -463,8 +486,7 @@ class Controller(QObject):
             qp.set_status(f"Stopped at a cap · {summary}")
             self.notifier.warning(
                 f"The run stopped at a cap{': ' + outcome.error if outcome.error else ''}. "
-                "What was done is kept.",
-                "Raise the dollar cap or the iterations in the question panel to go further.")
+                "What was done is kept.", cap_advice(totals.get("cap_hit"), outcome.error))
         elif outcome.status == "cancelled":
             qp.set_status(f"Stopped · {summary}")
             self.notifier.info("Stopped. The transcript so far stays.")
@@ -472,6 +494,10 @@ class Controller(QObject):
             qp.set_status("The run failed.")
             self.notifier.post(explain_error(outcome.error or "", model=getattr(config, "root_model", None),
                                              api_base=getattr(config, "api_base", None)))
+        if getattr(outcome, "store_error", None):
+            self.notifier.warning("The run's record is incomplete: some events could not be saved.",
+                                  "History, Verify and the exports may miss part of this run. Check the "
+                                  "disk and the data folder.", detail=outcome.store_error)
 
     def stop_run(self) -> None:
         if not self.running:
@@ -483,6 +509,14 @@ class Controller(QObject):
         """An event sink for the panes (any thread): batched per frame (app/engine_thread.py)."""
         self.runs.bridge.sink(event)
 
+    def _sandbox_incomplete(self, message: str) -> None:
+        """Once per session a banner, and the status-bar badge for good."""
+        badge = getattr(self, "sandbox_badge", None)
+        if badge is not None and not badge.isVisible():
+            self.notifier.warning(message, "Model code runs with fewer walls on this system.")
+        if badge is not None:
+            badge.show_message(message)
+
     def flush_events(self) -> None:
         self.runs.bridge.drain()
 
@@ -491,6 +525,8 @@ class Controller(QObject):
         for event in batch:
             if event.type == "Notice" and event.level == "error":
                 self.notifier.warning(event.message)
+            elif event.type == "Notice" and event.message.startswith(SANDBOX_NOTICE):
+                self._sandbox_incomplete(event.message)
         self.panes.apply_many(batch)
 
     # --- settings and keys (app/settings_glue.py) -------------------------------
@@ -527,3 +563,14 @@ def _starting(request: RunRequest) -> str:
         return (f"Rebuilding the REPL of run {request.parent_run_id[:8]}: re-running its code, "
                 "no model calls…")
     return "Starting…"
+def cap_advice(cap_hit: str | None, error: str | None) -> str:
+    """What can take a capped run further; more turns never help a call that cannot fit."""
+    if cap_hit == "cost" or (error and "dollar cap" in error):
+        if error and "To fix it, set" in error:
+            return "Change the settings the message names, then run again."
+        return "Raise the dollar cap in the question panel to let the run go further."
+    if cap_hit == "iterations":
+        return "Raise the iterations in the question panel to go further."
+    if cap_hit == "wall_time":
+        return "Raise the time limit to let the run go further."
+    return "Raise the cap that stopped it to go further."

@@ -52,7 +52,8 @@ class FirstRunGlue:
                  add_paths: Callable[[list], None], clear_sources: Callable[[], None],
                  has_documents: Callable[[], bool], is_running: Callable[[], bool],
                  last_run_id: Callable[[], str | None], open_settings: Callable[[str], Any],
-                 default_caps: Callable[[], dict], models_changed: Callable[[], None]) -> None:
+                 default_caps: Callable[[], dict], models_changed: Callable[[], None],
+                 guide_numbers: Callable[[], Any] = lambda: "") -> None:
         self.window = window
         self.notifier = notifier
         self._settings, self._save = settings, save_settings
@@ -60,6 +61,7 @@ class FirstRunGlue:
         self._add_paths, self._clear_sources, self._has_documents = add_paths, clear_sources, has_documents
         self._is_running, self._last_run_id = is_running, last_run_id
         self._default_caps, self._models_changed = default_caps, models_changed
+        self._guide_numbers = guide_numbers
         w = window
         self.servers: list[Any] = []
         self.discovery_task: asyncio.Task | None = None
@@ -286,7 +288,7 @@ class FirstRunGlue:
     def open_guide(self) -> Any:
         from ui.guide import GuideDialog
         if self.guide is None:
-            self.guide = GuideDialog(self._default_caps(), self.window)
+            self.guide = GuideDialog({**self._default_caps(), "your_numbers": self._guide_numbers()}, self.window)
             self.guide.finished.connect(self._guide_closed)
         self.guide.show()
         self.guide.raise_()

@@ -122,6 +122,9 @@ def build_window(app, settings=None):
     notifier = Notifier()
     window = MainWindow(notifier)
     controller = Controller(window, notifier, theme, settings=settings)
+    from ui.sandbox_banner import SandboxBadge
+    controller.sandbox_badge = SandboxBadge()
+    window.statusBar().addPermanentWidget(controller.sandbox_badge)
     controller.restore_window()
     from PySide6.QtCore import QTimer
     window.first_painted.connect(lambda: QTimer.singleShot(0, controller.start))
@@ -131,6 +134,10 @@ def build_window(app, settings=None):
 
 
 def run_gui(argv: list[str]) -> int:
+    # The window runs the engine: non-dumpable, and no keys in the environment of the
+    # helper processes it starts (ingest pool, REPL workers). Idempotent.
+    from core.engine_process import prepare_engine_process
+    prepare_engine_process()
     args, qt_args = parse_args(list(argv))
     from PySide6.QtWidgets import QApplication
     app = QApplication.instance() or QApplication(["rlm-studio", *qt_args])

@@ -29,24 +29,28 @@ class LiveSubCaller:
     async def __call__(self, prompt: str, model: str | None) -> dict:
         from core.engine.budget import BudgetExceeded
         from core.llm.errors import LLMError
-        model = model or self.config.sub_model
+        from core.routing import ModelNotAllowed, sub_call_model
+        try:
+            model = sub_call_model(model, self.config)     # the fork's allow-list, as in a run
+        except ModelNotAllowed as exc:
+            return {"error": {"type": "ModelNotAllowed", "message": str(exc)}}
         messages = [{"role": "user", "content": prompt}]
         if self.budget.max_cost_usd is not None and self.prices.price(model) is None:
             return {"error": {"type": "BudgetExceeded",
                               "message": f"no price is known for {model} and a dollar cap is set"}}
+        from core.engine.costs import CallMeter
         try:
             self.budget.count_sub_call()
-            reservation = await self.budget.acquire(
-                self.prices.worst_case_usd(model, messages, self.config.sub_max_tokens))
         except BudgetExceeded as exc:
             return {"error": {"type": "BudgetExceeded", "message": str(exc)}}
+        meter = CallMeter(self, model, messages, self.config.sub_max_tokens)   # reserves per attempt
         try:
-            reply = await self.client.complete(model, messages, max_tokens=self.config.sub_max_tokens)
+            reply = await self.client.complete(model, messages, max_tokens=self.config.sub_max_tokens,
+                                               meter=meter)
+        except BudgetExceeded as exc:
+            return {"error": {"type": "BudgetExceeded", "message": str(exc)}}
         except LLMError as exc:
-            self.budget.release(reservation)
             return {"error": {"type": "SubCallError", "message": str(exc)}}
-        self.budget.settle(reservation, self.prices.cost_usd(model, reply.input_tokens, reply.output_tokens),
-                           reply.input_tokens, reply.output_tokens)
         return {"ok": reply.text}
 
     def remaining_config(self, config: Any) -> Any:

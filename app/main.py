@@ -14,6 +14,9 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["--repl-worker"]:
         from core.repl.worker import main as worker_main
         return worker_main(args[1:])
+    # Before anything can start a helper process: non-dumpable, keys out of the environment.
+    from core.engine_process import prepare_engine_process
+    prepare_engine_process()
     from app.cli import GUI_FLAGS, main as cli_main
     if not args or args[0] in GUI_FLAGS:
         from app.gui import run_gui

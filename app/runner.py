@@ -10,6 +10,7 @@ fan-out; the store's writer thread persists them as they happen.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import uuid
 from typing import Any, Callable, Sequence
@@ -28,9 +29,9 @@ log = logging.getLogger(__name__)
 RunOutcome = RunResult
 
 
-def default_key_for(config: RunConfig) -> Callable[[str], str | None]:
-    """The keychain and the settings file, routed by the URL each model is sent to."""
-    return route_key_for(config)
+def default_key_for(config: RunConfig, settings: Any = None, keys: Any = None) -> Callable[[str], str | None]:
+    """The key each call of this run carries (app/key_routing.py, over core/routing.py)."""
+    return route_key_for(config, keys=keys, settings=settings)
 
 
 class QuestionRun:
@@ -60,6 +61,8 @@ class QuestionRun:
         self._session = session
         self._follow_up = follow_up
         self._keep_session = keep_session
+        self._writer: Any = None
+        self._sink_failures: dict[int, int] = {}
 
     def cancel(self) -> None:
         self._cancelled = True
@@ -68,14 +71,27 @@ class QuestionRun:
 
     def _fanout(self, writer: Any) -> Callable[[Event], None]:
         sinks = ([writer] if writer is not None else []) + self.sinks
+        failed: dict[int, int] = {}        # id(sink) -> events it failed on
 
         def emit(event: Event) -> None:
             for sink in sinks:
                 try:
                     sink(event)
-                except Exception:   # one broken viewer must not stop the run or the others
-                    log.exception("sink %r failed on %s", sink, event.type)
+                except Exception as exc:   # one broken viewer must not stop the run or the others
+                    key = id(sink)
+                    failed[key] = failed.get(key, 0) + 1
+                    if failed[key] == 1:   # once per sink per run, with the traceback; then counted
+                        log.exception("sink %r failed on %s (later failures of it are only counted)",
+                                      sink, event.type)
+                        self._sink_failed(sink, exc)
+        self._sink_failures = failed
         return emit
+
+    def _sink_failed(self, sink: Any, exc: Exception) -> None:
+        what = "the run's record (the database)" if sink is self._writer else f"a viewer ({type(sink).__name__})"
+        if self._engine is not None:
+            self._engine.notice("warning", f"Events could not be passed to {what}: {type(exc).__name__}: "
+                                           f"{exc}. The run goes on; see the log.")
 
     async def execute(self) -> RunOutcome:
         from core.engine.run import Engine
@@ -83,7 +99,7 @@ class QuestionRun:
         if self._persist:
             from core.store import RunStore
             store = self._store or RunStore.open()
-            writer = store.writer()
+            writer = self._writer = store.writer()
         key_for = self._key_for or default_key_for(self.config)
         self._engine = Engine(self.config, emit=self._fanout(writer), key_for=key_for,
                               run_id=self.run_id, worker_command=self._worker_command,
@@ -94,9 +110,11 @@ class QuestionRun:
         sources_task = None
         try:
             if store is not None:
-                # Compressing a large context takes a while: do it beside the run, off the loop.
-                sources_task = asyncio.ensure_future(asyncio.to_thread(
-                    store.save_sources, self.run_id, self.documents, self.skipped))
+                # Compressing a large context takes a while: do it beside the run, off the loop,
+                # at a lower CPU priority than the run's own turns (core/background.py).
+                from core.background import low_priority_call
+                sources_task = asyncio.wrap_future(low_priority_call(
+                    store.save_sources, self.run_id, self.documents, self.skipped, name="rlm-save-sources"))
             result = await self._engine.run(self.question, self.documents, session=self._session,
                                             follow_up=self._follow_up)
         finally:
@@ -109,7 +127,24 @@ class QuestionRun:
                 await asyncio.to_thread(writer.close)
             if store is not None and self._store is None:
                 store.close()
+        store_error = self._store_error(writer)
+        if store_error:
+            log.error("run %s: %s", self.run_id, store_error)
+            result = dataclasses.replace(result, store_error=store_error)
         return result
+
+    def _store_error(self, writer: Any) -> str | None:
+        """What went wrong with the run's record, or None: a batch the writer could not
+        write, or events the writer was never handed."""
+        if writer is None:
+            return None
+        parts = []
+        if writer.error is not None:
+            parts.append(f"some events could not be written to {writer.path}: {writer.error}")
+        refused = self._sink_failures.get(id(writer), 0)
+        if refused:
+            parts.append(f"{refused} event(s) never reached the writer")
+        return "; ".join(parts) or None
 
 
 async def run_question(question: str, *, documents: Sequence[Any], skipped: Sequence[Any] = (),

@@ -59,16 +59,19 @@ class ModelSettings:
     max_tokens: int | None = None   # output headroom (thinking models need more)
     reasoning_effort: str | None = None
     prompt_note: str | None = None  # appended to the root's system prompt for this model
+    context_window: int | None = None   # max input tokens, overrides litellm's model info
 
 
 @dataclass
 class Settings:
     root_model: str = ""
     sub_model: str = ""             # "" = the root model
+    sub_call_models: list[str] = field(default_factory=list)   # more models llm_query(model=) may use
     endpoints: list[Endpoint] = field(default_factory=list)
     models: dict[str, ModelSettings] = field(default_factory=dict)
     caps: dict[str, Any] = field(default_factory=default_caps)
     theme: str = "system"
+    require_full_sandbox: bool = False   # refuse to run model code when a sandbox layer is missing
     recent_folders: list[str] = field(default_factory=list)
     recent_questions: list[str] = field(default_factory=list)
     ui: dict[str, Any] = field(default_factory=dict)
@@ -138,11 +141,13 @@ def settings_to_dict(s: Settings) -> dict[str, Any]:
         "version": SETTINGS_VERSION,
         "root_model": s.root_model,
         "sub_model": s.sub_model,
+        "sub_call_models": list(s.sub_call_models),
         "endpoints": [{"name": e.name, "base_url": e.base_url, "models": list(e.models),
                        "needs_key": bool(e.needs_key)} for e in s.endpoints],
         "models": {name: _model_to_dict(m) for name, m in s.models.items()},
         "caps": dict(s.caps),
         "theme": s.theme,
+        "require_full_sandbox": bool(s.require_full_sandbox),
         "recent_folders": list(s.recent_folders),
         "recent_questions": list(s.recent_questions),
         "ui": dict(s.ui),
@@ -153,18 +158,20 @@ def settings_to_dict(s: Settings) -> dict[str, Any]:
 def _model_to_dict(m: ModelSettings) -> dict[str, Any]:
     return {"price": [m.price.input_per_m, m.price.output_per_m] if m.price else None,
             "free": m.free, "max_tokens": m.max_tokens, "reasoning_effort": m.reasoning_effort,
-            "prompt_note": m.prompt_note}
+            "prompt_note": m.prompt_note, "context_window": m.context_window}
 
 
 def settings_from_dict(data: dict[str, Any]) -> Settings:
     """Lenient: a bad entry is skipped with a warning, the rest is kept."""
     warnings: list[str] = []
     data = _without_secrets(data, warnings)
-    known = {"version", "root_model", "sub_model", "endpoints", "models", "caps", "theme",
-             "recent_folders", "recent_questions", "ui"}
+    known = {"version", "root_model", "sub_model", "sub_call_models", "endpoints", "models", "caps", "theme",
+             "recent_folders", "recent_questions", "ui", "require_full_sandbox"}
     s = Settings(extra={k: v for k, v in data.items() if k not in known})
     s.root_model = _text(data.get("root_model"))
     s.sub_model = _text(data.get("sub_model"))
+    s.sub_call_models = list(dict.fromkeys(
+        m.strip() for m in _list(data.get("sub_call_models")) if isinstance(m, str) and m.strip()))
     for raw in _list(data.get("endpoints")):
         try:
             s.endpoints.append(_endpoint_from(raw))
@@ -184,6 +191,7 @@ def settings_from_dict(data: dict[str, Any]) -> Settings:
                 warnings.append(f"cap {name} skipped: {exc}")
     theme = data.get("theme")
     s.theme = theme if theme in THEMES else "system"
+    s.require_full_sandbox = data.get("require_full_sandbox") is True
     s.recent_folders = [str(x) for x in _list(data.get("recent_folders"))][:RECENT_LIMIT]
     s.recent_questions = [str(x) for x in _list(data.get("recent_questions"))][:RECENT_LIMIT]
     s.ui = data["ui"] if isinstance(data.get("ui"), dict) else {}
@@ -238,9 +246,13 @@ def _model_from(raw: Any) -> ModelSettings:
     if effort is not None and effort not in REASONING_EFFORTS:
         raise ValueError(f"reasoning_effort must be one of {', '.join(REASONING_EFFORTS)}")
     note = raw.get("prompt_note")
+    window = raw.get("context_window")
+    if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window < 1):
+        raise ValueError("context_window must be a whole number of tokens above 0")
     return ModelSettings(price=price, free=bool(raw.get("free", False)),
                          max_tokens=int(max_tokens) if max_tokens is not None else None,
-                         reasoning_effort=effort, prompt_note=str(note) if note else None)
+                         reasoning_effort=effort, prompt_note=str(note) if note else None,
+                         context_window=window)
 
 
 def _without_secrets(value: Any, warnings: list[str], where: str = "") -> Any:
@@ -271,16 +283,11 @@ def _list(value: Any) -> list[Any]:
 # --- settings + flags -> RunConfig ---------------------------------------------------
 def route_model(model: str, endpoints: list[Endpoint]) -> tuple[str, str | None]:
     """(litellm model string, api_base): "<endpoint>/<m>", or a bare name an
-    endpoint lists, becomes ("openai/<m>", endpoint URL); others stay as they are."""
-    prefix, sep, rest = model.partition("/")
-    for endpoint in endpoints:
-        if sep and prefix == endpoint.name:
-            return f"openai/{rest}", endpoint.base_url
-    if not sep:
-        for endpoint in endpoints:
-            if model in endpoint.models:
-                return f"openai/{model}", endpoint.base_url
-    return model, None
+    endpoint lists, becomes ("openai/<m>", endpoint URL); others stay as they are.
+    The same routing as every call's (core/routing.py), without looking up a key."""
+    from core.routing import route
+    found = route(model, endpoints=endpoints)
+    return found.model, found.api_base
 
 
 def build_run_config(settings: Settings, *, root: str | None = None, sub: str | None = None,
@@ -322,8 +329,11 @@ def build_run_config(settings: Settings, *, root: str | None = None, sub: str | 
     prices: dict[str, Price] = {}
     efforts: dict[str, str] = {}
     notes: dict[str, str] = {}
+    windows: dict[str, int] = {}
     for name, ms in settings.models.items():
         routed = route_model(name, settings.endpoints)[0]
+        if ms.context_window:
+            windows[routed] = ms.context_window
         if ms.free:
             prices[routed] = Price(0.0, 0.0)
         elif ms.price is not None:
@@ -342,13 +352,62 @@ def build_run_config(settings: Settings, *, root: str | None = None, sub: str | 
         if ms is not None and ms.max_tokens:
             kwargs[key] = ms.max_tokens
 
+    kwargs["require_full_sandbox"] = settings.require_full_sandbox
     kwargs.update(overrides)
+    kwargs["sub_call_models"] = sub_call_routes(
+        settings, (root_name, root_model, main_base), (sub_name, sub_model, sub_base or main_base))
+    windows.update(kwargs.pop("context_windows", None) or {})
     return RunConfig(root_model=root_model, sub_model=sub_model, api_base=main_base,
                      sub_api_base=sub_base, prices=prices, reasoning_effort=efforts,
-                     prompt_notes=notes, **kwargs)
+                     prompt_notes=notes, context_windows=windows, **kwargs)
+
+
+def sub_call_routes(settings: Settings, root: tuple[str, str, str | None],
+                    sub: tuple[str, str, str | None]) -> dict[str, tuple[str, str | None]]:
+    """RunConfig.sub_call_models: each model the user enabled for sub-calls (and the names
+    the user gave root and sub, when routing renamed them) -> (litellm model, its own URL).
+    The run's api_base never serves an extra model: a provider's model goes to its provider."""
+    routes: dict[str, tuple[str, str | None]] = {}
+    taken = {root[1]: root[2], sub[1]: sub[2]}
+    for name, routed, base in (root, sub):
+        if name != routed:
+            routes[name] = (routed, base)
+    for name in settings.sub_call_models:
+        routed, base = route_model(name, settings.endpoints)
+        if routed in taken and taken[routed] != base:
+            raise ValueError(
+                f"the sub-call model {name} ({routed} at {base or 'its provider'}) has the same name as "
+                f"a model of this run served by {taken[routed] or 'its provider'}; remove it from the "
+                "sub-call models or rename the endpoint's model")
+        taken[routed] = base
+        routes.setdefault(name, (routed, base))
+    return routes
 
 
 def _model_settings(settings: Settings, routed: str, name: str) -> ModelSettings | None:
     if name in settings.models:
         return settings.models[name]
     return settings.models.get(routed)
+
+
+def ingest_options(settings: Settings, *, ocr: bool | None = None) -> "IngestOptions":
+    """How documents are read, from the settings file's "ingest" entry, e.g.
+    {"ocr": true, "ocr_language": "eng+deu", "archives": true, "tables": true};
+    `ocr` (the --ocr flag) wins over the file. Bad values are ignored with a warning."""
+    from core.ingest.model import IngestOptions
+    raw = settings.extra.get("ingest")
+    raw = raw if isinstance(raw, dict) else {}
+    values: dict[str, Any] = {}
+    for name in ("ocr", "archives", "tables"):
+        if isinstance(raw.get(name), bool):
+            values[name] = raw[name]
+        elif name in raw:
+            log.warning("settings: ingest.%s must be true or false; ignored", name)
+    language = raw.get("ocr_language")
+    if isinstance(language, str) and language.replace("+", "").replace("_", "").isalnum():
+        values["ocr_language"] = language
+    elif language is not None:
+        log.warning("settings: ingest.ocr_language must look like 'eng' or 'eng+deu'; ignored")
+    if ocr is not None:
+        values["ocr"] = ocr
+    return IngestOptions(**values)

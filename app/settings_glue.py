@@ -135,9 +135,16 @@ class SettingsGlue:
     async def test_key(self, provider: str) -> tuple[bool, str]:
         """One tiny request with the provider's key; the answer shows on the Keys page."""
         from core import providers
+        from core.routing import route
         page = self._page()
-        key, _source = self.keys().resolve(provider)
         known = providers.get(provider)
+        key = None
+        if known is not None and known.test_model:
+            # the provider's own test model at its own URL: core/routing.py gives the key
+            found = route(known.test_model, keys=self.keys())
+            key = found.key if found.key_owner == provider else None
+        else:
+            key = self.keys().resolve(provider)[0]
         if not key:
             ok, text = False, f"No {provider} key is set."
         elif known is None or not known.test_model:

@@ -455,6 +455,8 @@ def describe_preview(p: Any) -> tuple[str, str]:
     else:
         dollars = f"{money(p.usd_low)} to {money(p.usd_high)}"
     text = f"Estimate: {tokens} · {dollars}"
+    if getattr(p, "blocker", ""):
+        text = "Cannot start under this cap: the first call alone could cost more. See the tooltip."
     tip = (f"Documents: {p.context_chars:,} characters (~{human_count(p.context_tokens)} tokens).\n"
            f"Output: {human_count(p.output_tokens[0])}-{human_count(p.output_tokens[1])} tokens; about "
            f"{p.expected_turns} root turns.\n" + "\n".join(p.notes))

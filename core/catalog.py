@@ -143,11 +143,13 @@ def _models_url(base_url: str) -> str:
 
 
 def _headers(endpoint: Any) -> dict[str, str]:
-    """Endpoints that need a key get it from the keychain (or its env var)."""
+    """Endpoints that need a key get it from the keychain (or its env var): the key its
+    own URL may carry (core/routing.py)."""
     if not getattr(endpoint, "needs_key", False):
         return {}
+    from core.routing import route
     from core.secrets import KeyStore
-    key = KeyStore().resolve(endpoint.name)[0]
+    key = route(f"{endpoint.name}/models", endpoints=[endpoint], keys=KeyStore()).key
     return {"Authorization": f"Bearer {key}"} if key else {}
 
 

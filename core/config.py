@@ -36,13 +36,21 @@ class RunConfig:
     max_wall_seconds: float | None = None
     cell_timeout_s: float = 120.0
     concurrency: int = 32
+    nested_concurrency: int | None = None  # nested RLMs running at once (None: os.cpu_count())
     max_output_chars: int = 20_000       # per cell, what the root is shown
     root_max_tokens: int = 8192
     sub_max_tokens: int = 4096
     memory_limit_mb: int | None = 4096   # RLIMIT_AS of the REPL worker (None: no limit)
+    require_full_sandbox: bool = False   # refuse to run model code unless every sandbox layer holds
     prices: dict[str, Price] = field(default_factory=dict)    # per-model overrides
     reasoning_effort: dict[str, str] = field(default_factory=dict)
     prompt_notes: dict[str, str] = field(default_factory=dict)  # model pattern -> extra text
+    # Extra models `llm_query(..., model=...)` may name besides root and sub (the user enables
+    # them in Settings): name as the root writes it -> (litellm model, base URL or None for the
+    # provider's own). See core/routing.py.
+    sub_call_models: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    context_windows: dict[str, int] = field(default_factory=dict)   # per-model input-token overrides
+    api_key_from: str | None = None      # whose key goes to an ad-hoc api_base nobody owns (--api-key-from)
     request_timeout_s: float = 600.0
     max_retries: int = 4
     # Approval gate: a sub-call batch with more prompts than approve_batch_calls, or whose worst
@@ -60,8 +68,14 @@ class RunConfig:
             raise ValueError("max_iterations must be at least 1")
         if self.concurrency < 1:
             raise ValueError("concurrency must be at least 1")
+        if self.nested_concurrency is not None and self.nested_concurrency < 1:
+            raise ValueError("nested_concurrency must be at least 1")
         if self.max_cost_usd is not None and self.max_cost_usd < 0:
             raise ValueError("max_cost_usd must not be negative")
+
+    def nested_limit(self) -> int:
+        import os
+        return max(1, self.nested_concurrency or os.cpu_count() or 1)
 
     def replace(self, **changes: Any) -> "RunConfig":
         return dataclasses.replace(self, **changes)
@@ -78,9 +92,18 @@ class RunConfig:
         names = {f.name for f in dataclasses.fields(cls)}
         kwargs = {k: v for k, v in data.items() if k in names}
         kwargs["prices"] = {m: Price(*p) for m, p in (data.get("prices") or {}).items()}
+        kwargs["sub_call_models"] = {name: (str(pair[0]), pair[1])
+                                     for name, pair in (data.get("sub_call_models") or {}).items()}
         return cls(**kwargs)
 
     def api_base_for(self, model: str) -> str | None:
+        """The URL a call to `model` goes to: the run's api_base serves only its root and sub
+        models; an extra sub-call model goes to its own URL (None: its provider's own)."""
         if model == self.sub_model and self.sub_api_base:
             return self.sub_api_base
-        return self.api_base
+        if model in (self.root_model, self.sub_model):
+            return self.api_base
+        for routed, base in self.sub_call_models.values():
+            if routed == model:
+                return base
+        return None

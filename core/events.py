@@ -108,6 +108,19 @@ class RootReplied(Event):
 
 
 @dataclass(frozen=True, kw_only=True)
+class RootCallFailed(Event):
+    """A root call that ended without a reply (failed, refused on a retry, cancelled),
+    with what its attempts used: the spend stays on its turn, as in the budget."""
+    status: str                       # "error" | "refused" | "cancelled"
+    error: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    duration_ms: int
+    model: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class CellStarted(Event):
     """A code cell begins to run (its sub-calls name it as their parent)."""
     index: int                        # 1-based within the turn
@@ -145,8 +158,12 @@ class SubCallFinished(Event):
     error: str | None
     input_tokens: int
     output_tokens: int
-    cost_usd: float
+    cost_usd: float                   # kind "rlm": the nested RLM's whole subtree (its tally)
     duration_ms: int
+    # The type of the error slot the REPL was handed (None when ok): ApprovalDenied,
+    # BudgetExceeded, ContextWindowExceeded, SubCallsOff, SubCallError, Cancelled, ...
+    error_type: str | None = None
+    usage_estimated: bool = False     # some attempt was settled on an estimate (no provider usage)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -158,6 +175,11 @@ class BudgetChanged(Event):
     output_tokens: int
     sub_calls: int
     in_flight: int
+    overrun_usd: float = 0.0          # settled above the reservations (the cap could not cover it)
+    estimated_usage_calls: int = 0    # attempts settled on an estimate (the provider sent no usage)
+    estimated_usd: float = 0.0
+    nested_running: int = 0           # nested RLMs running now (behind their own limit)
+    nested_waiting: int = 0           # nested RLMs queued for a slot
 
 
 @dataclass(frozen=True, kw_only=True)

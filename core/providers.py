@@ -24,33 +24,38 @@ class Provider:
     test_model: str | None       # a cheap chat model for `keys test`
     needs_key: bool = True
     prefixes: tuple[str, ...] = ()   # litellm model prefixes served by this provider
+    hosts: tuple[str, ...] = ()      # the provider's own API hosts (https): its key may go there
 
 
 PROVIDERS: dict[str, Provider] = {p.name: p for p in (
     Provider("openai", "OpenAI", ("OPENAI_API_KEY",), "gpt-4o-mini",
-             prefixes=("openai", "text-completion-openai", "chatgpt")),
+             prefixes=("openai", "text-completion-openai", "chatgpt"), hosts=("api.openai.com",)),
     Provider("anthropic", "Anthropic", ("ANTHROPIC_API_KEY",), "anthropic/claude-haiku-4-5",
-             prefixes=("anthropic", "anthropic_text")),
+             prefixes=("anthropic", "anthropic_text"), hosts=("api.anthropic.com",)),
     Provider("gemini", "Google Gemini", ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-             "gemini/gemini-2.5-flash-lite", prefixes=("gemini",)),
+             "gemini/gemini-2.5-flash-lite", prefixes=("gemini",),
+             hosts=("generativelanguage.googleapis.com",)),
     Provider("openrouter", "OpenRouter", ("OPENROUTER_API_KEY",), "openrouter/openai/gpt-4o-mini",
-             prefixes=("openrouter",)),
-    Provider("groq", "Groq", ("GROQ_API_KEY",), "groq/openai/gpt-oss-20b", prefixes=("groq",)),
+             prefixes=("openrouter",), hosts=("openrouter.ai",)),
+    Provider("groq", "Groq", ("GROQ_API_KEY",), "groq/openai/gpt-oss-20b", prefixes=("groq",),
+             hosts=("api.groq.com",)),
     Provider("mistral", "Mistral", ("MISTRAL_API_KEY",), "mistral/mistral-small-latest",
-             prefixes=("mistral",)),
+             prefixes=("mistral",), hosts=("api.mistral.ai", "codestral.mistral.ai")),
     Provider("deepseek", "DeepSeek", ("DEEPSEEK_API_KEY",), "deepseek/deepseek-chat",
-             prefixes=("deepseek",)),
+             prefixes=("deepseek",), hosts=("api.deepseek.com",)),
     Provider("together", "Together AI", ("TOGETHERAI_API_KEY", "TOGETHER_API_KEY"),
-             "together_ai/openai/gpt-oss-20b", prefixes=("together_ai", "together")),
+             "together_ai/openai/gpt-oss-20b", prefixes=("together_ai", "together"),
+             hosts=("api.together.xyz", "api.together.ai")),
     Provider("azure", "Azure OpenAI", ("AZURE_API_KEY", "AZURE_OPENAI_API_KEY"), None,
              prefixes=("azure", "azure_text", "azure_ai")),
-    Provider("xai", "xAI", ("XAI_API_KEY",), "xai/grok-code-fast-1", prefixes=("xai",)),
+    Provider("xai", "xAI", ("XAI_API_KEY",), "xai/grok-code-fast-1", prefixes=("xai",), hosts=("api.x.ai",)),
     Provider("cohere", "Cohere", ("COHERE_API_KEY", "CO_API_KEY"), "cohere_chat/command-r7b-12-2024",
-             prefixes=("cohere", "cohere_chat")),
+             prefixes=("cohere", "cohere_chat"), hosts=("api.cohere.ai", "api.cohere.com")),
     Provider("fireworks", "Fireworks AI", ("FIREWORKS_AI_API_KEY", "FIREWORKS_API_KEY"),
-             "fireworks_ai/accounts/fireworks/models/gpt-oss-20b", prefixes=("fireworks_ai", "fireworks")),
+             "fireworks_ai/accounts/fireworks/models/gpt-oss-20b", prefixes=("fireworks_ai", "fireworks"),
+             hosts=("api.fireworks.ai",)),
     Provider("perplexity", "Perplexity", ("PERPLEXITYAI_API_KEY", "PERPLEXITY_API_KEY"), "perplexity/sonar",
-             prefixes=("perplexity",)),
+             prefixes=("perplexity",), hosts=("api.perplexity.ai",)),
     Provider("ollama", "Ollama (local)", (), None, needs_key=False,
              prefixes=("ollama", "ollama_chat")),
 )}
@@ -101,6 +106,15 @@ def endpoint_names(custom_endpoints: Iterable[Any] | None) -> list[str]:
         else:
             names.append(str(getattr(endpoint, "name", "")))
     return [n for n in names if n]
+
+
+def provider_for_host(host: str) -> str:
+    """The provider whose own API host `host` is ("api.groq.com" -> "groq"), "" when none."""
+    host = host.lower().rstrip(".")
+    for provider in PROVIDERS.values():
+        if host in provider.hosts:
+            return provider.name
+    return ""
 
 
 def provider_for_prefix(litellm_provider: str) -> str:

@@ -21,16 +21,13 @@ State kept:
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from core import events as ev
+from core.engine.parse import display_prose  # noqa: F401  (re-exported: the panes use it)
 
 ROOT_ID = "R"
-RUNNABLE_TAGS = frozenset({"", "repl", "python", "py", "python3", "ipython", "pycon"})
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([\w+-]*)[^\n]*$")
-_BLANKS = re.compile(r"\n{3,}")
 _PREVIEW_CHARS = 160
 
 
@@ -65,10 +62,11 @@ class Node:
     preview: str = ""
     input_tokens: int = 0
     output_tokens: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float = 0.0            # own call; a nested RLM's: its subtree's tally (from the engine)
     duration_ms: int | None = None
     depth: int = 0
     started_ts: float | None = None
+    subtree_usd: float = 0.0         # own calls of this node and every node below, each once
 
     @property
     def running(self) -> bool:
@@ -159,6 +157,10 @@ class Budget:
     output_tokens: int = 0
     sub_calls: int = 0
     in_flight: int = 0
+    overrun_usd: float = 0.0         # spent beyond the reservations: what the cap could not cover
+    estimated_usage_calls: int = 0   # attempts whose cost is an estimate (no usage from the provider)
+    nested_running: int = 0          # nested RLMs running now, behind their own limit
+    nested_waiting: int = 0
 
     @property
     def fraction(self) -> float | None:
@@ -244,7 +246,7 @@ class RunView:
         self._sub_errors = 0
         self._handlers = {
             "RunStarted": self._run_started, "RootTurnStarted": self._turn_started,
-            "RootTokens": self._tokens, "RootReplied": self._replied,
+            "RootTokens": self._tokens, "RootReplied": self._replied, "RootCallFailed": self._root_failed,
             "CellStarted": self._cell_started, "CellExecuted": self._cell_executed,
             "SubCallStarted": self._sub_started, "SubCallFinished": self._sub_finished,
             "BudgetChanged": self._budget, "Notice": self._notice,
@@ -434,8 +436,28 @@ class RunView:
         node.response = e.text
         node.preview = _preview(turn.prose) or _preview(e.text)
         node.input_tokens, node.output_tokens = e.input_tokens, e.output_tokens
-        node.cost_usd, node.duration_ms = e.cost_usd, e.duration_ms
+        self._set_own_cost(node, e.cost_usd)
+        node.duration_ms = e.duration_ms
         return Change("turn_replied", turn_id=turn.id, added=tuple(added), updated=(turn.id,))
+
+    def _root_failed(self, e: ev.RootCallFailed) -> Change:
+        added: list[str] = []
+        turn = self._ensure_turn(e.call_id or f"{ROOT_ID}.t{max(self.figures.iterations, 1)}", e.parent_id, added)
+        turn.cost_usd, turn.duration_ms = e.cost_usd, e.duration_ms
+        node = self.nodes[turn.id]
+        node.status, node.error = e.status, e.error
+        node.input_tokens, node.output_tokens, node.duration_ms = e.input_tokens, e.output_tokens, e.duration_ms
+        self._set_own_cost(node, e.cost_usd)
+        return Change("node_updated", turn_id=turn.id, added=tuple(added), updated=(turn.id,))
+
+    def _set_own_cost(self, node: Node, usd: float) -> None:
+        """A call's own cost, added once to its subtree and every ancestor's."""
+        step = usd - (node.cost_usd if node.kind != "rlm" else 0.0)
+        node.cost_usd = usd
+        walk: Node | None = node
+        while walk is not None and step:
+            walk.subtree_usd += step
+            walk = walk.parent
 
     def _cell_node(self, e: ev.CellStarted | ev.CellExecuted, added: list[str]) -> Node:
         turn_id = e.parent_id or (e.call_id.rpartition(".c")[0] if e.call_id else None)
@@ -504,7 +526,11 @@ class RunView:
         node.model = e.model or node.model
         node.response, node.error = e.response or "", e.error or ""
         node.input_tokens, node.output_tokens = e.input_tokens, e.output_tokens
-        node.cost_usd, node.duration_ms = e.cost_usd, e.duration_ms
+        if node.kind == "rlm":
+            node.cost_usd = e.cost_usd      # the tally; its calls below add to subtree_usd themselves
+        else:
+            self._set_own_cost(node, e.cost_usd)
+        node.duration_ms = e.duration_ms
         self._count_sub_status(e.status, 1)
         return Change("node_updated", added=tuple(added), updated=(node.id,))
 
@@ -521,6 +547,8 @@ class RunView:
             b.cap_usd = e.cap_usd
         b.input_tokens, b.output_tokens = e.input_tokens, e.output_tokens
         b.sub_calls, b.in_flight = e.sub_calls, e.in_flight
+        b.overrun_usd, b.estimated_usage_calls = e.overrun_usd, e.estimated_usage_calls
+        b.nested_running, b.nested_waiting = e.nested_running, e.nested_waiting
         self.figures.cost_usd = e.spent_usd
         return Change("budget")
 
@@ -553,7 +581,9 @@ class RunView:
         b.input_tokens = int(t.get("input_tokens", b.input_tokens))
         b.output_tokens = int(t.get("output_tokens", b.output_tokens))
         b.sub_calls = int(t.get("sub_calls", b.sub_calls))
-        b.reserved_usd, b.in_flight = 0.0, 0
+        b.reserved_usd, b.in_flight, b.nested_running, b.nested_waiting = 0.0, 0, 0, 0
+        b.overrun_usd = float(t.get("overrun_usd", b.overrun_usd))
+        b.estimated_usage_calls = int(t.get("estimated_usage_calls", b.estimated_usage_calls))
         if first:
             self.timeline.append(("final", None))
         return Change("finished", added=tuple(added), updated=tuple(updated))
@@ -568,29 +598,3 @@ def fold(events: list[ev.Event]) -> RunView:
 
 def _preview(text: str) -> str:
     return " ".join(text[:_PREVIEW_CHARS * 2].split())[:_PREVIEW_CHARS]
-
-
-def display_prose(text: str) -> str:
-    """The reply without its runnable code fences (those are shown as cells);
-    other fences (```text, ```json ...) stay. An unclosed runnable fence at the
-    end (still streaming, or cut off) is dropped too."""
-    out: list[str] = []
-    fence: str | None = None
-    runnable = False
-    for line in text.splitlines():
-        if fence is None:
-            match = _FENCE.match(line)
-            if match:
-                fence, runnable = match.group(1), match.group(2).lower() in RUNNABLE_TAGS
-                if not runnable:
-                    out.append(line)
-            else:
-                out.append(line)
-            continue
-        stripped = line.strip()
-        closes = stripped.startswith(fence[0] * len(fence)) and stripped.strip(fence[0]) == ""
-        if not runnable:
-            out.append(line)
-        if closes:
-            fence = None
-    return _BLANKS.sub("\n\n", "\n".join(out)).strip()

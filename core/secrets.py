@@ -3,7 +3,7 @@
     keys = KeyStore()                       # the platform's keychain through `keyring`
     keys.set("openai", "sk-...")            # raises KeychainUnavailable, never writes plain text
     keys.resolve("openai")                  # ("sk-...", "keychain") or (key, "env:OPENAI_API_KEY")
-    keys.key_for_model("openai/gpt-4o", settings)   # what the engine passes to litellm per call
+    keys.key_for_model("openai/gpt-4o", settings)   # core/routing.py decides which key a URL gets
 
 One keychain entry per provider under the service "rlm-studio"; the entry
 `__providers__` lists the names stored so far (keyring cannot enumerate).
@@ -26,6 +26,7 @@ import keyring.errors
 from keyring.backends import chainer, fail, null
 
 from core import providers
+from core.key_env import env_key
 
 log = logging.getLogger(__name__)
 
@@ -198,7 +199,7 @@ class KeyStore:
         if key:
             return key, "keychain"
         for name in providers.env_vars(provider):
-            value = os.environ.get(name, "").strip()
+            value = env_key(name)          # set now, or moved out of os.environ (core/key_env.py)
             if value:
                 return value, f"env:{name}"
         return None, "none"
@@ -214,28 +215,13 @@ class KeyStore:
                 found.append(KeyInfo(name, source, mask(key)))
         return found
 
-    def key_for_model(self, model: str, settings: Any = None, *, api_base: str | None = None) -> str | None:
-        """The key a call to `model` should carry (the engine's `key_for`).
-
-        Models of a custom endpoint (named "<endpoint>/<model>", or "openai/<model>"
-        once build_run_config has rewritten them, or any model sent to the
-        endpoint's URL when `api_base` is given) get that endpoint's key, or none
-        when it needs none: a cloud provider's key never goes to a configured
-        endpoint. An ad-hoc `--api-base` that no endpoint owns gets the
-        provider's key, as litellm would (OPENAI_API_KEY for "openai/...")."""
+    def key_for_model(self, model: str, settings: Any = None, *, api_base: str | None = None,
+                      key_from: str | None = None) -> str | None:
+        """The key a call to `model` at `api_base` may carry: core.routing.route decides
+        (the URL decides the key; an ad-hoc URL nobody owns gets none unless `key_from`)."""
+        from core.routing import route
         endpoints = list(getattr(settings, "endpoints", None) or [])
-        endpoint = _endpoint_for(model, endpoints, api_base)
-        if endpoint is not None:
-            if not getattr(endpoint, "needs_key", False):
-                return None
-            return self.resolve(endpoint.name)[0]
-        provider = providers.provider_for_model(model, endpoints)
-        if not provider:
-            return None
-        known = providers.get(provider)
-        if known is not None and not known.needs_key:
-            return None
-        return self.resolve(provider)[0]
+        return route(model, api_base=api_base, endpoints=endpoints, keys=self, key_from=key_from).key
 
     # --- the index of stored names ------------------------------------------
     def _indexed(self) -> list[str]:
@@ -266,20 +252,3 @@ class KeyStore:
                 f"Or set the environment variable {env} instead. "
                 "RLM Studio never stores keys in plain text.")
 
-
-def _endpoint_for(model: str, endpoints: list[Any], api_base: str | None) -> Any | None:
-    prefix, sep, rest = model.partition("/")
-    by_name = {e.name: e for e in endpoints}
-    if sep and prefix in by_name:
-        return by_name[prefix]
-    if api_base:
-        wanted = api_base.rstrip("/")
-        for endpoint in endpoints:
-            if endpoint.base_url.rstrip("/") == wanted:
-                return endpoint
-        return None
-    if sep and prefix == "openai":
-        for endpoint in endpoints:
-            if rest in (endpoint.models or []):
-                return endpoint
-    return None

@@ -4,7 +4,9 @@
 set -euo pipefail
 PKGS=(python3-venv libglib2.0-0 libgl1 libegl1 libfontconfig1 libxkbcommon0 libdbus-1-3
       fonts-dejavu-core libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0
-      libxcb-render-util0 libxcb-shape0 libxkbcommon-x11-0 dbus gnome-keyring xvfb xauth)
+      libxcb-render-util0 libxcb-shape0 libxkbcommon-x11-0 dbus gnome-keyring xvfb xauth
+      tesseract-ocr tesseract-ocr-eng   # tesseract: OCR of scanned pages (optional for users)
+      acl)   # acl: setfacl, for the security suite run as an unprivileged user
 command -v dpkg-query >/dev/null 2>&1 || { echo "not a Debian/Ubuntu system: install the Qt 6 runtime libraries yourself" >&2; exit 0; }
 missing=()
 for p in "${PKGS[@]}"; do

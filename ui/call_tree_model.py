@@ -171,6 +171,9 @@ class CallTreeModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return self._display(node, col)
         if role == Qt.ItemDataRole.ToolTipRole:
+            if col == COL_COST and (node.cost_usd or node.subtree_usd):
+                own = 0.0 if node.kind == "rlm" else node.cost_usd
+                return f"own ${own:.4f} · subtree ${node.subtree_usd:.4f}"
             if node.error:
                 return node.error[:2000]
             return node.preview or None

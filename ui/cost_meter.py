@@ -90,11 +90,18 @@ class CostMeter(QFrame):
             self._set(self.cost, f"{money(b.spent_usd)} / {money(b.cap_usd)}")
             self.bar.setValue(int(min(fraction or 0.0, 1.0) * 1000))
             tip = f"{(fraction or 0) * 100:.0f} % of the cap spent; {money(b.reserved_usd)} reserved by calls in flight"
+        if b.overrun_usd:
+            tip += f"\n{money(b.overrun_usd)} billed above the reserved worst case (the cap could not cover it)"
+        if b.estimated_usage_calls:
+            tip += f"\n{b.estimated_usage_calls} call attempt(s) without usage from the provider: cost estimated"
         self.bar.setToolTip(tip)
         self.cost.setToolTip(tip)
         self._set_level(level_for(fraction))
         self._set(self.tokens, f"{human_count(b.input_tokens)} in / {human_count(b.output_tokens)} out")
-        self._set(self.in_flight, f"{b.in_flight} in flight")
+        nested = f" · {b.nested_running} nested RLM{'s' if b.nested_running != 1 else ''}" if b.nested_running else ""
+        if b.nested_waiting:
+            nested += f" (+{b.nested_waiting} queued)"
+        self._set(self.in_flight, f"{b.in_flight} in flight{nested}")
         self._set(self.elapsed, clock(view.elapsed(now)))
         top = view.meta.max_iterations
         self._set(self.iteration, f"iteration {view.iteration} of {top}" if top else f"iteration {view.iteration}")

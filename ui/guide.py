@@ -1,7 +1,8 @@
 """The in-app guide: caps and choosing models, in plain words.
 
 The text is resources/guide.md with the default caps filled in
-(`{depth}`, `{iterations}`, `{cap}`)."""
+(`{depth}`, `{iterations}`, `{cap}`) and the user's own figures (`{your_numbers}`,
+from core.fitness.guide_numbers)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ def guide_text(defaults: dict | None = None) -> str:
     defaults = defaults or {}
     cost = defaults.get("max_cost_usd")
     values = {"depth": defaults.get("max_depth", 1), "iterations": defaults.get("max_iterations", 20),
-              "cap": f"${cost:.2f}" if cost else "no cap"}
+              "cap": f"${cost:.2f}" if cost else "no cap",
+              "your_numbers": defaults.get("your_numbers") or "*Your numbers appear here after your first "
+                              "evaluation with a direct call (or your first runs).*"}
     text = (resources_dir() / "guide.md").read_text(encoding="utf-8")
     for name, value in values.items():
         text = text.replace("{" + name + "}", str(value))

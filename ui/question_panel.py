@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
-    QComboBox, QDoubleSpinBox, QFormLayout, QHBoxLayout, QLabel, QPlainTextEdit,
+    QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QHBoxLayout, QLabel, QPlainTextEdit,
     QPushButton, QSpinBox, QTreeView, QVBoxLayout, QWidget,
 )
 
@@ -212,6 +212,10 @@ class QuestionPanel(QWidget):
         self.status_label.setWordWrap(True)
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.stop_button)
+        self.direct_check = QCheckBox("Also ask directly")
+        self.direct_check.setToolTip("Also send every document and the question to the root model in one "
+                                     "plain call, when they fit its window, and show both answers side by side")
+        buttons.addWidget(self.direct_check)
         layout.addLayout(buttons)
         layout.addWidget(self.status_label)
 
@@ -257,6 +261,9 @@ class QuestionPanel(QWidget):
         self.run_button.setEnabled(not running)
         self.stop_button.setEnabled(running)
         self.question_box.setReadOnly(running)
+
+    def also_direct(self) -> bool:
+        return self.direct_check.isChecked()
 
     def set_status(self, text: str) -> None:
         self.status_label.setText(text)

@@ -20,7 +20,8 @@ from ui import icons
 
 PAGES = ("keys", "models", "endpoints", "caps", "appearance")
 EFFORTS = ("", "minimal", "low", "medium", "high")
-MODEL_COLUMNS = ("Model", "In $/M", "Out $/M", "Free", "Max tokens", "Reasoning", "Prompt note")
+MODEL_COLUMNS = ("Model", "In $/M", "Out $/M", "Free", "Max tokens", "Reasoning", "Prompt note",
+                 "Context window")
 ENDPOINT_COLUMNS = ("Name", "API base (OpenAI-compatible URL)", "Needs a key", "Models")
 
 
@@ -141,13 +142,22 @@ class ModelsPage(QWidget):
         self.sub_edit = QLineEdit(data.get("sub_model") or "")
         self.sub_edit.setPlaceholderText("the root model")
         self.sub_edit.setAccessibleName("Default sub model")
+        self.sub_call_edit = QLineEdit(", ".join(data.get("sub_call_models") or []))
+        self.sub_call_edit.setPlaceholderText("none: only the run's root and sub models")
+        self.sub_call_edit.setAccessibleName("More models for sub-calls")
+        self.sub_call_edit.setToolTip(
+            "Code a model writes may call llm_query(..., model=NAME) only with the run's root and "
+            "sub models and the models listed here (comma-separated, e.g. lab/qwen3, "
+            "groq/llama-3.3-70b-versatile). Each goes to its own provider or endpoint, with its own key.")
         form.addRow("Default root model", self.root_edit)
         form.addRow("Default sub model", self.sub_edit)
+        form.addRow("More models for sub-calls", self.sub_call_edit)
         layout.addLayout(form)
         layout.addWidget(_label(
             "Per model: prices in USD per million tokens (leave empty to use the built-in price), "
             "'free' for local models, max_tokens (thinking models need room for thinking plus "
-            "code), reasoning effort, and a note added to the prompt for that model.", hint=True))
+            "code), reasoning effort, a note added to the prompt for that model, and its context "
+            "window in tokens (leave at default to use the built-in one).", hint=True))
         self.table = QTableWidget(0, len(MODEL_COLUMNS))
         self.table.setHorizontalHeaderLabels(MODEL_COLUMNS)
         self.table.verticalHeader().hide()
@@ -191,7 +201,18 @@ class ModelsPage(QWidget):
         effort.setCurrentIndex(max(0, effort.findData(values.get("reasoning_effort") or "")))
         self.table.setCellWidget(row, 5, effort)
         self.table.setItem(row, 6, QTableWidgetItem(values.get("prompt_note") or ""))
+        window = QSpinBox()
+        window.setRange(0, 100_000_000)
+        window.setSingleStep(1024)
+        window.setSpecialValueText("default")
+        window.setValue(int(values.get("context_window") or 0))
+        window.setAccessibleName("Context window")
+        self.table.setCellWidget(row, 7, window)
         return row
+
+    def sub_call_models(self) -> list[str]:
+        names = [n.strip() for n in self.sub_call_edit.text().replace("\n", ",").split(",")]
+        return list(dict.fromkeys(n for n in names if n))
 
     def _remove_selected(self) -> None:
         for row in sorted({i.row() for i in self.table.selectedIndexes()}, reverse=True):
@@ -218,7 +239,8 @@ class ModelsPage(QWidget):
                 "free": self.table.cellWidget(row, 3).isChecked(),
                 "max_tokens": self.table.cellWidget(row, 4).value() or None,
                 "reasoning_effort": self.table.cellWidget(row, 5).currentData() or None,
-                "prompt_note": note or None}
+                "prompt_note": note or None,
+                "context_window": self.table.cellWidget(row, 7).value() or None}
         return out
 
 
@@ -382,6 +404,7 @@ class SettingsDialog(QDialog):
         """The settings fields this dialog owns, as edited (raises ValueError on bad input)."""
         return {"root_model": self.models_page.root_edit.text().strip(),
                 "sub_model": self.models_page.sub_edit.text().strip(),
+                "sub_call_models": self.models_page.sub_call_models(),
                 "models": self.models_page.models(),
                 "endpoints": self.endpoints_page.endpoints(),
                 "caps": self.caps_page.caps(),

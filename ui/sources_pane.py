@@ -34,17 +34,22 @@ class SourceRow:
     chars: int = 0
     reason: str = ""           # for skipped rows: why
     source_path: str = ""      # the file or folder the user added
+    note: str = ""             # for read rows: "OCR: pages 2, 3"
 
     @classmethod
     def of_document(cls, doc) -> "SourceRow":
         """A row for an ingested (or stored) document: path, format, size, chars."""
+        pages = tuple(getattr(doc, "ocr_pages", ()) or ())
+        note = f"OCR: page{'s' if len(pages) > 1 else ''} {', '.join(map(str, pages))}" if pages else ""
         return cls(path=doc.path, status="read", format=doc.format or "", size=doc.size or 0,
-                   chars=doc.chars, source_path=getattr(doc, "source_path", "") or "")
+                   chars=doc.chars, source_path=getattr(doc, "source_path", "") or "", note=note)
 
     @classmethod
     def of_skip(cls, skip) -> "SourceRow":
         """A row for a file that was not read: path, reason, detail."""
         reason = (skip.reason or "unknown").replace("_", " ") + (f" ({skip.detail})" if skip.detail else "")
+        if skip.reason == "duplicate" and skip.detail:
+            reason = skip.detail           # "duplicate of PATH": read once, costs nothing
         return cls(path=skip.path, status="skipped", format=Path(skip.path).suffix.lstrip("."),
                    reason=reason, source_path=getattr(skip, "source_path", "") or "")
 
@@ -73,7 +78,9 @@ class SourcesModel(RowTableModel):
             if col == 0:
                 return row.name
             if col == 1:
-                return "read" if row.status == "read" else f"skipped: {row.reason}"
+                if row.status == "read":
+                    return f"read ({row.note})" if row.note else "read"
+                return f"skipped: {row.reason}"
             if col == 2:
                 return row.format
             if col == 3:

@@ -7,6 +7,16 @@ already reserved is refused. After the call the reservation is settled to the
 real cost. So spent + reserved never exceeds the cap, however many calls run at
 once. All of this runs on the event loop thread: no locks needed, none taken.
 
+Reservations are per attempt: a model call's meter (CallMeter) reserves before
+each attempt and settles it when the attempt is over, so a retry reserves again
+and a failed or cancelled attempt is settled at what it used (see
+core/llm/client.py, attempt_usage). What the cap cannot cover is reported, never
+only counted: `overrun_usd` (settled above the reservation: a provider billing more
+than its price list or a server sending more than max_tokens) and the usage
+settled on an estimate (`estimated_calls`, `estimated_usd`: the provider sent no
+usage). Each RLM node keeps a Tally of its own subtree's spend that rolls up to
+its parent's, so a nested RLM's cost is its calls', not the run's in its lifetime.
+
 `acquire` is the patient form used for model calls: when a call does not fit
 only because of other calls' reservations, it waits for them to settle (their
 real cost is usually far below their worst case) instead of being refused; it
@@ -32,6 +42,24 @@ class BudgetExceeded(Exception):
 class Reservation:
     usd: float
     open: bool = True
+    capped: bool = True       # reserved against a dollar cap (an overrun is measured against it)
+
+
+@dataclass
+class Tally:
+    """What one RLM node's subtree spent; every addition rolls up to the parents."""
+    parent: "Tally | None" = None
+    cost_usd: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def add(self, usd: float, input_tokens: int, output_tokens: int) -> None:
+        node: Tally | None = self
+        while node is not None:
+            node.cost_usd += usd
+            node.input_tokens += input_tokens
+            node.output_tokens += output_tokens
+            node = node.parent
 
 
 class Budget:
@@ -46,8 +74,13 @@ class Budget:
         self.sub_calls = 0
         self.in_flight = 0
         self.refusals = 0
-        self.overruns = 0       # calls whose real cost exceeded their reservation (should stay 0)
+        self.overruns = 0       # attempts whose real cost exceeded their reservation
+        self.overrun_usd = 0.0  # by how much, in all
+        self.estimated_calls = 0  # attempts settled on an estimate (no usage from the provider)
+        self.estimated_usd = 0.0
+        self.attempts = 0       # model-call attempts settled or released
         self._on_change = on_change
+        self.on_first: Callable[[str], None] = lambda what: None   # "overrun" | "estimated", once each
         self._settled: asyncio.Event | None = None
 
     async def acquire(self, usd: float, *, keep_usd: float = 0.0) -> Reservation:
@@ -82,6 +115,10 @@ class Budget:
     def reserve(self, usd: float, *, keep_usd: float = 0.0) -> Reservation:
         usd = max(usd, 0.0)
         cap = self.max_cost_usd
+        if cap is None:
+            self.in_flight += 1
+            self._on_change()
+            return Reservation(0.0, capped=False)
         if cap is not None and self.spent_usd + self.reserved_usd + usd + keep_usd > cap + 1e-12:
             self.refusals += 1
             kept = f", kept for the root's answer ${keep_usd:.4f}" if keep_usd else ""
@@ -94,13 +131,23 @@ class Budget:
         self._on_change()
         return Reservation(usd)
 
-    def settle(self, reservation: Reservation, usd: float, input_tokens: int, output_tokens: int) -> None:
+    def settle(self, reservation: Reservation, usd: float, input_tokens: int, output_tokens: int,
+               *, estimated: bool = False) -> None:
         if reservation.open:
             reservation.open = False
             self.reserved_usd = max(self.reserved_usd - reservation.usd, 0.0)
             self.in_flight -= 1
-        if usd > reservation.usd + 1e-12:
+            self.attempts += 1
+        if reservation.capped and usd > reservation.usd + 1e-12:
             self.overruns += 1
+            self.overrun_usd += usd - reservation.usd
+            if self.overruns == 1:
+                self.on_first("overrun")
+        if estimated:
+            self.estimated_calls += 1
+            self.estimated_usd += usd
+            if self.estimated_calls == 1:
+                self.on_first("estimated")
         self.spent_usd += usd
         self.input_tokens += input_tokens
         self.output_tokens += output_tokens
@@ -113,6 +160,7 @@ class Budget:
             reservation.open = False
             self.reserved_usd = max(self.reserved_usd - reservation.usd, 0.0)
             self.in_flight -= 1
+            self.attempts += 1
             self._on_change()
             self._wake()
 

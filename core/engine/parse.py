@@ -6,6 +6,8 @@ Rules (DESIGN section 5):
   told ```repl. Other tags (```text, ```json, ```bash ...) are not run. A fence
   left open at the end of the reply still counts as code (the model may have run
   out of tokens; the cell then reports its own syntax error).
+- A bare fence whose first line is only `repl`, `python`, `py` or `python3` (small models
+  write ``` then the tag on the next line) is that tag: the line is dropped, not run.
 - A final answer written as text is a line OUTSIDE code fences that starts with
   `FINAL(` or `FINAL_VAR(`. A mention inside prose ("I will call FINAL later",
   "`FINAL(x)`") never counts. The argument may span several lines up to the
@@ -19,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 RUNNABLE_TAGS = frozenset({"", "repl", "python", "py", "python3", "ipython", "pycon"})
+TAG_LINES = frozenset({"repl", "python", "py", "python3"})
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([\w+-]*)[^\n]*$")
 
 
@@ -53,16 +56,23 @@ def parse_reply(text: str) -> ParsedReply:
         stripped = line.strip()
         if stripped.startswith(fence[0] * len(fence)) and stripped.strip(fence[0]) == "":
             if tag in RUNNABLE_TAGS:
-                cells.append("\n".join(body))
+                cells.append("\n".join(_untagged(tag, body)))
             fence = None
             continue
         body.append(line)
     unclosed = fence is not None
     if unclosed and tag in RUNNABLE_TAGS and any(b.strip() for b in body):
-        cells.append("\n".join(body))
+        cells.append("\n".join(_untagged(tag, body)))
     cells = [c for c in cells if c.strip()]
     return ParsedReply(cells=cells, prose="\n".join(prose_lines),
                        final=find_final(prose_lines), unclosed_fence=unclosed)
+
+
+def _untagged(tag: str, body: list[str]) -> list[str]:
+    """A bare fence with the tag written on its first line: drop that line."""
+    if not tag and body and body[0].strip().lower() in TAG_LINES:
+        return body[1:]
+    return body
 
 
 def find_final(lines: list[str]) -> FinalText | None:
@@ -113,3 +123,32 @@ def truncate_middle(text: str, limit: int) -> str:
     head = keep * 2 // 3
     tail = keep - head
     return text[:head] + note + (text[-tail:] if tail else "")
+
+
+_BLANKS = re.compile(r"\n{3,}")
+
+
+def display_prose(text: str) -> str:
+    """The reply without its runnable code fences (those are shown as cells);
+    other fences (```text, ```json ...) stay. An unclosed runnable fence at the
+    end (still streaming, or cut off) is dropped too."""
+    out: list[str] = []
+    fence: str | None = None
+    runnable = False
+    for line in text.splitlines():
+        if fence is None:
+            match = _FENCE.match(line)
+            if match:
+                fence, runnable = match.group(1), match.group(2).lower() in RUNNABLE_TAGS
+                if not runnable:
+                    out.append(line)
+            else:
+                out.append(line)
+            continue
+        stripped = line.strip()
+        closes = stripped.startswith(fence[0] * len(fence)) and stripped.strip(fence[0]) == ""
+        if not runnable:
+            out.append(line)
+        if closes:
+            fence = None
+    return _BLANKS.sub("\n\n", "\n".join(out)).strip()

@@ -58,13 +58,15 @@ def model_notes(model: str, user_notes: dict[str, str] | None = None) -> list[st
 
 
 def system_prompt(*, can_llm: bool, can_rlm: bool, model: str,
-                  user_notes: dict[str, str] | None = None) -> str:
+                  user_notes: dict[str, str] | None = None, sub_models: Sequence[str] = ()) -> str:
     if not can_llm:
         subcalls, batching, example = fill("subcalls_none.md"), "", fill("example_code.md")
     elif can_rlm:
         subcalls, batching, example = fill("subcalls_rlm.md"), fill("batching.md"), fill("example_llm.md")
     else:
         subcalls, batching, example = fill("subcalls_llm.md"), fill("batching.md"), fill("example_llm.md")
+    if can_llm and sub_models:           # models the user enabled for sub-calls (core/routing.py)
+        subcalls += "\n" + fill("subcalls_models.md", models=", ".join(f"`{m}`" for m in sub_models))
     text = fill("system.md", subcalls=subcalls, batching=batching, example=example)
     notes = model_notes(model, user_notes)
     if notes:

@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
 from core import events as ev
 from core.engine import prompts
-from core.engine.budget import BudgetExceeded
+from core.engine.budget import BudgetExceeded, Tally
+from core.engine.costs import CallMeter, explain_no_fit, worst_case
 from core.engine.parse import parse_reply, truncate_middle
+from core.engine.screen import screen_block
 from core.engine.subcalls import SubCaller
+from core.routing import extra_sub_call_models
 
 if TYPE_CHECKING:
     from core.engine.run import RunContext
@@ -54,8 +58,9 @@ class Session:
 class Rlm:
     def __init__(self, ctx: "RunContext", *, rlm_id: str, parent_id: str | None, depth: int,
                  question: str, documents: Sequence[Any], session: Session | None = None,
-                 follow_up: bool = False, keep_repl: bool = False) -> None:
+                 follow_up: bool = False, keep_repl: bool = False, tally: Tally | None = None) -> None:
         self.ctx = ctx
+        self.tally = tally if tally is not None else Tally()   # this RLM's subtree spend
         self.rlm_id = rlm_id
         self.parent_id = parent_id
         self.depth = depth
@@ -73,6 +78,7 @@ class Rlm:
         self._follow_up = follow_up
         self._keep_repl = keep_repl
         self._reported = len(self.messages) if session and follow_up else 0
+        self._shown: list[str] = []            # every cell output the root was shown (screen_block)
 
     # -- lifecycle -----------------------------------------------------------------
     async def solve(self) -> RlmOutcome:
@@ -80,8 +86,10 @@ class Rlm:
             from core.repl.client import ReplClient
             self.repl = ReplClient(on_sub_call=self.subcaller.handle,
                                    memory_limit_mb=self.config.memory_limit_mb,
-                                   worker_command=self.ctx.worker_command)
+                                   worker_command=self.ctx.worker_command,
+                                   require_full_sandbox=self.config.require_full_sandbox)
             await self.repl.start()
+            self._tell_sandbox()
             await self.repl.load_context(self.documents)
         else:
             self.repl.on_sub_call = self.subcaller.handle   # a kept REPL now serves this run
@@ -97,6 +105,14 @@ class Rlm:
                 self.ctx.closing.append(asyncio.ensure_future(self._close_repl()))
             else:
                 await asyncio.shield(self._close_repl())
+
+    def _tell_sandbox(self) -> None:
+        """A warning in the run's events (window, CLI, store) when the worker's box lacks a layer."""
+        from core.repl import sandbox_report
+        text = sandbox_report.describe(getattr(self.repl, "sandbox", None) or {})
+        if text and self.depth == 0:
+            self.ctx.emit(ev.Notice, call_id=self.rlm_id, parent_id=self.parent_id, level="warning",
+                          message=text)
 
     def session(self) -> Session | None:
         alive = self.repl is not None and getattr(self.repl, "alive", True)
@@ -116,7 +132,7 @@ class Rlm:
             messages += [
                 {"role": "system", "content": prompts.system_prompt(
                     can_llm=self.can_llm, can_rlm=self.can_rlm, model=cfg.root_model,
-                    user_notes=cfg.prompt_notes)},
+                    user_notes=cfg.prompt_notes, sub_models=extra_sub_call_models(cfg))},
                 {"role": "user", "content": prompts.first_turn(
                     self.question, [(d.path, len(d.text)) for d in self.documents], self._prefix())},
             ]
@@ -177,12 +193,20 @@ class Rlm:
         outputs: list[str] = []
         final: dict | None = None
         for index, code in enumerate(parsed.cells, start=1):
+            refusal = screen_block(code, self._shown)
+            if refusal is not None:          # copied feedback or a rebound `context`: not run
+                ctx.counters.refused_cells += 1
+                outputs.append(f"[block {index} of {len(parsed.cells)}: not run]\n{refusal.reason}")
+                ctx.emit(ev.Notice, call_id=turn_id, parent_id=self.rlm_id, level="warning",
+                         message=f"Block {index} was not run ({refusal.kind}): {refusal.reason}")
+                continue
             cell_id = f"{turn_id}.c{index}"
             self.current_parent = cell_id
             ctx.emit(ev.CellStarted, call_id=cell_id, parent_id=turn_id, index=index, code=code)
             result = await self.repl.execute(code, timeout_s=cfg.cell_timeout_s)
             shown = self._cell_output(index, len(parsed.cells), result)
             outputs.append(shown)
+            self._shown.append(shown)
             self._count(result)
             ctx.emit(ev.CellExecuted, call_id=cell_id, parent_id=turn_id, index=index, code=code,
                      stdout=result.stdout, stderr=result.stderr, error=result.error,
@@ -228,16 +252,8 @@ class Rlm:
     async def _call_root(self, messages: list[dict], turn_id: str) -> Any:
         ctx, cfg = self.ctx, self.config
         model = cfg.root_model
-        try:
-            reservation = await ctx.budget.acquire(
-                ctx.prices.worst_case_usd(model, messages, cfg.root_max_tokens)
-                if ctx.budget.max_cost_usd is not None else 0.0,
-                keep_usd=0.0 if self.depth == 0 else ctx.root_reserve_usd)
-        except BudgetExceeded as exc:
-            ctx.cap_hit = ctx.cap_hit or "cost"
-            ctx.emit(ev.Notice, call_id=turn_id, parent_id=self.rlm_id, level="warning",
-                     message=f"Root call refused: {exc}")
-            raise RootCallRefused(f"dollar cap reached: {exc}") from exc
+        meter = CallMeter(ctx, model, messages, cfg.root_max_tokens, tally=self.tally,
+                          keep_usd=lambda: 0.0 if self.depth == 0 else ctx.root_reserve_usd)
 
         def on_delta(delta: str) -> None:
             ctx.emit(ev.RootTokens, call_id=turn_id, parent_id=self.rlm_id, delta=delta)
@@ -246,18 +262,41 @@ class Rlm:
             ctx.emit(ev.Notice, call_id=turn_id, parent_id=self.rlm_id, level="warning",
                      message=f"Root call failed ({error}); retrying (attempt {attempt + 1}).")
 
+        started = time.monotonic()
+
+        def failed(status: str, error: str) -> None:
+            if meter.attempts:
+                ctx.emit(ev.RootCallFailed, call_id=turn_id, parent_id=self.rlm_id, status=status,
+                         error=error, input_tokens=meter.input_tokens, output_tokens=meter.output_tokens,
+                         cost_usd=meter.cost_usd, duration_ms=int((time.monotonic() - started) * 1000),
+                         model=model)
+
         try:
             reply = await ctx.llm.complete(
                 model, messages, max_tokens=cfg.root_max_tokens, stream=True, on_delta=on_delta,
-                on_retry=on_retry, reasoning_effort=cfg.reasoning_effort.get(model))
-        except BaseException:
-            ctx.budget.release(reservation)
+                on_retry=on_retry, reasoning_effort=cfg.reasoning_effort.get(model), meter=meter)
+        except asyncio.CancelledError:
+            failed("cancelled", "cancelled")
             raise
-        cost = ctx.prices.cost_usd(model, reply.input_tokens, reply.output_tokens)
-        ctx.budget.settle(reservation, cost, reply.input_tokens, reply.output_tokens)
+        except BudgetExceeded as exc:
+            ctx.cap_hit = ctx.cap_hit or "cost"
+            why = str(exc)
+            b = ctx.budget
+            if b.max_cost_usd is not None and b.spent_usd + meter.worst_usd() > b.max_cost_usd + 1e-12:
+                # Even alone it cannot fit: say why in numbers, and what would make it fit.
+                first = "the first root call" if self.depth == 0 and len(messages) <= 2 else "the next root call"
+                why = explain_no_fit(worst_case(ctx.prices, model, messages, cfg.root_max_tokens),
+                                     b.max_cost_usd, b.spent_usd, what=first)
+            ctx.emit(ev.Notice, call_id=turn_id, parent_id=self.rlm_id, level="warning",
+                     message=f"Root call refused: {why}")
+            failed("refused", why)
+            raise RootCallRefused(f"dollar cap reached: {why}") from exc
+        except Exception as exc:
+            failed("error", str(exc) or type(exc).__name__)
+            raise
         ctx.emit(ev.RootReplied, call_id=turn_id, parent_id=self.rlm_id, text=reply.text,
-                 input_tokens=reply.input_tokens, output_tokens=reply.output_tokens,
-                 cost_usd=cost, duration_ms=reply.duration_ms, model=model)
+                 input_tokens=meter.input_tokens, output_tokens=meter.output_tokens,
+                 cost_usd=meter.cost_usd, duration_ms=reply.duration_ms, model=model)
         return reply
 
     def _count(self, result: Any) -> None:
@@ -286,6 +325,8 @@ class Rlm:
         if result.restarted:
             parts.append("[the REPL was restarted: your variables are gone; `context` and `documents` "
                          "are loaded again]")
-        body = "\n".join(parts) if parts else "[no output]"
-        header = f"[cell {index} of {count}]" if count > 1 else "[cell output]"
+        body = "\n".join(parts) if parts else "(it printed nothing)"
+        state = ("SyntaxError, nothing ran" if result.is_syntax_error else "stopped" if result.fault
+                 else "error" if result.error else "ran")
+        header = f"[block {index} of {count}: {state}]"
         return header + "\n" + truncate_middle(body, self.config.max_output_chars)

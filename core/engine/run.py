@@ -43,6 +43,7 @@ class RunResult:
     started_at: float
     finished_at: float
     session: Any = None          # rlm.Session when the engine was asked to keep it
+    store_error: str | None = None   # set by whoever stored the run when its record is incomplete
 
 
 @dataclass
@@ -52,6 +53,7 @@ class Counters:
     syntax_errors: int = 0
     runtime_errors: int = 0
     faults: int = 0
+    refused_cells: int = 0       # blocks not run: copied feedback, a rebound `context` (engine/screen.py)
 
 
 @dataclass
@@ -69,6 +71,10 @@ class RunContext:
     counters: Counters = field(default_factory=Counters)
     cap_hit: str | None = None   # first cap that stopped work: "iterations"|"cost"|"sub_calls"|"wall_time"
     root_reserve_usd: float = 0.0  # kept free by sub-calls so the top-level root can still answer
+    nested_slots: Any = None     # asyncio.Semaphore: nested RLMs running at once
+    nested_running: int = 0
+    nested_waiting: int = 0
+    nested_peak: int = 0         # most nested RLMs that ran at once
     closing: list = field(default_factory=list)   # nested RLMs' workers shutting down
     _seq: Any = field(default_factory=lambda: itertools.count(1))
     _rlm_ids: Any = field(default_factory=lambda: itertools.count(1))
@@ -94,9 +100,24 @@ class RunContext:
     def _emit_budget(self) -> None:
         self._budget_pending = False
         b = self.budget
+        self.nested_peak = max(self.nested_peak, self.nested_running)
         self.emit(ev.BudgetChanged, spent_usd=round(b.spent_usd, 10), reserved_usd=round(b.reserved_usd, 10),
                   cap_usd=b.max_cost_usd, input_tokens=b.input_tokens, output_tokens=b.output_tokens,
-                  sub_calls=b.sub_calls, in_flight=b.in_flight)
+                  sub_calls=b.sub_calls, in_flight=b.in_flight, overrun_usd=round(b.overrun_usd, 10),
+                  estimated_usage_calls=b.estimated_calls, estimated_usd=round(b.estimated_usd, 10),
+                  nested_running=self.nested_running, nested_waiting=self.nested_waiting)
+
+    def budget_notice(self, what: str) -> None:
+        """Budget.on_first: the first overrun / estimated usage of the run is told, once."""
+        if what == "overrun":
+            message = ("A call cost more than the worst case reserved for it (the provider billed more "
+                       "than its price list, or sent more than max_tokens): the dollar cap cannot cover "
+                       "that difference. The run's overrun_usd says by how much.")
+        else:
+            message = ("The provider sent no token usage for a call (or the call was cut or cancelled): "
+                       "its cost is an estimate (litellm's token count, else characters / 4). The run's "
+                       "estimated_usage_calls says how many.")
+        self.emit(ev.Notice, call_id="R", level="warning", message=message)
 
     def time_left(self) -> float | None:
         return None if self.deadline is None else self.deadline - time.monotonic()
@@ -106,7 +127,10 @@ class RunContext:
         return {"cost_usd": round(b.spent_usd, 10), "input_tokens": b.input_tokens,
                 "output_tokens": b.output_tokens, "iterations": c.iterations, "sub_calls": b.sub_calls,
                 "cells": c.cells, "syntax_errors": c.syntax_errors, "runtime_errors": c.runtime_errors,
-                "faults": c.faults, "refused_calls": b.refusals,
+                "faults": c.faults, "refused_calls": b.refusals, "refused_cells": c.refused_cells,
+                "overrun_usd": round(b.overrun_usd, 10), "overruns": b.overruns,
+                "estimated_usage_calls": b.estimated_calls, "estimated_usd": round(b.estimated_usd, 10),
+                "attempts": b.attempts, "nested_peak": self.nested_peak, "cap_hit": self.cap_hit,
                 "wall_ms": int((time.monotonic() - started) * 1000)}
 
     def new_rlm_id(self) -> int:
@@ -146,6 +170,25 @@ class Engine:
                         f"mark it free with --price {model}=0,0 (local models), or drop --max-cost.")
         return prices
 
+    @property
+    def budget(self) -> Budget | None:
+        """The live budget of the run in progress (None before it starts)."""
+        ctx = getattr(self, "_ctx", None)
+        return ctx.budget if ctx is not None else None
+
+    def notice(self, level: str, message: str) -> None:
+        """Tell the run something from outside the engine (a sink that failed): a Notice
+        event, emitted on the loop after the event being delivered now."""
+        ctx = getattr(self, "_ctx", None)
+        if ctx is None:
+            log.warning("%s", message)
+            return
+        try:
+            asyncio.get_running_loop().call_soon(
+                lambda: ctx.emit(ev.Notice, call_id="R", level=level, message=message))
+        except RuntimeError:
+            log.warning("%s", message)
+
     def cancel(self) -> None:
         """Stop the run: in-flight calls are cancelled, workers killed, the transcript kept."""
         self._cancel_requested = True
@@ -168,9 +211,12 @@ class Engine:
             run_id=self.run_id, config=self.config, emit_event=self._emit, llm=self._llm, prices=prices,
             budget=Budget(max_cost_usd=self.config.max_cost_usd, max_sub_calls=self.config.max_sub_calls),
             sub_semaphore=asyncio.Semaphore(self.config.concurrency),
+            nested_slots=asyncio.Semaphore(self.config.nested_limit()),
             deadline=(started + self.config.max_wall_seconds) if self.config.max_wall_seconds else None,
             worker_command=self._worker_command)
         ctx.budget._on_change = ctx.budget_changed
+        ctx.budget.on_first = ctx.budget_notice
+        self._ctx = ctx
         docs = list(documents)
         ctx.emit(ev.RunStarted, call_id="R", question=question, root_model=self.config.root_model,
                  sub_model=self.config.sub_model, config=self.config.public_dict(),

@@ -1,10 +1,18 @@
 """Serving the REPL's sub-calls: llm_query(_batched) and rlm_query(_batched).
 
 The worker sends one `sub_call` per llm_query / batch; each prompt becomes one
-call here, run concurrently (bounded by the run's semaphore), each reserving
-its worst-case cost first. A slot's result is {"ok": text} or
+call here, run concurrently (bounded by the run's semaphore; nested RLMs by
+their own, RunConfig.nested_concurrency), each attempt reserving its worst-case
+cost first (core/engine/costs.py). A slot's result is {"ok": text} or
 {"error": {"type", "message"}}; the worker turns errors into an exception
 (single call) or an "[error: ...]" string (batch).
+
+Every slot handed out is in the record: SubCallStarted, then SubCallFinished with
+`error_type` set to the type the REPL saw (None when ok), whether the slot was
+served, denied at the approval gate (ApprovalDenied), refused by a cap
+(BudgetExceeded), too large for the model (ContextWindowExceeded), switched off
+at depth 0 (SubCallsOff), failed (SubCallError) or cancelled (Cancelled). So a
+replay serves exactly what the engine handed out, without reading prose.
 """
 
 from __future__ import annotations
@@ -16,7 +24,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from core import events as ev
-from core.engine.budget import BudgetExceeded
+from core.engine.budget import BudgetExceeded, Tally
+from core.engine.costs import CallMeter, first_root_messages, nested_question, sub_messages, worst_case
 
 if TYPE_CHECKING:
     from core.engine.rlm import Rlm
@@ -31,16 +40,32 @@ def _error(kind: str, message: str) -> dict[str, Any]:
 
 
 def approval_info(ctx: Any, prompts: list[str], nested: bool, model: str | None, parent: str,
-                  depth: int) -> dict[str, Any]:
+                  depth: int, context: str | None = None) -> dict[str, Any]:
     """What the approver is shown: {run_id, parent_id, depth, kind, model, calls, input_chars,
     worst_case_usd, spent_usd, cap_usd}."""
     cfg = ctx.config
-    model = cfg.root_model if nested else (model or cfg.sub_model)
-    max_tokens = cfg.root_max_tokens if nested else cfg.sub_max_tokens
-    worst = sum(ctx.prices.worst_case_usd(model, [{"role": "user", "content": p}], max_tokens) for p in prompts)
+    from core.routing import allowed_sub_models
+    model = cfg.root_model if nested else allowed_sub_models(cfg).get(model or cfg.sub_model, model)
+    worst = sum(slot_worst_case(ctx, p, nested, model, depth, context).usd for p in prompts)
     return {"run_id": ctx.run_id, "parent_id": parent, "depth": depth, "kind": "rlm" if nested else "llm",
             "model": model, "calls": len(prompts), "input_chars": sum(len(p) for p in prompts),
             "worst_case_usd": worst, "spent_usd": ctx.budget.spent_usd, "cap_usd": ctx.budget.max_cost_usd}
+
+
+
+
+def slot_worst_case(ctx: Any, prompt: str, nested: bool, model: str, depth: int,
+                    context: str | None = None) -> Any:
+    """A slot's worst case (costs.WorstCase): a plain call's, or a nested RLM's first
+    root call (the least it will spend; its later calls reserve as they come)."""
+    cfg = ctx.config
+    if not nested:
+        return worst_case(ctx.prices, model, sub_messages(prompt), cfg.sub_max_tokens)
+    from core.engine.prompts import PREFIX_CHARS
+    question, text = nested_question(prompt, context, NESTED_QUESTION_CHARS)
+    prefix = f"=== context ===\n{text[:PREFIX_CHARS]}"[:PREFIX_CHARS]
+    messages = first_root_messages(cfg, question, [("context", len(text))], prefix, depth=depth + 1)
+    return worst_case(ctx.prices, cfg.root_model, messages, cfg.root_max_tokens)
 
 
 class SubCaller:
@@ -54,18 +79,24 @@ class SubCaller:
         """ReplClient's on_sub_call: one request, many prompts, results in order."""
         parent = self.rlm.current_parent
         kind = request.kind
+        cfg = self.ctx.config
+        prompts = list(request.prompts)
         if not self.rlm.can_llm:
             msg = "sub-calls are switched off in this run (depth 0): solve it with code"
-            return [_error("SubCallError", msg) for _ in request.prompts]
+            model = cfg.root_model if kind == "rlm" else (request.model or cfg.sub_model)
+            return [self.slot_error(kind, model, p, parent, "error", "SubCallsOff", msg) for p in prompts]
         nested = kind == "rlm" and self.rlm.can_rlm
-        prompts = list(request.prompts)
         if kind == "rlm" and not nested and request.context:
             # At the depth limit rlm_query is a plain llm_query: the sub model must see the context.
             prompts = [f"{p}\n\n{request.context}" for p in prompts]
-        if not await self._approved(prompts, nested, request.model, parent):
+        if not self._model_refused(nested, request.model) and \
+                not await self._approved(prompts, nested, request.model, parent, request.context):
             msg = (f"the user did not approve this batch of {len(prompts)} sub-call(s); "
                    "make fewer or smaller calls, or finish with what you have")
-            return [_error("ApprovalDenied", msg) for _ in prompts]
+            kind_of = "rlm" if nested else "llm"
+            model = cfg.root_model if nested else (request.model or cfg.sub_model)
+            return [self.slot_error(kind_of, model, p, parent, "refused", "ApprovalDenied", msg)
+                    for p in prompts]
         coros = [self._nested(p, request.context, parent) if nested
                  else self._llm(p, request.model, parent) for p in prompts]
         tasks = [asyncio.ensure_future(c) for c in coros]
@@ -75,6 +106,17 @@ class SubCaller:
         finally:
             self._tasks.difference_update(tasks)
 
+    def slot_error(self, kind: str, model: str, prompt: str, parent: str, status: str,
+                   error_type: str, message: str) -> dict[str, Any]:
+        """A slot the engine answers without a model call: recorded like any other."""
+        call_id = f"{self.rlm.rlm_id}.s{next(self._ids)}"
+        self.ctx.emit(ev.SubCallStarted, call_id=call_id, parent_id=parent, kind=kind, model=model,
+                      prompt=prompt, depth=self.rlm.depth)
+        self.ctx.emit(ev.SubCallFinished, call_id=call_id, parent_id=parent, kind=kind, model=model,
+                      status=status, response=None, error=message, error_type=error_type,
+                      input_tokens=0, output_tokens=0, cost_usd=0.0, duration_ms=0)
+        return _error(error_type, message)
+
     async def cancel_all(self) -> None:
         tasks = [t for t in self._tasks if not t.done()]
         for t in tasks:
@@ -82,12 +124,13 @@ class SubCaller:
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _approved(self, prompts: list[str], nested: bool, model: str | None, parent: str) -> bool:
+    async def _approved(self, prompts: list[str], nested: bool, model: str | None, parent: str,
+                        context: str | None = None) -> bool:
         """The approval gate (RunConfig.approve_batch_calls / approve_batch_usd / approver)."""
         ctx, cfg = self.ctx, self.ctx.config
         if cfg.approve_batch_calls is None and cfg.approve_batch_usd is None:
             return True
-        info = approval_info(ctx, prompts, nested, model, parent, self.rlm.depth)
+        info = approval_info(ctx, prompts, nested, model, parent, self.rlm.depth, context)
         over_calls = cfg.approve_batch_calls is not None and info["calls"] > cfg.approve_batch_calls
         over_usd = cfg.approve_batch_usd is not None and info["worst_case_usd"] > cfg.approve_batch_usd
         if not (over_calls or over_usd):
@@ -104,60 +147,57 @@ class SubCaller:
                  message=f"{what[0].upper()}{what[1:]}: {why}.")
         return approved
 
+    def _model_refused(self, nested: bool, model: str | None) -> bool:
+        """A model= this run may not call: its slots are refused without asking for approval."""
+        from core.routing import allowed_sub_models
+        return not nested and model is not None and model not in allowed_sub_models(self.ctx.config)
+
     # -- one plain sub-call --------------------------------------------------------
     async def _llm(self, prompt: str, model: str | None, parent: str) -> dict[str, Any]:
+        from core.engine.admission import admit_sub_call
         ctx, cfg = self.ctx, self.ctx.config
-        model = model or cfg.sub_model
+        admission = await admit_sub_call(ctx, model, prompt)   # model, price, window: before any event
+        model = admission.model
         call_id = f"{self.rlm.rlm_id}.s{next(self._ids)}"
         ctx.emit(ev.SubCallStarted, call_id=call_id, parent_id=parent, kind="llm", model=model,
-                 prompt=prompt, depth=self.rlm.depth)
+                 prompt=admission.prompt, depth=self.rlm.depth)
         started = time.monotonic()
+        messages = sub_messages(prompt)
+        meter = CallMeter(ctx, model, messages, cfg.sub_max_tokens, tally=self.rlm.tally,
+                          keep_usd=lambda: ctx.root_reserve_usd)
 
         def finish(status: str, response: str | None = None, error: str | None = None,
-                   tokens: tuple[int, int] = (0, 0), cost: float = 0.0) -> None:
+                   error_type: str | None = None) -> dict[str, Any]:
             ctx.emit(ev.SubCallFinished, call_id=call_id, parent_id=parent, kind="llm", model=model,
-                     status=status, response=response, error=error, input_tokens=tokens[0],
-                     output_tokens=tokens[1], cost_usd=cost,
-                     duration_ms=int((time.monotonic() - started) * 1000))
+                     status=status, response=response, error=error, error_type=error_type,
+                     input_tokens=meter.input_tokens, output_tokens=meter.output_tokens,
+                     cost_usd=meter.cost_usd, duration_ms=int((time.monotonic() - started) * 1000),
+                     usage_estimated=meter.estimated)
+            return {"ok": response} if error_type is None else _error(error_type, error or status)
 
-        messages = [{"role": "user", "content": prompt}]
+        if admission.refused:
+            return finish(admission.status, error=admission.message, error_type=admission.error_type)
         try:
             ctx.budget.count_sub_call()
-            window = ctx.prices.context_window(model)
-            if window:
-                need = ctx.prices.estimate_tokens(model, messages)
-                if need + min(cfg.sub_max_tokens, window // 4) > window:
-                    msg = (f"prompt too large for {model}: about {need:,} tokens, the model accepts "
-                           f"{window:,} (with {cfg.sub_max_tokens:,} reserved for the answer); split it")
-                    finish("error", error=msg)
-                    return _error("ContextWindowExceeded", msg)
-            worst = ctx.prices.worst_case_usd(model, messages, cfg.sub_max_tokens) \
-                if ctx.budget.max_cost_usd is not None else 0.0
-            reservation = await ctx.budget.acquire(worst, keep_usd=ctx.root_reserve_usd)
         except BudgetExceeded as exc:
             self._refused(exc)
-            finish("refused", error=str(exc))
-            return _error("BudgetExceeded", str(exc))
+            return finish("refused", error=str(exc), error_type="BudgetExceeded")
         try:
             async with ctx.sub_semaphore:
                 reply = await ctx.llm.complete(model, messages, max_tokens=cfg.sub_max_tokens,
-                                               reasoning_effort=cfg.reasoning_effort.get(model))
+                                               reasoning_effort=cfg.reasoning_effort.get(model), meter=meter)
         except asyncio.CancelledError:
-            ctx.budget.release(reservation)
-            finish("cancelled", error="cancelled")
+            finish("cancelled", error="cancelled: the cell that made it ended", error_type="Cancelled")
             raise
+        except BudgetExceeded as exc:
+            self._refused(exc)
+            return finish("refused", error=str(exc), error_type="BudgetExceeded")
         except Exception as exc:
-            ctx.budget.release(reservation)
             from core.llm.errors import LLMError
             if not isinstance(exc, LLMError):
                 log.exception("sub-call %s failed unexpectedly", call_id)
-            msg = str(exc) or type(exc).__name__
-            finish("error", error=msg)
-            return _error("SubCallError", msg)
-        cost = ctx.prices.cost_usd(model, reply.input_tokens, reply.output_tokens)
-        ctx.budget.settle(reservation, cost, reply.input_tokens, reply.output_tokens)
-        finish("ok", response=reply.text, tokens=(reply.input_tokens, reply.output_tokens), cost=cost)
-        return {"ok": reply.text}
+            return finish("error", error=str(exc) or type(exc).__name__, error_type="SubCallError")
+        return finish("ok", response=reply.text)
 
     def _refused(self, exc: BudgetExceeded) -> None:
         ctx = self.ctx
@@ -172,49 +212,55 @@ class SubCaller:
         from core.engine.rlm import Rlm, TextDocument
         ctx = self.ctx
         call_id = f"{self.rlm.rlm_id}.s{next(self._ids)}"
+        model = ctx.config.root_model
         ctx.emit(ev.SubCallStarted, call_id=call_id, parent_id=parent, kind="rlm",
-                 model=ctx.config.root_model, prompt=prompt, depth=self.rlm.depth)
+                 model=model, prompt=prompt, depth=self.rlm.depth)
         started = time.monotonic()
-        spent_before = ctx.budget.spent_usd
-        tokens_before = (ctx.budget.input_tokens, ctx.budget.output_tokens)
+        tally = Tally(parent=self.rlm.tally)      # this nested RLM's subtree, rolling up to ours
 
-        def finish(status: str, response: str | None, error: str | None) -> None:
-            b = ctx.budget
+        def finish(status: str, response: str | None, error: str | None,
+                   error_type: str | None = None) -> dict[str, Any]:
             ctx.emit(ev.SubCallFinished, call_id=call_id, parent_id=parent, kind="rlm",
-                     model=ctx.config.root_model, status=status, response=response, error=error,
-                     input_tokens=b.input_tokens - tokens_before[0],
-                     output_tokens=b.output_tokens - tokens_before[1],
-                     cost_usd=b.spent_usd - spent_before,
-                     duration_ms=int((time.monotonic() - started) * 1000))
+                     model=model, status=status, response=response, error=error, error_type=error_type,
+                     input_tokens=tally.input_tokens, output_tokens=tally.output_tokens,
+                     cost_usd=tally.cost_usd, duration_ms=int((time.monotonic() - started) * 1000))
+            return {"ok": response} if error_type is None else _error(error_type, error or status)
 
         try:
             ctx.budget.count_sub_call()
         except BudgetExceeded as exc:
             self._refused(exc)
-            finish("refused", None, str(exc))
-            return _error("BudgetExceeded", str(exc))
-        if context is None:
-            text = prompt
-            question = prompt if len(prompt) <= NESTED_QUESTION_CHARS else (
-                f"The task and its material are in `context` ({len(prompt):,} characters). "
-                f"It begins:\n{prompt[:NESTED_QUESTION_CHARS // 2]}")
-        else:
-            text, question = context, prompt
-        child = Rlm(ctx, rlm_id=call_id, parent_id=parent, depth=self.rlm.depth + 1,
-                    question=question, documents=[TextDocument("context", text)])
+            return finish("refused", None, str(exc), "BudgetExceeded")
+        question, text = nested_question(prompt, context, NESTED_QUESTION_CHARS)
+        ctx.nested_waiting += 1
+        ctx.budget_changed()
         try:
-            outcome = await child.solve()
+            waiting = True
+            async with ctx.nested_slots:           # nested RLMs have their own limit; more wait here
+                waiting = False
+                ctx.nested_waiting -= 1
+                ctx.nested_running += 1
+                ctx.budget_changed()
+                try:
+                    child = Rlm(ctx, rlm_id=call_id, parent_id=parent, depth=self.rlm.depth + 1,
+                                question=question, documents=[TextDocument("context", text)], tally=tally)
+                    outcome = await child.solve()
+                finally:
+                    ctx.nested_running -= 1
+                    ctx.budget_changed()
         except asyncio.CancelledError:
-            finish("cancelled", None, "cancelled")
+            if waiting:
+                ctx.nested_waiting -= 1
+                ctx.budget_changed()
+            finish("cancelled", None, "cancelled: the cell that made it ended", "Cancelled")
             raise
         except Exception as exc:
             from core.llm.errors import LLMError
+            if waiting:
+                ctx.nested_waiting -= 1
             if not isinstance(exc, LLMError):
                 log.exception("nested RLM %s failed", call_id)
-            finish("error", None, str(exc))
-            return _error("SubCallError", f"nested RLM failed: {exc}")
+            return finish("error", None, f"nested RLM failed: {exc}", "SubCallError")
         if outcome.answer is None:
-            finish("error", None, outcome.error or "no answer")
-            return _error("SubCallError", f"nested RLM gave no answer: {outcome.error}")
-        finish("ok", outcome.answer, None)
-        return {"ok": outcome.answer}
+            return finish("error", None, f"nested RLM gave no answer: {outcome.error}", "SubCallError")
+        return finish("ok", outcome.answer, None)

@@ -1,5 +1,9 @@
-"""One file -> one Document, or ExtractError(reason, detail). Runs inside a
-worker process (see workers.py); never in the GUI/engine process."""
+"""One file (or one archive member) -> one Document, or ExtractError(reason, detail).
+Runs inside a worker process (see workers.py); never in the GUI/engine process.
+
+    extract_data(path, source_path, data, name, job) -> Document   # the worker's extractor
+    extract_file(entry, max_bytes, job=None) -> Document           # one file, in-process
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ import io
 import zipfile
 
 from core.ingest.model import (CORRUPT, EMPTY, NO_TEXT, TOO_LARGE, UNREADABLE, UNSUPPORTED,
-                               Document, ExtractError, Extracted, FileEntry)
+                               Document, ExtractError, Extracted, FileEntry, Job)
 from core.ingest.sniff import HEAD_BYTES, classify
 
 MAX_UNZIPPED_BYTES = 1024 ** 3   # an Office/EPUB zip may not inflate past 1 GiB
@@ -16,23 +20,35 @@ MAX_UNZIPPED_BYTES = 1024 ** 3   # an Office/EPUB zip may not inflate past 1 GiB
 _TEXT_FORMATS = {"text", "markdown", "code", "csv", "tsv"}
 
 
-def extract_file(entry: FileEntry, max_bytes: int) -> Document:
-    data = _read(entry.source_path, max_bytes)
+def extract_file(entry: FileEntry, max_bytes: int, job: Job | None = None) -> Document:
+    data = read_bytes(entry.source_path, max_bytes)
+    return extract_data(entry.path, entry.source_path, data, entry.path, job or Job())
+
+
+def extract_data(path: str, source_path: str, data: bytes, name: str, job: Job) -> Document:
+    """`name` decides the format with the bytes (an archive member's own name;
+    "ls.1" for "ls.1.gz"); `path` is what the document is called."""
     if not data:
         raise ExtractError(EMPTY, "0 bytes")
-    fmt = classify(entry.path, data[:HEAD_BYTES])
-    extracted = _extract(fmt, entry, data)
+    fmt = classify(name, data[:HEAD_BYTES])
+    extracted = _extract(fmt, path, data, job.at(path))
     if not extracted.text.strip():
         if extracted.format in _TEXT_FORMATS | {"json", "jsonl", "html", "xml"}:
             raise ExtractError(EMPTY, "only whitespace" if extracted.format in _TEXT_FORMATS
                                else f"{extracted.format} without visible text")
         raise ExtractError(NO_TEXT, f"{extracted.format} without text")
-    return Document(path=entry.path, source_path=entry.source_path, format=extracted.format,
+    tables = extracted.tables
+    if not tables and job.options.tables and extracted.format in ("csv", "tsv"):
+        from core.ingest.formats.tables import from_delimited
+        tables = from_delimited(path, extracted.text, extracted.format,
+                                job.options.max_table_cells)
+    return Document(path=path, source_path=source_path, format=extracted.format,
                     text=extracted.text, chars=len(extracted.text), size=len(data),
-                    sha256=hashlib.sha256(data).hexdigest(), spans=extracted.spans)
+                    sha256=hashlib.sha256(data).hexdigest(), spans=extracted.spans,
+                    ocr_pages=extracted.ocr_pages, tables=tables)
 
 
-def _read(path: str, max_bytes: int) -> bytes:
+def read_bytes(path: str, max_bytes: int) -> bytes:
     try:
         with open(path, "rb") as handle:
             data = handle.read(max_bytes + 1)
@@ -43,7 +59,7 @@ def _read(path: str, max_bytes: int) -> bytes:
     return data
 
 
-def _extract(fmt: str, entry: FileEntry, data: bytes) -> Extracted:
+def _extract(fmt: str, path: str, data: bytes, job: Job) -> Extracted:
     if fmt in _TEXT_FORMATS:
         from core.ingest.formats import plain
         return plain.extract(data, fmt)
@@ -58,7 +74,10 @@ def _extract(fmt: str, entry: FileEntry, data: bytes) -> Extracted:
         return xmldoc.extract(data)
     if fmt == "pdf":
         from core.ingest.formats import pdfdoc
-        return pdfdoc.extract(entry.source_path)
+        return pdfdoc.extract(data, job)
+    if fmt == "image":
+        from core.ingest.formats import images
+        return images.extract(data, job)
     if fmt == "eml":
         from core.ingest.formats import mail
         return mail.extract_eml(data)
@@ -66,11 +85,11 @@ def _extract(fmt: str, entry: FileEntry, data: bytes) -> Extracted:
         from core.ingest.formats import mail
         return mail.extract_mbox(data)
     if fmt.startswith("zip:"):
-        return _extract_zip(fmt[4:], data)
+        return _extract_zip(fmt[4:], data, path, job)
     raise ExtractError(UNSUPPORTED, f"no extractor for {fmt}")
 
 
-def _extract_zip(expected: str, data: bytes) -> Extracted:
+def _extract_zip(expected: str, data: bytes, path: str, job: Job) -> Extracted:
     """OOXML and EPUB: the archive's members decide, the extension only names
     what we expected (a .docx holding no Word document is corrupt)."""
     try:
@@ -86,8 +105,7 @@ def _extract_zip(expected: str, data: bytes) -> Extracted:
         if expected:
             raise ExtractError(CORRUPT, f"not a .{expected} document: a zip archive without "
                                         f"{_MARKER[expected]}")
-        raise ExtractError(UNSUPPORTED, "zip archive (archives are not unpacked; "
-                                        "extract it and drop the folder)")
+        raise ExtractError(UNSUPPORTED, "zip archive (reading archives is off)")
     try:
         if kind == "epub":
             from core.ingest.formats import epubdoc
@@ -99,7 +117,7 @@ def _extract_zip(expected: str, data: bytes) -> Extracted:
             from core.ingest.formats import slides
             return slides.extract(data)
         from core.ingest.formats import sheets
-        return sheets.extract(data)
+        return sheets.extract(data, path, job.options.tables, job.options.max_table_cells)
     except ExtractError:
         raise
     except (KeyError, ValueError, TypeError, AttributeError, IndexError, zipfile.BadZipFile,

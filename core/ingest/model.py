@@ -6,6 +6,7 @@ Everything here is a frozen dataclass so it can cross process boundaries
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 # Skip reasons. Each skip carries one of these plus a human-readable detail.
@@ -22,12 +23,16 @@ IGNORED = "ignored"            # hidden/junk/.rlmignore; reported only with repo
 SYMLINK_LOOP = "symlink_loop"  # a directory reached again through a symlink
 OUTSIDE_ROOT = "outside_root"  # a symlink that leads out of the dropped folder
 CRASHED = "crashed"            # the parser killed its worker process (segfault, OOM)
+DUPLICATE = "duplicate"        # same bytes (sha256) as a document read earlier; detail names it
+UNSAFE_NAME = "unsafe_name"    # an archive member named "../x" or "/etc/x", or a link member
 
 REASONS = (BINARY, UNSUPPORTED, ENCRYPTED, CORRUPT, TOO_LARGE, EMPTY, NO_TEXT, TIMEOUT,
-           UNREADABLE, IGNORED, SYMLINK_LOOP, OUTSIDE_ROOT, CRASHED)
+           UNREADABLE, IGNORED, SYMLINK_LOOP, OUTSIDE_ROOT, CRASHED, DUPLICATE, UNSAFE_NAME)
 
 FORMATS = ("text", "markdown", "code", "csv", "tsv", "json", "jsonl", "html", "xml", "pdf",
-           "docx", "pptx", "xlsx", "eml", "mbox", "epub")
+           "docx", "pptx", "xlsx", "eml", "mbox", "epub", "image")
+
+DUPLICATE_PREFIX = "duplicate of "   # Skip(reason=DUPLICATE).detail = DUPLICATE_PREFIX + path
 
 
 @dataclass(frozen=True)
@@ -39,15 +44,34 @@ class Span:
 
 
 @dataclass(frozen=True)
+class Table:
+    """A CSV/TSV file or one XLSX sheet as data: `rows[i]` is spreadsheet row i + 2
+    (the header is row 1), each as long as `header`. Cells: None (empty), int,
+    float, bool or str; dates and times as ISO strings."""
+    path: str
+    sheet: str | None   # None for CSV/TSV
+    header: tuple
+    rows: tuple
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "sheet": self.sheet, "header": list(self.header),
+                "rows": [list(row) for row in self.rows]}
+
+
+@dataclass(frozen=True)
 class Document:
-    path: str           # POSIX path relative to the dropped root; unique within one ingest
-    source_path: str    # absolute path on disk
+    path: str           # POSIX path relative to the dropped root; unique within one ingest.
+                        # Inside an archive: "export.zip/inbox/2024-03.mbox"
+    source_path: str    # absolute path on disk (archive members: the archive's path + "/" + member)
     format: str         # one of FORMATS
     text: str
     chars: int
-    size: int           # bytes on disk
-    sha256: str         # of the file's bytes
+    size: int           # bytes on disk (archive members: inflated bytes)
+    sha256: str         # of the file's bytes (archive members and .gz files: the inflated bytes)
     spans: tuple[Span, ...] = ()   # empty for plain text (lines are computed from the text)
+    ocr_pages: tuple[int, ...] = ()     # 1-based pages whose text was read by OCR
+    tables: tuple[Table, ...] = ()      # CSV/TSV/XLSX as parsed tables (see Table)
+    duplicates: tuple[str, ...] = ()    # paths of other files with the same bytes (not read again)
 
 
 @dataclass(frozen=True)
@@ -65,6 +89,7 @@ class Progress:
     bytes_done: int
     bytes_total: int
     current: str | None  # path of the file that just finished (None while counting)
+    step: str = ""       # what a worker is doing inside a file ("scan.pdf: OCR page 3 of 12")
 
 
 @dataclass(frozen=True)
@@ -75,6 +100,15 @@ class IngestOptions:
     include_hidden: bool = False
     follow_symlinks: bool = True     # never loops, never outside the dropped root
     report_ignored: bool = False     # list hidden/junk/.rlmignore'd files as Skip("ignored")
+    ocr: bool = False                # read scanned PDF pages and images with tesseract (slow)
+    ocr_language: str = "eng"        # tesseract language(s), e.g. "eng+deu"
+    ocr_dpi: int = 300               # OCR render resolution of pages whose scan dpi is unknown
+    archives: bool = True            # read .zip/.tar/.gz/.bz2/.xz as folders
+    max_archive_depth: int = 3       # archives inside archives, this many levels deep
+    max_archive_bytes: int = 4 * 1024 ** 3   # all members of one dropped archive, inflated
+    max_archive_ratio: int = 200     # inflated / compressed beyond this (past 16 MiB) = a bomb
+    tables: bool = True              # CSV/TSV/XLSX also as parsed tables (Document.tables)
+    max_table_cells: int = 5_000_000  # per document; bigger ones stay text only
 
 
 @dataclass(frozen=True)
@@ -100,6 +134,26 @@ class Extracted:
     format: str
     text: str
     spans: tuple[Span, ...] = ()
+    ocr_pages: tuple[int, ...] = ()
+    tables: tuple[Table, ...] = ()
+
+
+class Job:
+    """What the extractors of one worker task know: the options, the path being
+    read, and a way to report a step ("OCR page 3 of 12") to the parent."""
+
+    def __init__(self, options: IngestOptions | None = None, path: str = "",
+                 send: Callable[[tuple], None] | None = None) -> None:
+        self.options = options or IngestOptions()
+        self.path = path
+        self._send = send
+
+    def at(self, path: str) -> "Job":
+        return Job(self.options, path, self._send)
+
+    def step(self, text: str) -> None:
+        if self._send is not None:
+            self._send(("step", f"{self.path}: {text}" if self.path else text))
 
 
 class ExtractError(Exception):

@@ -8,8 +8,9 @@ import logging
 
 log = logging.getLogger(__name__)
 
-for _name in ("core.ingest.extract", "core.ingest.workers", "core.ingest.formats.mail",
-              "core.ingest.formats.htmldoc", "charset_normalizer", "pypdfium2", "docx", "pptx",
+for _name in ("core.ingest.extract", "core.ingest.workers", "core.ingest.archives",
+              "core.ingest.formats.mail", "core.ingest.formats.htmldoc",
+              "core.ingest.formats.tables", "charset_normalizer", "pypdfium2", "docx", "pptx",
               "openpyxl"):
     try:
         importlib.import_module(_name)

@@ -15,12 +15,15 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from core.ingest.model import (CRASHED, EMPTY, TIMEOUT, TOO_LARGE, Document, FileEntry,
-                               IngestOptions, IngestResult, Progress, Skip)
+from core.ingest.archives import looks_like_archive
+from core.ingest.model import (CRASHED, DUPLICATE, DUPLICATE_PREFIX, EMPTY, TIMEOUT, TOO_LARGE,
+                               Document, FileEntry, IngestOptions, IngestResult, Progress, Skip)
 from core.ingest.walk import iter_walk
 from core.ingest.workers import Extractor, Worker
 
@@ -30,6 +33,7 @@ ProgressCallback = Callable[[Progress], None]
 
 WALK_BATCH = 256          # walk results handed to the loop in batches ...
 WALK_BATCH_S = 0.05       # ... or at least this often
+MAX_RESTARTS = 5          # workers one archive may crash before the rest of it is given up
 
 
 async def ingest(paths: Sequence[str | Path], options: IngestOptions = IngestOptions(),
@@ -58,7 +62,7 @@ class Ingestion:
         self.on_progress = on_progress
         self.extractor = extractor
         self.lanes = options.workers or os.cpu_count() or 1
-        self._results: dict[int, Document | Skip] = {}
+        self._results: dict[int, Document | Skip | list[Document | Skip]] = {}
         self._queue: deque[tuple[int, FileEntry]] = deque()
         self._seq = 0
         self._walk_done = False
@@ -85,7 +89,11 @@ class Ingestion:
                 lane.cancel()
             await asyncio.gather(*lanes, return_exceptions=True)
             threads.shutdown(wait=False)
-        ordered = [self._results[seq] for seq in sorted(self._results)]
+        ordered: list[Document | Skip] = []
+        for seq in sorted(self._results):
+            item = self._results[seq]
+            ordered.extend(item if isinstance(item, list) else [item])
+        ordered = read_once(ordered)
         documents = [item for item in ordered if isinstance(item, Document)]
         skipped = [item for item in ordered if isinstance(item, Skip)]
         return IngestResult(documents=documents, skipped=skipped,
@@ -117,12 +125,14 @@ class Ingestion:
             log.debug("walk results dropped: %s", exc)
 
     def _accept(self, batch: list[FileEntry | Skip], done: bool) -> None:
-        limit = self.options.max_file_bytes
         for item in batch:
             seq, self._seq = self._seq, self._seq + 1
             if isinstance(item, Skip):
                 self._results[seq] = item
                 continue
+            limit = self.options.max_file_bytes
+            if self.options.archives and looks_like_archive(item.path):
+                limit = max(limit, self.options.max_archive_bytes)
             self._files_total += 1
             if item.size == 0:
                 self._finish(seq, Skip(item.path, item.source_path, EMPTY, "0 bytes"), 0)
@@ -153,29 +163,80 @@ class Ingestion:
         try:
             while (job := await self._next()) is not None:
                 seq, entry = job
-                if worker is None:
-                    creating = threads.submit(Worker, self.extractor)
-                    try:
-                        worker = await asyncio.wrap_future(creating)
-                    except asyncio.CancelledError:
-                        creating.add_done_callback(_close_created)
-                        raise
-                pending = threads.submit(worker.run, entry, self.options.max_file_bytes,
-                                         self.options.per_file_timeout_s)
-                outcome = await asyncio.wrap_future(pending)
-                if outcome[0] == "skip" and outcome[1] in (TIMEOUT, CRASHED):
-                    log.warning("%s: %s (%s); starting a new worker", entry.path, outcome[1],
-                                outcome[2])
-                    dead, worker = worker, None
-                    await self._loop.run_in_executor(threads, dead.close)
+                member = _Members()
+                while True:
+                    if worker is None:
+                        creating = threads.submit(Worker, self.extractor)
+                        try:
+                            worker = await asyncio.wrap_future(creating)
+                        except asyncio.CancelledError:
+                            creating.add_done_callback(_close_created)
+                            raise
+                    on_message = self._messages(seq, member)
+                    pending = threads.submit(worker.run, entry, self.options.max_file_bytes,
+                                             self.options.per_file_timeout_s, self.options,
+                                             member.resume, on_message)
+                    outcome = await asyncio.wrap_future(pending)
+                    await self._settled()      # messages queued by the thread come first
+                    if outcome[0] == "skip" and outcome[1] in (TIMEOUT, CRASHED):
+                        log.warning("%s: %s (%s); starting a new worker",
+                                    member.current or entry.path, outcome[1], outcome[2])
+                        dead, worker = worker, None
+                        await self._loop.run_in_executor(threads, dead.close)
+                        if member.current is not None and member.restarts < MAX_RESTARTS:
+                            # A member killed the worker: skip it, read the rest anew.
+                            path, source = member.current
+                            self._member(seq, Skip(path, source, outcome[1], outcome[2]))
+                            member.restart()
+                            continue
+                    break
                 if outcome[0] == "doc":
-                    result: Document | Skip = outcome[1]
+                    result: Document | Skip | None = outcome[1]
+                elif outcome[0] == "end":
+                    result = None
                 else:
-                    result = Skip(entry.path, entry.source_path, outcome[1], outcome[2])
+                    detail = outcome[2]
+                    if member.restarts >= MAX_RESTARTS:
+                        detail += f" (the rest of the archive was given up after " \
+                                  f"{MAX_RESTARTS} crashed workers)"
+                    result = Skip(entry.path, entry.source_path, outcome[1], detail)
                 self._finish(seq, result, entry.size)
         finally:
             if worker is not None:
                 self._retire(worker, pending, threads)
+
+    def _messages(self, seq: int, member: "_Members") -> Callable[[tuple], None]:
+        """A worker's in-between messages, received in a thread, handled on the loop."""
+        def on_message(message: tuple) -> None:
+            kind = message[0]
+            if kind == "begin":
+                member.begin(message[1], message[2], message[3] if len(message) > 3 else "")
+                return
+            try:
+                self._loop.call_soon_threadsafe(self._on_message, seq, message)
+            except RuntimeError as exc:     # the loop closed: the ingestion was cancelled
+                log.debug("worker message dropped: %s", exc)
+        return on_message
+
+    def _on_message(self, seq: int, message: tuple) -> None:
+        if message[0] == "step":
+            self._report(None, step=message[1])
+        elif message[0] == "item":
+            self._member(seq, message[1])
+
+    def _member(self, seq: int, result: Document | Skip) -> None:
+        held = self._results.setdefault(seq, [])
+        assert isinstance(held, list)
+        held.append(result)
+        self._files_total += 1
+        self._files_done += 1
+        self._report(result.path)
+
+    async def _settled(self) -> None:
+        """Let callbacks that a worker thread queued before returning run first."""
+        done = self._loop.create_future()
+        self._loop.call_soon_threadsafe(done.set_result, None)
+        await done
 
     def _retire(self, worker: Worker, pending: Future | None, threads: ThreadPoolExecutor) -> None:
         """Stop a worker without blocking the loop: kill now if it is busy (the
@@ -186,21 +247,94 @@ class Ingestion:
         else:
             threads.submit(worker.stop)
 
-    def _finish(self, seq: int, result: Document | Skip, size: int) -> None:
-        self._results[seq] = result
+    def _finish(self, seq: int, result: Document | Skip | None, size: int) -> None:
+        """A file is done: its document or skip (None: an archive, whose members came
+        one by one)."""
+        if result is not None:
+            held = self._results.get(seq)
+            if isinstance(held, list):
+                held.append(result)
+            else:
+                self._results[seq] = result
+        else:
+            self._results.setdefault(seq, [])
         self._files_done += 1
         self._bytes_done += size
-        self._report(result.path)
+        self._report(result.path if result is not None else None)
 
-    def _report(self, current: str | None) -> None:
+    def _report(self, current: str | None, step: str = "") -> None:
         if self.on_progress is None:
             return
         progress = Progress(self._files_done, self._files_total, self._bytes_done,
-                            self._bytes_total, current)
+                            self._bytes_total, current, step)
         try:
             self.on_progress(progress)
         except Exception:  # noqa: BLE001 - a broken progress display must not stop ingestion
             log.exception("progress callback failed")
+
+
+class _Members:
+    """Where a lane is inside an archive: the member the worker is reading now,
+    and how many members a new worker skips after a crash."""
+
+    def __init__(self) -> None:
+        self.current: tuple[str, str] | None = None
+        self.index = -1
+        self.resume = 0
+        self.restarts = 0
+
+    def begin(self, index: int, path: str, source: str) -> None:
+        self.index, self.current = index, (path, source)
+
+    def restart(self) -> None:
+        self.resume = self.index + 1
+        self.current = None
+        self.restarts += 1
+
+
+def read_once(items: list[Document | Skip]) -> list[Document | Skip]:
+    """Duplicates read once: a document whose bytes (sha256) an earlier one has
+    becomes Skip("duplicate", "duplicate of PATH") and adds its path to the
+    first one's `duplicates` (so a citation of it still resolves)."""
+    first: dict[str, int] = {}
+    out: list[Document | Skip] = []
+    for item in items:
+        if isinstance(item, Document):
+            index = first.get(item.sha256)
+            if index is None:
+                first[item.sha256] = len(out)
+            else:
+                original = out[index]
+                assert isinstance(original, Document)
+                out[index] = replace(original, duplicates=original.duplicates + (item.path,))
+                item = Skip(item.path, item.source_path, DUPLICATE,
+                            DUPLICATE_PREFIX + original.path)
+        out.append(item)
+    return out
+
+
+def against_known(known: Iterable[Any], documents: Sequence[Document]
+                  ) -> tuple[list[Document], list[Skip], list[Any]]:
+    """A later ingestion's documents against those already held (a second drop
+    into the same sources): (documents still new, duplicate skips, held documents
+    that gained `duplicates`). A path dropped again replaces itself, no duplicate."""
+    first = {d.sha256: d for d in known if getattr(d, "sha256", None)}
+    kept: list[Document] = []
+    skips: list[Skip] = []
+    grown: dict[str, Any] = {}
+    for doc in documents:
+        original = first.get(doc.sha256)
+        if original is None or original.path == doc.path:
+            kept.append(doc)
+            continue
+        try:
+            original = replace(original, duplicates=tuple(getattr(original, "duplicates", ()))
+                               + (doc.path,))
+        except TypeError:                   # a document type without `duplicates`
+            pass
+        grown[original.path] = first[doc.sha256] = original
+        skips.append(Skip(doc.path, doc.source_path, DUPLICATE, DUPLICATE_PREFIX + original.path))
+    return kept, skips, list(grown.values())
 
 
 def _close_created(future: Future) -> None:

@@ -14,14 +14,12 @@ OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 # Known binary formats we do not read: magic prefix -> what to tell the user.
 # (Other binaries are caught by the NUL/control-byte test.)
 _MAGIC_UNSUPPORTED = (
-    (b"\x89PNG\r\n\x1a\n", "PNG image (images are not read; no OCR)"),
-    (b"\xff\xd8\xff", "JPEG image (images are not read; no OCR)"),
-    (b"GIF87a", "GIF image"), (b"GIF89a", "GIF image"),
-    (b"II*\x00", "TIFF image (no OCR)"), (b"MM\x00*", "TIFF image (no OCR)"),
-    (b"\x1f\x8b", "gzip archive (archives are not unpacked)"),
-    (b"\xfd7zXZ\x00", "xz archive (archives are not unpacked)"),
-    (b"7z\xbc\xaf\x27\x1c", "7-Zip archive (archives are not unpacked)"),
-    (b"Rar!\x1a\x07", "RAR archive (archives are not unpacked)"),
+    (b"GIF87a", "GIF image (OCR reads PNG, JPEG and TIFF)"),
+    (b"GIF89a", "GIF image (OCR reads PNG, JPEG and TIFF)"),
+    (b"\x1f\x8b", "gzip data (reading archives is off)"),
+    (b"\xfd7zXZ\x00", "xz data (reading archives is off)"),
+    (b"7z\xbc\xaf\x27\x1c", "7-Zip archive (7z is not read; repack it as .zip or .tar.xz)"),
+    (b"Rar!\x1a\x07", "RAR archive (RAR is not read; repack it as .zip or .tar.xz)"),
     (b"\x7fELF", "executable (ELF)"),
     (b"\xca\xfe\xba\xbe", "Java class or Mach-O binary"),
     (b"SQLite format 3\x00", "SQLite database"),
@@ -30,6 +28,8 @@ _MAGIC_UNSUPPORTED = (
     (b"fLaC", "FLAC audio"),
     (b"\x00asm", "WebAssembly binary"),
 )
+
+_IMAGE_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"II*\x00", b"MM\x00*")
 
 _OOXML_EXT = {"docx": "docx", "docm": "docx", "pptx": "pptx", "pptm": "pptx",
               "xlsx": "xlsx", "xlsm": "xlsx", "epub": "epub"}
@@ -90,6 +90,8 @@ def classify(name: str, head: bytes) -> str:
         raise ExtractError(CORRUPT, f"not a .{ext} file: no zip signature")
     if ext in _LEGACY_OFFICE:
         raise ExtractError(UNSUPPORTED, _LEGACY_OFFICE[ext])
+    if head.startswith(_IMAGE_MAGIC):
+        return "image"            # read by OCR when it is on, else skipped saying so
     for magic, what in _MAGIC_UNSUPPORTED:
         if head.startswith(magic):
             raise ExtractError(UNSUPPORTED, what)

@@ -113,7 +113,7 @@ def _walk_dir(top: str, prefix: str, options: IngestOptions) -> Iterator[FileEnt
 def _visit(entry: os.DirEntry, rel: str, shown: str, rules: list, root_real: str,
            visited: dict, options: IngestOptions):
     """A FileEntry or Skip to report, a tuple to descend into a directory, or None."""
-    ignored = _ignored_name(entry.name, options)
+    ignored = ignored_name(entry.name, options)
     try:
         is_link = entry.is_symlink()
         if is_link and not options.follow_symlinks:
@@ -147,7 +147,7 @@ def _visit(entry: os.DirEntry, rel: str, shown: str, rules: list, root_real: str
     return Skip(shown, entry.path, UNSUPPORTED, f"{kind}, not a regular file")
 
 
-def _ignored_name(name: str, options: IngestOptions) -> str | None:
+def ignored_name(name: str, options: IngestOptions) -> str | None:
     if name in JUNK_DIRS:
         return f"junk folder {name}"
     if name in JUNK_FILES or name.startswith("~$"):

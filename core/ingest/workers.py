@@ -23,15 +23,22 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
-from core.ingest.model import CORRUPT, CRASHED, TIMEOUT, Document, ExtractError, FileEntry
+from core.ingest.model import (CORRUPT, CRASHED, TIMEOUT, Document, ExtractError, FileEntry,
+                               IngestOptions, Job, Skip)
 
 log = logging.getLogger(__name__)
 
 MEMORY_LIMIT = 4 << 30        # address space per worker (Linux/macOS)
 
-Extractor = Callable[[FileEntry, int], Document]
-# What a worker sends back for one file:
-#   ("doc", Document) | ("skip", reason, detail)
+# The per-document function run inside the workers, for files and archive members:
+# (path, source_path, data, name, job) -> Document, or raise ExtractError.
+Extractor = Callable[[str, str, bytes, str, Job], Document]
+# What a worker sends back for one task, last message first:
+#   ("doc", Document) | ("skip", reason, detail) | ("end",) after an archive's members
+# and before it, any number of:
+#   ("step", text)            progress inside a file ("scan.pdf: OCR page 3 of 12")
+#   ("begin", index, path, source_path)  archive member `index` goes to the extractor now
+#   ("item", Document | Skip) one archive member's result
 Outcome = tuple[Any, ...]
 
 
@@ -49,11 +56,13 @@ def _context() -> multiprocessing.context.BaseContext:
 
 
 def worker_main(conn: Connection, extractor: Extractor | None = None) -> None:
-    """Child process loop: receive (FileEntry, max_bytes), send an Outcome; None stops."""
+    """Child process loop: receive (FileEntry, max_bytes, IngestOptions, resume), send
+    messages ending in an Outcome; None stops. `resume` skips that many archive
+    members (read again after a member crashed the previous worker)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the parent's business
     _limit_memory(MEMORY_LIMIT)
     if extractor is None:
-        from core.ingest.extract import extract_file as extractor
+        from core.ingest.extract import extract_data as extractor
     while True:
         try:
             task = conn.recv()
@@ -61,24 +70,87 @@ def worker_main(conn: Connection, extractor: Extractor | None = None) -> None:
             return
         if task is None:
             return
-        entry, max_bytes = task
+        entry, max_bytes, options, resume = task
+        job = Job(options, entry.path, conn.send)
         try:
-            outcome: Outcome = ("doc", extractor(entry, max_bytes))
-        except ExtractError as exc:
-            outcome = ("skip", exc.reason, exc.detail)
-        except RecursionError:
-            outcome = ("skip", CORRUPT, "nesting too deep for the parser (RecursionError)")
-        except MemoryError:
-            outcome = ("skip", CRASHED,
-                       f"parser ran out of memory (limit {MEMORY_LIMIT >> 30} GiB)")
-        except Exception as exc:  # noqa: BLE001 - the boundary: a parser bug skips its file
-            log.debug("extractor failed on %s", entry.source_path, exc_info=True)
-            outcome = ("skip", CORRUPT, f"{type(exc).__name__}: {exc}{_where(exc)}")
+            outcome = read_entry(entry, max_bytes, job, extractor, resume, conn.send)
+        except (OSError, ValueError) as exc:
+            log.warning("cannot send results for %s: %s", entry.source_path, exc)
+            return
         try:
             conn.send(outcome)
         except (OSError, ValueError) as exc:
             log.warning("cannot send result for %s: %s", entry.source_path, exc)
             return
+
+
+def read_entry(entry: FileEntry, max_bytes: int, job: Job, extractor: Extractor, resume: int,
+               send: Callable[[tuple], None]) -> Outcome:
+    """One task: an archive streams its members (through the same extractor), any
+    other file becomes one document."""
+    from core.ingest import archives
+    from core.ingest.extract import read_bytes
+    if job.options.archives and _is_archive(entry):
+        items = archives.expand(entry, job.options)
+        index = -1
+        while True:
+            try:
+                item = next(items)
+            except StopIteration:
+                break
+            except MemoryError:
+                return ("skip", CRASHED, "reading the archive ran out of memory")
+            except Exception as exc:  # noqa: BLE001 - a reader bug ends this archive only
+                log.debug("archive reading failed on %s", entry.source_path, exc_info=True)
+                return ("skip", CORRUPT, f"reading the archive failed: {type(exc).__name__}: "
+                                         f"{exc}{_where(exc)}")
+            index += 1
+            if index < resume:
+                continue
+            if isinstance(item, Skip):
+                send(("item", item))
+                continue
+            send(("begin", index, item.path, item.source_path))
+            outcome = _guard(item.source_path, lambda: extractor(
+                item.path, item.source_path, item.data, item.name, job.at(item.path)))
+            send(("item", outcome[1] if outcome[0] == "doc"
+                  else Skip(item.path, item.source_path, outcome[1], outcome[2])))
+        return ("end",)
+    return _guard(entry.source_path, lambda: extractor(
+        entry.path, entry.source_path, read_bytes(entry.source_path, max_bytes), entry.path, job))
+
+
+def _is_archive(entry: FileEntry) -> bool:
+    from core.ingest import archives
+    try:
+        with open(entry.source_path, "rb") as handle:
+            head = handle.read(512)
+    except OSError:
+        return False                   # the extractor reports it as unreadable
+    kind = archives.kind_of(head, entry.path)
+    if kind != "zip":
+        return kind is not None
+    import zipfile
+    try:
+        with zipfile.ZipFile(entry.source_path) as archive:
+            return not archives.zip_is_document(archive)
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        return False                   # the extractor reports the broken zip
+
+
+def _guard(where: str, call: Callable[[], Document]) -> Outcome:
+    """The boundary: whatever a parser does to one document becomes a doc or a skip."""
+    try:
+        return ("doc", call())
+    except ExtractError as exc:
+        return ("skip", exc.reason, exc.detail)
+    except RecursionError:
+        return ("skip", CORRUPT, "nesting too deep for the parser (RecursionError)")
+    except MemoryError:
+        return ("skip", CRASHED, f"parser ran out of memory (limit {MEMORY_LIMIT >> 30} GiB)")
+    except Exception as exc:  # noqa: BLE001 - the boundary: a parser bug skips its file
+        log.debug("extractor failed on %s", where, exc_info=True)
+        return ("skip", CORRUPT, f"{type(exc).__name__}: {exc}{_where(exc)}")
 
 
 def _limit_memory(limit: int) -> None:
@@ -107,16 +179,25 @@ class Worker:
         self.process.start()
         child.close()
 
-    def run(self, entry: FileEntry, max_bytes: int, timeout_s: float) -> Outcome:
-        """("doc", Document) | ("skip", reason, detail); a hang or a dead child
-        becomes ("skip", "timeout"|"crashed", detail) and leaves this Worker dead."""
+    def run(self, entry: FileEntry, max_bytes: int, timeout_s: float,
+            options: IngestOptions | None = None, resume: int = 0,
+            on_message: Callable[[tuple], None] | None = None) -> Outcome:
+        """("doc", Document) | ("skip", reason, detail) | ("end",); a hang or a dead
+        child becomes ("skip", "timeout"|"crashed", detail) and leaves this Worker
+        dead. Steps, members and their results go to `on_message` as they come;
+        the deadline counts from the last message (per page, per member)."""
         started = time.monotonic()
         try:
-            self._conn.send((entry, max_bytes))
-            if not self._conn.poll(timeout_s):
-                self.kill()
-                return ("skip", TIMEOUT, f"parser still busy after {timeout_s:g} s; stopped")
-            return self._conn.recv()
+            self._conn.send((entry, max_bytes, options or IngestOptions(), resume))
+            while True:
+                if not self._conn.poll(timeout_s):
+                    self.kill()
+                    return ("skip", TIMEOUT, f"parser still busy after {timeout_s:g} s; stopped")
+                message = self._conn.recv()
+                if message[0] not in ("step", "begin", "item"):
+                    return message
+                if on_message is not None:
+                    on_message(message)
         except (EOFError, OSError, BrokenPipeError):
             self.process.join(1.0)
             return ("skip", CRASHED, _death(self.process.exitcode, time.monotonic() - started))

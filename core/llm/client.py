@@ -19,6 +19,17 @@
   Completion says so (usage_estimated=True).
 - Cancelling the awaiting task cancels the HTTP request: CancelledError goes
   through untouched and litellm's aiohttp transport closes the connection.
+- A `meter` (AttemptMeter) sees every attempt: `await meter.begin(attempt)` before
+  it is sent (the budget reserves its worst case there, and may refuse by raising),
+  `meter.end(usage)` when it is over, whatever the outcome (AttemptUsage). So a
+  retry reserves again, and the backoff in between holds no reservation.
+  What a failed or cancelled attempt is taken to have used (`attempt_usage`):
+    an HTTP error status (429, 5xx, 4xx) or no connection at all: nothing
+      (the provider answered with an error, or never saw the request);
+    anything else (a stream cut mid-way, a timeout, a body that is not JSON,
+      a cancellation): its input tokens plus the tokens of the text received
+      so far, both estimated (usage_estimated=True), since providers bill
+      what they processed and streamed.
 """
 
 from __future__ import annotations
@@ -28,10 +39,10 @@ import logging
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from core.llm.errors import LLMError, classify
-from core.llm.litellm_import import litellm
+from core.llm.litellm_import import litellm, litellm_async
 from core.llm.pricing import estimate_text_tokens, estimate_tokens
 
 log = logging.getLogger(__name__)
@@ -49,6 +60,31 @@ class Completion:
     finish_reason: str | None
     attempts: int
     usage_estimated: bool
+
+
+@dataclass(frozen=True)
+class AttemptUsage:
+    """What one attempt used, as far as the engine can know."""
+    input_tokens: int
+    output_tokens: int
+    estimated: bool           # not the provider's own count
+    outcome: str              # "ok" | "failed" | "cancelled"
+    error: LLMError | None = None
+
+
+class AttemptMeter(Protocol):
+    async def begin(self, attempt: int) -> None: ...
+    def end(self, usage: AttemptUsage) -> None: ...
+
+
+def attempt_usage(model: str, messages: list[dict], received: str, error: LLMError | None,
+                  *, cancelled: bool = False) -> AttemptUsage:
+    """The usage of an attempt that did not complete (see the module docstring)."""
+    outcome = "cancelled" if cancelled else "failed"
+    if error is not None and (error.status is not None or error.kind == "unreachable"):
+        return AttemptUsage(0, 0, False, outcome, error)
+    return AttemptUsage(estimate_tokens(model, messages), estimate_text_tokens(model, received),
+                        True, outcome, error)
 
 
 class _CallbackFailed(Exception):
@@ -76,20 +112,39 @@ class ModelClient:
                        stream: bool = False, on_delta: Callable[[str], None] | None = None,
                        on_retry: Callable[[int, LLMError], None] | None = None,
                        reasoning_effort: str | None = None,
-                       temperature: float | None = None) -> Completion:
+                       temperature: float | None = None,
+                       meter: AttemptMeter | None = None) -> Completion:
         kwargs = self._call_kwargs(model, messages, max_tokens, reasoning_effort, temperature)
-        litellm()        # the first import takes seconds: not part of any attempt's duration
+        await litellm_async()   # the first import takes seconds: off the loop, and not part of
+                                # any attempt's duration
         attempt = 0
         while True:
             attempt += 1
+            received: list[str] = []
+            if meter is not None:
+                await meter.begin(attempt)
             try:
                 if stream:
-                    return await self._streamed(model, messages, kwargs, on_delta, attempt)
-                return await self._plain(model, messages, kwargs, attempt)
+                    reply = await self._streamed(model, messages, kwargs, on_delta, attempt, received)
+                else:
+                    reply = await self._plain(model, messages, kwargs, attempt)
             except _CallbackFailed as failed:
+                if meter is not None:
+                    meter.end(attempt_usage(model, messages, "".join(received), None))
                 raise failed.error from None
-            except (LLMError, Exception) as exc:   # CancelledError is a BaseException: it passes
+            except asyncio.CancelledError:
+                if meter is not None:
+                    meter.end(attempt_usage(model, messages, "".join(received), None, cancelled=True))
+                raise
+            except (LLMError, Exception) as exc:
                 error = classify(exc, model)
+                if meter is not None:
+                    meter.end(attempt_usage(model, messages, "".join(received), error))
+            else:
+                if meter is not None:
+                    meter.end(AttemptUsage(reply.input_tokens, reply.output_tokens,
+                                           reply.usage_estimated, "ok"))
+                return reply
             error.attempts = attempt
             if not error.retryable or attempt > self.max_retries:
                 if attempt > 1:
@@ -145,9 +200,9 @@ class ModelClient:
                                 started, attempt)
 
     async def _streamed(self, model: str, messages: list[dict], kwargs: dict[str, Any],
-                        on_delta: Callable[[str], None] | None, attempt: int) -> Completion:
+                        on_delta: Callable[[str], None] | None, attempt: int,
+                        parts: list[str]) -> Completion:
         started = time.monotonic()
-        parts: list[str] = []
         finish: str | None = None
         usage: Any = None
         async with asyncio.timeout(self.timeout_s):

@@ -30,6 +30,7 @@ from typing import Any, Awaitable, Callable, Iterable
 
 from core.repl import protocol as P
 from core.repl.connection import WorkerConnection, WorkerDied
+from core.repl import sandbox_report
 from core.repl.context_file import ContextFiles, write_context
 
 log = logging.getLogger(__name__)
@@ -75,15 +76,26 @@ class ReplStartError(ReplError):
     """The worker could not be started or failed its handshake."""
 
 
+class SandboxIncomplete(ReplStartError):
+    """The full sandbox was required and the worker reported layers missing."""
+
+    def __init__(self, message: str, missing: list[str]) -> None:
+        super().__init__(message)
+        self.missing = missing
+
+
 class ReplClosedError(ReplError):
     """The client was used after close()."""
 
 
 def default_worker_command() -> list[str]:
+    """The worker's command line. RLM_STUDIO_REPL_NO_NAMESPACE=1 (the engine's environment)
+    starts it without namespaces, for hosts where they misbehave: reported as missing."""
+    extra = ["--no-namespace"] if os.environ.get("RLM_STUDIO_REPL_NO_NAMESPACE") == "1" else []
     if getattr(sys, "frozen", False):
-        return [sys.executable, "--repl-worker"]
+        return [sys.executable, "--repl-worker", *extra]
     # -P: the worker's cwd (writable by model code) is not put on sys.path.
-    return [sys.executable, "-P", "-m", "core.repl.worker"]
+    return [sys.executable, "-P", "-m", "core.repl.worker", *extra]
 
 
 def worker_environment(home: str, tmp: str) -> dict[str, str]:
@@ -169,10 +181,36 @@ def _remove_tree(path: str | None) -> None:
     shutil.rmtree(path, onerror=retry)
 
 
+def _compile_worker_modules() -> None:
+    """The worker runs with PYTHONDONTWRITEBYTECODE (model code must not write .pyc into the
+    app); importing its sandbox modules here once leaves their .pyc (in a writable tree),
+    so a worker does not compile them at every start."""
+    if getattr(sys, "frozen", False):
+        return
+    import importlib
+    for name in ("confine", "landlock", "seccomp", "cgroup", "sandbox", "namespace", "capture"):
+        try:
+            importlib.import_module(f"core.repl.{name}")
+        except ImportError as exc:
+            log.debug("core.repl.%s not importable here: %s", name, exc)
+
+
 class ReplClient:
     def __init__(self, *, on_sub_call: SubCallHandler, memory_limit_mb: int | None = 4096,
-                 worker_command: list[str] | None = None, interrupt_grace_s: float = 2.0) -> None:
+                 worker_command: list[str] | None = None, interrupt_grace_s: float = 2.0,
+                 require_full_sandbox: bool = False, spawn: str = "fds",
+                 sub_call_wait_s: float = P.SUB_CALL_WAIT_S) -> None:
+        """`require_full_sandbox`: refuse to start (SandboxIncomplete) unless hello_ok reports
+        every layer. `spawn`: "fds" (dedicated inherited pipes, own process group: Linux and
+        other POSIX) or "stdio" (standard pipes only: Windows, and tested on Linux)."""
+        if spawn not in ("fds", "stdio"):
+            raise ValueError(f"spawn must be 'fds' or 'stdio', got {spawn!r}")
+        self._require_full = require_full_sandbox
+        self._spawn_mode = spawn
         self._on_sub_call = on_sub_call
+        self._sub_call_wait_s = sub_call_wait_s
+        self._in_cell = False             # sub-calls belong to the cell running now
+        self.sub_calls_cancelled = 0      # cancelled because their cell ended (for tests, logs)
         self._memory_limit_mb = memory_limit_mb
         self._command = list(worker_command) if worker_command else default_worker_command()
         if memory_limit_mb:
@@ -221,6 +259,7 @@ class ReplClient:
         if not _swept:
             _swept = True
             sweep_stale_dirs()
+            _compile_worker_modules()
         if self._root is None:
             self._root = tempfile.mkdtemp(prefix=f"{_ROOT_PREFIX}{os.getpid()}-")
         await self._spawn()
@@ -233,13 +272,20 @@ class ReplClient:
         for d in (home, tmp):
             os.makedirs(d, mode=0o700)
         self._worker_dir = cwd
+        command = self._command + ["--context-dir", self._root]
         try:
-            conn = await WorkerConnection.spawn(self._command, env=worker_environment(home, tmp),
-                                                cwd=cwd, serve_sub_call=self._serve_sub_call)
+            if self._spawn_mode == "stdio":
+                conn = await WorkerConnection.spawn_stdio(
+                    command + ["--forward-signals"], env=worker_environment(home, tmp), cwd=cwd,
+                    serve_sub_call=self._serve_sub_call)
+            else:
+                conn = await WorkerConnection.spawn(command, env=worker_environment(home, tmp),
+                                                    cwd=cwd, serve_sub_call=self._serve_sub_call)
         except OSError as exc:
             raise ReplStartError(f"cannot start the REPL worker {self._command[0]}: {exc}") from exc
         try:
-            reply = await conn.request(P.HELLO, timeout=START_TIMEOUT_S, version=P.PROTOCOL_VERSION)
+            reply = await conn.request(P.HELLO, timeout=START_TIMEOUT_S, version=P.PROTOCOL_VERSION,
+                                       sub_call_wait_s=self._sub_call_wait_s)
             if reply["type"] != P.HELLO_OK or reply.get("version") != P.PROTOCOL_VERSION:
                 raise ReplStartError(f"REPL worker handshake failed: {reply.get('message') or reply}")
         except (WorkerDied, asyncio.TimeoutError, ReplStartError) as exc:
@@ -249,10 +295,19 @@ class ReplClient:
                 raise
             raise ReplStartError(f"REPL worker did not answer hello ({exc!r}); "
                                  f"its output: {tail or '(none)'}") from exc
+        sandbox = dict(reply.get("sandbox") or {})
+        gaps = sandbox_report.missing(sandbox)
+        if self._require_full and gaps:
+            await conn.dispose()
+            raise SandboxIncomplete(
+                f"the full REPL sandbox is required but {', '.join(gaps)} "
+                f"{'is' if len(gaps) == 1 else 'are'} missing: {sandbox_report.describe(sandbox)} "
+                "No model code was run. Turn off 'require full sandbox' (or drop --require-sandbox) "
+                "to run with what this system has.", gaps)
         self._conn = conn
-        self.pid = int(reply.get("pid") or conn.pid)
-        self.sandbox = dict(reply.get("sandbox") or {})
-        log.info("REPL worker %s started (sandbox %s)", self.pid, self.sandbox)
+        self.pid = conn.pid        # the process we started (inside a PID namespace the worker is pid 2)
+        self.sandbox = sandbox
+        log.info("REPL worker %s started (sandbox missing: %s)", self.pid, gaps or "nothing")
         if self._context is not None:
             await self._load(self._context)
 
@@ -344,19 +399,29 @@ class ReplClient:
         return self._conn, fut
 
     async def execute(self, code: str, *, timeout_s: float) -> CellResult:
+        """Run one cell. Its sub-calls end with it: whatever way it ends, the ones still
+        outstanding are cancelled (and answered) before this returns."""
         async with self._lock:
             self._check_open()
-            conn, fut = await self._send_exec(code)
+            self._in_cell = True
+            conn = None
             try:
-                reply = await asyncio.wait_for(asyncio.shield(fut), timeout_s)
-            except asyncio.TimeoutError:
-                return await self._timed_out(conn, fut, timeout_s)
-            except WorkerDied:
-                return await self._died(conn)
-            except asyncio.CancelledError:
-                conn.signal(signal.SIGINT, group=True)   # abandon the cell, stop it
-                raise
-            return self._result(reply)
+                conn, fut = await self._send_exec(code)
+                try:
+                    reply = await asyncio.wait_for(asyncio.shield(fut), timeout_s)
+                except asyncio.TimeoutError:
+                    return await self._timed_out(conn, fut, timeout_s)
+                except WorkerDied:
+                    return await self._died(conn)
+                except asyncio.CancelledError:
+                    conn.signal(signal.SIGINT, group=True)   # abandon the cell, stop it
+                    raise
+                return self._result(reply)
+            finally:
+                self._in_cell = False
+                if conn is not None:
+                    self.sub_calls_cancelled += await asyncio.shield(
+                        conn.cancel_sub_calls("cancelled: the cell that made it ended"))
 
     def _result(self, reply: dict[str, Any], **changes: Any) -> CellResult:
         if reply["type"] != P.EXEC_RESULT:
@@ -421,6 +486,8 @@ class ReplClient:
         if memory:
             head = (f"MemoryError: the REPL worker ran out of memory (limit "
                     f"{self._memory_limit_mb} MB) and {what} while running this cell.")
+        elif conn.died_reason:
+            head = f"WorkerCrash: {conn.died_reason} while running this cell."
         else:
             head = f"WorkerCrash: the REPL worker {what} while running this cell."
         text = head + (" It was restarted: all variables were lost; `context` and `documents` "
@@ -454,6 +521,9 @@ class ReplClient:
 
     async def _serve_sub_call(self, msg: dict[str, Any]) -> list[dict]:
         prompts = [p if isinstance(p, str) else str(p) for p in (msg.get("prompts") or [])]
+        if not self._in_cell:
+            return P.cancelled_slots(len(prompts), "cancelled: made between cells (sub-calls end "
+                                                   "with the cell that made them)")
         model, context = msg.get("model"), msg.get("context")
         request = SubCallRequest(kind=str(msg.get("kind") or "llm"), prompts=prompts,
                                  model=None if model is None else str(model),

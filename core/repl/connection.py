@@ -30,17 +30,23 @@ class WorkerDied(Exception):
 
 class WorkerConnection:
     def __init__(self, proc: asyncio.subprocess.Process, reader: asyncio.StreamReader,
-                 writer: asyncio.StreamWriter, serve_sub_call: SubCallServer) -> None:
+                 writer: asyncio.StreamWriter, serve_sub_call: SubCallServer,
+                 output: asyncio.StreamReader | None = None) -> None:
         self.proc = proc
         self.pid: int = proc.pid
         self._reader = reader
         self._writer = writer
         self._serve_sub_call = serve_sub_call
+        self._output = output
         self._ids = P.IdCounter("e")
         self._pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._sub_tasks: set[asyncio.Task[None]] = set()
+        self._sub_by_id: dict[str, asyncio.Task[None]] = {}
+        self._cancel_reasons: dict[str, str] = {}
         self._tail = bytearray()
         self.output_bytes = 0
+        self.died_reason: str | None = None   # set when the engine stopped the worker itself
+        self.group_signals = True              # False: spawned over standard pipes (no killpg)
         self.closed = False
         self._read_task = asyncio.create_task(self._read_loop(), name=f"repl-read-{proc.pid}")
         self._drain_task = asyncio.create_task(self._drain_output(), name=f"repl-out-{proc.pid}")
@@ -65,13 +71,27 @@ class WorkerConnection:
         finally:
             os.close(to_worker_r)
             os.close(from_worker_w)
-        reader = asyncio.StreamReader(limit=P.MAX_LINE_BYTES, loop=loop)
+        reader = asyncio.StreamReader(limit=P.LINE_CAP_BYTES, loop=loop)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop),
                                      os.fdopen(from_worker_r, "rb", buffering=0))
         transport, protocol = await loop.connect_write_pipe(
             asyncio.streams.FlowControlMixin, os.fdopen(to_worker_w, "wb", buffering=0))
         writer = asyncio.StreamWriter(transport, protocol, None, loop)
         return cls(proc, reader, writer, serve_sub_call)
+
+    @classmethod
+    async def spawn_stdio(cls, command: list[str], *, env: dict[str, str], cwd: str,
+                          serve_sub_call: SubCallServer) -> "WorkerConnection":
+        """Spawn over standard pipes only: no pass_fds, no process group (Windows, macOS
+        sandboxes). The worker moves the protocol off fd 0/1 itself (--stdio); its stderr
+        is the output tail."""
+        proc = await asyncio.create_subprocess_exec(
+            *command, "--stdio", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=env, cwd=cwd, limit=P.LINE_CAP_BYTES)
+        assert proc.stdout is not None and proc.stdin is not None
+        conn = cls(proc, proc.stdout, proc.stdin, serve_sub_call, output=proc.stderr)
+        conn.group_signals = False
+        return conn
 
     # ---------------------------------------------------------------- messages
 
@@ -127,18 +147,28 @@ class WorkerConnection:
                     log.warning("worker %s sent a bad line: %s", self.pid, exc)
                     continue
                 if msg["type"] == P.SUB_CALL:
-                    task = asyncio.create_task(self._sub_call(msg), name=f"repl-sub-{msg['id']}")
+                    id_ = str(msg["id"])
+                    task = asyncio.create_task(self._sub_call(msg), name=f"repl-sub-{id_}")
                     self._sub_tasks.add(task)
-                    task.add_done_callback(self._sub_tasks.discard)
+                    self._sub_by_id[id_] = task
+                    task.add_done_callback(lambda t, i=id_: self._sub_done(t, i))
+                    continue
+                if msg["type"] == P.CANCEL:
+                    self.cancel_sub_call(str(msg.get("re", "")), "cancelled: the REPL stopped waiting for it")
                     continue
                 fut = self._pending.pop(msg.get("re", ""), None)
                 if fut is not None and not fut.done():
                     fut.set_result(msg)
                 else:
                     log.debug("worker %s: unexpected %s (re=%s)", self.pid, msg["type"], msg.get("re"))
-        except ValueError as exc:   # a line longer than MAX_LINE_BYTES
-            reason = f"protocol error: {exc}"
+        except ValueError:   # a line longer than LINE_CAP_BYTES: not read, the worker is stopped
+            reason = (f"the REPL worker sent a protocol line longer than "
+                      f"{P.LINE_CAP_BYTES // (1024 * 1024)} MB (model code writing to the protocol "
+                      "pipe?); the line was dropped and the worker stopped")
+            self.died_reason = reason
             log.error("worker %s: %s", self.pid, reason)
+            self.signal(signal.SIGKILL, group=self.group_signals)
+            self.signal(signal.SIGKILL)
         finally:
             for fut in self._pending.values():
                 if not fut.done():
@@ -146,14 +176,57 @@ class WorkerConnection:
             self._pending.clear()
 
     async def _sub_call(self, msg: dict[str, Any]) -> None:
-        results = await self._serve_sub_call(msg)
+        """Serve one sub_call and answer it exactly once: results, or cancelled."""
+        id_ = str(msg["id"])
         try:
-            await self.send(P.message(P.SUB_RESULT, self._ids(), re=msg["id"], results=results))
-        except WorkerDied:
-            log.debug("worker %s gone before sub_result %s", self.pid, msg["id"])
+            results = await self._serve_sub_call(msg)
+            reply = P.message(P.SUB_RESULT, self._ids(), re=id_, results=results)
+        except asyncio.CancelledError:
+            reason = self._cancel_reasons.pop(id_, "cancelled: the cell that made it ended")
+            reply = P.message(P.SUB_RESULT, self._ids(), re=id_, cancelled=True, reason=reason)
+            await self._send_reply(reply, id_)
+            raise
+        await self._send_reply(reply, id_)
+
+    async def _send_reply(self, reply: dict[str, Any], id_: str) -> None:
+        try:
+            await self.send(reply)
+        except (WorkerDied, ConnectionError, RuntimeError):
+            log.debug("worker %s gone before sub_result %s", self.pid, id_)
+
+    def _sub_done(self, task: asyncio.Task[None], id_: str) -> None:
+        self._sub_tasks.discard(task)
+        if self._sub_by_id.get(id_) is task:
+            del self._sub_by_id[id_]
+        self._cancel_reasons.pop(id_, None)
+
+    @property
+    def sub_calls_open(self) -> int:
+        """Sub-calls received and not yet answered."""
+        return sum(not t.done() for t in self._sub_tasks)
+
+    def cancel_sub_call(self, id_: str, reason: str) -> bool:
+        task = self._sub_by_id.get(id_)
+        if task is None or task.done():
+            return False
+        self._cancel_reasons.setdefault(id_, reason)
+        task.cancel()
+        return True
+
+    async def cancel_sub_calls(self, reason: str) -> int:
+        """Cancel every outstanding sub-call and wait until each has been answered
+        (its work stopped, its reservations released). Returns how many."""
+        tasks = [t for t in self._sub_tasks if not t.done()]
+        for id_, task in list(self._sub_by_id.items()):
+            if not task.done():
+                self._cancel_reasons.setdefault(id_, reason)
+                task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        return len(tasks)
 
     async def _drain_output(self) -> None:
-        stream = self.proc.stdout
+        stream = self._output if self._output is not None else self.proc.stdout
         if stream is None:
             return
         while True:
@@ -173,9 +246,9 @@ class WorkerConnection:
 
     def signal(self, sig: int, *, group: bool = False) -> None:
         try:
-            if group:
+            if group and self.group_signals:
                 os.killpg(self.pid, sig)
-            elif self.proc.returncode is None:
+            elif self.proc.returncode is None:      # (over standard pipes: the process only)
                 self.proc.send_signal(sig)
         except (ProcessLookupError, PermissionError) as exc:
             log.debug("signal %s to worker %s: %s", sig, self.pid, exc)

@@ -34,7 +34,7 @@ class VarListing(dict):
 
 
 EXCEPTION_NAMES = ("BudgetExceeded", "SubCallError")
-HELPER_NAMES = ("where",)      # REPL helpers beyond protocol.REPL_NAMES (restored the same way)
+HELPER_NAMES = ("where", "tables")   # REPL names beyond protocol.REPL_NAMES (restored the same way)
 RESERVED = frozenset(REPL_NAMES) | frozenset(EXCEPTION_NAMES) | frozenset(HELPER_NAMES) | {"__builtins__"}
 
 
@@ -86,6 +86,7 @@ class Namespace:
         self._names: dict[str, Any] = {
             "context": "",
             "documents": [],
+            "tables": [],
             "llm_query": self.llm_query,
             "llm_query_batched": self.llm_query_batched,
             "rlm_query": self.rlm_query,
@@ -108,10 +109,10 @@ class Namespace:
                             str(d.get("path")), str(d.pop("format", None) or "text"), d.pop("spans", None) or [])
                            for d in documents]
         self._ends = [offset + chars + 2 for offset, chars, *_ in self._addresses]
-        self._names["context"] = context
-        self._names["documents"] = documents
-        self.globals["context"] = context
-        self.globals["documents"] = documents
+        # CSV/TSV/XLSX as data: [{"path", "sheet", "header", "rows"}], from the tables file.
+        tables = [t for d in documents for t in (d.pop("tables", None) or [])]
+        self._names.update(context=context, documents=documents, tables=tables)
+        self.globals.update(context=context, documents=documents, tables=tables)
 
     def restore(self) -> list[str]:
         """Put back REPL names the cell overwrote or deleted. Returns them."""

@@ -1,21 +1,25 @@
 """Process hardening: the engine side (non-dumpable) and the worker side
-(resource limits, network isolation, audit hook).
+(the sandbox built before any model code runs, and its report for hello_ok).
 
-Worker side, in this order, before any model code runs:
-  1. `set_limits`: RLIMIT_AS (memory) and RLIMIT_CORE 0 (no core dumps).
-  2. `isolate_network`: an unprivileged user + network (+ mount) namespace via
-     libc.unshare. The new network namespace has only a loopback that is down:
-     no route anywhere, not even to 127.0.0.1 of the host. With the mount
-     namespace we also cover the directories that hold the user's session
-     sockets (D-Bus, X11, the keyring daemon), which a network namespace does not
-     isolate because they are files.
-  3. Where the namespace is refused (no unprivileged user namespaces, not Linux,
-     a multi-threaded caller), `install_audit_hook`: a sys.addaudithook hook that
-     refuses sockets, subprocesses, fork/exec and ctypes calls. This is best
-     effort: an audit hook is not a security boundary against determined code.
+Worker side, `build()`, in this order (Linux; each layer is reported, a layer the
+kernel refuses is skipped and named in the report's "missing" list):
+  1. RLIMIT_AS (memory, per process) and RLIMIT_CORE 0.
+  2. user + network + mount + PID namespaces (core/repl/confine.py); the process the
+     engine started stays outside as a supervisor, PID 1 inside reaps and takes every
+     descendant down with it.
+  3. the mount view: a tmpfs root with read-only binds of the runtime, a size-limited
+     tmpfs as the worker's directory; pivot_root.
+  4. pid_max of the namespace, RLIMIT_NPROC, RLIMIT_FSIZE.
+  5. every capability dropped; no_new_privs.
+  6. Landlock (core/repl/landlock.py): read the runtime and the context, write only the
+     worker's directory; no TCP; signal and abstract-socket scopes.
+  7. seccomp (core/repl/seccomp.py): no sockets, ptrace, mounts, namespaces, io_uring,
+     bpf, keyctl ...; without a PID namespace also no fork/exec.
+  8. without namespaces (and on macOS/Windows, where it is the only layer): an audit
+     hook refusing sockets, subprocesses, ctypes and /proc secrets. It keeps no state
+     that model code can reach: its tables are constants of its own code object.
 
-Everything here uses only the standard library (ctypes), and fails soft: a step
-that is not possible is reported, not raised.
+See docs/sandbox.md for what each platform has.
 """
 
 from __future__ import annotations
@@ -28,22 +32,13 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-CLONE_NEWNS = 0x00020000
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWNET = 0x40000000
-MS_REC = 0x4000
-MS_PRIVATE = 1 << 18
-MS_NOSUID = 0x2
-MS_NODEV = 0x4
 PR_SET_PDEATHSIG = 1
 PR_GET_DUMPABLE = 3
 PR_SET_DUMPABLE = 4
-
-# Directories holding per-user session sockets (D-Bus session bus with the
-# Secret Service, X11, ssh-agent, gpg-agent ...). Hidden under an empty tmpfs
-# inside the worker's mount namespace, when it has one.
-SESSION_SOCKET_DIRS = ("/run/user", "/var/run/user", "/run/dbus", "/var/run/dbus",
-                       "/tmp/.X11-unix", "/tmp/.ICE-unix", "/run/systemd")
+PR_SET_NO_NEW_PRIVS = 38
+PR_GET_NO_NEW_PRIVS = 39
+NPROC_LIMIT = 128          # tasks (threads count) of the sandbox's user namespace
+DIR_LIMIT_MB = 512         # the worker's directory (tmpfs size) and RLIMIT_FSIZE
 
 # Audit events refused by the fallback hook (see PEP 578 / the audit events table).
 BLOCKED_AUDIT_EVENTS = frozenset({
@@ -118,6 +113,20 @@ def set_limits(memory_limit_mb: int | None) -> dict[str, Any]:
     return done
 
 
+def _set_rlimit(name: str, value: int) -> int | None:
+    import resource
+    which = getattr(resource, name)
+    try:
+        _soft, hard = resource.getrlimit(which)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        resource.setrlimit(which, (value, value))
+        return value
+    except (ValueError, OSError) as exc:
+        log.warning("%s not set: %s", name, exc)
+        return None
+
+
 def die_with_parent() -> bool:
     """Linux: SIGKILL this process when the engine goes away."""
     libc = _libc()
@@ -127,81 +136,165 @@ def die_with_parent() -> bool:
     return libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
 
 
-def _write_proc(path: str, text: str) -> bool:
-    try:
-        with open(path, "w") as f:
-            f.write(text)
-        return True
-    except OSError as exc:
-        log.debug("could not write %s: %s", path, exc)
-        return False
-
-
-def _hide_session_sockets(libc: ctypes.CDLL, keep: str) -> list[str]:
-    """In a fresh mount namespace: cover SESSION_SOCKET_DIRS with empty tmpfs
-    mounts (except a directory that holds `keep`, the worker's own cwd)."""
-    if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
-        log.debug("mount --make-rprivate / failed: %s", os.strerror(ctypes.get_errno()))
-        return []
-    hidden = []
-    keep = os.path.realpath(keep)
-    for path in SESSION_SOCKET_DIRS:
-        if not os.path.isdir(path) or os.path.islink(path):
-            continue
-        real = os.path.realpath(path)
-        if keep == real or keep.startswith(real + os.sep) or real in hidden:
-            continue
-        rc = libc.mount(b"tmpfs", real.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"size=64k,mode=0755")
-        if rc == 0:
-            hidden.append(real)
-        else:
-            log.debug("could not hide %s: %s", real, os.strerror(ctypes.get_errno()))
-    return hidden
-
-
-def try_network_namespace() -> dict[str, Any] | None:
-    """Enter a new user + network (+ mount) namespace. Must run while the
-    process has a single thread. Returns details, or None when refused."""
+def no_new_privs() -> bool:
     libc = _libc()
     if libc is None:
-        return None
-    uid, gid = os.getuid(), os.getgid()
-    with_mounts = True
-    if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS) != 0:
-        with_mounts = False
-        if libc.unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0:
-            log.info("unshare(CLONE_NEWUSER|CLONE_NEWNET) refused: %s",
-                     os.strerror(ctypes.get_errno()))
-            return None
-    # Keep our own uid/gid inside the namespace (otherwise we would be "nobody").
-    mapped = (_write_proc("/proc/self/setgroups", "deny")
-              and _write_proc("/proc/self/uid_map", f"{uid} {uid} 1")
-              and _write_proc("/proc/self/gid_map", f"{gid} {gid} 1"))
-    hidden = _hide_session_sockets(libc, os.getcwd()) if with_mounts else []
-    return {"uid_mapped": mapped, "hidden_dirs": hidden}
+        return False
+    libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    return libc.prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1
+
+
+def build(*, memory_limit_mb: int | None, allow_namespace: bool, fds: tuple[int, ...],
+          context_dir: str | None, forward_signals: bool = False,
+          dir_limit_mb: int = DIR_LIMIT_MB, audit_hook: bool = True) -> dict[str, Any]:
+    """Build the sandbox around this process. With a PID namespace this forks twice and
+    returns only in the worker proper. Returns the report sent in hello_ok."""
+    from core.repl import sandbox_report
+    info: dict[str, Any] = {"platform": "linux" if sys.platform.startswith("linux") else sys.platform,
+                            "network": "audit-hook", "audit_hook": False, "hidden_dirs": []}
+    info.update(set_limits(memory_limit_mb))
+    if info["platform"] == "linux":
+        _build_linux(info, allow_namespace=allow_namespace, fds=fds, context_dir=context_dir,
+                     forward_signals=forward_signals, dir_limit_mb=dir_limit_mb)
+    else:
+        info["die_with_parent"] = False
+    if not (info.get("namespaces") or {}).get("net") and audit_hook:
+        install_audit_hook()
+        info.update(network="audit-hook", audit_hook=True)
+    info["pid_in_sandbox"] = os.getpid()
+    info["missing"] = sandbox_report.missing(info)
+    info["full"] = not info["missing"]
+    return info
+
+
+def _build_linux(info: dict[str, Any], *, allow_namespace: bool, fds: tuple[int, ...],
+                 context_dir: str | None, forward_signals: bool, dir_limit_mb: int) -> None:
+    import time
+    started = time.monotonic()
+    steps: dict[str, float] = {}
+    info["setup_ms"] = steps          # when each step was done, ms after the start (for the bench)
+
+    def done(step: str) -> None:
+        steps[step] = round((time.monotonic() - started) * 1000, 2)
+
+    from core.repl import confine, landlock, seccomp
+    workdir = os.getcwd()
+    run_dirs, etc_files = confine.runtime_paths()
+    done("paths")
+    ns = confine.enter_namespaces() if allow_namespace else None
+    done("namespaces")
+    info["namespaces"] = {k: bool(ns and ns.get(k)) for k in ("user", "net", "mnt", "pid")}
+    if ns and ns.get("net"):
+        info["network"] = "namespace"
+    info["die_with_parent"] = die_with_parent()
+    pid_ns = bool(ns and ns.get("pid"))
+    group = None
+    if pid_ns:
+        from core.repl import cgroup
+        group = cgroup.create(info.get("memory_limit_mb"), NPROC_LIMIT)
+        done("cgroup")
+        confine.split_pid1(fds, forward_signals, group)   # the supervisor never returns
+        done("pid1")
+    view: dict[str, Any] = {"enforced": False}
+    if ns and ns.get("mnt"):
+        try:
+            view = confine.mount_view(confine.Plan(workdir=workdir, context_dir=context_dir, run=run_dirs,
+                                                   files=etc_files, dir_limit_mb=dir_limit_mb))
+        except OSError as exc:
+            if os.path.exists(confine.OLD_ROOT):           # half-pivoted: no sane way on
+                sys.stderr.write(f"repl-worker: building the mount view failed: {exc}\n")
+                os._exit(3)
+            view = {"enforced": False, "reason": str(exc)}
+    info["mount_view"] = view
+    done("mount_view")
+    if group is not None:
+        group.wait_admitted()
+        done("cgroup_admitted")
+    cg = group.report if group is not None else {
+        "enabled": False, "reason": "no writable cgroup with the memory and pids controllers" if pid_ns
+        else "not used without a PID namespace (no process can be started there)"}
+    info["cgroup"] = cg
+    scope = "cgroup (the worker and its children together)" if cg.get("memory_mb") else "per-process"
+    limits: dict[str, Any] = {"memory_mb": info.get("memory_limit_mb"), "memory_scope": scope,
+                              "pids_max": cg.get("pids_max"),
+                              "nproc": _set_rlimit("RLIMIT_NPROC", NPROC_LIMIT) if pid_ns else None,
+                              "fsize_mb": None, "processes": "allowed" if pid_ns else "refused",
+                              "dir_limit": "tmpfs" if view.get("dir_limit_mb") else "per-file (RLIMIT_FSIZE)"}
+    fsize = _set_rlimit("RLIMIT_FSIZE", dir_limit_mb * 1024 * 1024)
+    limits["fsize_mb"] = fsize // (1024 * 1024) if fsize else None
+    limits["dir_limit_mb"] = dir_limit_mb
+    info["limits"] = limits
+    info["capabilities"] = confine.drop_capabilities()
+    info["no_new_privs"] = no_new_privs()
+    done("limits_caps")
+    dev = [f"/dev/{n}" for n in confine.DEV_NODES]
+    write = [workdir] + (["/dev/shm"] if view.get("enforced") else [])
+    read = [p for p in (context_dir, "/proc", "/sys/devices/system/cpu") if p] + etc_files
+    info["landlock"] = landlock.restrict(read, run_dirs, write, dev)
+    done("landlock")
+    info["seccomp"] = seccomp.install(allow_processes=pid_ns)
+    done("seccomp")
+    if pid_ns:
+        confine.start_worker(fds, forward_signals)         # PID 1 reaps there; we are PID 2
+        done("worker")
+
+
+# The fallback hook's tables (bound into the hook as positional defaults: see below).
+_PROC_SECRETS = frozenset({"environ", "mem", "root", "cwd", "fd", "map_files", "pagemap", "task",
+                           "syscall", "auxv", "stack"})
+_GUARDED_ATTRS = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
+
+
+def _audit_hook(event, args, BLOCKED=BLOCKED_AUDIT_EVENTS, DENIED=PermissionError,  # noqa: N803
+                GUARDED=_GUARDED_ATTRS, PROC=_PROC_SECRETS, GETCWD=os.getcwd, type=type,  # noqa: A002
+                str=str, bytes=bytes, len=len, getattr=getattr, SELF=None):  # noqa: A002
+    # Reads only its parameters: no global, no closure cell that model code could change.
+    # SELF is this function's own code object (bound by install_audit_hook).
+    if event in BLOCKED:
+        raise DENIED(f"sandbox: {event} is not allowed in the REPL (no network, no subprocesses)")
+    if event == "object.__setattr__":
+        if len(args) > 1 and args[1] in GUARDED and getattr(args[0], "__code__", None) is SELF:
+            raise DENIED(f"sandbox: changing the sandbox's audit hook ({args[1]}) is not allowed")
+        return
+    if event != "open" and event != "os.symlink" and event != "os.link":
+        return
+    if not args:
+        return
+    path = args[0]
+    if type(path) is bytes:
+        path = path.decode("utf-8", "surrogateescape")
+    if type(path) is not str:
+        return
+    if not path.startswith("/"):
+        path = GETCWD() + "/" + path
+    parts = []
+    for seg in path.split("/"):
+        if seg == "" or seg == ".":
+            continue
+        if seg == "..":
+            if parts:
+                parts.pop()
+            continue
+        parts.append(seg)
+    bad = "environ" in parts or "mem" in parts
+    if not bad and parts and parts[0] == "proc":
+        for seg in parts[2:]:
+            if seg in PROC:
+                bad = True
+    if bad:
+        raise DENIED(f"sandbox: opening {args[0]!r} is not allowed in the REPL")
 
 
 def install_audit_hook() -> None:
-    """Refuse network, process creation and ctypes from now on (best effort)."""
-    blocked = BLOCKED_AUDIT_EVENTS
+    """Refuse network, process creation, ctypes and /proc secrets from now on.
 
-    def hook(event: str, args: tuple) -> None:
-        if event in blocked:
-            raise PermissionError(f"sandbox: {event} is not allowed in the REPL "
-                                  "(no network, no subprocesses)")
-        if event == "open" and args and isinstance(args[0], (str, bytes)):
-            path = os.fsdecode(args[0])
-            if path.startswith("/proc/") and path.endswith(("/mem", "/environ")):
-                raise PermissionError(f"sandbox: opening {path} is not allowed in the REPL")
-
+    Model code cannot take it off: an audit hook cannot be removed once added, and this
+    one reads only its positional defaults (an immutable tuple of immutable objects), not
+    a global or a closure cell; replacing a function's __code__ or __defaults__ is itself
+    refused. `sys.audit = ...` does not reach the hooks the interpreter calls. It is still
+    not the boundary: Landlock and seccomp are, where the kernel has them."""
+    import types
+    code = _audit_hook.__code__
+    defaults = _audit_hook.__defaults__[:-1] + (code,)
+    hook = types.FunctionType(code, {}, "_audit_hook", defaults)
     sys.addaudithook(hook)
-
-
-def isolate_network(allow_namespace: bool = True) -> dict[str, Any]:
-    """Namespace first; audit hook where that is refused. Returns the
-    `sandbox` details reported in hello_ok."""
-    details = try_network_namespace() if allow_namespace else None
-    if details is not None:
-        return {"network": "namespace", "audit_hook": False, **details}
-    install_audit_hook()
-    return {"network": "audit-hook", "audit_hook": True, "hidden_dirs": []}

@@ -1,6 +1,7 @@
 """The REPL worker: a child process that holds `context` and runs model code.
 
     python -m core.repl.worker --fd-in N --fd-out M [--memory-limit-mb N] [--no-namespace]
+                               [--context-dir DIR] [--forward-signals] [--dir-limit-mb N]
     <frozen app> --repl-worker --fd-in N --fd-out M ...
 
 Speaks core/repl/protocol.py on the two inherited file descriptors. Threads:
@@ -60,8 +61,10 @@ class Channel:
         self._out: BinaryIO = os.fdopen(fd_out, "wb")
         self._send_lock = threading.Lock()
         self._ids = P.IdCounter("w")
-        self._pending: dict[str, tuple[threading.Event, list]] = {}
+        self._pending: dict[str, tuple[threading.Event, list, int]] = {}
         self._pending_lock = threading.Lock()
+        self.cell: int | None = None          # the cell running now (sub_calls name it)
+        self.wait_s = P.SUB_CALL_WAIT_S
         self.requests: queue.Queue[dict[str, Any]] = queue.Queue()
 
     def send(self, msg: dict[str, Any]) -> None:
@@ -70,25 +73,47 @@ class Channel:
         except UnicodeEncodeError:   # lone surrogates printed by model code
             data = json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode(
                 "utf-8", "replace") + b"\n"
+        if len(data) > P.LINE_CAP_BYTES:   # the engine would drop the line and stop us
+            raise P.ProtocolError(
+                f"{msg.get('type')} message of {len(data) / 1e6:.1f} MB is over the protocol's "
+                f"{P.LINE_CAP_BYTES // (1024 * 1024)} MB line cap; send less at once (fewer or "
+                "shorter prompts per call)")
         with self._send_lock:
             self._out.write(data)
             self._out.flush()
 
     def reply(self, type_: str, re: str | None, **fields: Any) -> None:
-        self.send(P.message(type_, self._ids(), re=re, **fields))
+        try:
+            self.send(P.message(type_, self._ids(), re=re, **fields))
+        except P.ProtocolError as exc:
+            self.send(P.message(P.ERROR, self._ids(), re=re, message=str(exc)))
 
     def sub_call(self, kind: str, prompts: list[str], model: str | None,
                  context: str | None) -> list[dict]:
-        """Ask the engine; block this thread until the sub_result arrives."""
+        """Ask the engine; block this thread until the sub_result arrives (bounded by
+        wait_s). An interrupted or timed-out wait tells the engine with `cancel`."""
         id_ = self._ids()
         done = threading.Event()
         box: list = []
         with self._pending_lock:
-            self._pending[id_] = (done, box)
+            self._pending[id_] = (done, box, len(prompts))
+        sent = False
         try:
             self.send(P.message(P.SUB_CALL, id_, kind=kind, prompts=prompts,
-                                model=model, context=context))
-            done.wait()
+                                model=model, context=context, cell=self.cell))
+            sent = True
+            if not done.wait(self.wait_s):
+                self.send(P.message(P.CANCEL, self._ids(), re=id_))
+                return [{"error": {"type": "SubCallTimeout", "message":
+                                   f"no answer from the engine within {self.wait_s:g} s"}}
+                        for _ in prompts]
+        except BaseException:       # KeyboardInterrupt: the cell was interrupted
+            if sent and not done.is_set():
+                try:
+                    self.send(P.message(P.CANCEL, self._ids(), re=id_))
+                except (OSError, ValueError):
+                    pass
+            raise
         finally:
             with self._pending_lock:
                 self._pending.pop(id_, None)
@@ -119,9 +144,12 @@ class Channel:
         if entry is None:
             log.debug("sub_result for unknown or abandoned call %s", msg.get("re"))
             return
-        done, box = entry
-        results = msg.get("results")
-        box.append(results if isinstance(results, list) else [])
+        done, box, count = entry
+        if msg.get("cancelled"):
+            box.append(P.cancelled_slots(count, str(msg.get("reason") or "cancelled")))
+        else:
+            results = msg.get("results")
+            box.append(results if isinstance(results, list) else [])
         done.set()
 
 
@@ -161,6 +189,9 @@ class Worker:
                 f"protocol version mismatch: engine {msg.get('version')}, "
                 f"worker {P.PROTOCOL_VERSION}"))
             os._exit(2)
+        wait = msg.get("sub_call_wait_s")
+        if isinstance(wait, (int, float)) and wait > 0:
+            self.channel.wait_s = float(wait)
         self.channel.reply(P.HELLO_OK, msg["id"], version=P.PROTOCOL_VERSION,
                            pid=os.getpid(), sandbox=self.sandbox_info)
 
@@ -181,6 +212,13 @@ class Worker:
 
     def exec_cell(self, msg: dict[str, Any]) -> None:
         self.cells += 1
+        self.channel.cell = self.cells
+        try:
+            self._exec_cell(msg)
+        finally:
+            self.channel.cell = None
+
+    def _exec_cell(self, msg: dict[str, Any]) -> None:
         filename = f"<cell {self.cells}>"
         code = str(msg.get("code", ""))
         out, err = CappedText(), CappedText()
@@ -203,7 +241,9 @@ class Worker:
             self._run(body, last, out, err, result)
         restored = self.ns.restore()
         if restored:
-            print(f"[REPL: restored {', '.join(restored)}; these names are reserved]", file=err)
+            names = ", ".join(f"`{n}`" for n in restored)
+            print(f"[REPL: {names} restored after this cell: these names belong to the REPL and "
+                  "cannot be replaced; use new names for your own values]", file=err)
         self.channel.reply(
             P.EXEC_RESULT, msg["id"], stdout=out.getvalue(), stderr=err.getvalue(),
             stdout_chars=out.chars, stderr_chars=err.chars, duration_ms=int(
@@ -272,22 +312,51 @@ def _format_error(exc: BaseException) -> str:
 
 def _parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="repl-worker")
-    parser.add_argument("--fd-in", type=int, required=True)
-    parser.add_argument("--fd-out", type=int, required=True)
+    parser.add_argument("--fd-in", type=int)
+    parser.add_argument("--fd-out", type=int)
+    parser.add_argument("--stdio", action="store_true",
+                        help="the protocol comes on stdin/stdout (spawned without pass_fds)")
     parser.add_argument("--memory-limit-mb", type=int, default=None)
     parser.add_argument("--no-namespace", action="store_true",
-                        help="skip the network namespace; use the audit hook (tests)")
-    return parser.parse_args([a for a in argv if a != "--repl-worker"])
+                        help="no namespaces: Landlock, seccomp and the audit hook only (tests)")
+    parser.add_argument("--context-dir", default=None,
+                        help="a directory the worker may read (the engine's context files)")
+    parser.add_argument("--forward-signals", action="store_true",
+                        help="spawned without a process group: pass SIGINT on to the worker")
+    parser.add_argument("--no-audit-hook", action="store_true",
+                        help="tests only: without namespaces, leave Landlock and seccomp alone on guard")
+    parser.add_argument("--dir-limit-mb", type=int, default=sandbox.DIR_LIMIT_MB,
+                        help="size limit of the worker's directory")
+    args = parser.parse_args([a for a in argv if a != "--repl-worker"])
+    if not args.stdio and (args.fd_in is None or args.fd_out is None):
+        parser.error("--fd-in and --fd-out are required without --stdio")
+    return args
+
+
+def _protocol_off_stdio() -> tuple[int, int]:
+    """--stdio: keep the protocol on private copies of fd 0/1; fd 1 then goes to stderr (C-level
+    output of model code must not land in the protocol) and fd 0 to /dev/null."""
+    fd_in, fd_out = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)
+    os.close(devnull)
+    return fd_in, fd_out
 
 
 def main(argv: list[str]) -> int:
     args = _parse_args(argv)
+    if args.stdio:
+        args.fd_in, args.fd_out = _protocol_off_stdio()
     logging.basicConfig(level=logging.WARNING, stream=sys.__stderr__,
                         format="repl-worker: %(levelname)s %(message)s")
-    # No model code has run yet and we have one thread: limits, then isolation.
-    info: dict[str, Any] = sandbox.set_limits(args.memory_limit_mb)
-    info.update(sandbox.isolate_network(allow_namespace=not args.no_namespace))
-    info["die_with_parent"] = sandbox.die_with_parent()
+    # No model code has run yet and we have one thread: build the box (this forks into a
+    # PID namespace when it can; only the worker proper comes back here).
+    info: dict[str, Any] = sandbox.build(
+        memory_limit_mb=args.memory_limit_mb, allow_namespace=not args.no_namespace,
+        fds=(args.fd_in, args.fd_out), context_dir=args.context_dir,
+        forward_signals=args.forward_signals, dir_limit_mb=args.dir_limit_mb,
+        audit_hook=not args.no_audit_hook)
     if sys.__stderr__ is not None:
         faulthandler.enable(file=sys.__stderr__)
     channel = Channel(args.fd_in, args.fd_out)

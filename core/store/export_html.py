@@ -100,10 +100,11 @@ def render(r: rp.Report) -> str:
 
 
 def _summary(call: dict[str, Any], extra: str = "") -> str:
+    cost = call.get("cost_usd") or 0        # a nested RLM's: its subtree's tally
     return (f'<summary><span class="label">{esc(rp.label(call))}</span> '
             f'<span class="muted">{esc(call.get("model"))} · {call.get("input_tokens") or 0:,} in / '
             f'{call.get("output_tokens") or 0:,} out · {(call.get("duration_ms") or 0) / 1000:.1f} s · '
-            f'{esc(call.get("status"))}</span>{extra}<span class="cost">${call.get("cost_usd") or 0:.4f}</span></summary>')
+            f'{esc(call.get("status"))}</span>{extra}<span class="cost">${cost:.4f}</span></summary>')
 
 
 def _cells(node: rp.Node) -> str:
@@ -121,7 +122,8 @@ def _turn(node: rp.Node) -> str:
 
 def _tree(node: rp.Node) -> str:
     call = node.call
-    extra = f' <span class="muted">subtree ${node.subtree_cost:.4f}</span>' if node.children else ""
+    extra = (f' <span class="muted">own ${node.own_cost:.4f} · subtree ${node.subtree_cost:.4f}</span>'
+             if node.children else "")
     body = []
     if call["kind"] != "root":
         body.append('<div class="muted">prompt</div>' + pre(rp.preview(call.get("prompt"), PROMPT_PREVIEW)))

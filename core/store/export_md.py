@@ -85,7 +85,7 @@ def _tree(node: rp.Node, level: int) -> list[str]:
     call, pad = node.call, "  " * level
     line = f"{pad}- **{md_text(rp.label(call))}** — {md_text(rp.usage(call))}; {md_text(call['status'])}"
     if node.children:
-        line += f"; subtree ${node.subtree_cost:.4f}"
+        line += f"; own ${node.own_cost:.4f}, subtree ${node.subtree_cost:.4f}"
     out = [line]
     if call["kind"] != "root":
         out.append(f"{pad}  - prompt: `{one_line(call.get('prompt'), PROMPT_PREVIEW)}`")

@@ -152,6 +152,55 @@ def m001_initial(db: sqlite_utils.Database) -> None:
         FROM events WHERE type = 'CellExecuted'""")
 
 
+@migration
+def m002_evaluations(db: sqlite_utils.Database) -> None:
+    # One row per evaluation: a question set over a set of documents. Running the same set
+    # over the same documents again adds repeats to it (found by `key`).
+    db.execute("""
+        CREATE TABLE evaluations (
+            id TEXT PRIMARY KEY,
+            key TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL,
+            set_path TEXT,
+            set_sha256 TEXT NOT NULL,
+            set_json TEXT NOT NULL,
+            documents_json TEXT NOT NULL,
+            scorecard_json TEXT,
+            created_utc REAL NOT NULL,
+            updated_utc REAL NOT NULL
+        )""")
+    # One row per answered question: an RLM run (linked by run_id to `runs`) or a plain
+    # direct call (mode 'direct', no run), with what the scorecard needs.
+    db.execute("""
+        CREATE TABLE evaluation_runs (
+            id INTEGER PRIMARY KEY,
+            evaluation_id TEXT NOT NULL REFERENCES evaluations(id),
+            pair TEXT NOT NULL,
+            mode TEXT NOT NULL,
+            root_model TEXT NOT NULL,
+            sub_model TEXT,
+            question_id TEXT NOT NULL,
+            repeat INTEGER NOT NULL,
+            run_id TEXT,
+            status TEXT NOT NULL,
+            answer TEXT,
+            correct INTEGER NOT NULL,
+            detail TEXT,
+            cost_usd REAL NOT NULL DEFAULT 0,
+            judge_cost_usd REAL NOT NULL DEFAULT 0,
+            wall_ms INTEGER,
+            iterations INTEGER NOT NULL DEFAULT 0,
+            cells INTEGER NOT NULL DEFAULT 0,
+            syntax_errors INTEGER NOT NULL DEFAULT 0,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            error TEXT,
+            created_utc REAL NOT NULL
+        )""")
+    db.execute("CREATE INDEX idx_evaluation_runs_evaluation_id ON evaluation_runs (evaluation_id)")
+    db.execute("CREATE INDEX idx_evaluation_runs_run_id ON evaluation_runs (run_id)")
+
+
 def migrate(db: sqlite_utils.Database) -> list[str]:
     """Apply pending migrations; returns the names applied. BEGIN IMMEDIATE makes two
     processes opening a fresh database at once take turns instead of colliding."""

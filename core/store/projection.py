@@ -135,6 +135,13 @@ class Projection:
                  e.run_id, e.call_id])
             if e.parent_id == "R":
                 delta.add("iterations")
+        elif isinstance(e, ev.RootCallFailed):
+            self._fold_tokens(db, e.run_id, e.call_id or "")
+            db.execute(
+                "UPDATE calls SET status = ?, error = ?, input_tokens = ?, output_tokens = ?, cost_usd = ?, "
+                "duration_ms = ?, model = ?, finished_utc = ? WHERE run_id = ? AND id = ?",
+                [e.status, e.error, e.input_tokens, e.output_tokens, e.cost_usd, e.duration_ms, e.model, e.ts,
+                 e.run_id, e.call_id])
         elif isinstance(e, ev.CellExecuted):
             delta.add("cells")
             delta.add("syntax_errors", int(bool(e.is_syntax_error)))

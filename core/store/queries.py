@@ -45,6 +45,7 @@ class StoredDocument:
     size: int | None = None
     source_path: str | None = None
     spans: tuple[Span, ...] = ()
+    duplicates: tuple[str, ...] = ()   # paths read once as this document (skipped "duplicate of")
 
 
 @dataclass(frozen=True)
@@ -177,7 +178,14 @@ def sources(db: sqlite_utils.Database, run_id: str) -> list[dict[str, Any]]:
 
 def documents(db: sqlite_utils.Database, run_id: str) -> list[StoredDocument]:
     docs, missing = [], []
-    for row in sources(db, run_id):
+    rows = sources(db, run_id)
+    aliases: dict[str, list[str]] = {}
+    for row in rows:
+        detail = row["detail"] or ""
+        if row["status"] == "skipped" and row["reason"] == "duplicate" and \
+                detail.startswith("duplicate of "):
+            aliases.setdefault(detail[len("duplicate of "):], []).append(row["path"])
+    for row in rows:
         if row["status"] != "read":
             continue
         data = get_blob(db, row["text_sha256"]) if row["text_sha256"] else None
@@ -193,7 +201,8 @@ def documents(db: sqlite_utils.Database, run_id: str) -> list[StoredDocument]:
         docs.append(StoredDocument(path=row["path"], text=text, format=row["format"],
                                    chars=row["chars"] or len(text), sha256=row["sha256"],
                                    text_sha256=row["text_sha256"], size=row["size"],
-                                   source_path=row["source_path"], spans=spans))
+                                   source_path=row["source_path"], spans=spans,
+                                   duplicates=tuple(aliases.get(row["path"], ()))))
     if missing:
         raise MissingTextsError(
             f"run {run_id} has no stored text for {len(missing)} document(s) (e.g. {missing[0]}); "

@@ -29,8 +29,17 @@ class Node:
     children: list["Node"] = field(default_factory=list)
 
     @property
+    def own_cost(self) -> float:
+        """What this node's own model call cost. A nested RLM makes no call of its own
+        (its turns, below it, do): 0; its row's cost_usd is its subtree's tally."""
+        if self.call.get("kind") == "rlm":
+            return 0.0
+        return self.call.get("cost_usd") or 0.0
+
+    @property
     def subtree_cost(self) -> float:
-        return (self.call.get("cost_usd") or 0.0) + sum(c.subtree_cost for c in self.children)
+        """Own cost plus every node below, each counted once."""
+        return self.own_cost + sum(c.subtree_cost for c in self.children)
 
 
 @dataclass
@@ -86,9 +95,11 @@ def label(call: dict[str, Any]) -> str:
 
 
 def usage(call: dict[str, Any]) -> str:
+    """Model, tokens, own cost and time; a nested RLM's figures are its subtree's."""
     seconds = (call.get("duration_ms") or 0) / 1000
-    return (f"{call.get('model') or '?'}, {call.get('input_tokens') or 0:,} in / "
-            f"{call.get('output_tokens') or 0:,} out, ${call.get('cost_usd') or 0:.4f}, {seconds:.1f} s")
+    whose = "subtree " if call.get("kind") == "rlm" else ""
+    return (f"{call.get('model') or '?'}, {whose}{call.get('input_tokens') or 0:,} in / "
+            f"{call.get('output_tokens') or 0:,} out, {whose}${call.get('cost_usd') or 0:.4f}, {seconds:.1f} s")
 
 
 def preview(text: str | None, limit: int) -> str:

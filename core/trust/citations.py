@@ -95,8 +95,13 @@ def parse_citations(answer: str) -> list[tuple[str, int, int]]:
 
 
 def resolve_citations(answer: str, documents: Sequence[Any]) -> list[Citation]:
-    paths = [str(_field(d, "path")) for d in documents]
-    by_path = {p: i for i, p in enumerate(paths)}
+    """A path that was read once for several identical files (a document's
+    `duplicates`) resolves to the document that was read."""
+    by_path = {str(_field(d, "path")): i for i, d in enumerate(documents)}
+    for i, d in enumerate(documents):
+        for alias in _field(d, "duplicates", ()) or ():
+            by_path.setdefault(str(alias), i)
+    paths = list(by_path)
     offsets = context_offsets(documents)
     result = []
     for reference, a, b in parse_citations(answer):

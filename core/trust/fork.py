@@ -87,7 +87,7 @@ async def prepare_fork(store: Any, run_id: str, turn: int, *, config: RunConfig 
     documents = store.documents(run_id)
     answers = RecordedAnswers(depth_zero=int(record.config.get("max_depth", 1)) == 0)
     repl = ReplClient(on_sub_call=answers, memory_limit_mb=config.memory_limit_mb,
-                      worker_command=worker_command)
+                      worker_command=worker_command, require_full_sandbox=config.require_full_sandbox)
     report = PrefixReport()
     try:
         await repl.start()

@@ -18,6 +18,10 @@ context (sub-calls read the documents). With no such run, a heuristic:
 
 Dollars use the same prices as the engine (RunConfig.prices, then litellm's map);
 the high end never exceeds the run's dollar cap. Unknown prices give None.
+`first_call_usd` is the worst case of the first root call by the engine's own
+function (core/engine/costs.py), which the engine reserves before sending it; when
+the cap cannot cover it, `blocker` says so in numbers and names the fix (a lower
+root max tokens, or a cap of at least $X).
 
 During a run: spent so far, plus the average cost of a root turn (with its cells'
 sub-calls) times the turns expected to remain (expected: the median turns of the
@@ -48,6 +52,9 @@ class CostPreview:
     similar_runs: int
     expected_turns: int
     notes: list[str] = field(default_factory=list)
+    first_call_usd: float | None = None  # the worst case of the first root call (what is reserved)
+    blocker: str = ""                    # why the run cannot start under its cap, and the fix
+
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -86,11 +93,32 @@ def _cost(prices: Any, model: str, tokens_in: int, tokens_out: int) -> float | N
     return prices.cost_usd(model, tokens_in, tokens_out)
 
 
-def preview_cost(config: Any, total_chars: int, *, store: Any = None, prices: Any = None) -> CostPreview:
+def first_call(config: Any, prices: Any, total_chars: int, question: str = "",
+               documents: list[tuple[str, int]] | None = None) -> Any:
+    """The worst case of the run's first root call, by the engine's own function
+    (core.engine.costs.worst_case): what the engine reserves before sending it. Without
+    the question and documents, their metadata is taken at its largest."""
+    from core.engine.costs import first_root_messages, worst_case
+    from core.engine.prompts import PREFIX_CHARS
+    docs = documents or [("documents", total_chars)]
+    messages = first_root_messages(config, question or "?" * 500, docs, "x" * PREFIX_CHARS)
+    return worst_case(prices, config.root_model, messages, config.root_max_tokens)
+
+
+def preview_cost(config: Any, total_chars: int, *, store: Any = None, prices: Any = None,
+                 question: str = "", documents: list[tuple[str, int]] | None = None) -> CostPreview:
     if prices is None:
         from core.llm.pricing import PriceBook
         prices = PriceBook(config.prices)
     notes: list[str] = []
+    blocker = ""
+    first = first_call(config, prices, total_chars, question, documents)
+    first_usd = first.usd if first.input_per_m is not None else None
+    if config.max_cost_usd is not None and first_usd is not None and first_usd > config.max_cost_usd:
+        from core.engine.costs import explain_no_fit
+        blocker = explain_no_fit(first, config.max_cost_usd, 0.0)
+        blocker = blocker[0].upper() + blocker[1:]
+        notes.append(blocker)
     usage = similar_usage(store, config) if store is not None else []
     context_tokens = -(-total_chars // CHARS_PER_TOKEN)
     subs = config.max_depth >= 1
@@ -128,7 +156,7 @@ def preview_cost(config: Any, total_chars: int, *, store: Any = None, prices: An
     return CostPreview(config.root_model, config.sub_model, total_chars, context_tokens,
                        (root_in[0] + sub_in[0], root_in[1] + sub_in[1]),
                        (root_out[0] + sub_out[0], root_out[1] + sub_out[1]),
-                       usd_low, usd_high, basis, len(usage), turns, notes)
+                       usd_low, usd_high, basis, len(usage), turns, notes, first_usd, blocker)
 
 
 class CostProjection:

@@ -35,14 +35,20 @@ class RecordedSubCall:
     cost_usd: float = 0.0
     duration_ms: int = 0
     depth: int = 0
+    error_type: str | None = None    # what the REPL was handed (recorded since SubCallFinished has it)
 
     def slot(self) -> dict[str, Any]:
-        """The result slot the engine handed the REPL for this call."""
+        """The result slot the engine handed the REPL for this call: the recorded
+        error_type; for records made before it was recorded, a guess from the status
+        and message."""
         if self.status == "ok" and self.response is not None:
             return {"ok": self.response}
         message = self.error or self.status
+        if self.error_type:
+            return {"error": {"type": self.error_type, "message": message}}
         if self.status == "refused":
-            kind = "BudgetExceeded"
+            from core.engine.admission import refusal_type
+            kind = refusal_type(message)         # BudgetExceeded, ModelNotAllowed or PriceUnknown
         elif message.startswith("prompt too large for "):
             kind = "ContextWindowExceeded"
         else:
@@ -156,6 +162,7 @@ def build_record(events: Iterable[ev.Event], run_id: str = "") -> RunRecord:
             sub.status, sub.response, sub.error = e.status, e.response, e.error
             sub.input_tokens, sub.output_tokens = e.input_tokens, e.output_tokens
             sub.cost_usd, sub.duration_ms = e.cost_usd, e.duration_ms
+            sub.error_type = getattr(e, "error_type", None)
         elif t in ev.TERMINAL_TYPES:
             record.status, record.answer, record.totals = e.status, e.answer, dict(e.totals)
     return record

@@ -17,6 +17,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Sequence
 
+from core.engine.admission import stored_prompt
 from core.trust.record import RecordedCell, RecordedSubCall
 
 log = logging.getLogger(__name__)
@@ -71,20 +72,24 @@ class RecordedAnswers:
         return self._pool[index]
 
     async def __call__(self, request: Any) -> list[dict]:
-        if self.depth_zero:
+        if self.depth_zero and not self._pool:
+            # A depth-0 run recorded before switched-off slots were recorded.
             return [{"error": {"type": "SubCallError", "message": DEPTH0_MESSAGE}} for _ in request.prompts]
         slots = []
         for prompt in request.prompts:
             candidates = [prompt]
             if request.kind == "rlm" and request.context:   # at the depth limit: llm with the context appended
                 candidates.append(f"{prompt}\n\n{request.context}")
+            sent = candidates[-1]
+            # a prompt refused before it was sent is recorded clipped (core/engine/admission.py)
+            candidates += [c for c in map(stored_prompt, candidates) if c not in candidates]
             found = self._take(candidates)
             if found is not None:
                 self.served += 1
                 slots.append(found.slot())
             elif self.live is not None:
                 self.live_calls += 1
-                slots.append(await self.live(candidates[-1], request.model))
+                slots.append(await self.live(sent, request.model))
             else:
                 self.unmatched.append(prompt)
                 slots.append({"error": {"type": NOT_RECORDED,

@@ -37,8 +37,10 @@ class ResultRow:
     error: str
     input_tokens: int
     output_tokens: int
-    cost_usd: float
+    cost_usd: float              # own: the call itself (a nested RLM makes none of its own: 0)
     duration_ms: int
+    subtree_cost_usd: float = 0.0   # with everything below it (a nested RLM's whole tally)
+    error_type: str = ""
 
 
 COLUMNS = tuple(f.name for f in fields(ResultRow))
@@ -87,7 +89,8 @@ def results_from_events(events: Iterable[Any], documents: Sequence[Any] = ()) ->
         source, path, start, end = finder.find(s.prompt) if finder else ("", "", None, None)
         rows.append(ResultRow(s.call_id, s.parent_id, s.depth, s.kind, s.model, s.status, source, path, start,
                               end, s.prompt, s.response or "", s.error or "", s.input_tokens, s.output_tokens,
-                              s.cost_usd, s.duration_ms))
+                              0.0 if s.kind == "rlm" else s.cost_usd, s.duration_ms, s.cost_usd,
+                              s.error_type or ""))
     return rows
 
 

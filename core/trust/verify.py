@@ -71,7 +71,8 @@ async def verify_record(record: RunRecord, documents: list[Any], *, store: Any =
     config = record.config
     answers = RecordedAnswers(depth_zero=int(config.get("max_depth", 1)) == 0)
     repl = ReplClient(on_sub_call=answers, memory_limit_mb=config.get("memory_limit_mb", 4096),
-                      worker_command=worker_command)
+                      worker_command=worker_command,
+                      require_full_sandbox=bool(config.get("require_full_sandbox", False)))
     checks: list[CellCheck] = []
     notes: list[str] = []
     prefix = PrefixReport()

@@ -36,9 +36,11 @@ BENCHMARKS = [            # (key, script, timeout in seconds for the full run)
     ("context", "bench_context.py", 1800),
     ("nested", "bench_nested.py", 600),
     ("ingest", "bench_ingest.py", 1200),
+    ("documents", "bench_documents.py", 1200),
     ("store", "bench_store.py", 1200),
     ("gui", "bench_gui.py", 900),
     ("window-fanout", "bench_window_fanout.py", 1500),
+    ("outside", "bench_outside.py", 1500),     # rlm-studio ask as a process, from the server's log
 ]
 
 

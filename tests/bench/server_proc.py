@@ -85,6 +85,13 @@ def child_main() -> None:
                 answer = {"max_in_flight": server.max_in_flight, "requests": len(server.history)}
                 server.max_in_flight = 0
                 server.history.clear()
+        elif cmd["cmd"] == "log":
+            # The request log as the provider sees it: arrival and end of every response,
+            # on CLOCK_MONOTONIC (time.monotonic() is the same clock in every process on Linux).
+            with server._lock:
+                answer = {"requests": [{"model": r.model, "started": r.started, "finished": r.finished}
+                                       for r in server.history]}
+                server.history.clear()
         elif cmd["cmd"] == "stop":
             break
         else:
@@ -124,6 +131,11 @@ class ServerProcess:
     def script(self, model: str, *, replies: list[str] | None = None, fn: str | None = None,
                latency_s: float = 0.0) -> None:
         self._command(cmd="script", model=model, replies=replies, fn=fn, latency_s=latency_s)
+
+    def log(self) -> list[dict]:
+        """Every request served since the last call, in order of arrival (then cleared):
+        {"model", "started", "finished"} on time.monotonic()'s clock, shared across processes."""
+        return self._command(cmd="log")["requests"]
 
     def stats(self) -> dict:
         """Peak requests in flight and requests served since the last call (then reset)."""

@@ -36,7 +36,7 @@ def test_ask_json_prints_one_object(server, tmp_path):
     server.script("root", replies=[code(
         "paths = [d['path'] for d in documents]\nout = llm_query_batched(paths)\n"
         "FINAL(', '.join(out))")])
-    cmd, env = ask(server, tmp_path, make_folder(tmp_path), "--json")
+    cmd, env = ask(server, tmp_path, make_folder(tmp_path), "--json", "--api-key-from", "openai")
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)

@@ -27,6 +27,16 @@ While a request waits (latency, Delay, Hang) the server watches the socket:
 a client that hangs up is recorded (Request.disconnected) and nothing is sent,
 which is how tests prove that a cancelled call really stopped its HTTP request.
 
+Billing, as a provider would: `server.price(model, in_per_m, out_per_m)`, then
+`server.billed_usd()` / `Request.billed` (prompt, completion tokens):
+  an HTTP error status (429, 5xx, 4xx, no such model)   nothing
+  a complete reply                                    its usage (sent or not)
+  anything else the server accepted (a stream cut or  the prompt's tokens plus
+    a client that hung up mid-stream, a Hang, a         ceil(chars sent / 4)
+    malformed body, a client gone while waiting)
+`Request.usage_sent` says whether the client was sent the usage; `sent_text` is
+the reply text that went out.
+
 In a test:  def test_x(openai_server): openai_server.script(...)
 The lead re-exports the fixture from tests/conftest.py with one line:
     from tests.support.openai_server import openai_server  # noqa: F401
@@ -125,6 +135,9 @@ class Request:
     status: int | None = None           # HTTP status sent (None: nothing was sent)
     outcome: str = ""                   # "reply", "status", "hang", "malformed", "cut", "exhausted", ...
     disconnected: bool = False          # the client hung up before the response was complete
+    billed: tuple[int, int] = (0, 0)    # (prompt, completion) tokens the server bills (see above)
+    usage_sent: bool = False            # the usage reached the client in the response
+    sent_text: str = ""                 # reply text sent so far (streams: chunk by chunk)
 
     @property
     def prompt(self) -> str:
@@ -185,6 +198,23 @@ class ScriptedOpenAI:
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._sockets: set[socket.socket] = set()
+        self._prices: dict[str, tuple[float, float]] = {}
+
+    # -- billing
+
+    def price(self, model: str, input_per_m: float, output_per_m: float) -> None:
+        """USD per million tokens the server bills for `model` (its own name, e.g. "sub")."""
+        self._prices[model] = (input_per_m, output_per_m)
+
+    def request_usd(self, request: "Request") -> float:
+        per_in, per_out = self._prices.get(request.model, (0.0, 0.0))
+        return (request.billed[0] * per_in + request.billed[1] * per_out) / 1e6
+
+    def billed_usd(self, requests: list["Request"] | None = None) -> float:
+        """What the server billed for `requests` (default: every request so far)."""
+        with self._lock:
+            chosen = list(self.history) if requests is None else list(requests)
+        return sum(self.request_usd(r) for r in chosen)
 
     # -- scripting
 
@@ -395,6 +425,8 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(action, Delay):
             latency += action.seconds
             action = action.reply or ""
+        if not isinstance(action, Status):      # accepted: the prompt is processed and billed
+            request.billed = (self._usage(request, Reply(""), script)["prompt_tokens"], 0)
         if latency > 0:
             self._wait(latency)
         if isinstance(action, Status):
@@ -456,16 +488,29 @@ class _Handler(BaseHTTPRequestHandler):
             if not send_usage:
                 del body["usage"]
             self._json(200, body)
+            request.sent_text, request.usage_sent = reply.text, send_usage
+            request.billed = (usage["prompt_tokens"], usage["completion_tokens"])
             return
         self._start_stream(request)
         size = script.chunk_chars if script is not None else 16
         for chunk in _stream_chunks(request.model, reply.text, reply.finish_reason, size):
             self._event(chunk)
+            self._sent(request, chunk)
         if _wants_usage(request) and send_usage:
             self._event({**_chunk_envelope(request.model), "choices": [], "usage": usage})
+            request.usage_sent = True
+        request.billed = (usage["prompt_tokens"], usage["completion_tokens"])
         self._done()
         self._event_raw(b"data: [DONE]\n\n")
         self._chunk(b"")
+
+    @staticmethod
+    def _sent(request: Request, chunk: dict) -> None:
+        """A stream chunk went out: its text is billed from now on."""
+        piece = (chunk["choices"][0].get("delta") or {}).get("content") or ""
+        if piece:
+            request.sent_text += piece
+            request.billed = (request.billed[0], math.ceil(len(request.sent_text) / 4))
 
     def _cut(self, request: Request, cut: CutStream, script: _Script | None) -> None:
         text = "x" * cut.after_chars
@@ -474,6 +519,7 @@ class _Handler(BaseHTTPRequestHandler):
             for chunk in _stream_chunks(request.model, text, None, script.chunk_chars if script else 16):
                 if chunk["choices"][0]["finish_reason"] is None:
                     self._event(chunk)
+                    self._sent(request, chunk)
         else:
             data = json.dumps(_completion(request.model, text * 4 + "tail", "stop", {})).encode()
             self.send_response(200)

@@ -26,7 +26,8 @@ def test_json_output(tmp_path):
     assert code == 0 and err == ""                     # not a TTY: no progress line
     assert data["documents"] == [{
         "path": "a.txt", "format": "text", "chars": 5, "size": 5,
-        "sha256": "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"}]
+        "sha256": "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824",
+        "ocr_pages": [], "tables": 0, "duplicates": []}]
     assert data["skipped"] == [{"path": "b.bin", "reason": "binary",
                                 "detail": "binary content (NUL or control bytes)"}]
     totals = data["totals"]
@@ -74,3 +75,21 @@ def test_progress_line_only_on_a_terminal(tmp_path):
     shown = b"".join(chunks).decode()
     assert shown.startswith("\rreading 0/0 files") and "\rreading 1/1 files" in shown
     assert "a.txt" in out.getvalue()
+
+
+def test_ocr_and_archive_flags(tmp_path):
+    from tests.unit.ingest import archive_makers as am
+    from tests.unit.ingest import scans
+    am.write(tmp_path / "scan.pdf", scans.scanned_pdf(scans.TEXTS[:1]))
+    am.write(tmp_path / "a.zip", am.zip_bytes({"x.csv": b"k,v\n1,2\n", "y.csv": b"k,v\n1,2\n"}))
+    code, out, _ = run([str(tmp_path), "--json", "--workers", "1"])
+    data = json.loads(out)
+    assert code == 0 and [d["path"] for d in data["documents"]] == ["a.zip/x.csv"]
+    assert data["documents"][0]["tables"] == 1 and data["documents"][0]["duplicates"] == ["a.zip/y.csv"]
+    assert {s["path"]: s["reason"] for s in data["skipped"]} == {"a.zip/y.csv": "duplicate",
+                                                                 "scan.pdf": "no_text"}
+    code, out, _ = run([str(tmp_path), "--json", "--workers", "1", "--ocr", "--no-archives"])
+    data = json.loads(out)
+    docs = {d["path"]: d for d in data["documents"]}
+    assert list(docs) == ["scan.pdf"] and docs["scan.pdf"]["ocr_pages"] == [1]
+    assert {s["path"]: s["reason"] for s in data["skipped"]} == {"a.zip": "unsupported"}

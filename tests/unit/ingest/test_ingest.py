@@ -179,7 +179,7 @@ def _alive(pid: int) -> bool:
 
 async def test_async_ingest_and_cancel_midway(tmp_path):
     for i in range(400):
-        (tmp_path / f"{i:03d}.txt").write_bytes(b"some words\n")
+        (tmp_path / f"{i:03d}.txt").write_bytes(f"some words {i}\n".encode())
     result = await ingest([tmp_path], FAST)
     assert len(result.documents) == 400
     started = asyncio.Event()

@@ -158,9 +158,12 @@ def test_key_for_model_maps_models_to_providers(store, monkeypatch):
     assert store.key_for_model("anthropic/claude-haiku-4-5", settings) == "sk-ant-key-0000000000"
     assert store.key_for_model("claude-haiku-4-5") == "sk-ant-key-0000000000"
     assert store.key_for_model("lab/qwen3", settings) == "lab-key-00000000"
-    # after build_run_config routed them to "openai/<model>"
-    assert store.key_for_model("openai/qwen3", settings) == "lab-key-00000000"
-    assert store.key_for_model("openai/llama3.1:8b", settings) is None      # local: no key at all
+    # after build_run_config routed them to "openai/<model>" at the endpoint's URL: the URL decides
+    assert store.key_for_model("openai/qwen3", settings, api_base="http://127.0.0.1:9000/v1") == \
+        "lab-key-00000000"
+    assert store.key_for_model("openai/qwen3", settings) == "sk-openai-key-000000"   # to OpenAI itself
+    assert store.key_for_model("openai/llama3.1:8b", settings,
+                               api_base="http://127.0.0.1:11434/v1") is None      # local: no key at all
     assert store.key_for_model("ollama-local/llama3.1:8b", settings) is None
     assert store.key_for_model("ollama/llama3", settings) is None           # litellm's Ollama
     # a model the endpoint does not list, sent to its URL: still the endpoint's policy
@@ -168,9 +171,10 @@ def test_key_for_model_maps_models_to_providers(store, monkeypatch):
                                api_base="http://127.0.0.1:11434/v1") is None
     assert store.key_for_model("openai/unlisted", settings,
                                api_base="http://127.0.0.1:9000/v1/") == "lab-key-00000000"
-    # an ad-hoc --api-base that no endpoint owns: the provider's key, as litellm would
-    assert store.key_for_model("openai/whatever", settings,
-                               api_base="http://127.0.0.1:1/v1") == "sk-openai-key-000000"
+    # an ad-hoc --api-base that nobody owns: no key, unless the user names whose (--api-key-from)
+    assert store.key_for_model("openai/whatever", settings, api_base="http://127.0.0.1:1/v1") is None
+    assert store.key_for_model("openai/whatever", settings, api_base="http://127.0.0.1:1/v1",
+                               key_from="openai") == "sk-openai-key-000000"
     assert store.key_for_model("mistral/mistral-small-latest", settings) is None  # no key stored
     monkeypatch.setenv("MISTRAL_API_KEY", "mistral-env-key-1234")
     assert store.key_for_model("mistral/mistral-small-latest", settings) == "mistral-env-key-1234"

@@ -43,3 +43,39 @@ def test_import_is_lazy_local_and_offline():
     assert report["source"] == "local" and report["priced"] > 1000
     assert report["same"] and report["suppress"] is True and report["telemetry"] is False
     assert report["callbacks"] == [0, 0, 0]
+
+
+BACKGROUND = r"""
+import asyncio, json, sys, threading
+from core.llm.litellm_import import litellm, litellm_async, start_background_import
+future = start_background_import()
+same = start_background_import() is future
+threads = [t.name for t in threading.enumerate()]
+
+async def main():
+    ticks = 0
+    waiting = asyncio.ensure_future(litellm_async())
+    while not waiting.done():         # the loop keeps running while litellm imports
+        await asyncio.sleep(0.01)
+        ticks += 1
+    lm = await waiting
+    return ticks, lm
+
+ticks, lm = asyncio.run(main())
+print(json.dumps({"same_future": same, "thread": "rlm-litellm-import" in threads, "ticks": ticks,
+                  "module": lm is litellm() and lm is future.result(), "name": lm.__name__,
+                  "fast_path": asyncio.run(litellm_async()) is lm}))
+"""
+
+
+def test_background_import_leaves_the_event_loop_running():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LITELLM")}
+    env["PYTHONPATH"] = str(ROOT)
+    out = subprocess.run([sys.executable, "-c", BACKGROUND], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["same_future"] and report["thread"]
+    assert report["module"] and report["name"] == "litellm" and report["fast_path"]
+    # The old synchronous import blocked the loop for its whole duration (0 ticks).
+    assert report["ticks"] >= 2

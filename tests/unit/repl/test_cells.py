@@ -23,7 +23,7 @@ async def test_handshake_reports_pid_and_sandbox(repl):
     assert repl.sandbox["memory_limit_mb"] == 4096
     assert repl.sandbox["core_dumps"] is False
     r = await run(repl, "import os; print(os.getpid())")
-    assert r.stdout.strip() == str(repl.pid)
+    assert r.stdout.strip() == str(repl.sandbox["pid_in_sandbox"])   # 2 inside a PID namespace
 
 
 async def test_context_and_documents_layout(repl):

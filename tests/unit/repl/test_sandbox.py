@@ -77,15 +77,13 @@ async def test_audit_hook_refuses_subprocesses_and_ctypes(make_repl):
     assert r.stdout.split() == ["refused"] * 4
 
 
-def test_namespace_used_where_the_kernel_allows_it():
-    probe = subprocess.run(
-        [sys.executable, "-c", "import core.repl.sandbox as s, json; "
-         "print(json.dumps(s.isolate_network()))"], capture_output=True, text=True, timeout=30)
-    info = json.loads(probe.stdout)
+async def test_namespaces_used_where_the_kernel_allows_it(make_repl):
+    repl = await make_repl()
     unshare = subprocess.run(["unshare", "--user", "--net", "true"], capture_output=True)
     if unshare.returncode != 0:
         pytest.skip("unprivileged user namespaces are not available here")
-    assert info["network"] == "namespace" and info["audit_hook"] is False
+    assert repl.sandbox["network"] == "namespace" and repl.sandbox["audit_hook"] is False
+    assert repl.sandbox["namespaces"] == {"user": True, "net": True, "mnt": True, "pid": True}
 
 
 def test_harden_engine_process_makes_it_non_dumpable():
@@ -118,11 +116,11 @@ async def test_close_graceful_removes_the_temp_dir(make_repl):
 async def _stuck(repl, ignore_term: bool) -> asyncio.Task:
     """Start a cell stuck in C code holding the GIL (the reader thread cannot answer)."""
     code = ("import re, signal\n" + ("signal.signal(signal.SIGTERM, signal.SIG_IGN)\n" if ignore_term else "")
-            + "open('stuck', 'w').close()\nre.match(r'(a+)+$', 'a' * 64 + 'b')")
+            + "llm_query('stuck')\nre.match(r'(a+)+$', 'a' * 64 + 'b')")
+    calls = repl.on_sub_call.history
     task = asyncio.create_task(repl.execute(code, timeout_s=60))
-    marker = os.path.join(repl.workdir, "worker-1", "stuck")
     deadline = time.monotonic() + 10
-    while not os.path.exists(marker) and time.monotonic() < deadline:
+    while not calls and time.monotonic() < deadline:   # (the worker's directory is its own tmpfs)
         await asyncio.sleep(0.02)
     await asyncio.sleep(0.1)
     return task
@@ -137,10 +135,22 @@ async def test_close_terminates_a_worker_stuck_in_c_code(make_repl):
 
 
 async def test_close_kills_a_worker_ignoring_sigterm(make_repl):
-    repl = await make_repl()
+    # Without namespaces the worker is the process we started: SIGTERM ignored, SIGKILL follows.
+    repl = await make_repl(worker_command=WORKER + ["--no-namespace"])
     task = await _stuck(repl, ignore_term=True)
     pid = repl.pid
     assert await repl.close(grace_s=0.5) == "kill"
+    assert (await task).fault == "crash" and _gone(pid)
+
+
+async def test_sigterm_takes_the_namespace_down_even_if_model_code_ignores_it(make_repl):
+    # In a PID namespace SIGTERM reaches the supervisor outside it, which kills PID 1.
+    repl = await make_repl()
+    if not repl.sandbox["namespaces"]["pid"]:
+        pytest.skip("no PID namespace here")
+    task = await _stuck(repl, ignore_term=True)
+    pid = repl.pid
+    assert await repl.close(grace_s=0.5) == "terminate"
     assert (await task).fault == "crash" and _gone(pid)
 
 

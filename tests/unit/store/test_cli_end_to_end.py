@@ -46,7 +46,7 @@ def test_rerun_asks_again_over_the_stored_texts(server, tmp_path: Path):
     server.script("root2", replies=[CODE])
     folder = make_folder(tmp_path)
     proc = subprocess.run(cli("ask", "Which files?", str(folder), "--root", "openai/root", "--sub", "openai/sub",
-                              "--api-base", server.url, "--json", "--quiet"),
+                              "--api-base", server.url, "--api-key-from", "openai", "--json", "--quiet"),
                           cwd=ROOT, env=env_for(home), capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr
     first = json.loads(proc.stdout)

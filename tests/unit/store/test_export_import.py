@@ -10,27 +10,18 @@ import pytest
 
 from core import events as ev
 from core.store import ImportError_, RunStore
-from tests.support.store_events import synthetic_run
+from tests.support.record_runs import EVIL, recorded_run
 
 from .conftest import write_events
 from .test_sources import docs
 
-EVIL = "<script>alert('pwned')</script>"
-
-
 @pytest.fixture
 def run_id(store: RunStore) -> str:
-    events = synthetic_run("exp1", question=f"Why? {EVIL}", answer=f"Because {EVIL} & ```fences```")
-    notice = ev.Notice(run_id="exp1", seq=events[-1].seq, ts=events[-1].ts, level="warning",
-                       message=f"odd output {EVIL}")
-    write_events(store, events[:-1] + [notice, _renumber(events[-1], events[-1].seq + 1)])
+    # A real engine run (tests/support/record_runs.py): HTML in the question, the answer, a
+    # cell's output and a retry notice; a nested RLM; a syntax error.
+    write_events(store, recorded_run("export", "exp1"))
     store.save_sources("exp1", docs(), [])
     return "exp1"
-
-
-def _renumber(event, seq):
-    import dataclasses
-    return dataclasses.replace(event, seq=seq)
 
 
 def without_time(data: dict) -> dict:
@@ -174,9 +165,11 @@ def test_markdown_report(store: RunStore, run_id: str, tmp_path: Path):
     assert "### Turn 1" in text and "**Cell 2** (syntax error" in text and "print((" in text
     assert "  - **sub-call R.s1**" in text                           # nested under its turn
     assert re.search(r"\n    - \*\*turn 1 \(depth 1\)\*\*", text)     # the nested RLM's turn, one level deeper
-    assert "answer of R.s1" in text
-    assert "- [warning] odd output &lt;script&gt;" in text           # no raw HTML outside code blocks
-    assert "      - cell 1: `for chunk in chunks:" in text           # the nested RLM's cell
+    assert "answer of Summarise" in text
+    assert re.search(r"- \[warning\] Root call failed .*upstream said &lt;script&gt;", text)   # no raw HTML
+    assert "      - cell 1: `print(llm_query('rows: '" in text       # the nested RLM's cell
+    nested = next(c for c in store.calls(run_id) if c["kind"] == "rlm")
+    assert f"own $0.0000, subtree ${nested['cost_usd']:.4f}" in text
 
 
 def test_html_is_self_contained_and_escaped(store: RunStore, run_id: str, tmp_path: Path):
@@ -187,8 +180,11 @@ def test_html_is_self_contained_and_escaped(store: RunStore, run_id: str, tmp_pa
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
     assert "http://" not in page and "https://" not in page
     assert "default-src 'none'" in page
-    assert page.count("<details") == 2 + 4 + 11 + 1    # top turns, their cells, every call node, nested cell
-    assert "$0.0010" in page                                         # cost per node
+    calls = store.calls(run_id)
+    top_turns = [c for c in calls if c["kind"] == "root" and not c["depth"]]
+    assert page.count("<details") == len(top_turns) + 3 + len(calls) + 1   # top turns, their cells, calls, nested cell
+    for c in calls:
+        assert f"${c['cost_usd'] or 0:.4f}" in page                  # cost per node
     assert "subtree $" in page
 
 

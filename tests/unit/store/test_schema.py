@@ -22,6 +22,12 @@ EXPECTED = {
     "blobs": ["sha256", "codec", "size", "content", "created_utc"],
     "cells": ["run_id", "id", "parent_id", "seq", "ts_utc", "cell_index", "code", "stdout", "stderr", "error",
               "is_syntax_error", "fault", "duration_ms"],
+    "evaluations": ["id", "key", "name", "set_path", "set_sha256", "set_json", "documents_json",
+                    "scorecard_json", "created_utc", "updated_utc"],
+    "evaluation_runs": ["id", "evaluation_id", "pair", "mode", "root_model", "sub_model", "question_id",
+                        "repeat", "run_id", "status", "answer", "correct", "detail", "cost_usd",
+                        "judge_cost_usd", "wall_ms", "iterations", "cells", "syntax_errors", "input_tokens",
+                        "output_tokens", "error", "created_utc"],
     "_migrations": ["name", "applied_utc"],
     "runs_fts": ["question", "answer"],
 }

@@ -69,3 +69,20 @@ def test_projection_follows_the_run():
     assert p["projected_usd"] == pytest.approx(0.04) and p["high_usd"] == pytest.approx(0.01 * 21)
     proj.apply(events[-1])
     assert proj.projection()["projected_usd"] == 0.05 and proj.projection()["finished"]
+
+
+def test_the_preview_uses_the_engines_worst_case_and_says_when_the_first_call_cannot_fit():
+    from core.config import Price
+    from core.engine.costs import first_root_messages, worst_case
+    from core.llm.pricing import PriceBook
+    prices = {"openai/r": Price(2.5, 10.0), "openai/s": Price(0.15, 0.6)}
+    cfg = RunConfig(root_model="openai/r", sub_model="openai/s", max_cost_usd=0.01, prices=prices)
+    p = preview_cost(cfg, 40_000, question="What is it?", documents=[("a.txt", 40_000)])
+    messages = first_root_messages(cfg, "What is it?", [("a.txt", 40_000)], "x" * 500)
+    assert p.first_call_usd == worst_case(PriceBook(prices), "openai/r", messages, cfg.root_max_tokens).usd
+    assert p.first_call_usd > 0.01
+    assert "cannot cover the first root call" in p.blocker and "max tokens 8,192 x $10/M" in p.blocker
+    assert "a dollar cap of at least $" in p.blocker and "iteration" not in p.blocker.lower()
+    assert p.blocker in p.notes
+    roomy = preview_cost(cfg.replace(max_cost_usd=1.0), 40_000)
+    assert roomy.blocker == "" and roomy.first_call_usd is not None

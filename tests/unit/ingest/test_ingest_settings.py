@@ -1,0 +1,23 @@
+"""The settings file's "ingest" entry becomes IngestOptions; --ocr wins; bad values are ignored."""
+
+from __future__ import annotations
+
+from app.settings import ingest_options, load_settings, save_settings, settings_from_dict
+
+
+def test_ingest_entry_round_trips_and_becomes_options(tmp_path):
+    settings = settings_from_dict({"ingest": {"ocr": True, "ocr_language": "eng+deu",
+                                              "tables": False}})
+    path = save_settings(settings, tmp_path / "settings.json")
+    options = ingest_options(load_settings(path))
+    assert (options.ocr, options.ocr_language, options.tables, options.archives) == \
+        (True, "eng+deu", False, True)
+    assert ingest_options(load_settings(path), ocr=False).ocr is False
+
+
+def test_defaults_and_bad_values(caplog):
+    assert ingest_options(settings_from_dict({})).ocr is False
+    options = ingest_options(settings_from_dict({"ingest": {"ocr": "yes", "ocr_language": "e; rm"}}))
+    assert options.ocr is False and options.ocr_language == "eng"
+    assert "ingest.ocr must be true or false" in caplog.text
+    assert ingest_options(settings_from_dict({"ingest": "nonsense"}), ocr=True).ocr is True
