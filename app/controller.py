@@ -89,7 +89,9 @@ class Controller(QObject):
             is_running=lambda: self.running,
             last_run_id=lambda: self.last_outcome.run_id if self.last_outcome else None,
             open_settings=self.open_settings, default_caps=self._default_caps,
-            models_changed=self._models_changed, guide_numbers=lambda: self.models.guide_numbers())
+            models_changed=self._models_changed, guide_numbers=lambda: self.models.guide_numbers(),
+            store_documents=lambda run_id: self.history.store().documents(run_id),
+            set_documents=self.set_documents)
         from app.models_glue import ModelsGlue
         self.models = ModelsGlue(self)         # fitness, scorecards, also ask directly (issue 17)
 
@@ -256,7 +258,8 @@ class Controller(QObject):
             n = len(problems)
             self.notifier.warning(
                 f"{n} file{'s were' if n != 1 else ' was'} skipped ({', '.join(reasons)}).",
-                "The Sources list shows the reason for each; the other files were read.")
+                "The Sources list shows the reason for each; the other files were read.",
+                topic="sources")
         duplicates = len(result.skipped) - len(problems) + len(repeats)
         once = f" ({duplicates} duplicate{'s' if duplicates != 1 else ''} read once)" if duplicates else ""
         self.notifier.info(f"Read {len(fresh)} documents "
@@ -404,10 +407,12 @@ class Controller(QObject):
                                 "Wait until reading ends, or stop it, then run.")
         if needs_documents and not self.documents:
             return Notification("warning", "There are no documents to ask about yet.",
-                                "Drop files or folders on the Sources pane, or use Add files.")
+                                "Drop files or folders on the Sources pane, or use Add files.",
+                                topic="sources")
         if not qp.question():
             return Notification("warning", "Type a question first.",
-                                "Write it in the question box, then press Run (Ctrl+Enter).")
+                                "Write it in the question box, then press Run (Ctrl+Enter).",
+                                topic="question")
         if not qp.root_model():
             return Notification("warning", "Pick a root model.",
                                 "Choose one in the question panel, or type a model id "
@@ -493,7 +498,8 @@ class Controller(QObject):
         else:
             qp.set_status("The run failed.")
             self.notifier.post(explain_error(outcome.error or "", model=getattr(config, "root_model", None),
-                                             api_base=getattr(config, "api_base", None)))
+                                             api_base=getattr(config, "api_base", None),
+                                             label=config.label(config.root_model) if config is not None else None))
         if getattr(outcome, "store_error", None):
             self.notifier.warning("The run's record is incomplete: some events could not be saved.",
                                   "History, Verify and the exports may miss part of this run. Check the "
@@ -542,11 +548,16 @@ class Controller(QObject):
 
     def settings_applied(self, settings: Any = None) -> None:
         """The settings dialog saved new settings: follow them."""
+        qp = self.window.question_panel
+        before, shown = self._default_caps(), qp.caps()
         if settings is not None:
             self.settings = settings
         self._save_settings()
         self.theme.apply(self.settings.theme)
-        self.window.question_panel.set_caps(self._default_caps())
+        # The question panel keeps the caps the user set there; only a default changed
+        # in the dialog replaces the panel's value.
+        after = self._default_caps()
+        qp.set_caps({k: after[k] if k in after and before.get(k) != after[k] else shown[k] for k in shown})
         self._catalog_task = None
         self._fill_model_choices()
         self.notifier.info("Settings saved.")

@@ -53,7 +53,9 @@ class FirstRunGlue:
                  has_documents: Callable[[], bool], is_running: Callable[[], bool],
                  last_run_id: Callable[[], str | None], open_settings: Callable[[str], Any],
                  default_caps: Callable[[], dict], models_changed: Callable[[], None],
-                 guide_numbers: Callable[[], Any] = lambda: "") -> None:
+                 guide_numbers: Callable[[], Any] = lambda: "",
+                 store_documents: Callable[[str], Any] = lambda _run_id: [],
+                 set_documents: Callable[[list], None] = lambda _docs: None) -> None:
         self.window = window
         self.notifier = notifier
         self._settings, self._save = settings, save_settings
@@ -62,6 +64,7 @@ class FirstRunGlue:
         self._is_running, self._last_run_id = is_running, last_run_id
         self._default_caps, self._models_changed = default_caps, models_changed
         self._guide_numbers = guide_numbers
+        self._store_documents, self._set_documents = store_documents, set_documents
         w = window
         self.servers: list[Any] = []
         self.discovery_task: asyncio.Task | None = None
@@ -69,6 +72,7 @@ class FirstRunGlue:
         self.guide: Any = None
         self.roots: list[str] = []           # what was added this session (for "re-open")
         self.started = False
+        self.sources_run: str | None = None  # the sources came from this stored run (a re-run)
 
         self.view = WelcomeView()
         self.view.hide()
@@ -82,6 +86,7 @@ class FirstRunGlue:
         self.view.close_requested.connect(self.hide_welcome)
         self._fill_samples()
         self._build_actions()
+        notifier.action_requested.connect(self._on_notice_action)
 
         qp, hp, sp = w.question_panel, w.history_pane, w.sources_pane
         qp.run_requested.connect(self._after_run_request)       # after the controller's slot
@@ -133,6 +138,11 @@ class FirstRunGlue:
         self.add_paths([path])
 
     # --- the welcome view ----------------------------------------------------------
+    def _on_notice_action(self, action: str) -> None:
+        if action == "look_again":            # a stopped local server: look for servers again
+            self.show_welcome()
+            self.refresh()
+
     @property
     def welcome_visible(self) -> bool:
         return self.view.isVisibleTo(self.window)
@@ -209,14 +219,21 @@ class FirstRunGlue:
         for m in endpoint.models:
             own = s.models.setdefault(f"{endpoint.name}/{m}", ModelSettings())
             own.free = True
-        model_id = f"{endpoint.name}/{model}"
+        from core.discovery import root_and_sub
+        root, sub = root_and_sub(list(server.models), model)      # a strong root, a small sub
+        model_id, sub_id = f"{endpoint.name}/{root}", f"{endpoint.name}/{sub}"
         if not s.root_model:
             s.root_model = model_id
         self._save()
         self._models_changed()
-        self.window.question_panel.set_models(model_id, model_id)
-        text = (f"Selected {model_id} as root and sub model: {server.label}, free, "
-                "nothing leaves this computer.")
+        self.window.question_panel.set_models(model_id, sub_id)
+        if sub_id != model_id:
+            text = (f"Selected {model_id} as root (it writes the code) and {sub_id} as sub model "
+                    f"(it reads the pieces): {server.label}, free, nothing leaves this computer.")
+        else:
+            text = (f"Selected {model_id} as root and sub model: {server.label}, free, nothing "
+                    "leaves this computer. A small model as root often writes broken code: a "
+                    "larger one (7B or more) does better.")
         self.view.set_selected(text)
         self.notifier.info(text)
         return model_id
@@ -272,6 +289,7 @@ class FirstRunGlue:
         self._add_paths(paths)
 
     def _remember_roots(self, paths: list[str]) -> None:
+        self.sources_run = None
         for p in paths:
             if str(p) not in self.roots:
                 self.roots.append(str(p))
@@ -280,8 +298,9 @@ class FirstRunGlue:
         if self._is_running():
             self.hide_welcome()
 
-    def _after_rerun(self, _run_id: str) -> None:
+    def _after_rerun(self, run_id: str) -> None:
         self.roots.clear()            # the documents now come from the store
+        self.sources_run = run_id     # ... and a restart takes them from there again
         self.hide_welcome()
 
     # --- the guide -----------------------------------------------------------------
@@ -300,10 +319,22 @@ class FirstRunGlue:
         self.guide = None
 
     # --- the last session ------------------------------------------------------------
+    def _documents_of(self, run_id: str) -> list[str]:
+        from core.store.errors import StoreError
+        try:
+            documents = list(self._store_documents(run_id))
+        except StoreError as exc:
+            log.warning("the sources of run %s could not be restored: %s", run_id, exc)
+            return []
+        self._set_documents(documents)
+        self.sources_run = run_id
+        return [run_id] if documents else []
+
     def session_state(self) -> dict:
         """What `reopen_last_session` needs at the next start (kept in settings.ui)."""
         return {"roots": list(self.roots), "question": self.window.question_panel.question(),
-                "run_id": self._last_run_id()}
+                "run_id": self._last_run_id(),
+                "sources_run": getattr(self, "sources_run", None) if self._has_documents() else None}
 
     def reopen_last_session(self) -> bool:
         """Sources and question of the last session, as they were when the app closed."""
@@ -317,6 +348,8 @@ class FirstRunGlue:
             self.window.question_panel.set_question(question)
         if present:
             self.add_paths(present)
+        elif state.get("sources_run"):       # the sources of a re-run: from the store
+            present = self._documents_of(str(state["sources_run"]))
         if not (present or question):
             return False
         gone = len(roots) - len(present)

@@ -168,7 +168,7 @@ class SessionGlue:
             if not question or question == self.question:
                 self.notifier.warning("Type the follow-up question first.",
                                       "The box still holds the last question; write the next one, "
-                                      "then press Ask a follow-up.")
+                                      "then press Ask a follow-up.", topic="question")
                 return "refused"
             session = self.session
             self.session = None
@@ -191,7 +191,7 @@ class SessionGlue:
         if not question or question == (run.get("question") or "").strip():
             self.notifier.warning("Type the follow-up question first.",
                                   "The box holds the earlier question; write the next one, then "
-                                  "press Ask a follow-up.")
+                                  "press Ask a follow-up.", topic="question")
             return "refused"
         box = QMessageBox(self.window)
         box.setObjectName("followUpGoneDialog")

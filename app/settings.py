@@ -357,9 +357,13 @@ def build_run_config(settings: Settings, *, root: str | None = None, sub: str | 
     kwargs["sub_call_models"] = sub_call_routes(
         settings, (root_name, root_model, main_base), (sub_name, sub_model, sub_base or main_base))
     windows.update(kwargs.pop("context_windows", None) or {})
+    labels: dict[str, str] = {}
+    for routed, name in ((root_model, root_name), (sub_model, sub_name)):
+        if routed != name:
+            labels.setdefault(routed, name)    # the name the user picked is what is shown
     return RunConfig(root_model=root_model, sub_model=sub_model, api_base=main_base,
                      sub_api_base=sub_base, prices=prices, reasoning_effort=efforts,
-                     prompt_notes=notes, context_windows=windows, **kwargs)
+                     prompt_notes=notes, context_windows=windows, model_labels=labels, **kwargs)
 
 
 def sub_call_routes(settings: Settings, root: tuple[str, str, str | None],

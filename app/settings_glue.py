@@ -16,7 +16,7 @@ from ui.notifier import explain_error
 
 log = logging.getLogger(__name__)
 
-KEYCHAIN_ADVICE = (". On Linux, install and unlock gnome-keyring or KWallet; or set the provider's "
+KEYCHAIN_ADVICE = (". On Linux, install and unlock gnome-keyring or KWallet, or set the provider's "
                    "environment variable (e.g. OPENAI_API_KEY) before starting RLM Studio.")
 
 
@@ -63,6 +63,7 @@ class SettingsGlue:
         names += [(e.name, f"{e.name} (endpoint)") for e in self.settings.endpoints if e.needs_key]
         dialog = SettingsDialog(settings_to_dict(self.settings), names, self.window)
         dialog.keys_page.key_set.connect(self.set_key)
+        dialog.keys_page.key_session.connect(self.set_session_key)
         dialog.keys_page.key_delete.connect(self.delete_key)
         dialog.keys_page.key_test.connect(lambda p: asyncio.ensure_future(self.test_key(p)))
         dialog.accepted.connect(lambda: self.apply_values(dialog.values()))
@@ -123,6 +124,21 @@ class SettingsGlue:
         self.refresh_keys()
         return True
 
+    def set_session_key(self, provider: str, key: str) -> bool:
+        page = self._page()
+        try:
+            self.keys().set_for_session(provider, key)
+        except ValueError as exc:
+            if page:
+                page.show_result(False, str(exc))
+            return False
+        if page:
+            page.key_saved()
+            page.show_result(True, f"The {provider} key is used until RLM Studio closes; it is "
+                                   "written nowhere.")
+        self.refresh_keys()
+        return True
+
     def delete_key(self, provider: str) -> bool:
         deleted = self.keys().delete(provider)
         page = self._page()
@@ -137,16 +153,17 @@ class SettingsGlue:
         from core import providers
         from core.routing import route
         page = self._page()
+        pasted = page.pasted_key() if page is not None else ""     # the key just pasted comes first
         known = providers.get(provider)
         key = None
         if known is not None and known.test_model:
             # the provider's own test model at its own URL: core/routing.py gives the key
             found = route(known.test_model, keys=self.keys())
-            key = found.key if found.key_owner == provider else None
+            key = (pasted or found.key) if found.key_owner == provider else None
         else:
-            key = self.keys().resolve(provider)[0]
+            key = pasted or self.keys().resolve(provider)[0]
         if not key:
-            ok, text = False, f"No {provider} key is set."
+            ok, text = False, f"No {provider} key is set: paste one above, then press Test."
         elif known is None or not known.test_model:
             ok, text = False, "There is no test model for this provider; run a small question instead."
         else:

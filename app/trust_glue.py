@@ -432,7 +432,8 @@ def coverage_shown(report: Any) -> CoverageShown:
     """core.trust.coverage.CoverageReport as the Coverage tab shows it."""
     if report is None:
         return CoverageShown()
-    docs = [DocumentShown(d.path, d.chars, tuple((a, b) for a, b in d.read)) for d in report.documents]
+    docs = [DocumentShown(d.path, d.chars, tuple((a, b) for a, b in d.read), getattr(d, "searched", False))
+            for d in report.documents]
     return CoverageShown(docs, list(report.warnings), report.percent / 100.0)
 
 

@@ -53,6 +53,10 @@ class RunConfig:
     api_key_from: str | None = None      # whose key goes to an ad-hoc api_base nobody owns (--api-key-from)
     request_timeout_s: float = 600.0
     max_retries: int = 4
+    # The names the user chose, by the routed name litellm is given: a model of the
+    # user's own server "ollama/qwen2.5-coder:7b" is called as "openai/qwen2.5-coder:7b"
+    # at that server's URL. Shown and stored beside the routed name, which stays a detail.
+    model_labels: dict[str, str] = field(default_factory=dict)
     # Approval gate: a sub-call batch with more prompts than approve_batch_calls, or whose worst
     # case costs more than approve_batch_usd, waits for `approver(info) -> Awaitable[bool]`
     # (info: core.engine.subcalls.approval_info). Denied, or no approver: every slot is refused.
@@ -95,6 +99,10 @@ class RunConfig:
         kwargs["sub_call_models"] = {name: (str(pair[0]), pair[1])
                                      for name, pair in (data.get("sub_call_models") or {}).items()}
         return cls(**kwargs)
+
+    def label(self, model: str) -> str:
+        """The name the user chose for a routed model (the model itself if none)."""
+        return self.model_labels.get(model, model)
 
     def api_base_for(self, model: str) -> str | None:
         """The URL a call to `model` goes to: the run's api_base serves only its root and sub

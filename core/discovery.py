@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -198,3 +199,29 @@ def summary(servers: Iterable[LocalServer]) -> str:
     """One line for logs and the CLI: what was found, what was not."""
     found = [f"{s.label} ({len(s.models)} models)" for s in servers if s.found]
     return "; ".join(found) if found else "no local model server found"
+
+
+_PARAMS = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z])")
+STRONG_ROOT_B = 7.0        # the Guide: models under ~7B struggle as root
+
+
+def model_size_b(name: str) -> float | None:
+    """Billions of parameters from a model name ("qwen2.5-coder:7b" -> 7.0), if it says."""
+    found = _PARAMS.findall(name.rsplit("/", 1)[-1])
+    return float(found[-1]) if found else None
+
+
+def root_and_sub(models: list[str], chosen: str) -> tuple[str, str]:
+    """(root, sub) for a server's models when the user picks `chosen`: a strong root
+    and a small sub, as the Guide advises. A small `chosen` becomes the sub beside the
+    largest model of the server; a large one is the root, beside the smallest."""
+    sized = [(model_size_b(m), m) for m in models]
+    known = [(b, m) for b, m in sized if b is not None]
+    own = model_size_b(chosen)
+    if own is None or not known:
+        return chosen, chosen
+    if own < STRONG_ROOT_B:
+        bigger = max(known)
+        return (bigger[1], chosen) if bigger[0] > own else (chosen, chosen)
+    smaller = min(known)
+    return (chosen, smaller[1]) if smaller[0] < own else (chosen, chosen)

@@ -201,10 +201,17 @@ class Meta:
     documents: list[dict[str, Any]] = field(default_factory=list)
     total_chars: int = 0
     version: str = ""
+    parent_run_id: str | None = None     # a follow-up, re-run or fork names its run
 
     @property
     def max_iterations(self) -> int | None:
         return self.config.get("max_iterations")
+
+    def label(self, model: str) -> str:
+        """The name the user chose for a routed model (RunConfig.model_labels); nodes
+        carry it, so every pane shows what the user picked, not litellm's route."""
+        labels = self.config.get("model_labels")
+        return labels.get(model, model) if isinstance(labels, dict) and model else model
 
     @property
     def max_depth(self) -> int | None:
@@ -236,6 +243,9 @@ class RunView:
         self.nodes: dict[str, Node] = {}
         self.node_list: list[Node] = []  # by serial
         self.budget = Budget()
+        # (seconds since the start, dollars spent) each time the spend changed: the meter's
+        # spend-over-time picture. A few hundred points even for long runs.
+        self.spend: list[tuple[float, float]] = []
         self.figures = Figures()
         self.notices: list[NoticeItem] = []
         self.timeline: list[tuple[str, str | int | None]] = []  # ("turn", id) | ("notice", i) | ("final", None)
@@ -391,12 +401,13 @@ class RunView:
         m = self.meta
         m.run_id, m.question, m.root_model, m.sub_model = e.run_id, e.question, e.root_model, e.sub_model
         m.config, m.documents, m.total_chars, m.version = dict(e.config or {}), list(e.documents), e.total_chars, e.version
+        m.parent_run_id = getattr(e, "parent_run_id", None)
         self.status = "running"
         self.started_ts = e.ts
         self.budget.cap_usd = m.config.get("max_cost_usd")
         added: list[str] = []
         root = self._ensure_root(added)
-        root.model, root.prompt, root.preview = e.root_model, e.question, _preview(e.question)
+        root.model, root.prompt, root.preview = m.label(e.root_model), e.question, _preview(e.question)
         root.started_ts = e.ts
         return Change("run_started", added=tuple(added), updated=(ROOT_ID,))
 
@@ -404,9 +415,10 @@ class RunView:
         added: list[str] = []
         turn_id = e.call_id or f"{ROOT_ID}.t{e.iteration}"
         turn = self._ensure_turn(turn_id, e.parent_id, added)
-        turn.iteration, turn.depth, turn.model, turn.final_request = e.iteration, e.depth, e.model, e.final_request
+        model = self.meta.label(e.model)
+        turn.iteration, turn.depth, turn.model, turn.final_request = e.iteration, e.depth, model, e.final_request
         node = self.nodes[turn_id]
-        node.model, node.started_ts, node.label = e.model, e.ts, f"turn {e.iteration}"
+        node.model, node.started_ts, node.label = model, e.ts, f"turn {e.iteration}"
         if e.final_request:
             node.label += " (final)"
         return Change("turn_added", turn_id=turn_id, added=tuple(added), updated=(turn_id,))
@@ -429,7 +441,7 @@ class RunView:
         turn.set_reply(e.text)
         turn.input_tokens, turn.output_tokens = e.input_tokens, e.output_tokens
         turn.cost_usd, turn.duration_ms = e.cost_usd, e.duration_ms
-        turn.model = e.model or turn.model
+        turn.model = self.meta.label(e.model) or turn.model
         node = self.nodes[turn.id]
         node.status = "ok"
         node.model = turn.model
@@ -507,7 +519,7 @@ class RunView:
             parent = self._parent_for(e.parent_id, None, added)
             node = self._new_node(call_id, "rlm" if e.kind == "rlm" else "llm", parent, added, label=e.kind)
             self.figures.sub_calls += 1
-        node.model, node.prompt, node.preview, node.started_ts = e.model, e.prompt, _preview(e.prompt), e.ts
+        node.model, node.prompt, node.preview, node.started_ts = self.meta.label(e.model), e.prompt, _preview(e.prompt), e.ts
         node.status = "running"
         return Change("node_added", added=tuple(added), updated=(call_id,))
 
@@ -523,7 +535,7 @@ class RunView:
         elif not node.running:
             self._count_sub_status(node.status, -1)
         node.status = e.status
-        node.model = e.model or node.model
+        node.model = self.meta.label(e.model) or node.model
         node.response, node.error = e.response or "", e.error or ""
         node.input_tokens, node.output_tokens = e.input_tokens, e.output_tokens
         if node.kind == "rlm":
@@ -542,6 +554,8 @@ class RunView:
 
     def _budget(self, e: ev.BudgetChanged) -> Change:
         b = self.budget
+        if e.spent_usd != b.spent_usd or not self.spend:
+            self.spend.append((max(0.0, e.ts - (self.started_ts or e.ts)), e.spent_usd))
         b.spent_usd, b.reserved_usd = e.spent_usd, e.reserved_usd
         if e.cap_usd is not None or b.cap_usd is None:
             b.cap_usd = e.cap_usd

@@ -77,7 +77,8 @@ def _assess(backend: keyring.backend.KeyringBackend, explicit: bool) -> str:
         members = [b for b in backend.backends if not _assess(b, explicit)]
         return "" if members else "the keyring chain has no usable backend"
     if _is_plaintext(backend) and not explicit:
-        return f"the only backend found keeps secrets in a plain file ({type(backend).__name__})"
+        return ("the only keychain found would keep keys in an unencrypted file on disk, "
+                "which RLM Studio does not use")
     return ""
 
 
@@ -115,6 +116,7 @@ class KeyStore:
                  cache_s: float = 60.0) -> None:
         self.cache_s = cache_s
         self._cache: dict[str, tuple[float, str | None]] = {}
+        self._session: dict[str, str] = {}     # keys for this session only (set_for_session)
         self._errors = _backend_errors()
         explicit = backend is not None or _chosen_explicitly()
         load_error = ""
@@ -192,9 +194,22 @@ class KeyStore:
         return deleted
 
     # --- lookups ---------------------------------------------------------------
+    def set_for_session(self, provider: str, key: str) -> None:
+        """A key held in this process's memory only, until the app closes: for a
+        trial, or when there is no keychain. It wins over the keychain."""
+        key = key.strip()
+        if not key:
+            raise ValueError("the key is empty")
+        if any(ch in key for ch in "\r\n\0"):
+            raise ValueError("the key contains a line break or NUL byte")
+        self._session[provider.lower()] = key
+
     def resolve(self, provider: str) -> tuple[str | None, str]:
-        """(key, source): the keychain first, then the provider's environment
-        variables; (None, "none") when neither has one."""
+        """(key, source): a key for this session, then the keychain, then the provider's
+        environment variables; (None, "none") when none has one."""
+        session = getattr(self, "_session", {}).get(provider.lower())
+        if session:
+            return session, "session"
         key = self.get(provider)
         if key:
             return key, "keychain"

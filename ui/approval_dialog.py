@@ -113,11 +113,14 @@ class ApprovalThresholds(QWidget):
         self.usd_spin.setAccessibleName("Ask before batches that may cost more than")
         self.setToolTip("The run pauses and asks you before a batch of sub-calls larger than this "
                         "(calls, or worst-case dollars). 'never' switches the question off.")
-        row.addWidget(QLabel("Ask before batches over", self))
+        ask = QLabel("Ask before batches over", self)
+        ask.setWordWrap(True)              # a narrow panel wraps it instead of growing
+        row.addWidget(ask, 1)
+        for spin in (self.calls_spin, self.usd_spin):
+            spin.setMinimumWidth(spin.fontMetrics().horizontalAdvance("never calls") + 36)
         row.addWidget(self.calls_spin)
         row.addWidget(QLabel("or", self))
         row.addWidget(self.usd_spin)
-        row.addStretch(1)
         self.calls_spin.valueChanged.connect(self._emit)
         self.usd_spin.valueChanged.connect(self._emit)
 

@@ -23,13 +23,20 @@ KIND_ROLE = Qt.ItemDataRole.UserRole + 3        # str: rlm|turn|cell|llm
 COST_ROLE = Qt.ItemDataRole.UserRole + 4        # float: USD
 TOKENS_ROLE = Qt.ItemDataRole.UserRole + 5      # tuple[int, int]: input, output
 
-COLUMNS = ("Call", "Status", "Kind", "Model", "Prompt", "Tokens", "Cost", "Latency")
-(COL_CALL, COL_STATUS, COL_KIND, COL_MODEL, COL_PROMPT, COL_TOKENS, COL_COST, COL_LATENCY) = range(len(COLUMNS))
+# The figures come right after the call, so they are on screen without scrolling.
+COLUMNS = ("Call", "Status", "Tokens", "Cost", "Latency", "Model", "Kind", "Prompt")
+(COL_CALL, COL_STATUS, COL_TOKENS, COL_COST, COL_LATENCY, COL_MODEL, COL_KIND, COL_PROMPT) = range(len(COLUMNS))
 _RIGHT = {COL_TOKENS, COL_COST, COL_LATENCY}
 FAILED = frozenset({"error", "syntax error", "timeout", "crash", "memory", "failed", "fault"})
 HELD = frozenset({"refused", "cancelled", "capped"})
 
 Index = QModelIndex | QPersistentModelIndex
+
+
+def _short(n: int) -> str:
+    """Token counts that fit a narrow column: 812, 1.5k, 48k, 1.2M."""
+    return f"{n:,}" if n < 1000 else f"{n / 1000:.1f}k" if n < 10_000 else \
+        f"{n // 1000}k" if n < 1_000_000 else f"{n / 1_000_000:.1f}M"
 
 
 class CallTreeModel(QAbstractItemModel):
@@ -204,7 +211,7 @@ class CallTreeModel(QAbstractItemModel):
     def _display(self, node: Node, col: int) -> str | None:
         if col == COL_CALL:
             if node.kind in ("llm", "rlm") and node.parent is not None:
-                return f"{node.kind} {node.id.rpartition('.')[2]}"
+                return f"{node.kind} {node.id}"     # the same id as in the sub-calls table
             return node.label
         if col == COL_STATUS:
             return node.status
@@ -217,7 +224,7 @@ class CallTreeModel(QAbstractItemModel):
         if col == COL_TOKENS:
             if not (node.input_tokens or node.output_tokens):
                 return ""
-            return f"{node.input_tokens:,} / {node.output_tokens:,}"
+            return f"{_short(node.input_tokens)} / {_short(node.output_tokens)}"
         if col == COL_COST:
             return f"${node.cost_usd:.4f}" if node.cost_usd else ""
         if col == COL_LATENCY:

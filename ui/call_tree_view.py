@@ -9,10 +9,12 @@ from __future__ import annotations
 from PySide6.QtCore import QItemSelection, QModelIndex, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
 
-from ui.call_tree_model import COL_CALL, COL_PROMPT, COLUMNS, NODE_ID_ROLE, CallTreeModel
+from ui.call_tree_model import (COL_CALL, COL_COST, COL_KIND, COL_LATENCY, COL_PROMPT, COL_STATUS,
+                                 COL_TOKENS, COLUMNS, NODE_ID_ROLE, CallTreeModel)
 
 AUTO_EXPAND_DEPTH = 2      # the RLM, its turns and their cells
-_WIDTHS = {COL_CALL: 190, COL_PROMPT: 260}
+_WIDTHS = {COL_CALL: 150, COL_STATUS: 64, COL_TOKENS: 96, COL_COST: 64, COL_LATENCY: 60,
+           COL_KIND: 44, COL_PROMPT: 260}
 
 
 class CallTreeView(QTreeView):

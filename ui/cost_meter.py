@@ -9,11 +9,12 @@ also a dynamic property `level` ("normal" | "warning" | "error") for style sheet
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QProgressBar, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QProgressBar, QSizePolicy, QVBoxLayout, QWidget
 
 from core.runview import RunView
 from ui.highlight import is_dark
 from ui.rows import human_count
+from ui.spend_chart import SpendChart
 from ui.theme import PALETTES
 
 WARN_FRACTION = 0.8
@@ -31,6 +32,11 @@ def money(usd: float) -> str:
     return f"${usd:,.4f}" if usd < 1 else f"${usd:,.2f}"
 
 
+def in_flight_in_tree(view: RunView) -> int:
+    """Model calls running in the call tree: sub-calls, nested RLMs and streaming turns."""
+    return sum(1 for n in view.node_list if n.running and n.parent is not None and n.kind != "cell")
+
+
 def clock(seconds: float) -> str:
     s = int(seconds)
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
@@ -46,15 +52,21 @@ class CostMeter(QFrame):
         row = QHBoxLayout(self)
         row.setContentsMargins(6, 2, 6, 2)
         row.setSpacing(12)
+        self.chart = SpendChart(self)
+        self.chart.setFixedSize(150, 18)
         self.bar = QProgressBar(self)
         self.bar.setObjectName("costBar")
         self.bar.setRange(0, 1000)
         self.bar.setTextVisible(False)
-        self.bar.setFixedWidth(140)
-        self.bar.setMaximumHeight(12)
+        self.bar.setFixedSize(150, 4)
         self.bar.setAccessibleName("Dollars spent against the cap")
+        picture = QVBoxLayout()
+        picture.setContentsMargins(0, 0, 0, 0)
+        picture.setSpacing(1)
+        picture.addWidget(self.chart)
+        picture.addWidget(self.bar)
         self.cost = self._label("cost", "Cost")
-        row.addWidget(self.bar)
+        row.addLayout(picture)
         row.addWidget(self.cost)
         self.tokens = self._label("tokens", "Tokens in and out")
         self.in_flight = self._label("inFlight", "Calls in flight")
@@ -66,6 +78,9 @@ class CostMeter(QFrame):
         row.addStretch(1)
         self.status = self._label("runStatus", "Run status")
         row.addWidget(self.status)
+        # Narrow windows: the least needed figures give way first (all stay in the tooltip).
+        self.give_way = [self.cells, self.iteration, self.tokens, self.elapsed, self.in_flight]
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         self.refresh(RunView())
 
     def _label(self, name: str, accessible: str) -> QLabel:
@@ -79,7 +94,9 @@ class CostMeter(QFrame):
     def level(self) -> str:
         return self._level
 
-    def refresh(self, view: RunView, now: float | None = None) -> None:
+    def refresh(self, view: RunView, now: float | None = None, replay: bool = False) -> None:
+        """`replay`: the calls in flight are counted in the call tree, so the meter and
+        the tree agree at every point of the replay."""
         b, f = view.budget, view.figures
         fraction = b.fraction
         if b.cap_usd is None:
@@ -101,17 +118,42 @@ class CostMeter(QFrame):
         nested = f" · {b.nested_running} nested RLM{'s' if b.nested_running != 1 else ''}" if b.nested_running else ""
         if b.nested_waiting:
             nested += f" (+{b.nested_waiting} queued)"
-        self._set(self.in_flight, f"{b.in_flight} in flight{nested}")
+        flying = in_flight_in_tree(view) if replay else b.in_flight
+        self._set(self.in_flight, f"{flying} in flight{nested}")
+        self.chart.set_data(view.spend, b.cap_usd, view.elapsed(now))
         self._set(self.elapsed, clock(view.elapsed(now)))
         top = view.meta.max_iterations
         self._set(self.iteration, f"iteration {view.iteration} of {top}" if top else f"iteration {view.iteration}")
         self._set(self.cells, f"{f.cells} cells · {f.syntax_error_rate * 100:.0f}% syntax errors")
         self._set(self.status, view.status if view.status != "idle" else "")
+        self.setToolTip(" · ".join(t for t in self._texts.values() if t))
 
     def _set(self, label: QLabel, text: str) -> None:
         if self._texts.get(label.objectName()) != text:
             self._texts[label.objectName()] = text
             label.setText(text)
+            self._fit()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        """Show as many figures as fit in the width, hiding the least needed first:
+        the texts never run into each other."""
+        row = self.layout()
+        margins = row.contentsMargins()
+        fixed = self.chart.width() + margins.left() + margins.right()
+        labels = [self.cost, self.status, *reversed(self.give_way)]
+        needed = fixed + sum(lab.sizeHint().width() + row.spacing() for lab in labels)
+        for label in self.give_way:
+            label.setVisible(True)
+        for label in self.give_way:
+            if needed <= self.width():
+                break
+            needed -= label.sizeHint().width() + row.spacing()
+            label.setVisible(False)
+        row.setGeometry(self.contentsRect())      # place what is left now, at this width
 
     def restyle(self) -> None:
         """Repaint the bar in the current theme's colours."""
@@ -126,6 +168,7 @@ class CostMeter(QFrame):
         palette = PALETTES["dark" if is_dark() else "light"]
         color = {"normal": palette["accent"], "warning": palette["warning"], "error": palette["error"]}[level]
         self.bar.setStyleSheet(f"QProgressBar::chunk {{ background-color: {color}; }}")
+        self.chart.set_colors(color, palette["error"], palette["border"])
         self.cost.setStyleSheet("" if level == "normal" else f"color: {color}; font-weight: bold;")
         self.bar.setAccessibleDescription({"normal": "within the cap", "warning": "near the cap",
                                            "error": "cap reached"}[level])

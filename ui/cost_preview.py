@@ -23,6 +23,11 @@ class CostPreview(QLabel):
         self.estimate_text = ""
         self.projection_text = ""
         self.level = "normal"
+        # Its room is kept while it is empty: the panel does not jump when the line comes.
+        policy = self.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)
+        self.setSizePolicy(policy)
+        self.setMinimumHeight(self.fontMetrics().lineSpacing() * 2 + 2)
         self.hide()
 
     def set_estimate(self, text: str, tooltip: str = "") -> None:

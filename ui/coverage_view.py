@@ -29,6 +29,7 @@ class DocumentShown:
     path: str
     chars: int
     read: tuple[tuple[int, int], ...] = ()     # [start, end) stretches looked at, sorted, merged
+    searched: bool = False                     # the code ran over it (searched, counted), shown or not
 
     @property
     def read_chars(self) -> int:
@@ -51,6 +52,11 @@ class CoverageShown:
             return self.total_fraction
         total = sum(d.chars for d in self.documents)
         return sum(d.read_chars for d in self.documents) / total if total else 0.0
+
+
+EXPLAIN = ("Green: text a model was shown (printed cell output the root saw, sub-call prompts).")
+DETAIL = ("Tinted: documents the code ran over. Searching or counting reads all of a document "
+          "without showing it to a model, so it does not count as shown.")
 
 
 def percent(fraction: float) -> str:
@@ -86,6 +92,10 @@ class CoverageBar(QWidget):
         painter.setPen(QColor(palette["border"]))
         painter.setBrush(QColor(palette["alt"]))
         painter.drawRect(rect)
+        if self.document.searched:                 # code ran over all of it: a light tint
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(searched_color(palette))
+            painter.drawRect(rect.adjusted(1, 1, -1, -1))
         chars = self.document.chars
         if chars > 0:
             painter.setPen(Qt.PenStyle.NoPen)
@@ -95,6 +105,58 @@ class CoverageBar(QWidget):
                 x0 = rect.left() + width * max(0, start) / chars
                 x1 = rect.left() + width * min(chars, end) / chars
                 painter.drawRect(QRectF(x0, rect.top(), max(1.0, x1 - x0), rect.height()))
+        painter.end()
+
+
+def searched_color(palette: dict[str, str]) -> QColor:
+    color = QColor(palette["accent"])
+    color.setAlpha(55)
+    return color
+
+
+class OverviewStrip(QWidget):
+    """Every document side by side, as wide as its share of the text: shown to a model
+    (filled), searched by code (tinted), untouched (empty). One look at the whole run."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("coverageOverview")
+        self.setAccessibleName("What was read, all documents")
+        self.setMinimumHeight(16)
+        self.setMaximumHeight(16)
+        self.documents: list[DocumentShown] = []
+
+    def set_documents(self, documents: list[DocumentShown]) -> None:
+        self.documents = list(documents)
+        self.update()
+
+    def paintEvent(self, _event) -> None:
+        palette = PALETTES["dark" if is_dark() else "light"]
+        painter = QPainter(self)
+        rect = QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5)
+        painter.setPen(QColor(palette["border"]))
+        painter.setBrush(QColor(palette["alt"]))
+        painter.drawRect(rect)
+        total = sum(d.chars for d in self.documents)
+        if total <= 0:
+            painter.end()
+            return
+        x = rect.left()
+        for doc in self.documents:
+            width = rect.width() * doc.chars / total
+            painter.setPen(Qt.PenStyle.NoPen)
+            if doc.searched:
+                painter.setBrush(searched_color(palette))
+                painter.drawRect(QRectF(x, rect.top(), width, rect.height()))
+            painter.setBrush(QColor(palette["ok"]))
+            for start, end in doc.read:
+                x0 = x + width * max(0, start) / doc.chars
+                x1 = x + width * min(doc.chars, end) / doc.chars
+                painter.drawRect(QRectF(x0, rect.top(), max(1.0, x1 - x0), rect.height()))
+            x += width
+            painter.setPen(QColor(palette["border"]))         # where one document ends
+            painter.drawLine(QRectF(x, rect.top(), 0, rect.height()).topLeft(),
+                             QRectF(x, rect.top(), 0, rect.height()).bottomLeft())
         painter.end()
 
 
@@ -109,7 +171,16 @@ class CoverageView(QWidget):
         self.total_label = QLabel("No run yet.", self)
         self.total_label.setObjectName("coverageTotal")
         self.total_label.setStyleSheet("QLabel { font-weight: bold; }")
+        self.total_label.setWordWrap(True)
         layout.addWidget(self.total_label)
+        self.overview = OverviewStrip(self)
+        layout.addWidget(self.overview)
+        self.explain_label = QLabel(self)
+        self.explain_label.setObjectName("hint")
+        self.explain_label.setWordWrap(True)
+        self.explain_label.setText(EXPLAIN)
+        self.explain_label.setToolTip(DETAIL)
+        layout.addWidget(self.explain_label)
         self.warnings_label = QLabel(self)
         self.warnings_label.setObjectName("coverageWarnings")
         self.warnings_label.setWordWrap(True)
@@ -136,11 +207,19 @@ class CoverageView(QWidget):
         for doc in docs:
             self.bars[doc.path].set_document(doc)
             self._labels[doc.path][1].setText(percent(doc.fraction))
+        self.overview.set_documents(docs)
         if docs:
-            self.total_label.setText(f"Read {percent(coverage.fraction)} of {len(docs)} document"
-                                     f"{'s' if len(docs) != 1 else ''}")
+            searched = sum(1 for d in docs if d.searched)
+            self.total_label.setText(f"Shown to a model: {percent(coverage.fraction)} of the text of "
+                                     f"{len(docs)} document{'s' if len(docs) != 1 else ''}")
+            self.total_label.setToolTip(EXPLAIN)
+            reach = (f"tinted: code ran over it ({searched} of {len(docs)})" if searched else
+                     "no cell's code went through the documents")
+            self.explain_label.setText(f"Green: shown to a model · {reach}")
+            self.explain_label.setToolTip(f"{EXPLAIN} {DETAIL}")
         else:
             self.total_label.setText("No run yet.")
+            self.explain_label.setText(EXPLAIN)
         warnings = list(coverage.warnings)
         palette = PALETTES["dark" if is_dark() else "light"]
         self.warnings_label.setStyleSheet(f"QLabel {{ color: {palette['warning']}; }}")
@@ -159,6 +238,7 @@ class CoverageView(QWidget):
             name = QLabel(path, self._rows_widget)
             name.setToolTip(path)
             name.setMaximumWidth(220)
+            name.setMinimumWidth(48)            # a long path is cut (its tooltip has it all)
             bar = CoverageBar(self._rows_widget)
             pct = QLabel("", self._rows_widget)
             pct.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

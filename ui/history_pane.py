@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import Callable
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
@@ -48,8 +49,22 @@ class HistoryRow:
                 duration = int((finished - created).total_seconds() * 1000)
         return cls(id=str(run["id"]), question=run.get("question") or "",
                    status=run.get("status") or "", created=created,
-                   root_model=run.get("root_model") or "", sub_model=run.get("sub_model") or "",
+                   root_model=run.get("root_model_label") or run.get("root_model") or "",
+                   sub_model=run.get("sub_model_label") or run.get("sub_model") or "",
                    cost_usd=run.get("cost_usd"), duration_ms=duration)
+
+
+def format_when(created: datetime | None, now: datetime | None = None) -> str:
+    """"09:29" today, "12-01 09:29" this year, "2025-12-01 09:29" before: short in a narrow pane."""
+    if created is None:
+        return ""
+    local = created.astimezone()
+    now = (now or datetime.now(timezone.utc)).astimezone()
+    if local.date() == now.date():
+        return local.strftime("%H:%M")
+    if local.year == now.year:
+        return local.strftime("%m-%d %H:%M")
+    return local.strftime("%Y-%m-%d %H:%M")
 
 
 def format_duration(ms: int | None) -> str:
@@ -72,7 +87,9 @@ def format_cost(usd: float | None) -> str:
 
 
 class HistoryModel(RowTableModel):
-    COLUMNS = ("When", "Question", "Status", "Models", "Cost", "Duration")
+    # Models last: it takes what is left, and the question keeps its width.
+    COLUMNS = ("When", "Question", "Status", "Cost", "Duration", "Models")
+    (COL_WHEN, COL_QUESTION, COL_STATUS, COL_COST, COL_DURATION, COL_MODELS) = range(6)
 
     _rows: list[HistoryRow]
 
@@ -83,21 +100,22 @@ class HistoryModel(RowTableModel):
         col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             if col == 0:
-                return row.created.astimezone().strftime("%Y-%m-%d %H:%M") if row.created else ""
+                return format_when(row.created)
             if col == 1:
                 return " ".join(row.question.split())[:200]
             if col == 2:
                 return row.status
-            if col == 3:
+            if col == 5:
                 return row.root_model if row.sub_model in ("", row.root_model) \
                     else f"{row.root_model} / {row.sub_model}"
-            if col == 4:
+            if col == 3:
                 return format_cost(row.cost_usd)
-            if col == 5:
+            if col == 4:
                 return format_duration(row.duration_ms)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{row.question}\n\nrun {row.id}"
-        if role == Qt.ItemDataRole.TextAlignmentRole and col in (4, 5):
+            when = row.created.astimezone().strftime("%Y-%m-%d %H:%M") if row.created else ""
+            return f"{row.question}\n\nrun {row.id}, {when}\nroot {row.root_model}, sub {row.sub_model or row.root_model}"
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (3, 4):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == RUN_ID_ROLE:
             return row.id
@@ -162,9 +180,15 @@ class HistoryPane(QWidget):
 
         self.table = list_table(self.model, "Past runs")
         header = self.table.horizontalHeader()
-        for col in range(len(HistoryModel.COLUMNS)):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        metrics = header.fontMetrics()
+        m = HistoryModel
+        for col, sample in ((m.COL_WHEN, "12-01 07:24"), (m.COL_QUESTION, "Which quarterly report"),
+                            (m.COL_STATUS, "interrupted"), (m.COL_COST, "$0.0000"),
+                            (m.COL_DURATION, "10 min 00 s"), (m.COL_MODELS, "ollama/qwen2.5")):
+            self.table.setColumnWidth(col, max(metrics.horizontalAdvance(sample),
+                                               metrics.horizontalAdvance(m.COLUMNS[col])) + 20)
         self.table.doubleClicked.connect(lambda _i: self._emit_for_selected(self.open_requested))
         layout.addWidget(self.table, 1)
 
@@ -176,7 +200,9 @@ class HistoryPane(QWidget):
         self.rerun_button = QPushButton("Re-run")
         icons.bind(self.rerun_button, "rerun")
         self.rerun_button.setToolTip("Load its sources, question, models and caps to run again")
-        self.rerun_button.clicked.connect(lambda: self._emit_for_selected(self.rerun_requested))
+        self.rerun_button.clicked.connect(self.ask_rerun)
+        # Set by the window: asks before a re-run replaces the sources (False: keep them).
+        self.confirm_rerun: Callable[[], bool] | None = None
         self.export_button = QToolButton()
         icons.bind(self.export_button, "export")
         self.export_button.setAccessibleName("Export the selected run")
@@ -247,6 +273,15 @@ class HistoryPane(QWidget):
         run_id = self.selected_id()
         if run_id:
             signal.emit(run_id)
+
+    def ask_rerun(self) -> bool:
+        """Re-run: it replaces the sources with the stored run's, so ask first."""
+        if self.selected_id() is None:
+            return False
+        if self.confirm_rerun is not None and not self.confirm_rerun():
+            return False
+        self._emit_for_selected(self.rerun_requested)
+        return True
 
     def _emit_export(self, fmt: str) -> None:
         run_id = self.selected_id()

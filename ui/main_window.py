@@ -12,18 +12,20 @@ import base64
 import logging
 from typing import Callable
 
-from PySide6.QtCore import QByteArray, QEvent, Qt, Signal
+from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QLabel, QMainWindow, QSizePolicy, QSplitter, QToolBar, QVBoxLayout, QWidget,
+    QApplication, QLabel, QMainWindow, QMessageBox, QSizePolicy, QSplitter, QToolBar,
+    QVBoxLayout, QWidget,
 )
 
-from ui import icons
+from ui import confirm, icons
 from ui.history_pane import HistoryPane
 from ui.notifier import Banner, Notification, Notifier
 from ui.question_panel import QuestionPanel
 from ui.run_panes import RunPanes
 from ui.sources_pane import SourcesPane
+from ui.tab_order import order_by_position
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +40,7 @@ class MainWindow(QMainWindow):
         super().__init__(parent)
         self.setWindowTitle("RLM Studio")
         self.setObjectName("mainWindow")
-        self.resize(1400, 860)
+        self.resize(fitting_size())
         self.notifier = notifier or Notifier(self)
         self._painted = False
         self.close_guard: Callable[[], bool] | None = None   # False keeps the window open
@@ -61,6 +63,8 @@ class MainWindow(QMainWindow):
         self.center_layout.setContentsMargins(0, 0, 0, 0)
         self.replay_label = QLabel()
         self.replay_label.setObjectName("hint")
+        self.replay_label.setWordWrap(True)      # a long run name wraps: the window keeps its size
+        self.replay_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.replay_label.hide()
         self.center_layout.addWidget(self.replay_label)
         self.center_layout.addWidget(self.run_panes, 1)
@@ -85,7 +89,18 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
 
         self._build_actions()
+        self._build_menus()
+        self._keep_messages_current()
+        self.history_pane.confirm_rerun = self._confirm_rerun
+        self._tab_timer = QTimer(self)
+        self._tab_timer.setSingleShot(True)
+        self._tab_timer.setInterval(0)
+        self._tab_timer.timeout.connect(self.order_tabs)
+        self._tab_timer.timeout.connect(self.fit_question_panel)
+        for pane in (self.sources_pane, self.question_panel):
+            pane.installEventFilter(self)
         self.notifier.posted.connect(self._show_in_status_bar)
+        self.notifier.action_requested.connect(self._on_notice_action)
         self.statusBar().showMessage("Ready")
         self.installEventFilter(self)
 
@@ -142,11 +157,137 @@ class MainWindow(QMainWindow):
         self.toolbar = toolbar
 
     def show_history(self, visible: bool = True) -> None:
-        self.history_pane.setVisible(visible)
+        """Show or hide History inside the window as it is: the other panes give it
+        room (the window never resizes itself)."""
+        if visible and not self.history_pane.isVisibleTo(self):
+            sizes = self.main_splitter.sizes()
+            total = sum(sizes)
+            want = max(self.history_pane.minimumSizeHint().width(), min(360, total // 4))
+            left = min(sizes[0], max(self.left_splitter.minimumSizeHint().width(), total // 4))
+            self.history_pane.setVisible(True)
+            self.main_splitter.setSizes([left, max(0, total - left - want), want])
+        else:
+            self.history_pane.setVisible(visible)
         if self.history_action.isChecked() != visible:
             self.history_action.setChecked(visible)
         if visible:
             self.history_pane.search_edit.setFocus()
+
+    def _build_menus(self) -> None:
+        """File, Edit, View, Run, Help: every toolbar action and shortcut is also here."""
+        bar = self.menuBar()
+        sp, qp = self.sources_pane, self.question_panel
+        self.open_folder_action = QAction("Open folder…", self)
+        self.open_folder_action.setShortcut(QKeySequence.StandardKey.Open)        # Ctrl+O
+        self.open_folder_action.triggered.connect(sp.choose_folder)
+        self.add_files_action = QAction("Add files…", self)
+        self.add_files_action.setShortcut(QKeySequence("Ctrl+Shift+O"))
+        self.add_files_action.triggered.connect(sp.choose_files)
+        self.export_action = QAction("Export the run…", self)
+        self.export_action.setShortcut(QKeySequence("Ctrl+E"))
+        self.export_action.triggered.connect(self.run_panes.export_requested)
+        self.quit_action = QAction("Quit", self)
+        self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
+        self.quit_action.setMenuRole(QAction.MenuRole.QuitRole)
+        self.quit_action.triggered.connect(self.close)
+        self.find_action = QAction("Find in history…", self)
+        self.find_action.setShortcut(QKeySequence.StandardKey.Find)               # Ctrl+F
+        self.find_action.triggered.connect(self.find)
+        self.copy_answer_action = QAction("Copy the answer", self)
+        self.copy_answer_action.setShortcut(QKeySequence("Ctrl+Shift+C"))
+        self.copy_answer_action.triggered.connect(self._copy_answer)
+        self.question_action = QAction("Go to the question", self)
+        self.question_action.setShortcut(QKeySequence("Ctrl+L"))
+        self.question_action.triggered.connect(lambda: qp.question_box.setFocus())
+        self.about_action = QAction("About RLM Studio", self)
+        self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
+        self.about_action.triggered.connect(self.show_about)
+        self.keys_help_action = QAction("Keyboard shortcuts", self)
+        self.keys_help_action.triggered.connect(self.show_shortcuts)
+        for action in (self.open_folder_action, self.add_files_action, self.export_action,
+                       self.quit_action, self.find_action, self.copy_answer_action,
+                       self.question_action):
+            action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+            self.addAction(action)
+        file_menu = bar.addMenu("&File")
+        file_menu.addActions([self.open_folder_action, self.add_files_action])
+        file_menu.addSeparator()
+        file_menu.addAction(self.export_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+        edit_menu = bar.addMenu("&Edit")
+        edit_menu.addActions([self.find_action, self.copy_answer_action, self.question_action])
+        edit_menu.addSeparator()
+        edit_menu.addAction(self.settings_action)
+        self.view_menu = bar.addMenu("&View")
+        self.view_menu.addActions([self.history_action, self.live_action])
+        self.run_menu = bar.addMenu("&Run")
+        self.run_menu.addActions([self.run_action, self.stop_action])
+        self.help_menu = bar.addMenu("&Help")
+        self.help_menu.addActions([self.keys_help_action, self.about_action])
+        self.menus = {"file": file_menu, "edit": edit_menu, "view": self.view_menu,
+                      "run": self.run_menu, "help": self.help_menu}
+
+    def add_menu_action(self, menu: str, action: QAction) -> None:
+        """Glue in app/ lists its own actions (Welcome, Guide, follow-up) in a menu."""
+        self.menus[menu].addAction(action)
+
+    def find(self) -> None:
+        self.show_history(True)
+        self.history_pane.search_edit.setFocus()
+        self.history_pane.search_edit.selectAll()
+
+    def _copy_answer(self) -> None:
+        card = self.run_panes.transcript.answer_card
+        if card is not None and card.answer:
+            card.copy()
+            self.statusBar().showMessage("The answer was copied.", 5000)
+        else:
+            self.statusBar().showMessage("There is no answer to copy yet.", 5000)
+
+    def show_about(self) -> None:
+        version = QApplication.applicationVersion()
+        QMessageBox.about(self, "About RLM Studio",
+                          f"<b>RLM Studio</b> {version}<br>Ask questions over your own documents "
+                          "with a Recursive Language Model. Runs are kept on this computer.")
+
+    def show_shortcuts(self) -> None:
+        rows = []
+        for action in self.actions():
+            keys = ", ".join(k.toString(QKeySequence.SequenceFormat.NativeText) for k in action.shortcuts())
+            if keys:
+                rows.append(f"<tr><td>{action.text().replace('&', '')}</td><td><b>{keys}</b></td></tr>")
+        QMessageBox.information(self, "Keyboard shortcuts", "<table>" + "".join(rows) + "</table>")
+
+    def _keep_messages_current(self) -> None:
+        """A message goes when what it was about changes: every old one when a run
+        starts, the question's when the question is edited, the sources' when no
+        skipped file is listed any more."""
+        n = self.notifier
+        self.question_panel.running_changed.connect(lambda running: running and n.clear(""))
+        self.question_panel.question_box.textChanged.connect(lambda: n.clear("question"))
+
+        def sources_changed(*_args) -> None:
+            if not self.sources_pane.totals()["skipped"]:
+                n.clear("sources")
+        model = self.sources_pane.model
+        for signal in (model.modelReset, model.rowsRemoved):
+            signal.connect(sources_changed)
+
+    def _confirm_rerun(self) -> bool:
+        rows = self.sources_pane.rows()
+        if not rows:
+            return True
+        return confirm.ask(self, "Replace the sources?",
+                           f"Re-run loads the documents that run was asked over; the {len(rows)} "
+                           f"source{'s' if len(rows) != 1 else ''} listed now leave the list.",
+                           [("replace", "Replace and load"), ("cancel", "Cancel")]) == "replace"
+
+    def _on_notice_action(self, action: str) -> None:
+        if action == "pick_model":
+            picker = self.question_panel.root_picker
+            picker.setFocus()
+            QTimer.singleShot(0, picker.showPopup)
 
     # --- replay ---------------------------------------------------------------
     def set_replay_mode(self, label: str) -> None:
@@ -187,15 +328,43 @@ class MainWindow(QMainWindow):
             for key, value in (state.get("splitters") or {}).items():
                 if key in splitters and value:
                     splitters[key].restoreState(_unb64(value))
+                    if key.startswith("run"):
+                        self.run_panes.layout_restored = True
             self.show_history(bool(state.get("history_visible")))
         except (ValueError, TypeError) as exc:   # a damaged entry: keep the defaults
             log.warning("could not restore the window layout: %s", exc)
 
     # --- events ---------------------------------------------------------------
+    def fit_question_panel(self) -> None:
+        """The question panel gets the height its fields need at its width (wrapped
+        hints included); the sources list gives way. Nothing in it is squashed."""
+        qp, sp = self.question_panel, self.sources_pane
+        sizes = self.left_splitter.sizes()
+        if len(sizes) != 2 or not qp.isVisible():
+            return
+        box = qp.question_box
+        need = qp.heightForWidth(qp.width()) if qp.hasHeightForWidth() else qp.sizeHint().height()
+        need -= max(0, box.sizeHint().height() - max(box.minimumSizeHint().height(), 60))
+        total = sum(sizes)
+        if sizes[1] < need and total - need >= sp.minimumSizeHint().height():
+            self.left_splitter.setSizes([total - need, need])
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._tab_timer.start()
+
+    def order_tabs(self) -> None:
+        """Tab runs down the left column as it reads: sources, then the question panel."""
+        chain = order_by_position(self.sources_pane) + order_by_position(self.question_panel)
+        for a, b in zip(chain, chain[1:]):
+            QWidget.setTabOrder(a, b)
+
     def eventFilter(self, obj, event) -> bool:
         if obj is self and event.type() == QEvent.Type.Paint and not self._painted:
             self._painted = True
             self.first_painted.emit()
+        elif obj is not self and event.type() in (QEvent.Type.LayoutRequest, QEvent.Type.Show):
+            self._tab_timer.start()          # a widget came or went: put the chain in order
         return super().eventFilter(obj, event)
 
     def closeEvent(self, event) -> None:
@@ -214,6 +383,18 @@ class MainWindow(QMainWindow):
         """Actions in the toolbar, before "Back to live"; returns nothing."""
         for action in actions:
             self.toolbar.insertAction(self.live_action, action)
+
+
+def fitting_size():
+    """The first window size: 1400x860, or the screen's free area when it is smaller
+    (a 1366x768 laptop must see Run and Settings without moving the window)."""
+    from PySide6.QtCore import QSize
+    screen = QApplication.primaryScreen()
+    want = QSize(1400, 860)
+    if screen is None:
+        return want
+    free = screen.availableGeometry().size()
+    return QSize(min(want.width(), free.width()), min(want.height(), free.height() - 30))
 
 
 def _b64(data: QByteArray) -> str:

@@ -60,13 +60,17 @@ class ModelPicker(QComboBox):
         view.setRootIsDecorated(False)
         view.setItemsExpandable(False)
         view.setAllColumnsShowFocus(True)
-        view.setMinimumWidth(380)
+        view.setMinimumWidth(480)
+        view.setStyleSheet("QTreeView::item { padding: 3px 8px; }")
         self.setView(view)
         self.setModelColumn(0)
 
     def showPopup(self) -> None:
         self.opening.emit()
-        self.view().resizeColumnToContents(0)
+        view = self.view()
+        view.resizeColumnToContents(0)
+        view.resizeColumnToContents(1)
+        view.setMinimumWidth(max(480, self.width(), view.columnWidth(0) + view.columnWidth(1) + 40))
         super().showPopup()
 
     def set_choices(self, choices: list[ModelChoice]) -> None:
@@ -128,6 +132,7 @@ class QuestionPanel(QWidget):
     run_requested = Signal()
     stop_requested = Signal()
     models_wanted = Signal()    # a model popup is opening: fill the catalog
+    running_changed = Signal(bool)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -187,6 +192,10 @@ class QuestionPanel(QWidget):
         self.iter_spin.setValue(20)
         self.iter_spin.setAccessibleName("Maximum iterations")
         self.iter_spin.setToolTip("Root turns at most")
+        # Narrow enough for a 1024 px window with History open (the hint is for $10,000.00).
+        self.depth_spin.setMinimumWidth(40)
+        self.cost_spin.setMinimumWidth(80)
+        self.iter_spin.setMinimumWidth(50)
         for label, widget in (("Depth", self.depth_spin), ("Cap", self.cost_spin),
                               ("Iterations", self.iter_spin)):
             caps.addWidget(QLabel(label))
@@ -210,6 +219,7 @@ class QuestionPanel(QWidget):
         self.status_label = QLabel()
         self.status_label.setObjectName("hint")
         self.status_label.setWordWrap(True)
+        self.status_label.setMinimumHeight(self.status_label.fontMetrics().lineSpacing() * 2)
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.stop_button)
         self.direct_check = QCheckBox("Also ask directly")
@@ -258,9 +268,12 @@ class QuestionPanel(QWidget):
 
     # --- state ---------------------------------------------------------------
     def set_running(self, running: bool) -> None:
+        changed = self.stop_button.isEnabled() != running
         self.run_button.setEnabled(not running)
         self.stop_button.setEnabled(running)
         self.question_box.setReadOnly(running)
+        if changed:
+            self.running_changed.emit(running)
 
     def also_direct(self) -> bool:
         return self.direct_check.isChecked()

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSlider, QToolButton, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSlider, QStyle, QStyleOptionSlider, QToolButton, QWidget
 
 from core.events import Event
 
@@ -28,6 +28,27 @@ SCRUB_MS = 40
 class ReplayTarget(Protocol):
     def reset(self, live: bool = ...) -> None: ...
     def apply_many(self, events: Sequence[Event]) -> None: ...
+
+
+class JumpSlider(QSlider):
+    """A click on the track moves the handle to that point (not a page towards it)."""
+
+    def mousePressEvent(self, event) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            option = QStyleOptionSlider()
+            self.initStyleOption(option)
+            handle = self.style().subControlRect(QStyle.ComplexControl.CC_Slider, option,
+                                                 QStyle.SubControl.SC_SliderHandle, self)
+            if not handle.contains(event.position().toPoint()):
+                groove = self.style().subControlRect(QStyle.ComplexControl.CC_Slider, option,
+                                                     QStyle.SubControl.SC_SliderGroove, self)
+                x = int(event.position().x()) - groove.x() - handle.width() // 2
+                span = max(1, groove.width() - handle.width())
+                self.setValue(QStyle.sliderValueFromPosition(self.minimum(), self.maximum(), x, span,
+                                                             option.upsideDown))
+                event.accept()
+                return
+        super().mousePressEvent(event)
 
 
 class ReplayBar(QWidget):
@@ -57,7 +78,7 @@ class ReplayBar(QWidget):
         self.back_button = self._button("◀", "Step back", "Step back one event", self.step_back)
         self.play_button = self._button("▶", "Play", "Play the run", self.toggle_play)
         self.forward_button = self._button("▶|", "Step forward", "Step forward one event", self.step_forward)
-        self.slider = QSlider(Qt.Orientation.Horizontal, self)
+        self.slider = JumpSlider(Qt.Orientation.Horizontal, self)
         self.slider.setObjectName("replaySlider")
         self.slider.setAccessibleName("Replay position")
         self.slider.setRange(0, 0)

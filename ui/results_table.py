@@ -10,6 +10,8 @@ for a file and emits `export_requested(path)` (the glue writes the CSV).
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 
 from PySide6.QtCore import (QModelIndex, QSortFilterProxyModel, Qt, Signal)
@@ -59,7 +61,7 @@ class ResultsModel(RowTableModel):
         if role == Qt.ItemDataRole.ToolTipRole and col in (3, 4, 5):
             return (row.source, row.prompt[:4000], row.answer[:4000])[col - 3]
         if role == Qt.ItemDataRole.UserRole:       # sorting and filtering
-            return (row.call_id, row.status, row.model, row.source, row.prompt, row.answer,
+            return (natural_key(row.call_id), row.status, row.model, row.source, row.prompt, row.answer,
                     row.input_tokens, row.output_tokens, row.cost_usd, row.duration_ms or 0)[col]
         if role == Qt.ItemDataRole.TextAlignmentRole and col >= 6:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
@@ -72,6 +74,11 @@ class ResultsModel(RowTableModel):
 
     def rows(self) -> list[ResultShown]:
         return list(self._rows)
+
+
+def natural_key(call_id: str) -> str:
+    """"R.s4" before "R.s30": numbers padded, so ids sort as numbers, not as text."""
+    return re.sub(r"\d+", lambda m: m.group(0).zfill(9), call_id)
 
 
 class ResultsFilter(QSortFilterProxyModel):
@@ -115,12 +122,16 @@ class ResultsTable(QWidget):
         self.filter_edit.setPlaceholderText("Filter sub-calls (prompt, answer, source, model)")
         self.filter_edit.setAccessibleName("Filter sub-calls")
         self.filter_edit.setClearButtonEnabled(True)
+        self.filter_edit.setMinimumWidth(60)
         self.status_combo = QComboBox(self)
+        self.status_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.status_combo.setMinimumContentsLength(4)
         self.status_combo.setAccessibleName("Filter by status")
         self.status_combo.addItem("Any status", None)
         for status in ("ok", "error", "refused", "cancelled", "running"):
             self.status_combo.addItem(status, status)
-        self.export_button = QPushButton("Export CSV…", self)
+        self.export_button = QPushButton("CSV…", self)
+        self.export_button.setToolTip("Export the sub-calls as CSV")
         self.export_button.setAccessibleName("Export the sub-calls as CSV")
         top.addWidget(self.filter_edit, 1)
         top.addWidget(self.status_combo)

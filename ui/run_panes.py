@@ -50,6 +50,12 @@ class RunPanes(QWidget):
         self._updated: set[str] = set()
         self._detail_dirty = False
         self._dirty = False
+        # The questions and answers of the session so far (run id, question, answer): a
+        # follow-up shows them above its own turns.
+        self._session: list[tuple[str, str, str]] = []
+        self._earlier_pending = False
+        self.layout_restored = False       # set by the window when it restored saved sizes
+        self._balanced = False
         # Objects with reset(live) and feed(events) that see every event the panes
         # fold (coverage, results: app/trust_glue.py), live and in replays.
         self.observers: list = []
@@ -77,7 +83,7 @@ class RunPanes(QWidget):
         self.main_splitter.setStretchFactor(1, 2)
         for splitter in (self.side_splitter, self.main_splitter):
             splitter.setChildrenCollapsible(False)
-        self.transcript.setMinimumWidth(280)
+        self.transcript.setMinimumWidth(190)
         self.main_splitter.setSizes([600, 500])         # until the window restores saved sizes
         self.side_splitter.setSizes([500, 300])
         layout = QVBoxLayout(self)
@@ -100,6 +106,14 @@ class RunPanes(QWidget):
         self._clock.setInterval(TICK_MS)
         self._clock.timeout.connect(self._tick)
 
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if not self.layout_restored and not self._balanced and self.side_splitter.count() == 3:
+            # tree, detail, the trust tabs: the detail gets room for its texts
+            self._balanced = True
+            total = sum(self.side_splitter.sizes())
+            self.side_splitter.setSizes([total * 36 // 100, total * 34 // 100, total * 30 // 100])
+
     # ---- the shell's API -----------------------------------------------
     @property
     def view(self) -> RunView:
@@ -118,11 +132,18 @@ class RunPanes(QWidget):
         hides the replay bar."""
         self._flush_timer.stop()
         self._clock.stop()
-        self._live = live
+        was_live, self._live = self._live, live
         if live:
             self.replay_bar.pause()
             self.replay_bar.hide()
         self._reselect = None if live else self.detail.node_id   # keep the selection while scrubbing
+        previous = self._view
+        if live and was_live and previous.meta.run_id and previous.finished:
+            if not self._session or self._session[-1][0] != previous.meta.run_id:
+                self._session.append((previous.meta.run_id, previous.meta.question, previous.answer or ""))
+        elif not live:
+            self._session = []
+        self._earlier_pending = live and bool(self._session)
         self._view = RunView()
         self._updated.clear()
         self._dirty = False
@@ -168,10 +189,13 @@ class RunPanes(QWidget):
             return
         self._dirty = False
         updated, self._updated = self._updated, set()
+        if self._earlier_pending and self._view.meta.run_id:
+            self._earlier_pending = False
+            self._show_earlier()
         self.tree_model.sync(updated)
         self.transcript.flush()
         view = self._view
-        self.meter.refresh(view, time.time() if self._live else None)
+        self.meter.refresh(view, time.time() if self._live else None, replay=not self._live)
         if self._reselect is not None and self._reselect in view.nodes:
             node_id, self._reselect = self._reselect, None
             self.tree.select_node(node_id)
@@ -201,6 +225,16 @@ class RunPanes(QWidget):
         if change.kind == "tokens" and change.turn_id == self.detail.node_id:
             self._detail_dirty = True               # a selected streaming turn follows in the detail
         self.transcript.note(change)
+
+    def _show_earlier(self) -> None:
+        """A follow-up (its parent is the last run, its question a new one) shows the
+        session's earlier exchanges; any other run starts a new session."""
+        meta = self._view.meta
+        last = self._session[-1]
+        if meta.parent_run_id == last[0] and meta.question.strip() != last[1].strip():
+            self.transcript.set_earlier([(q, a) for _id, q, a in self._session])
+        else:
+            self._session = []
 
     def _tick(self) -> None:
         if self._view.finished or not self._live:

@@ -35,7 +35,8 @@ def _label(text: str, hint: bool = False) -> QLabel:
 
 class KeysPage(QWidget):
     key_set = Signal(str, str)      # provider, key
-    key_test = Signal(str)
+    key_session = Signal(str, str)  # provider, key: kept in memory until the app closes
+    key_test = Signal(str)          # the glue tests the pasted key if there is one (pasted_key())
     key_delete = Signal(str)
 
     def __init__(self, providers: list[tuple[str, str]], parent=None) -> None:
@@ -71,13 +72,18 @@ class KeysPage(QWidget):
         self.set_button = QPushButton("Save in keychain")
         icons.bind(self.set_button, "key")
         self.set_button.clicked.connect(self._on_set)
+        self.session_button = QPushButton("Use for this session")
+        self.session_button.setToolTip("Keep the key in memory only, until RLM Studio closes: "
+                                       "nothing is written anywhere")
+        self.session_button.clicked.connect(self._on_session)
         self.test_button = QPushButton("Test")
-        self.test_button.setToolTip("Sends one tiny request to the provider")
+        self.test_button.setToolTip("Sends one tiny request to the provider with the pasted key "
+                                    "(or, if the field is empty, the saved one)")
         self.test_button.clicked.connect(lambda: self.key_test.emit(self.provider()))
         self.delete_button = QPushButton("Delete")
         icons.bind(self.delete_button, "delete")
         self.delete_button.clicked.connect(lambda: self.key_delete.emit(self.provider()))
-        for b in (self.set_button, self.test_button, self.delete_button):
+        for b in (self.set_button, self.session_button, self.test_button, self.delete_button):
             buttons.addWidget(b)
         buttons.addStretch(1)
         layout.addLayout(buttons)
@@ -107,6 +113,16 @@ class KeysPage(QWidget):
             return
         self.key_set.emit(self.provider(), key)
 
+    def _on_session(self) -> None:
+        key = self.key_edit.text().strip()
+        if not key:
+            self.show_result(False, "Paste a key first.")
+            return
+        self.key_session.emit(self.provider(), key)
+
+    def pasted_key(self) -> str:
+        return self.key_edit.text().strip()
+
     def key_saved(self) -> None:
         self.key_edit.clear()
 
@@ -114,7 +130,10 @@ class KeysPage(QWidget):
         if usable:
             self.keychain_label.setText(f"Keychain: {text}")
         else:
-            self.keychain_label.setText(f"<b>The system keychain cannot store keys.</b> {text}")
+            sentence = text[:1].upper() + text[1:] if text else ""
+            self.keychain_label.setText(f"<b>The system keychain cannot store keys.</b> {sentence} "
+                                        "You can still <b>Use for this session</b>: the key stays in "
+                                        "memory until RLM Studio closes.")
         self.set_button.setEnabled(usable)
 
     def set_rows(self, rows: list[tuple[str, str, str, str]]) -> None:
@@ -125,7 +144,8 @@ class KeysPage(QWidget):
             item.setData(Qt.ItemDataRole.UserRole, name)
             self.table.setItem(i, 0, item)
             self.table.setItem(i, 1, QTableWidgetItem(masked or "not set"))
-            where = "keychain" if source == "keychain" else source.replace("env:", "environment ")
+            where = {"keychain": "keychain", "session": "this session only"}.get(
+                source, source.replace("env:", "environment "))
             self.table.setItem(i, 2, QTableWidgetItem(where))
 
     def show_result(self, ok: bool, text: str) -> None:

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QProgressBar, QPushButton, QToolButton, QVBoxLayout, QWidget,
 )
 
-from ui import icons
+from ui import confirm, icons
 from ui.rows import RowTableModel, list_table, human_count, human_size  # noqa: F401  (re-exported)
 
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -51,7 +51,8 @@ class SourceRow:
         if skip.reason == "duplicate" and skip.detail:
             reason = skip.detail           # "duplicate of PATH": read once, costs nothing
         return cls(path=skip.path, status="skipped", format=Path(skip.path).suffix.lstrip("."),
-                   reason=reason, source_path=getattr(skip, "source_path", "") or "")
+                   size=getattr(skip, "size", 0) or 0, reason=reason,
+                   source_path=getattr(skip, "source_path", "") or "")
 
     @property
     def name(self) -> str:
@@ -61,11 +62,23 @@ class SourceRow:
     def tokens(self) -> int:
         return self.chars // 4
 
+    @property
+    def folder(self) -> str:
+        """The folder the user added this file with ("" for a file added on its own)."""
+        root = self.source_path.rstrip("/\\")
+        if not root or root == self.path or Path(root).name == self.name:
+            parent = str(Path(self.path).parent)
+            return "" if parent == "." else parent
+        return Path(root).name
+
 
 class SourcesModel(RowTableModel):
     """Rows of SourceRow, one per document or skipped file."""
 
-    COLUMNS = ("Name", "Status", "Format", "Size", "Tokens (est.)")
+    # The skip reason has the last column: however wide it is made, it pushes nothing away.
+    # The numbers right after the name and status, so a narrow pane still shows them.
+    COLUMNS = ("Name", "Status", "Size", "Tokens (est.)", "Folder", "Format", "Why skipped")
+    (COL_NAME, COL_STATUS, COL_SIZE, COL_TOKENS, COL_FOLDER, COL_FORMAT, COL_REASON) = range(7)
 
     _rows: list[SourceRow]
 
@@ -75,30 +88,26 @@ class SourcesModel(RowTableModel):
         row = self._rows[index.row()]
         col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            if col == 0:
-                return row.name
-            if col == 1:
-                if row.status == "read":
-                    return f"read ({row.note})" if row.note else "read"
-                return f"skipped: {row.reason}"
-            if col == 2:
-                return row.format
-            if col == 3:
-                return human_size(row.size)
-            if col == 4:
-                return human_count(row.tokens) if row.status == "read" else ""
+            status = (f"read ({row.note})" if row.note else "read") if row.status == "read" else "skipped"
+            return (row.name, status, human_size(row.size),
+                    human_count(row.tokens) if row.status == "read" else "", row.folder, row.format,
+                    row.reason if row.status != "read" else "")[col]
         if role == Qt.ItemDataRole.ToolTipRole:
             tip = row.path
             if row.status != "read":
                 tip += f"\nskipped: {row.reason}"
             return tip
-        if role == Qt.ItemDataRole.TextAlignmentRole and col in (3, 4):
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (self.COL_SIZE, self.COL_TOKENS):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == PATH_ROLE:
             return row.path
         if role == SORT_ROLE:
-            return (row.name.lower(), row.status, row.format, row.size, row.tokens)[col]
+            return (row.name.lower(), row.status, row.size, row.tokens, row.folder.lower(), row.format,
+                    row.reason)[col]
         return None
+
+    def folders(self) -> list[str]:
+        return list(dict.fromkeys(r.folder for r in self._rows))
 
     def rows(self) -> list[SourceRow]:
         return list(self._rows)
@@ -208,7 +217,7 @@ class SourcesPane(QWidget):
         layout.addWidget(title)
 
         self.drop_zone = DropZone()
-        self.drop_zone.paths_dropped.connect(self.paths_added)
+        self.drop_zone.paths_dropped.connect(self.offer_paths)
         layout.addWidget(self.drop_zone)
 
         buttons = QHBoxLayout()
@@ -227,7 +236,7 @@ class SourcesPane(QWidget):
         icons.bind(self.clear_button, "clear")
         self.clear_button.setAccessibleName("Clear all sources")
         self.clear_button.setToolTip("Clear all sources")
-        self.clear_button.clicked.connect(self.clear_requested)
+        self.clear_button.clicked.connect(self.ask_clear)
         buttons.addWidget(self.add_files_button)
         buttons.addWidget(self.add_folder_button)
         buttons.addStretch(1)
@@ -237,11 +246,27 @@ class SourcesPane(QWidget):
 
         self.table = list_table(self.model, "Source documents", multi_select=True)
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for col in range(1, 5):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        header.setMinimumSectionSize(36)
+        m = SourcesModel
+        for col, width in ((m.COL_NAME, 120), (m.COL_FOLDER, 90), (m.COL_STATUS, 60),
+                           (m.COL_FORMAT, 70), (m.COL_SIZE, 64), (m.COL_TOKENS, 84)):
+            self.table.setColumnWidth(col, max(width, header.fontMetrics().horizontalAdvance(
+                m.COLUMNS[col]) + 18))
+        self.table.setColumnHidden(m.COL_FOLDER, True)
+        self.table.setColumnHidden(m.COL_REASON, True)
         self.table.setAcceptDrops(False)
+        self.table.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         layout.addWidget(self.table, 1)
+        # The selected skipped file's reason, in full and wrapped (the column may be narrow).
+        self.reason_label = QLabel()
+        self.reason_label.setObjectName("hint")
+        self.reason_label.setWordWrap(True)
+        self.reason_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.reason_label.hide()
+        layout.addWidget(self.reason_label)
+        self.table.selectionModel().selectionChanged.connect(self._show_reason)
 
         progress_row = QHBoxLayout()
         self.progress = QProgressBar()
@@ -272,12 +297,44 @@ class SourcesPane(QWidget):
     def choose_files(self) -> None:
         files, _ = QFileDialog.getOpenFileNames(self, "Add files")
         if files:
-            self.paths_added.emit(files)
+            self.offer_paths(files)
 
     def choose_folder(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Add folder")
         if folder:
-            self.paths_added.emit([folder])
+            self.offer_paths([folder])
+
+    def offer_paths(self, paths: list[str]) -> str:
+        """New files or folders: with sources listed from elsewhere, ask whether they
+        join them or replace them. Returns "add", "replace" or "cancel"."""
+        rows = self.model.rows()
+        roots = {r.source_path for r in rows}
+        fresh = [str(p) for p in paths if str(p) not in roots]
+        choice = "add"
+        if rows and fresh:
+            folders = [f for f in self.model.folders() if f]
+            where = f" from {', '.join(folders[:3])}" if folders else ""
+            choice = confirm.ask(
+                self, "Add to the sources, or replace them?",
+                f"{len(rows)} source{'s are' if len(rows) != 1 else ' is'} listed{where}. The next "
+                "question is asked over every listed file.",
+                [("add", "Add to them"), ("replace", "Replace them"), ("cancel", "Cancel")])
+        if choice == "replace":
+            self.clear_requested.emit()
+        if choice != "cancel":
+            self.paths_added.emit([str(p) for p in paths])
+        return choice
+
+    def ask_clear(self) -> bool:
+        """The bin button: clear every source, after asking."""
+        rows = self.model.rows()
+        if rows and confirm.ask(self, "Clear all sources?",
+                                f"The {len(rows)} listed source{'s' if len(rows) != 1 else ''} leave "
+                                "the list (the files themselves stay where they are).",
+                                [("clear", "Clear"), ("cancel", "Cancel")], destructive=True) != "clear":
+            return False
+        self.clear_requested.emit()
+        return True
 
     def selected_paths(self) -> list[str]:
         rows = {i.row() for i in self.table.selectionModel().selectedRows()}
@@ -332,7 +389,24 @@ class SourcesPane(QWidget):
         return {"read": len(read), "skipped": len(rows) - len(read),
                 "bytes": sum(r.size for r in read), "chars": sum(r.chars for r in read)}
 
+    def _show_reason(self, *_args) -> None:
+        rows = [self.model.rows()[i.row()] for i in self.table.selectionModel().selectedRows()]
+        skipped = [r for r in rows if r.status != "read"]
+        if len(skipped) == 1:
+            self.reason_label.setText(f"{skipped[0].name} was skipped: {skipped[0].reason}.")
+        elif skipped:
+            self.reason_label.setText(f"{len(skipped)} of the selected files were skipped; "
+                                      "the last column says why.")
+        self.reason_label.setVisible(bool(skipped))
+
+    def _update_columns(self) -> None:
+        """The folder column shows with two folders or more, the reason column with a skip."""
+        m = self.model
+        self.table.setColumnHidden(m.COL_FOLDER, len(m.folders()) < 2)
+        self.table.setColumnHidden(m.COL_REASON, not any(r.status != "read" for r in m.rows()))
+
     def _update_totals(self, *_args) -> None:
+        self._update_columns()
         t = self.totals()
         if not t["read"] and not t["skipped"]:
             self.totals_label.setText("No sources yet.")

@@ -13,9 +13,8 @@ Nested RLMs' turns are not listed here; they are in the call tree.
 from __future__ import annotations
 
 import logging
-import re
 
-from PySide6.QtCore import QEvent, QPoint, Qt, Signal
+from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QCursor, QFont, QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QToolTip,
                                QToolButton, QVBoxLayout, QWidget)
@@ -24,19 +23,16 @@ from core.runview import Cell, Change, RunView, Turn
 from ui.cost_meter import clock, money
 from ui.highlight import code_html, is_dark
 from ui.theme import PALETTES
+from ui.transcript_text import (ENDED_WORDS, OUTPUT_CHARS, OUTPUT_LINES, RETRY_MARK,  # noqa: F401
+                                 breakable, retry_line, truncate_output)
 
 log = logging.getLogger(__name__)
 
-OUTPUT_LINES = 25            # REPL output shown before "Show all"
-OUTPUT_CHARS = 1500
 EXPANDED_CHARS = 200_000     # beyond this, the detail panel has the whole text
-_LONG_RUN = re.compile(r"\S{120,}")
 _RESIZING_EVENTS = frozenset({QEvent.Type.StyleChange, QEvent.Type.FontChange, QEvent.Type.ContentsRectChange,
                               QEvent.Type.LayoutDirectionChange})
 GROUP_SIZE = 8               # transcript items per layout group
 FAULT_NAMES = {"timeout": "Timeout", "crash": "Worker crashed", "memory": "Out of memory"}
-
-
 class WrapLabel(QLabel):
     """A word-wrapped QLabel that remembers its height for a width until its
     text changes. QLabel recomputes it on every layout pass, which made each
@@ -100,22 +96,6 @@ def set_markdown(label: QLabel, text: str, citations=None) -> None:
         label.setText(html)
 
 
-def breakable(text: str) -> str:
-    """Lets very long unbroken runs (base64, xxxx...) wrap in a label."""
-    return _LONG_RUN.sub(lambda m: "\u200b".join(m.group(0)[i:i + 16] for i in range(0, len(m.group(0)), 16)),
-                         text)
-
-
-def truncate_output(text: str) -> tuple[str, bool]:
-    """The head of a long REPL output, and whether anything was cut."""
-    text = text.rstrip("\n")
-    lines = text.splitlines()
-    if len(lines) <= OUTPUT_LINES and len(text) <= OUTPUT_CHARS:
-        return text, False
-    head = "\n".join(lines[:OUTPUT_LINES])[:OUTPUT_CHARS]
-    return head, True
-
-
 class CellBlock(QFrame):
     """One code cell: highlighted code, output (truncated, expandable), error."""
 
@@ -161,7 +141,8 @@ class CellBlock(QFrame):
             self.code.setText(code_html(cell.code, is_dark()))
         if self.done or not cell.done:
             if not cell.done:
-                self.title.setText(f"Cell {cell.index} · running…")
+                ended = ENDED_WORDS.get(view.status) if view.finished else None
+                self.title.setText(f"Cell {cell.index} · {ended}" if ended else f"Cell {cell.index} · running…")
             return
         self.done = True
         took = f" · {cell.duration_ms / 1000:.2f} s" if cell.duration_ms is not None else ""
@@ -270,8 +251,11 @@ class TurnCard(QFrame):
                 self.prose.setVisible(bool(prose))
         else:
             text = turn.text
+            ended = ENDED_WORDS.get(view.status) if view.finished else None
+            if ended:
+                self.header.setText(f"{title} · {turn.model} · {ended}")
             if len(text) != self._shown_len:
-                if self._shown_len < 0:
+                if self._shown_len < 0 and not ended:
                     self.header.setText(f"{title} · {turn.model} · streaming…")
                 self._shown_len = len(text)
                 self.prose.setText(text)
@@ -376,6 +360,8 @@ class Transcript(QScrollArea):
         self._dirty: set[str] = set()
         self._final_dirty = False
         self._follow = True
+        self._retry_labels: dict[str, QLabel] = {}
+        self._answer_shown_at: int | None = None
         self._build_column()
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._on_scrolled)
@@ -394,7 +380,32 @@ class Transcript(QScrollArea):
                                        self._column)
         self._placeholder.setObjectName("hint")
         self._layout.insertWidget(0, self._placeholder)
+        self._earlier = make_label("", self._column, Qt.TextFormat.MarkdownText)
+        self._earlier.setObjectName("earlierQuestions")
+        self._earlier.setAccessibleName("Earlier questions in this session")
+        self._earlier.hide()
+        self._layout.insertWidget(0, self._earlier)
         self.setWidget(self._column)
+
+    def set_earlier(self, exchanges: list[tuple[str, str]]) -> None:
+        """Show the questions and answers this follow-up continues, above its turns."""
+        if not exchanges:
+            self._earlier.hide()
+            return
+        parts = ["**Earlier in this session**"]
+        for i, (question, answer) in enumerate(exchanges, 1):
+            quoted = "\n".join("> " + line for line in question.splitlines() or [""])
+            parts.append(f"**Question {i}**\n\n{quoted}\n\n**Answer {i}**\n\n{answer or '*no answer*'}")
+        parts.append("**This follow-up**")
+        colors = PALETTES["dark" if is_dark() else "light"]
+        self._earlier.setStyleSheet(f"QLabel {{ border-left: 3px solid {colors['border']}; padding: 4px 8px;"
+                                    f" color: {colors['muted']}; }}")
+        self._earlier.setText("\n\n".join(parts))
+        self._earlier.show()
+        self._placeholder.hide()
+
+    def earlier_text(self) -> str:
+        return self._earlier.text() if not self._earlier.isHidden() else ""
 
     # ---- feeding -------------------------------------------------------
     def reset(self, view: RunView) -> None:
@@ -406,6 +417,8 @@ class Transcript(QScrollArea):
         self._dirty.clear()
         self._final_dirty = False
         self._follow = True
+        self._retry_labels = {}
+        self._answer_shown_at = None
         old = self.takeWidget()
         if old is not None:
             old.deleteLater()
@@ -435,6 +448,26 @@ class Transcript(QScrollArea):
         if self._final_dirty and self._answer is not None:
             self._final_dirty = False
             self._answer.refresh(view)
+            for turn_id, card in self._cards.items():     # nothing says "streaming…" after the end
+                if not card.replied or any(not b.done for b in card.blocks):
+                    card.refresh(view.turns[turn_id], view)
+            self.show_answer()
+
+    def show_answer(self) -> None:
+        """Scroll so the answer card's top is in view (once the layout has placed it):
+        a finished run ends on its answer, wherever the user had scrolled to."""
+        self._follow = False
+        QTimer.singleShot(0, self, self._scroll_to_answer)     # not after this view is gone
+
+    def _scroll_to_answer(self) -> None:
+        card = self._answer
+        if card is None:
+            return
+        self._column.layout().activate()
+        top = card.mapTo(self._column, QPoint(0, 0)).y() - 8
+        bar = self.verticalScrollBar()
+        bar.setValue(max(0, min(top, bar.maximum())))
+        self._answer_shown_at = bar.value()
 
     def _add_item(self, widget: QWidget) -> None:
         """Items go into groups of GROUP_SIZE: a change in the last item then
@@ -467,7 +500,17 @@ class Transcript(QScrollArea):
         if kind == "notice":
             assert isinstance(key, int)
             item = view.notices[key]
-            label = make_label(f"{item.level.upper()}: {item.message}", self._column)
+            text = f"{item.level.upper()}: {item.message}"
+            if RETRY_MARK in item.message:
+                # One line per call that is retried, updated in place: the latest attempt.
+                previous = self._retry_labels.get(item.node_id or "")
+                if previous is not None:
+                    previous.hide()
+                text = f"{item.level.upper()}: {retry_line(item.message)}"
+            label = make_label(text, self._column)
+            if RETRY_MARK in item.message:
+                label.setToolTip(item.message)
+                self._retry_labels[item.node_id or ""] = label
             label.setObjectName("notice")
             label.setProperty("level", item.level)
             fg = colors["error" if item.level == "error" else "warning" if item.level == "warning" else "info"]

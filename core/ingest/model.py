@@ -80,6 +80,7 @@ class Skip:
     source_path: str
     reason: str         # one of REASONS
     detail: str = ""
+    size: int = 0       # bytes on disk, when known (0 for what could not be stat'ed)
 
 
 @dataclass(frozen=True)

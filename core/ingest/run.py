@@ -138,7 +138,8 @@ class Ingestion:
                 self._finish(seq, Skip(item.path, item.source_path, EMPTY, "0 bytes"), 0)
             elif item.size > limit:
                 self._finish(seq, Skip(item.path, item.source_path, TOO_LARGE,
-                                       f"{item.size:,} bytes, over the {limit:,} byte limit"), 0)
+                                       f"{item.size:,} bytes, over the {limit:,} byte limit",
+                                       item.size), 0)
             else:
                 self._bytes_total += item.size
                 self._queue.append((seq, item))
@@ -199,7 +200,7 @@ class Ingestion:
                     if member.restarts >= MAX_RESTARTS:
                         detail += f" (the rest of the archive was given up after " \
                                   f"{MAX_RESTARTS} crashed workers)"
-                    result = Skip(entry.path, entry.source_path, outcome[1], detail)
+                    result = Skip(entry.path, entry.source_path, outcome[1], detail, entry.size)
                 self._finish(seq, result, entry.size)
         finally:
             if worker is not None:

@@ -137,7 +137,7 @@ class ModelClient:
                     meter.end(attempt_usage(model, messages, "".join(received), None, cancelled=True))
                 raise
             except (LLMError, Exception) as exc:
-                error = classify(exc, model)
+                error = classify(exc, model, self.api_base_for(model))
                 if meter is not None:
                     meter.end(attempt_usage(model, messages, "".join(received), error))
             else:

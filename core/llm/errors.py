@@ -172,12 +172,42 @@ def _detail(exc: BaseException) -> str:
     return text if len(text) <= 400 else text[:400] + "..."
 
 
-def classify(exc: BaseException, model: str) -> LLMError:
-    """Turn any exception raised by a litellm call into an LLMError."""
+def server_name(api_base: str | None) -> str:
+    """"the server at 127.0.0.1:11434" for a URL that is not a cloud provider's own."""
+    from urllib.parse import urlsplit
+    try:
+        netloc = urlsplit(api_base or "").netloc
+    except ValueError:
+        netloc = ""
+    return f"the server at {netloc or api_base}"
+
+
+def _own_server(provider: str, api_base: str | None) -> bool:
+    """True when `api_base` is a server of the user's (Ollama, LM Studio, a custom URL),
+    reached through the OpenAI-compatible route, not the provider's own service."""
+    if not api_base:
+        return False
+    known = providers.get(provider)
+    official = getattr(known, "api_base", "") or ""
+    host = api_base.split("//", 1)[-1].split("/", 1)[0]
+    return not (official and host in official) and "api.openai.com" not in api_base
+
+
+def classify(exc: BaseException, model: str, api_base: str | None = None) -> LLMError:
+    """Turn any exception raised by a litellm call into an LLMError. With `api_base`
+    (a local or custom server) the messages name that server, not the route's provider:
+    "openai/x" at 127.0.0.1 is not OpenAI."""
     if isinstance(exc, LLMError):
         return exc
     provider = provider_of(model)
     display = providers.get(provider).display if providers.get(provider) else provider
+    routed = model
+    reach = display          # who could not be reached (transport errors)
+    if _own_server(provider, api_base):
+        reach = server_name(api_base)
+        display = (f"the OpenAI-compatible {reach.removeprefix('the ')}" if provider == "openai"
+                   else reach)
+        model = model.removeprefix("openai/")
     names: set[str] = set()
     for link in _chain(exc):
         names |= _names(link)
@@ -185,26 +215,26 @@ def classify(exc: BaseException, model: str) -> LLMError:
     detail = _detail(exc)
 
     def make(kind: str, message: str, code: int | None = status) -> LLMError:
-        return LLMError(kind, message, provider=provider, model=model, status=code,
+        return LLMError(kind, message, provider=provider, model=routed, status=code,
                         retry_after=retry_after_of(exc), detail=detail)
 
     if "CancelledError" in _names(exc):
         return make("cancelled", f"The call to {model} was cancelled.")
     if isinstance(exc, TimeoutError):      # our own deadline (asyncio.timeout) ran out
-        return make("timeout", f"The call to {model} ({display}) timed out.", None)
+        return make("timeout", f"The call to {model} ({reach}) timed out.", None)
     if names & _BAD_BODY:
         return make("bad_response", f"{display} sent a reply for {model} that is not valid JSON.")
     if status is None:        # no HTTP status: a transport problem (or litellm's own)
         if names & _TIMEOUT:
-            return make("timeout", f"The call to {model} ({display}) timed out.", None)
+            return make("timeout", f"The call to {model} ({reach}) timed out.", None)
         if names & _UNREACHABLE:
-            return make("unreachable", f"Could not connect to {display} for {model}: "
+            return make("unreachable", f"Could not connect to {reach} for {model}: "
                                        f"{_innermost(exc, _UNREACHABLE)}", None)
         if names & _CUT:
-            return make("bad_response", f"The connection to {display} dropped in the middle of "
+            return make("bad_response", f"The connection to {reach} dropped in the middle of "
                                         f"the reply from {model}.", None)
         if "APIConnectionError" in names:
-            return make("unreachable", f"Could not reach {display} for {model}: {detail}", None)
+            return make("unreachable", f"Could not reach {reach} for {model}: {detail}", None)
         status = _litellm_status(exc)
     if _missing_key(detail):
         return make("auth", f"No API key for {display} was given for {model}. {key_hint(provider)}",

@@ -118,7 +118,8 @@ def prepare_sources(documents: Iterable[Any], skipped: Iterable[Any],
         prepared.append(PreparedSource(row={
             "position": position, "status": "skipped", "path": str(skip.path),
             "source_path": _opt_str(getattr(skip, "source_path", None)),
-            "format": None, "size": None, "chars": None, "sha256": None, "text_sha256": None,
+            "format": None, "size": getattr(skip, "size", None) or None, "chars": None,
+            "sha256": None, "text_sha256": None,
             "spans_sha256": None, "reason": getattr(skip, "reason", None),
             "detail": getattr(skip, "detail", None),
         }, blobs=()))

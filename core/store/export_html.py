@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from core.store import report as rp
+from core.store.answer_render import answer_html
 from core.store.export_json import write_text_atomically
 
 PROMPT_PREVIEW = 4000
@@ -30,6 +31,10 @@ details{border-left:2px solid var(--line);margin:6px 0;padding-left:10px}summary
 summary .cost{float:right;color:var(--muted);font-variant-numeric:tabular-nums}
 ul.tree{list-style:none;padding-left:14px}ul.tree li{margin:2px 0}
 .err{color:var(--bad)}.label{font-weight:600}.toolbar button{margin-right:6px}
+blockquote.question{margin:6px 0;padding:6px 12px;border-left:3px solid var(--acc);background:var(--panel)}
+.answer{border:2px solid var(--acc);border-radius:6px;padding:4px 16px}.answer table{margin:8px 0}
+.answer th{background:var(--panel)}a.cite{color:var(--acc)}.cite.bad{color:var(--bad);text-decoration:line-through}
+.passage:target{outline:2px solid var(--acc);border-radius:4px}
 """
 
 JS = """
@@ -65,11 +70,23 @@ def render(r: rp.Report) -> str:
                + (f', finished {esc(run.get("finished_at"))} UTC' if run.get("finished_at") else "") + "</span></p>")
     if run.get("error"):
         out.append(f'<p class="err">{esc(run["error"])}</p>')
-    out.append("<h2>Question</h2>" + pre(run["question"]))
-    out.append("<h2>Answer</h2>" + (pre(run["answer"]) if run.get("answer") is not None else '<p class="muted">no answer</p>'))
+    out.append('<h2>Question</h2><blockquote class="question">' + esc(run["question"]).replace("\n", "<br>")
+               + "</blockquote>")
+    passages: list = []
+    if run.get("answer") is not None:
+        body, passages = answer_html(run["answer"], r.documents)
+        out.append(f'<h2>Answer</h2><div class="answer">{body}</div>')
+    else:
+        out.append('<h2>Answer</h2><p class="muted">no answer</p>')
+    if passages:
+        out.append("<h2>Cited passages</h2>")
+        for p in passages:
+            c = p.citation
+            out.append(f'<div class="passage" id="{esc(p.anchor)}"><p><code>{esc(c.path)}</code> '
+                       f'<span class="muted">{esc(c.address)}</span></p>{pre(p.text, "quote")}</div>')
     out.append("<h2>Models and caps</h2><table>")
-    out.append(f"<tr><th>root model</th><td>{esc(run.get('root_model'))}</td></tr>"
-               f"<tr><th>sub model</th><td>{esc(run.get('sub_model'))}</td></tr>")
+    out.append(f"<tr><th>root model</th><td>{esc(r.model_line('root'))}</td></tr>"
+               f"<tr><th>sub model</th><td>{esc(r.model_line('sub'))}</td></tr>")
     out.extend(f"<tr><th>{esc(k)}</th><td>{esc(r.config.get(k))}</td></tr>" for k in rp.CAP_KEYS if k in r.config)
     out.append("</table><h2>Totals</h2><table>")
     out.extend(f"<tr><th>{esc(name)}</th><td>{esc(r.totals.get(key, '-'))}</td></tr>" for key, name in rp.TOTAL_LABELS)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from core.store import report as rp
+from core.store.answer_render import answer_markdown
 from core.store.export_json import write_text_atomically
 
 PROMPT_PREVIEW = 300
@@ -37,10 +38,12 @@ def render(r: rp.Report) -> str:
     run, out = r.run, []
     out.append(f"# RLM Studio run {run['id']}")
     out.append(f"\n**Status:** {md_text(run['status'])}" + (f" — {md_text(run['error'])}" if run.get("error") else ""))
-    out.append(f"\n## Question\n\n{fence(run['question'])}")
-    out.append("\n## Answer\n\n" + (fence(run["answer"]) if run.get("answer") is not None else "_no answer_"))
+    question = "\n".join("> " + md_text(line) for line in (run["question"] or "").splitlines())
+    out.append(f"\n## Question\n\n{question}")
+    out.append("\n## Answer\n\n" + (answer_markdown(run["answer"]) if run.get("answer") is not None
+                                    else "_no answer_"))
     out.append("\n## Models and caps\n")
-    out.append(f"- root model: `{run.get('root_model')}`\n- sub model: `{run.get('sub_model')}`")
+    out.append(f"- root model: {md_text(r.model_line('root'))}\n- sub model: {md_text(r.model_line('sub'))}")
     out.extend(f"- {k}: {r.config.get(k)}" for k in rp.CAP_KEYS if k in r.config)
     out.append("\n## Totals\n")
     out.append("| | |\n|---|---|")

@@ -201,6 +201,15 @@ def m002_evaluations(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX idx_evaluation_runs_run_id ON evaluation_runs (run_id)")
 
 
+@migration
+def m003_runs_model_labels(db: sqlite_utils.Database) -> None:
+    # The model names the user picked ("ollama/qwen2.5-coder:7b"); root_model and
+    # sub_model keep the routed names litellm was given ("openai/qwen2.5-coder:7b").
+    # NULL when the two are the same.
+    db.execute("ALTER TABLE runs ADD COLUMN root_model_label TEXT")
+    db.execute("ALTER TABLE runs ADD COLUMN sub_model_label TEXT")
+
+
 def migrate(db: sqlite_utils.Database) -> list[str]:
     """Apply pending migrations; returns the names applied. BEGIN IMMEDIATE makes two
     processes opening a fresh database at once take turns instead of colliding."""

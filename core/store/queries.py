@@ -20,7 +20,8 @@ log = logging.getLogger(__name__)
 LIST_COLUMNS = ("id", "status", "question", "answer", "error", "root_model", "sub_model", "max_depth",
                 "max_iterations", "max_cost_usd", "documents", "total_chars", "cost_usd", "input_tokens",
                 "output_tokens", "iterations", "sub_calls", "cells", "syntax_errors", "wall_ms",
-                "created_utc", "finished_utc", "version", "parent_run_id", "imported_utc")
+                "created_utc", "finished_utc", "version", "parent_run_id", "imported_utc",
+                "root_model_label", "sub_model_label")
 TOTAL_KEYS = ("cost_usd", "input_tokens", "output_tokens", "iterations", "sub_calls", "cells",
               "syntax_errors", "wall_ms")
 EVENT_PAGE = 2000
@@ -82,8 +83,9 @@ def list_runs(db: sqlite_utils.Database, *, search: str | None = None, status: s
         where.append("status = ?")
         params.append(status)
     if model:
-        where.append("(root_model LIKE ? ESCAPE '\\' OR sub_model LIKE ? ESCAPE '\\')")
-        params += [_like(model)] * 2
+        where.append("(root_model LIKE ? ESCAPE '\\' OR sub_model LIKE ? ESCAPE '\\' "
+                     "OR root_model_label LIKE ? ESCAPE '\\' OR sub_model_label LIKE ? ESCAPE '\\')")
+        params += [_like(model)] * 4
     if since is not None:
         where.append("created_utc >= ?")
         params.append(since)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.store.errors import RunNotFound
+from core.store.errors import MissingTextsError, RunNotFound
 
 
 @dataclass
@@ -50,13 +50,31 @@ class Report:
     sources: list[dict[str, Any]]
     tree: list[Node]                  # the top-level RLM's turns, in order
     notices: list[dict[str, Any]]
+    documents: list[Any] = field(default_factory=list)   # with texts, for cited passages
+
+    def model_line(self, which: str) -> str:
+        """"ollama/qwen2.5-coder:7b (sent as openai/qwen2.5-coder:7b to http://...)": the
+        name the user chose first, the route as a detail."""
+        run = self.run
+        routed = run.get(f"{which}_model") or ""
+        chosen = run.get(f"{which}_model_label") or routed
+        if chosen == routed:
+            return routed
+        base = self.config.get("sub_api_base" if which == "sub" else "api_base") \
+            or self.config.get("api_base")
+        return f"{chosen} (sent as {routed}" + (f" to {base})" if base else ")")
 
 
 def build(store: Any, run_id: str) -> Report:
     run = store.get_run(run_id)
     if run is None:
         raise RunNotFound(f"no run with id {run_id!r}")
-    nodes = {c["id"]: Node(c) for c in store.calls(run_id)}
+    labels = (run.get("config") or {}).get("model_labels") or {}
+    calls = store.calls(run_id)
+    for c in calls:                      # the name the user chose, the routed one beside it
+        c["routed_model"] = c.get("model")
+        c["model"] = labels.get(c.get("model"), c.get("model"))
+    nodes = {c["id"]: Node(c) for c in calls}
     cell_turn: dict[str, str] = {}
     notices = []
     for e in store.event_dicts(run_id):
@@ -78,8 +96,12 @@ def build(store: Any, run_id: str) -> Report:
             nodes[parent].children.append(node)
         else:
             roots.append(node)
+    try:
+        documents = list(store.documents(run_id))
+    except MissingTextsError:            # imported without texts: citations stay as text
+        documents = []
     return Report(run=run, config=run.get("config") or {}, totals=run.get("totals") or {},
-                  sources=store.sources(run_id), tree=roots, notices=notices)
+                  sources=store.sources(run_id), tree=roots, notices=notices, documents=documents)
 
 
 def _turn_of_cell(cell_id: str) -> str:

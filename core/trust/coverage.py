@@ -22,6 +22,8 @@ context gets a warning: it forwards the context without splitting it.
 
 from __future__ import annotations
 
+import re
+
 import bisect
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
@@ -40,6 +42,7 @@ class DocumentCoverage:
     unread: list[tuple[int, int]]
     read_chars: int
     percent: float
+    searched: bool = False           # code ran over it (a search, a count), whether or not shown
 
 
 @dataclass(frozen=True)
@@ -220,6 +223,7 @@ class Coverage:
         self.total_chars = sum(b - a for _, a, b in self.bounds)
         self.forward_warn = forward_warn
         self.read = Intervals()
+        self.searched: set[str] = set()      # documents the code ran over (not what a model saw)
         self.warnings: list[str] = []
         self.events = 0
 
@@ -228,7 +232,10 @@ class Coverage:
         self.events += 1
         kind = event.type
         if kind == "CellExecuted":
-            return self._add(self.matcher.spans(event.output_for_model or ""))
+            reached = self._code_reach(event.code or "") if not event.is_syntax_error else set()
+            grew = not reached <= self.searched
+            self.searched |= reached
+            return self._add(self.matcher.spans(event.output_for_model or "")) or grew
         if kind == "SubCallStarted":
             spans = self.matcher.spans(event.prompt or "")
             changed = self._add(spans)
@@ -243,6 +250,17 @@ class Coverage:
                 changed = True
             return changed
         return False
+
+    def _code_reach(self, code: str) -> set[str]:
+        """The documents a cell's code ran over: those it names (by path or file name),
+        else every one when it goes through `context` or `documents` as a whole."""
+        paths = [p for p, _, _ in self.bounds]
+        named = {p for p in paths if p in code or (len(p.rsplit("/", 1)[-1]) > 3 and p.rsplit("/", 1)[-1] in code)}
+        if named:
+            return named
+        if re.search(r"\b(context|documents)\b", code):
+            return set(paths)
+        return set()
 
     def _add(self, spans: Iterable[tuple[int, int]]) -> bool:
         changed = False
@@ -265,7 +283,8 @@ class Coverage:
             chars = sum(b - a for a, b in read)
             read_total += chars
             docs.append(DocumentCoverage(path, hi - lo, read, unread, chars,
-                                         100.0 * chars / (hi - lo) if hi > lo else 100.0))
+                                         100.0 * chars / (hi - lo) if hi > lo else 100.0,
+                                         path in self.searched))
         percent = 100.0 * read_total / self.total_chars if self.total_chars else 100.0
         return CoverageReport(docs, self.total_chars, read_total, percent, list(self.warnings))
 

@@ -84,10 +84,12 @@ class SourceFinder:
 def results_from_events(events: Iterable[Any], documents: Sequence[Any] = ()) -> list[ResultRow]:
     record = build_record(events)
     finder = SourceFinder(documents) if documents else None
+    labels = record.config.get("model_labels") or {}     # the names the user chose
     rows = []
     for s in record.sub_calls:
         source, path, start, end = finder.find(s.prompt) if finder else ("", "", None, None)
-        rows.append(ResultRow(s.call_id, s.parent_id, s.depth, s.kind, s.model, s.status, source, path, start,
+        rows.append(ResultRow(s.call_id, s.parent_id, s.depth, s.kind, labels.get(s.model, s.model), s.status,
+                              source, path, start,
                               end, s.prompt, s.response or "", s.error or "", s.input_tokens, s.output_tokens,
                               0.0 if s.kind == "rlm" else s.cost_usd, s.duration_ms, s.cost_usd,
                               s.error_type or ""))

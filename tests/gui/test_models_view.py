@@ -57,7 +57,8 @@ def test_models_window_shows_fitness_and_scorecards_and_exports_them(studio, qlo
         from core.llm.client import ModelClient
         store = controller.history.store()
         docs = list(controller.documents.values())
-        key_for = controller._key_for(controller.settings)
+        def key_for(config):
+            return controller._key_for(controller.settings, config)
 
         def config_for(pair):
             return build_run_config(controller.settings, root=pair.root, sub=pair.sub,
@@ -65,10 +66,10 @@ def test_models_window_shows_fitness_and_scorecards_and_exports_them(studio, qlo
 
         async def run_rlm(question, config):
             return await QuestionRun(question, documents=docs, config=config, store=store,
-                                     key_for=key_for).execute()
+                                     key_for=key_for(config)).execute()
         evaluation = Evaluation(load_question_set(qset_path), docs, [parse_pair("lab/root:lab/root")],
                                 config_for=config_for, run_rlm=run_rlm, direct=True,
-                                llm_for=lambda c: ModelClient(key_for=key_for, api_base_for=c.api_base_for))
+                                llm_for=lambda c: ModelClient(key_for=key_for(c), api_base_for=c.api_base_for))
         return await evaluation.run(store.db)
     evaluation_id, card = run_async(qloop, evaluate(), timeout=90)
 

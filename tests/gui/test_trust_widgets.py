@@ -52,7 +52,7 @@ def test_coverage_view_draws_read_stretches(qtbot):
     view.set_coverage(CoverageShown([DocumentShown("a.txt", 1000, ((0, 250), (500, 750))),
                                      DocumentShown("b.txt", 1000, ())], ["sub-call R.s1 forwards 90%"]))
     assert view.percent_text("a.txt") == "50%" and view.percent_text("b.txt") == "0%"
-    assert view.total_label.text() == "Read 25% of 2 documents"
+    assert view.total_label.text() == "Shown to a model: 25% of the text of 2 documents"
     assert "forwards" in view.warnings_label.text()
     assert "2 stretches" in view.bars["a.txt"].toolTip()
     view.bars["a.txt"].grab()                         # paints without error

@@ -8,6 +8,7 @@ import pytest
 from PySide6.QtWidgets import QFileDialog
 
 from tests.support.gui_app import qloop, run_async, studio, studio_home, wait_until  # noqa: F401
+from ui.history_pane import HistoryModel
 
 
 
@@ -53,7 +54,7 @@ def test_history_lists_filters_and_exports(stored, studio, qloop, tmp_path, monk
     assert rows["run-old"].cost_usd > 0 and rows["run-old"].duration_ms is not None
     model = window.history_pane.model
     texts = [model.index(0, c).data() for c in range(model.columnCount())]
-    assert texts[1].startswith("Who chaired") and texts[4].startswith("$")   # newest first
+    assert texts[HistoryModel.COL_QUESTION].startswith("Who chaired") and texts[HistoryModel.COL_COST].startswith("$")   # newest first
 
     # Search, status and model filters go to the store.
     window.history_pane.search_edit.setText("board")

@@ -8,6 +8,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
 from tests.support.gui_app import qloop, run_async, studio, studio_home, wait_until  # noqa: F401
+from ui import confirm
 from ui.sources_pane import SourceRow, SourcesModel, human_count, human_size
 
 
@@ -44,8 +45,9 @@ def test_model_rows_and_totals_without_a_window(qapp):
                     SourceRow("b.bin", "skipped", "bin", reason="binary")])
     model.add_rows([SourceRow("a.txt", "read", "text", 2048, 8000)])   # same path: replaced
     assert model.rowCount() == 2
-    assert model.index(0, 4).data() == "2.0k"
-    assert model.index(1, 1).data() == "skipped: binary"
+    assert model.index(0, SourcesModel.COL_TOKENS).data() == "2.0k"
+    assert model.index(1, SourcesModel.COL_STATUS).data() == "skipped"
+    assert model.index(1, SourcesModel.COL_REASON).data() == "binary"
     model.remove_paths({"a.txt"})
     assert [r.path for r in model.rows()] == ["b.bin"]
     assert human_size(3 * 1024 * 1024) == "3.0 MB" and human_count(1_500_000) == "1.5M"
@@ -63,7 +65,7 @@ def test_drop_zone_refuses_drags_without_files(qapp, qtbot):
     assert not enter.isAccepted()
 
 
-def test_drop_a_folder_fills_the_list(studio, qloop, tmp_path):
+def test_drop_a_folder_fills_the_list(studio, qloop, tmp_path, monkeypatch):
     window, controller = studio
     pane = window.sources_pane
     folder = make_folder(tmp_path)
@@ -101,6 +103,11 @@ def test_drop_a_folder_fills_the_list(studio, qloop, tmp_path):
     pane.remove_button.click()
     assert not set(first_two) & {r.path for r in pane.rows()}
     assert not set(first_two) & set(controller.documents)
+    asked = []
+    answers = iter(["cancel", "clear"])
+    monkeypatch.setattr(confirm, "ask", lambda *a, **k: asked.append(a[1]) or next(answers))
+    pane.clear_button.click()                        # the bin button asks first: Cancel keeps all
+    assert asked == ["Clear all sources?"] and pane.rows()
     pane.clear_button.click()
     assert pane.rows() == [] and controller.documents == {}
     assert pane.totals_label.text() == "No sources yet."

@@ -160,7 +160,8 @@ def test_markdown_report(store: RunStore, run_id: str, tmp_path: Path):
     text = (tmp_path / "r.md").read_text()
     for heading in ("## Question", "## Answer", "## Models and caps", "## Totals", "## Turns", "## Call tree"):
         assert heading in text
-    assert "Because <script>" in text and "````" in text           # a longer fence around ``` in the answer
+    answer = text.split("## Answer", 1)[1].split("## Models and caps", 1)[0]
+    assert "Because &lt;script>" in answer and "<script>" not in answer   # Markdown, raw HTML escaped
     assert "openai/root-model" in text and "max_cost_usd: 5.0" in text
     assert "### Turn 1" in text and "**Cell 2** (syntax error" in text and "print((" in text
     assert "  - **sub-call R.s1**" in text                           # nested under its turn

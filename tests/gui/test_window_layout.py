@@ -1,0 +1,163 @@
+"""The window on the screens analysts have: 1024x700, 1280x720, 1366x768, 1920x1080.
+
+After a real run against the scripted server (two folders, a skipped file, History
+open, a replay with "Back to live" showing): no two visible panes overlap, every
+pane and its widgets lie inside the window, the key columns are at least as wide
+as their headers, the meter's figures do not run into each other, and the window
+does not resize itself when History or the replay bar come and go.
+"""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QPoint, QRect
+from PySide6.QtWidgets import QWidget
+
+from tests.gui.test_window_run import KEY, code
+from tests.support.gui_app import qloop, run_async, studio, studio_home, wait_until  # noqa: F401
+from ui.history_pane import HistoryModel
+from ui.sources_pane import SourcesModel
+
+SIZES = [(1024, 700), (1280, 720), (1366, 768), (1920, 1080)]
+
+
+def rect_in(widget: QWidget, window: QWidget) -> QRect:
+    return QRect(widget.mapTo(window, QPoint(0, 0)), widget.size())
+
+
+def panes(window) -> dict[str, QWidget]:
+    rp = window.run_panes
+    found = {"sources": window.sources_pane, "question": window.question_panel,
+             "meter": rp.meter, "transcript": rp.transcript, "tree": rp.tree, "detail": rp.detail,
+             "history": window.history_pane, "toolbar": window.toolbar, "replay": rp.replay_bar}
+    tabs = window.findChild(QWidget, "trustTabs")
+    if tabs is not None:
+        found["trust"] = tabs
+    return {k: w for k, w in found.items() if w.isVisibleTo(window)}
+
+
+def run_two_folders(window, controller, server, tmp_path, qloop):
+    from app.settings import Endpoint
+    controller.settings.endpoints = [Endpoint("lab", server.url, ["root", "sub"], needs_key=True)]
+    controller.settings.caps["cell_timeout_s"] = 30
+    controller.keys().set("lab", KEY)
+    one, two = tmp_path / "quarterly-reports", tmp_path / "web-shop-logs"
+    one.mkdir()
+    two.mkdir()
+    (one / "2024-Q3.md").write_text("# Q3\nCard payments failed for three hours.\n")
+    (two / "webshop.log").write_text("09:42 card payment failed\n" * 40)
+    (two / "junk.bin").write_bytes(b"\x00\x01\x02binary\x00" * 300)
+    server.script("sub", fn=lambda r: "yes")
+    server.script("root", replies=[code("out = llm_query_batched([d['text'][:50] for d in documents])\n"
+                                        "FINAL('## Outage\\n\\n**Card payments failed** [doc:webshop.log:line 1]')")])
+
+    async def body():
+        controller.add_paths([str(one), str(two)])
+        await wait_until(lambda: controller.ingest_task and controller.ingest_task.done(), timeout=60,
+                         what="reading")
+        qp = window.question_panel
+        qp.set_models("lab/root", "lab/sub")
+        qp.set_caps({"max_depth": 1, "max_cost_usd": 0, "max_iterations": 3})
+        qp.set_question("When did card payments fail, and which report mentions it?")
+        qp.run_button.click()
+        await wait_until(lambda: controller.running, what="the run to start")
+        await wait_until(lambda: not controller.running, timeout=90, what="the run to end")
+    run_async(qloop, body(), timeout=150)
+    assert controller.last_outcome.status == "finished", window.notifier.history
+
+
+def check_layout(window, qapp, size) -> None:
+    qapp.processEvents()
+    assert (window.width(), window.height()) == size, "the window resized itself"
+    shown = panes(window)
+    for name in ("sources", "question", "meter", "transcript", "tree", "history"):
+        assert name in shown, f"{name} is not visible at {size}"
+    frame = window.rect()
+    rects = {k: rect_in(w, window) for k, w in shown.items()}
+    for name, r in rects.items():
+        assert frame.contains(r), f"{name} {r} is outside the window {frame} at {size}"
+        assert r.width() > 40 and r.height() > 10, f"{name} is squashed to {r} at {size}"
+    names = list(rects)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            if shown[a].isAncestorOf(shown[b]) or shown[b].isAncestorOf(shown[a]):
+                continue
+            overlap = rects[a].intersected(rects[b])
+            assert overlap.isEmpty(), f"{a} and {b} overlap by {overlap} at {size}"
+    # Nothing of a pane's own layout is drawn outside it (buttons, fields, tables).
+    for name in ("sources", "question", "history"):
+        pane = shown[name]
+        for child in pane.findChildren(QWidget):
+            if child.isVisibleTo(pane) and child.parentWidget() is pane:
+                assert pane.rect().contains(QRect(child.pos(), child.size())), \
+                    f"{child.objectName() or type(child).__name__} of {name} is outside it at {size}"
+    # The things one clicks are on screen: Run, Stop, Settings, History.
+    for widget in (window.question_panel.run_button, window.question_panel.stop_button,
+                   window.toolbar.widgetForAction(window.settings_action),
+                   window.toolbar.widgetForAction(window.history_action)):
+        assert widget.isVisibleTo(window) and frame.contains(rect_in(widget, window)), \
+            f"{widget.text()} is off screen at {size}"
+    # The meter's figures never run into each other.
+    meter = window.run_panes.meter
+    labels = [w for w in (meter.cost, meter.tokens, meter.in_flight, meter.elapsed, meter.iteration,
+                          meter.cells, meter.status) if w.isVisibleTo(meter) and w.text()]
+    for a, b in zip(labels, labels[1:]):
+        assert a.geometry().right() < b.geometry().left(), f"{a.text()!r} runs into {b.text()!r} at {size}"
+        assert a.width() >= a.sizeHint().width() - 1, f"{a.text()!r} is cut at {size} (meter {meter.width()}: {[(w.text(), w.geometry().getRect()) for w in labels]} {meter.layout().geometry()})"
+    # Key columns are at least as wide as their header text.
+    for table, columns in ((window.history_pane.table, (HistoryModel.COL_QUESTION, HistoryModel.COL_STATUS)),
+                           (window.sources_pane.table, (SourcesModel.COL_STATUS, SourcesModel.COL_REASON))):
+        header = table.horizontalHeader()
+        for col in columns:
+            if table.isColumnHidden(col):
+                continue
+            text = table.model().headerData(col, header.orientation())
+            need = header.fontMetrics().horizontalAdvance(text)
+            assert header.sectionSize(col) >= need, f"column {text!r} is {header.sectionSize(col)} px at {size}"
+
+
+def test_panes_fit_every_common_screen(studio, qloop, qapp, server, tmp_path):
+    window, controller = studio
+    run_two_folders(window, controller, server, tmp_path, qloop)
+    sources = window.sources_pane
+    assert not sources.table.isColumnHidden(SourcesModel.COL_FOLDER)           # two folders: a column
+    assert {r.folder for r in sources.rows()} == {"quarterly-reports", "web-shop-logs"}
+    junk = next(r for r in sources.rows() if r.name == "junk.bin")
+    assert junk.status == "skipped" and junk.size == 3000                       # its real size, not 0 B
+    for size in SIZES:
+        window.resize(*size)
+        window.show_history(True)
+        check_layout(window, qapp, size)
+        # History and the replay bar come and go: the window keeps its size.
+        controller.history.open_run(controller.last_outcome.run_id)
+        qapp.processEvents()
+        assert window.live_action.isVisible()
+        check_layout(window, qapp, size)
+        window.leave_replay_requested.emit()
+        window.show_history(False)
+        qapp.processEvents()
+        assert (window.width(), window.height()) == size
+        window.show_history(True)
+
+
+@pytest.mark.parametrize("size", [(1366, 768)])
+def test_first_start_on_a_laptop_screen_shows_run_and_settings(qapp, qloop, studio_home, size):
+    """The first window is as large as the screen's free area allows, never larger."""
+    from ui.main_window import fitting_size
+    screen = qapp.primaryScreen().availableGeometry().size()
+    first = fitting_size()
+    assert first.width() <= screen.width() and first.height() <= screen.height()
+    from app.gui import build_window
+    window, controller = build_window(qapp)
+    window.show()
+    window.resize(*size)
+    qapp.processEvents()
+    try:
+        frame = window.rect()
+        for widget in (window.question_panel.run_button,
+                       window.toolbar.widgetForAction(window.settings_action)):
+            assert frame.contains(rect_in(widget, window)), widget.text()
+    finally:
+        qloop.run_until_complete(controller.shutdown(timeout=5))
+        window.close()
+        window.deleteLater()
