@@ -88,7 +88,10 @@ class SourcesModel(RowTableModel):
         row = self._rows[index.row()]
         col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            status = (f"read ({row.note})" if row.note else "read") if row.status == "read" else "skipped"
+            if row.status == "read":
+                status = f"read ({row.note})" if row.note else "read"
+            else:   # a duplicate is not lost: its text is in the context once, under the other path
+                status = "duplicate" if row.reason.startswith("duplicate of ") else "skipped"
             return (row.name, status, human_size(row.size),
                     human_count(row.tokens) if row.status == "read" else "", row.folder, row.format,
                     row.reason if row.status != "read" else "")[col]

@@ -24,9 +24,11 @@ def test_ocr_pages_and_duplicates_are_shown(studio, qloop, tmp_path):
         await wait_until(lambda: controller.ingest_task.done(), timeout=90, what="reading to end")
 
     run_async(qloop, body(), timeout=120)
-    status = {r.path: pane.model.index(i, 1).data() for i, r in enumerate(pane.rows())}
-    assert status == {"mail.zip/attachments/scan.pdf": "read (OCR: page 2)",   # walk order
-                      "scan.pdf": "skipped: duplicate of mail.zip/attachments/scan.pdf"}
+    m = pane.model
+    status = {r.path: (m.index(i, m.COL_STATUS).data(), m.index(i, m.COL_REASON).data())
+              for i, r in enumerate(pane.rows())}
+    assert status == {"mail.zip/attachments/scan.pdf": ("read (OCR: page 2)", ""),   # walk order
+                      "scan.pdf": ("duplicate", "duplicate of mail.zip/attachments/scan.pdf")}
     assert list(controller.documents) == ["mail.zip/attachments/scan.pdf"]
     assert "skipped" not in window.banner.text.text()      # a duplicate is no problem to warn of
 
@@ -52,5 +54,7 @@ def test_a_copy_dropped_later_is_a_duplicate_of_what_is_already_there(studio, ql
     run_async(qloop, body(), timeout=120)
     assert list(controller.documents) == ["report.txt", "new.txt"]
     assert controller.documents["report.txt"].duplicates == ("report-copy.txt",)
-    status = {r.path: pane.model.index(i, 1).data() for i, r in enumerate(pane.rows())}
-    assert status["report-copy.txt"] == "skipped: duplicate of report.txt"
+    m = pane.model
+    status = {r.path: (m.index(i, m.COL_STATUS).data(), m.index(i, m.COL_REASON).data())
+              for i, r in enumerate(pane.rows())}
+    assert status["report-copy.txt"] == ("duplicate", "duplicate of report.txt")
