@@ -212,17 +212,10 @@ def cmd_rerun(args: argparse.Namespace) -> int:
 
 async def _rerun(args: argparse.Namespace, parent_id: str, question: str, documents: list, skipped: list,
                  config: Any) -> int:
-    from app.runner import run_question
-    from app.transcript_printer import TranscriptPrinter
-    from core.engine.run import ConfigError
-    from core.repl.sandbox import harden_engine_process
-
-    harden_engine_process()
-    sinks = [] if (args.quiet or args.json) else [TranscriptPrinter(sys.stderr)]
+    from app.cli_common import run_request
+    from app.run_service import RunRequest, RunService
     try:
-        outcome = await run_question(question, documents=documents, skipped=skipped, config=config,
-                                     sinks=sinks, parent_run_id=parent_id)
-    except (ConfigError, ValueError) as exc:
-        return _fail(f"cannot start: {exc}")
-    from app.cli_ask import report_outcome
-    return report_outcome(outcome, as_json=args.json, parent_run_id=parent_id)
+        request = RunRequest.rerun(parent_id, question, documents, config, skipped=skipped)
+    except ValueError as exc:
+        return _fail(f"cannot re-run: {exc}")
+    return await run_request(request, args, RunService(), show=not (args.quiet or args.json))

@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+from app.cli_common import parse_prices, run_request
+
 
 def register_trust(actions: argparse._SubParsersAction) -> None:
     p = actions.add_parser("verify", help="re-run a run's code with sub-calls answered from the record",
@@ -105,60 +107,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 # -- fork -----------------------------------------------------------------------------------
-class LiveSubCaller:
-    """For an edited turn's new prompts: plain calls to the fork's sub model, held to the
-    fork's dollar cap exactly like the engine's sub-calls (worst case reserved first, a call
-    that does not fit refused). What they spend is taken off the cap of the run that follows."""
-
-    def __init__(self, config: Any, key_for: Callable[[str], str | None]) -> None:
-        from core.engine.budget import Budget
-        from core.llm.client import ModelClient
-        from core.llm.pricing import PriceBook
-        self.config = config
-        self.prices = PriceBook(config.prices)
-        self.budget = Budget(max_cost_usd=config.max_cost_usd, max_sub_calls=config.max_sub_calls)
-        self.client = ModelClient(key_for=key_for, api_base_for=config.api_base_for,
-                                  max_retries=config.max_retries, timeout_s=config.request_timeout_s)
-
-    async def __call__(self, prompt: str, model: str | None) -> dict:
-        from core.engine.budget import BudgetExceeded
-        from core.llm.errors import LLMError
-        from core.routing import ModelNotAllowed, sub_call_model
-        try:
-            model = sub_call_model(model, self.config)     # the fork's allow-list, as in a run
-        except ModelNotAllowed as exc:
-            return {"error": {"type": "ModelNotAllowed", "message": str(exc)}}
-        messages = [{"role": "user", "content": prompt}]
-        if self.budget.max_cost_usd is not None and self.prices.price(model) is None:
-            return {"error": {"type": "BudgetExceeded",
-                              "message": f"no price is known for {model} and a dollar cap is set"}}
-        from core.engine.costs import CallMeter
-        try:
-            self.budget.count_sub_call()
-        except BudgetExceeded as exc:
-            return {"error": {"type": "BudgetExceeded", "message": str(exc)}}
-        meter = CallMeter(self, model, messages, self.config.sub_max_tokens)   # reserves per attempt
-        try:
-            reply = await self.client.complete(model, messages, max_tokens=self.config.sub_max_tokens,
-                                               meter=meter)
-        except BudgetExceeded as exc:
-            return {"error": {"type": "BudgetExceeded", "message": str(exc)}}
-        except LLMError as exc:
-            return {"error": {"type": "SubCallError", "message": str(exc)}}
-        return {"ok": reply.text}
-
-    def remaining_config(self, config: Any) -> Any:
-        """`config` with its caps reduced by what these calls used."""
-        if self.budget.sub_calls == 0:
-            return config
-        changes: dict[str, Any] = {}
-        if config.max_cost_usd is not None:
-            changes["max_cost_usd"] = max(config.max_cost_usd - self.budget.spent_usd, 0.0)
-        if config.max_sub_calls is not None:
-            changes["max_sub_calls"] = max(config.max_sub_calls - self.budget.sub_calls, 0)
-        return config.replace(**changes)
-
-
 def cmd_fork(args: argparse.Namespace) -> int:
     edited = None
     if args.edit_code:
@@ -174,46 +122,19 @@ def cmd_fork(args: argparse.Namespace) -> int:
 
 
 async def _fork(args: argparse.Namespace, store: Any, run_id: str, edited: str | None) -> int:
-    from app.cli_ask import report_outcome
-    from app.runner import QuestionRun, default_key_for
-    from app.transcript_printer import TranscriptPrinter
-    from core.engine.run import ConfigError
-    from core.repl.sandbox import harden_engine_process
-    from core.trust.fork import fork_config, prepare_fork
+    from app.run_service import RunRequest, RunService
+    from core.trust.fork import fork_config
     from core.trust.record import load_record
-
-    from app.cli_ask import parse_prices
-    harden_engine_process()
     try:
-        record = load_record(store, run_id)
-        config = fork_config(record, root_model=args.root, sub_model=args.sub, max_cost_usd=args.max_cost,
-                             max_iterations=args.max_iterations)
+        config = fork_config(load_record(store, run_id), root_model=args.root, sub_model=args.sub,
+                             max_cost_usd=args.max_cost, max_iterations=args.max_iterations)
         if args.price:
             config = config.replace(prices={**config.prices, **parse_prices(args.price)})
     except ValueError as exc:
         return _fail(f"cannot fork: {exc}")
-    key_for = default_key_for(config)
-    live = LiveSubCaller(config, key_for) if edited else None
-    plan = await prepare_fork(store, run_id, args.turn, config=config, edited_code=edited,
-                              live_sub_call=live)
-    run_config = live.remaining_config(plan.config) if live else plan.config
-    if not args.quiet and not args.json:
-        print(f"rebuilt the REPL of {run_id[:12]} up to turn {args.turn} ({plan.replayed_cells} cell(s) re-run)",
-              file=sys.stderr)
-    for where in plan.unmatched:
-        print(f"rlm-studio: warning: the rebuild left the record at {where}", file=sys.stderr)
-    sinks = [] if (args.quiet or args.json) else [TranscriptPrinter(sys.stderr)]
-    try:
-        outcome = await QuestionRun(plan.question, documents=plan.documents, skipped=plan.skipped,
-                                    config=run_config, sinks=sinks, store=store, key_for=key_for,
-                                    parent_run_id=run_id, session=plan.session).execute()
-    except (ConfigError, ValueError) as exc:
-        return _fail(f"cannot start: {exc}")
-    finally:
-        await plan.close()          # the run closed it already unless it never started (idempotent)
-    return report_outcome(outcome, as_json=args.json, parent_run_id=run_id, fork_turn=args.turn,
-                          replayed_cells=plan.replayed_cells, unmatched=plan.unmatched,
-                          edited_output=plan.edited_output)
+    request = RunRequest.fork(run_id, args.turn, config=config, edited_code=edited)
+    return await run_request(request, args, RunService(store=store),
+                             show=not (args.quiet or args.json))
 
 
 # -- compare, coverage, citations ----------------------------------------------------------
@@ -280,39 +201,3 @@ def cmd_citations(args: argparse.Namespace) -> int:
     return _with_run([args.id], body)
 
 
-# -- the approval gate for `ask` ------------------------------------------------------------
-def add_approval_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--approve-over", type=int, metavar="N",
-                        help="ask on the terminal (y/N) before a batch of more than N sub-calls")
-    parser.add_argument("--approve-over-usd", type=float, metavar="USD",
-                        help="ask before a batch whose worst case costs more than USD")
-    parser.add_argument("--yes", action="store_true", help="approve every batch without asking")
-
-
-def with_approval(args: argparse.Namespace, config: Any) -> Any:
-    """The config with the approval gate the flags ask for (unchanged without them)."""
-    calls, usd = getattr(args, "approve_over", None), getattr(args, "approve_over_usd", None)
-    if calls is None and usd is None:
-        return config
-    return config.replace(approve_batch_calls=calls, approve_batch_usd=usd,
-                          approver=_always_yes if args.yes else terminal_approver())
-
-
-async def _always_yes(info: dict) -> bool:
-    return True
-
-
-def terminal_approver(stdin: Any = None, stderr: Any = None) -> Callable[[dict], Any]:
-    """Asks y/N on the terminal; no terminal (or EOF) means no."""
-    import asyncio
-    lock = asyncio.Lock()
-
-    async def approve(info: dict) -> bool:
-        inp, err = stdin or sys.stdin, stderr or sys.stderr
-        async with lock:                   # one question at a time
-            err.write(f"\nApprove a batch of {info['calls']} {info['kind']} sub-call(s) to {info['model']} "
-                      f"({info['input_chars']:,} characters, worst case ${info['worst_case_usd']:.4f})? [y/N] ")
-            err.flush()
-            answer = await asyncio.to_thread(inp.readline)
-        return answer.strip().lower() in ("y", "yes")
-    return approve

@@ -17,17 +17,22 @@ import sys
 import threading
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QMessageBox
 
+from app.first_run_glue import FirstRunGlue
+from app.history_glue import HistoryGlue
+from app.run_service import IMPORT_LOCK, RunRequest, RunService, preload_engine  # noqa: F401  (preload_engine: the bench)
+from app.session_glue import SessionGlue
+from app.settings_glue import SettingsGlue
+from app.trust_glue import TrustGlue
+from app.window_runs import WindowRuns
 from core.repl.sandbox_report import NOTICE_PREFIX as SANDBOX_NOTICE
 from ui.notifier import Notification, Notifier, explain_error
 from ui.question_panel import ModelChoice
 from ui.sources_pane import SourceRow
 
 log = logging.getLogger(__name__)
-
-FLUSH_MS = 40            # events reach the panes in batches at most this often
 
 
 def load_settings_safely() -> tuple[Any, str]:
@@ -39,19 +44,6 @@ def load_settings_safely() -> tuple[Any, str]:
         log.warning("settings could not be read: %s", exc)
         return Settings(), f"{type(exc).__name__}: {exc}"
     return settings, " ".join(settings.warnings)
-
-
-_PRELOAD_LOCK = threading.Lock()   # one first import at a time: two threads importing pydantic break it
-
-
-def preload_engine() -> Any:
-    """Import the runner, the engine and litellm (run this in a thread); returns app.runner."""
-    with _PRELOAD_LOCK:
-        runner = importlib.import_module("app.runner")
-        importlib.import_module("core.engine.run")
-        from core.llm.litellm_import import litellm
-        litellm()
-    return runner
 
 
 class Controller(QObject):
@@ -66,30 +58,40 @@ class Controller(QObject):
         self.skipped: dict[str, Any] = {}        # Skip.path -> Skip
         self._queued_paths: list[str] = []
         self.ingest_task: asyncio.Task | None = None
-        self.run_task: asyncio.Task | None = None
-        self.run: Any = None                     # the QuestionRun in progress
         self.last_outcome: Any = None
-        self.parent_run_id: str | None = None    # set by "re-run", used by the next run
+        self.parent_run_id: str | None = None    # set by "re-run" in History, used by the next Run
         self._catalog_task: asyncio.Task | None = None
         self.catalog: list[Any] = []
-        self._pending: list[Any] = []
-        self._flush_timer = QTimer(self)
-        self._flush_timer.setSingleShot(True)
-        self._flush_timer.setInterval(FLUSH_MS)
-        self._flush_timer.timeout.connect(self.flush_events)
-        self._stopping = False
         self._loop: asyncio.AbstractEventLoop | None = None
-        from app.history_glue import HistoryGlue
-        from app.settings_glue import SettingsGlue
-        self.history = HistoryGlue(self)
-        self.settings_glue = SettingsGlue(self)
+        self.settings_glue = SettingsGlue(window, notifier, settings=lambda: self.settings,
+                                          apply=self.settings_applied,
+                                          on_engine=lambda coro: self.runs.on_engine(coro))
+        # The one run path: requests go to the run service on the engine's own thread.
+        self.service = RunService(keys=self.keys, settings=lambda: self.settings)
+        self.runs = WindowRuns(self.service, consume=self._consume, parent=self)
+        self.history = HistoryGlue(
+            window, self.panes, notifier, is_running=lambda: self.running,
+            last_run_id=lambda: self.last_outcome.run_id if self.last_outcome else None,
+            set_documents=self.set_documents, settings=lambda: self.settings,
+            rerun_loaded=self._rerun_loaded)
         self._wire()
-        from app.trust_glue import TrustGlue
-        self.trust = TrustGlue(self)       # citations, coverage, sub-calls, verify, fork, compare (issue 9)
-        from app.first_run_glue import FirstRunGlue
-        from app.session_glue import SessionGlue
-        self.sessions = SessionGlue(self)      # follow-ups in the last run's live REPL (issue 10)
-        self.first_run = FirstRunGlue(self)    # welcome, samples, guide, recent, last session (issue 10)
+        self.trust = TrustGlue(                  # citations, coverage, sub-calls, verify, fork, compare (issue 9)
+            window, self.panes, notifier, self.runs, self.history, settings=lambda: self.settings,
+            documents=lambda: self.documents, show_citation=self.show_citation, launch=self.launch)
+        self.sessions = SessionGlue(                # follow-ups in the last run's live REPL (issue 10)
+            window, notifier, self.runs, self.history, compose=self.compose, launch=self.launch,
+            documents=lambda: self.documents, set_documents=self.set_documents,
+            last_session=settings.ui.get("last_session"))
+        self.first_run = FirstRunGlue(          # welcome, samples, guide, recent, last session (issue 10)
+            window, notifier, settings=lambda: self.settings, save_settings=self._save_settings,
+            keys=self.keys, leave_replay=self.history.leave_replay, add_paths=self.add_paths,
+            clear_sources=self.clear_sources, has_documents=lambda: bool(self.documents),
+            is_running=lambda: self.running,
+            last_run_id=lambda: self.last_outcome.run_id if self.last_outcome else None,
+            open_settings=self.open_settings, default_caps=self._default_caps,
+            models_changed=self._models_changed, guide_numbers=lambda: self.models.guide_numbers(),
+            store_documents=lambda run_id: self.history.store().documents(run_id),
+            set_documents=self.set_documents)
         from app.models_glue import ModelsGlue
         self.models = ModelsGlue(self)         # fitness, scorecards, also ask directly (issue 17)
 
@@ -117,7 +119,12 @@ class Controller(QObject):
         self.theme.changed.connect(self._restyle)
         self.notifier.action_requested.connect(self._on_notice_action)
         self.panes.export_requested.connect(h.export_current)
-        self.panes.citation_clicked.connect(self.show_citation)
+        r = self.runs
+        r.started.connect(self._run_started)
+        r.prepared.connect(self._run_prepared)
+        r.ended.connect(self._run_ended)
+        r.failed.connect(self._run_failed)
+        r.stopped_early.connect(self._run_stopped_early)
 
     def _restyle(self, _name: str) -> None:
         self.panes.restyle()        # the panes paint some parts with their own colours
@@ -174,17 +181,16 @@ class Controller(QObject):
             self.notifier.error("Your settings could not be saved.", f"{exc}")
 
     async def shutdown(self, timeout: float = 5.0) -> None:
-        """Stop what runs, give it `timeout` seconds to write its end, close the store."""
-        if self.run is not None:
-            self.run.cancel()
+        """Stop what runs, give it `timeout` seconds to write its end, close the kept
+        REPLs, the engine thread and the store."""
         for task in (self.ingest_task, self._catalog_task):
             if task is not None and not task.done():
                 task.cancel()
-        tasks = [t for t in (self.run_task, self.ingest_task) if t is not None and not t.done()]
-        if tasks:
-            await asyncio.wait(tasks, timeout=timeout)
+        if self.ingest_task is not None and not self.ingest_task.done():
+            await asyncio.wait([self.ingest_task], timeout=timeout)
         await self.first_run.close()
-        await self.sessions.close()
+        self.sessions.close()
+        await self.runs.shutdown(timeout)
         self.history.close()
 
     # --- sources --------------------------------------------------------------
@@ -305,8 +311,9 @@ class Controller(QObject):
 
     async def load_catalog(self) -> None:
         def fetch() -> list[Any]:
-            catalog = importlib.import_module("core.catalog")   # may import litellm: off the loop
-            return catalog.list_models(self.settings.endpoints, fetch_remote=False)
+            with IMPORT_LOCK:               # may import litellm: off the loop, never beside another import of it
+                catalog = importlib.import_module("core.catalog")
+                return catalog.list_models(self.settings.endpoints, fetch_remote=False)
         qp = self.window.question_panel
         if not self.running:
             qp.set_status("Loading the model list…")
@@ -322,6 +329,11 @@ class Controller(QObject):
                 qp.set_status("")
         self._fill_model_choices()
 
+    def _models_changed(self) -> None:
+        """Endpoints or models were added: the pickers list them (the catalog is read again)."""
+        self._catalog_task = None
+        self._fill_model_choices()
+
     def _fill_model_choices(self) -> None:
         overrides = self.settings.models
         known = {e.id for e in self.catalog}
@@ -333,18 +345,32 @@ class Controller(QObject):
             choices.append(ModelChoice.of_entry(entry, price))
         self.window.question_panel.set_model_choices(choices)
 
-    # --- running --------------------------------------------------------------
+    # --- running (every kind of run is a RunRequest for self.runs) ---------------
     @property
     def running(self) -> bool:
-        return self.run_task is not None and not self.run_task.done()
+        return self.runs.running
+
+    @property
+    def run_task(self) -> asyncio.Task | None:
+        return self.runs.task
 
     def start_run(self) -> Notification | None:
-        """Start a run from the question panel; returns the notification that
-        explains why not, if it cannot start."""
+        """Run the question panel's question (a re-run when History loaded one); returns
+        the notification that explains why not, if it cannot start."""
         if self.running:
             return None
+        parent = self.parent_run_id
+        request = self.compose("re-run" if parent else "ask", parent_run_id=parent)
+        if isinstance(request, Notification):
+            return request
+        self.launch(request)
+        return None
+
+    def compose(self, kind: str = "ask", **fields: Any) -> RunRequest | Notification:
+        """A RunRequest from the question panel (question, models, caps) and the sources;
+        or, posted, the notification that says what is missing."""
         qp = self.window.question_panel
-        problem = self._run_problem(qp)
+        problem = self._run_problem(qp, needs_documents=kind not in ("rebuild", "fork"))
         if problem is not None:
             self.notifier.post(problem)
             return problem
@@ -355,18 +381,31 @@ class Controller(QObject):
         except ValueError as exc:
             return self.notifier.error(f"These caps cannot be used: {exc}", "Change them and run again.")
         config = self.trust.with_approver(config)      # large batches ask in the window (issue 9)
-        self._remember_question(qp.question())
-        self._loop = asyncio.get_event_loop()
-        qp.set_running(True)
-        qp.set_status("Starting…")
-        self.run_task = asyncio.ensure_future(self._execute(qp.question(), config))
-        return None
+        fields.setdefault("question", qp.question())
+        if kind not in ("rebuild", "fork"):
+            fields.setdefault("documents", tuple(self.documents.values()))
+            fields.setdefault("skipped", tuple(self.skipped.values()))
+        return RunRequest(kind, config=config, keep_session=True, **fields)
 
-    def _run_problem(self, qp) -> Notification | None:
+    def launch(self, request: RunRequest) -> asyncio.Task | None:
+        """Start any request (ask, re-run, follow-up, fork, rebuild) in the window."""
+        if self.running:
+            self.notifier.warning("A run is in progress.", "Stop it before starting another.")
+            return None
+        if request.question:
+            self._remember_question(request.question)
+        self._loop = asyncio.get_event_loop()
+        return self.runs.launch(request)
+
+    def _rerun_loaded(self, run_id: str) -> None:
+        """History loaded a run's sources, question, models and caps: the next Run re-runs it."""
+        self.parent_run_id = run_id
+
+    def _run_problem(self, qp, *, needs_documents: bool = True) -> Notification | None:
         if self.ingest_task is not None and not self.ingest_task.done():
             return Notification("warning", "The sources are still being read.",
                                 "Wait until reading ends, or stop it, then run.")
-        if not self.documents:
+        if needs_documents and not self.documents:
             return Notification("warning", "There are no documents to ask about yet.",
                                 "Drop files or folders on the Sources pane, or use Add files.",
                                 topic="sources")
@@ -383,47 +422,61 @@ class Controller(QObject):
     def _remember_question(self, question: str) -> None:
         self.settings.remember_question(question)
 
-    async def _execute(self, question: str, config: Any) -> None:
+    def _run_started(self, request: RunRequest) -> None:
         qp = self.window.question_panel
+        if request.kind in ("ask", "re-run"):
+            self.parent_run_id = None            # a re-run links one run only
         self.history.leave_replay()
         self.panes.reset()
-        self._pending.clear()
-        self._stopping = False
-        outcome = None
-        try:
-            # The engine pulls in litellm (2-5 s): import it in a thread, not on the loop.
-            runner = await asyncio.to_thread(preload_engine)
-            self.run = runner.QuestionRun(
-                question, documents=list(self.documents.values()),
-                skipped=list(self.skipped.values()), config=config, sinks=[self.sink],
-                parent_run_id=self.parent_run_id, key_for=self._key_for(self.settings, config),
-                **self.sessions.run_kwargs())
-            if self._stopping:
-                self.run.cancel()
-            qp.set_status("Running…")
-            outcome = await self.run.execute()
-        except asyncio.CancelledError:
-            qp.set_status("Stopped before the run began.")
-        except Exception as exc:  # the run's boundary: anything it raises is shown, not a crash
-            log.exception("the run failed to start or crashed")
-            self.notifier.post(explain_error(f"{type(exc).__name__}: {exc}", model=config.root_model,
-                                             api_base=config.api_base, label=config.label(config.root_model)))
-            qp.set_status("The run failed.")
-        finally:
-            self.flush_events()
-            self.run = None
-            qp.set_running(False)
-        self.sessions.run_ended(outcome)
-        if outcome is not None:
-            self.last_outcome = outcome
-            self._report(outcome, config)
-            self.history.refresh(select=outcome.run_id)
+        qp.set_running(True)
+        qp.set_status(_starting(request))
 
-    def _key_for(self, settings: Any, config: Any):
-        """What the engine calls for each model: the key its URL may carry (core/routing.py),
-        read from the keychain at call time."""
-        from app.runner import default_key_for
-        return default_key_for(config, settings, self.keys())
+    def _run_prepared(self, request: RunRequest, prepared: Any) -> None:
+        qp = self.window.question_panel
+        if prepared.kind == "fork":
+            qp.set_status(f"Fork of run {prepared.parent_run_id[:8]} from turn {prepared.turn}: running…")
+        else:
+            qp.set_status("Running…")
+
+    def _run_ended(self, request: RunRequest, outcome: Any) -> None:
+        self.window.question_panel.set_running(False)
+        self.last_outcome = outcome
+        self._report(outcome, request.config)
+        self.history.refresh(select=outcome.run_id)
+
+    def _run_failed(self, request: RunRequest, exc: BaseException) -> None:
+        qp = self.window.question_panel
+        qp.set_running(False)
+        from core.store.errors import StoreError
+        from core.trust.rebuild import RebuildError
+        if request.kind == "fork" and isinstance(exc, (RebuildError, StoreError, OSError, ValueError)):
+            self.notifier.error(f"The fork could not start: {exc}")
+            qp.set_status("The fork could not start.")
+        elif request.kind == "rebuild" and isinstance(exc, (RebuildError, StoreError, OSError, RuntimeError)):
+            self.notifier.error(f"The REPL of run {request.parent_run_id[:8]} could not be rebuilt: {exc}",
+                                "Ask again and choose Start fresh.")
+            qp.set_status("")
+        else:
+            config = request.config
+            self.notifier.post(explain_error(f"{type(exc).__name__}: {exc}",
+                                             model=getattr(config, "root_model", None),
+                                             api_base=getattr(config, "api_base", None)))
+            qp.set_status("The run failed.")
+
+    def _run_stopped_early(self, request: RunRequest) -> None:
+        qp = self.window.question_panel
+        qp.set_running(False)
+        qp.set_status("Stopped before the run began.")
+
+    def _key_for(self, settings: Any, config: Any = None):
+        """What a call outside a run (also ask directly) gets for each model: the key its URL
+        may carry (app/key_routing.py)."""
+        from app.key_routing import route_key_for
+        if config is None:                   # no run config: route by the model's name alone
+            from core.routing import route
+            keys = self.keys()
+            return lambda model: route(model, endpoints=settings.endpoints, keys=keys).key
+        return route_key_for(config, keys=self.keys(), settings=settings)
 
     def _report(self, outcome: Any, config: Any) -> None:
         qp = self.window.question_panel
@@ -444,8 +497,9 @@ class Controller(QObject):
             self.notifier.info("Stopped. The transcript so far stays.")
         else:
             qp.set_status("The run failed.")
-            self.notifier.post(explain_error(outcome.error or "", model=config.root_model,
-                                             api_base=config.api_base, label=config.label(config.root_model)))
+            self.notifier.post(explain_error(outcome.error or "", model=getattr(config, "root_model", None),
+                                             api_base=getattr(config, "api_base", None),
+                                             label=config.label(config.root_model) if config is not None else None))
         if getattr(outcome, "store_error", None):
             self.notifier.warning("The run's record is incomplete: some events could not be saved.",
                                   "History, Verify and the exports may miss part of this run. Check the "
@@ -454,23 +508,12 @@ class Controller(QObject):
     def stop_run(self) -> None:
         if not self.running:
             return
-        self._stopping = True
         self.window.question_panel.set_status("Stopping…")
-        if self.run is not None:
-            self.run.cancel()
+        self.runs.stop()
 
     def sink(self, event: Any) -> None:
-        """The runner's event sink: batch events for the panes."""
-        if threading.current_thread() is not threading.main_thread():
-            self._loop.call_soon_threadsafe(self.sink, event)
-            return
-        self._pending.append(event)
-        if event.type == "Notice" and event.level == "error":
-            self.notifier.warning(event.message)
-        elif event.type == "Notice" and event.message.startswith(SANDBOX_NOTICE):
-            self._sandbox_incomplete(event.message)
-        if not self._flush_timer.isActive():
-            self._flush_timer.start()
+        """An event sink for the panes (any thread): batched per frame (app/engine_thread.py)."""
+        self.runs.bridge.sink(event)
 
     def _sandbox_incomplete(self, message: str) -> None:
         """Once per session a banner, and the status-bar badge for good."""
@@ -481,9 +524,16 @@ class Controller(QObject):
             badge.show_message(message)
 
     def flush_events(self) -> None:
-        if self._pending:
-            batch, self._pending = self._pending, []
-            self.panes.apply_many(batch)
+        self.runs.bridge.drain()
+
+    def _consume(self, batch: list[Any]) -> None:
+        """A frame's events from the engine thread, in order, on the GUI thread."""
+        for event in batch:
+            if event.type == "Notice" and event.level == "error":
+                self.notifier.warning(event.message)
+            elif event.type == "Notice" and event.message.startswith(SANDBOX_NOTICE):
+                self._sandbox_incomplete(event.message)
+        self.panes.apply_many(batch)
 
     # --- settings and keys (app/settings_glue.py) -------------------------------
     @property
@@ -496,11 +546,18 @@ class Controller(QObject):
     def open_settings(self, page: str = "") -> Any:
         return self.settings_glue.open(page)
 
-    def settings_applied(self) -> None:
+    def settings_applied(self, settings: Any = None) -> None:
         """The settings dialog saved new settings: follow them."""
+        qp = self.window.question_panel
+        before, shown = self._default_caps(), qp.caps()
+        if settings is not None:
+            self.settings = settings
         self._save_settings()
         self.theme.apply(self.settings.theme)
-        self.window.question_panel.set_caps(self._default_caps())
+        # The question panel keeps the caps the user set there; only a default changed
+        # in the dialog replaces the panel's value.
+        after = self._default_caps()
+        qp.set_caps({k: after[k] if k in after and before.get(k) != after[k] else shown[k] for k in shown})
         self._catalog_task = None
         self._fill_model_choices()
         self.notifier.info("Settings saved.")
@@ -510,6 +567,13 @@ class Controller(QObject):
             self.open_settings("" if action == "settings" else action)
 
 
+def _starting(request: RunRequest) -> str:
+    if request.kind == "fork":
+        return f"Rebuilding run {request.parent_run_id[:8]} up to turn {request.fork_turn}…"
+    if request.kind == "rebuild":
+        return (f"Rebuilding the REPL of run {request.parent_run_id[:8]}: re-running its code, "
+                "no model calls…")
+    return "Starting…"
 def cap_advice(cap_hit: str | None, error: str | None) -> str:
     """What can take a capped run further; more turns never help a call that cannot fit."""
     if cap_hit == "cost" or (error and "dollar cap" in error):

@@ -13,7 +13,7 @@ import asyncio
 import importlib
 import logging
 import os
-from typing import Any
+from typing import Any, Callable
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
@@ -42,9 +42,30 @@ def extra_ports(settings: Any) -> list[int]:
 
 
 class FirstRunGlue:
-    def __init__(self, controller: Any) -> None:
-        self.c = controller
-        w = controller.window
+    """Narrow dependencies: the window, the notifier, and what it asks of the rest as
+    callables: the settings and saving them, the keychain, leaving a replay, the sources
+    (add, clear, any there?), whether a run is in progress, the last run's id, opening
+    Settings at a page, the default caps, and telling the model pickers that models changed."""
+
+    def __init__(self, window: Any, notifier: Any, *, settings: Callable[[], Any],
+                 save_settings: Callable[[], None], keys: Callable[[], Any], leave_replay: Callable[[], None],
+                 add_paths: Callable[[list], None], clear_sources: Callable[[], None],
+                 has_documents: Callable[[], bool], is_running: Callable[[], bool],
+                 last_run_id: Callable[[], str | None], open_settings: Callable[[str], Any],
+                 default_caps: Callable[[], dict], models_changed: Callable[[], None],
+                 guide_numbers: Callable[[], Any] = lambda: "",
+                 store_documents: Callable[[str], Any] = lambda _run_id: [],
+                 set_documents: Callable[[list], None] = lambda _docs: None) -> None:
+        self.window = window
+        self.notifier = notifier
+        self._settings, self._save = settings, save_settings
+        self._keys, self._leave_replay = keys, leave_replay
+        self._add_paths, self._clear_sources, self._has_documents = add_paths, clear_sources, has_documents
+        self._is_running, self._last_run_id = is_running, last_run_id
+        self._default_caps, self._models_changed = default_caps, models_changed
+        self._guide_numbers = guide_numbers
+        self._store_documents, self._set_documents = store_documents, set_documents
+        w = window
         self.servers: list[Any] = []
         self.discovery_task: asyncio.Task | None = None
         self.keys_task: asyncio.Task | None = None
@@ -55,17 +76,17 @@ class FirstRunGlue:
 
         self.view = WelcomeView()
         self.view.hide()
-        w.center_layout.insertWidget(w.center_layout.indexOf(w.run_panes), self.view, 1)
+        w.add_center_view(self.view)
         self.view.use_server.connect(self.use_server)
         self.view.use_model.connect(self.use_model)
         self.view.try_samples.connect(self.load_samples)
         self.view.rescan_requested.connect(self.refresh)
-        self.view.keys_requested.connect(lambda: controller.open_settings("keys"))
+        self.view.keys_requested.connect(lambda: open_settings("keys"))
         self.view.guide_requested.connect(self.open_guide)
         self.view.close_requested.connect(self.hide_welcome)
         self._fill_samples()
         self._build_actions()
-        controller.notifier.action_requested.connect(self._on_notice_action)
+        notifier.action_requested.connect(self._on_notice_action)
 
         qp, hp, sp = w.question_panel, w.history_pane, w.sources_pane
         qp.run_requested.connect(self._after_run_request)       # after the controller's slot
@@ -74,12 +95,12 @@ class FirstRunGlue:
         sp.paths_added.connect(self._remember_roots)
         sp.clear_requested.connect(self.roots.clear)
 
-        if not controller.settings.ui.get("welcome_seen"):
+        if not settings().ui.get("welcome_seen"):
             self.show_welcome()
 
     # --- toolbar: Welcome, Guide, Recent ----------------------------------------
     def _build_actions(self) -> None:
-        w = self.c.window
+        w = self.window
         self.welcome_action = QAction("Welcome", w)
         self.welcome_action.setToolTip("What is ready, local model servers and the samples")
         icons.bind(self.welcome_action, "info")
@@ -99,22 +120,20 @@ class FirstRunGlue:
         icons.bind(self.recent_action, "history")
         self.recent_action.setMenu(self.recent_menu)
         w.addAction(self.guide_action)
-        toolbar = w.toolbar
-        for action in (self.recent_action, self.welcome_action, self.guide_action):
-            toolbar.insertAction(w.live_action, action)
-        button = toolbar.widgetForAction(self.recent_action)
+        w.add_toolbar_actions([self.recent_action, self.welcome_action, self.guide_action])
+        button = w.toolbar.widgetForAction(self.recent_action)
         if isinstance(button, QToolButton):
             button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
             button.setAccessibleName("Recent folders and questions")
         self.refresh_recent()
 
     def refresh_recent(self) -> None:
-        s = self.c.settings
+        s = self._settings()
         self.recent_menu.set_items(list(s.recent_folders), list(s.recent_questions))
 
     def open_recent_folder(self, path: str) -> None:
         if not os.path.exists(path):
-            self.c.notifier.warning(f"{path} is not there any more.", "It may have been moved or deleted.")
+            self.notifier.warning(f"{path} is not there any more.", "It may have been moved or deleted.")
             return
         self.add_paths([path])
 
@@ -126,20 +145,20 @@ class FirstRunGlue:
 
     @property
     def welcome_visible(self) -> bool:
-        return self.view.isVisibleTo(self.c.window)
+        return self.view.isVisibleTo(self.window)
 
     def show_welcome(self) -> None:
-        self.c.history.leave_replay()
+        self._leave_replay()
         self.view.show()
-        self.c.window.run_panes.hide()
+        self.window.run_panes.hide()
         if self.started:
             self.refresh()
 
     def hide_welcome(self) -> None:
         if not self.view.isHidden():
             self.view.hide()
-            self.c.window.run_panes.show()
-        self.c.settings.ui["welcome_seen"] = True
+            self.window.run_panes.show()
+        self._settings().ui["welcome_seen"] = True
 
     def start(self) -> None:
         """After the first paint: re-open the last session, check what is ready."""
@@ -156,8 +175,8 @@ class FirstRunGlue:
             self.discovery_task = asyncio.ensure_future(self.discover())
 
     async def check_keys(self) -> list[Any]:
-        keys = self.c.keys()
-        extra = [e.name for e in self.c.settings.endpoints]
+        keys = self._keys()
+        extra = [e.name for e in self._settings().endpoints]
         found = await asyncio.to_thread(keys.list, extra)
         from core import providers
         cheap = [p.test_model for k in found if (p := providers.get(k.provider)) and p.test_model]
@@ -169,7 +188,7 @@ class FirstRunGlue:
         self.view.set_scanning()
         discovery = await asyncio.to_thread(importlib.import_module, "core.discovery")
         await asyncio.to_thread(importlib.import_module, "httpx")
-        self.servers = await discovery.discover(extra_ports(self.c.settings))
+        self.servers = await discovery.discover(extra_ports(self._settings()))
         log.info("local model servers: %s", discovery.summary(self.servers))
         self.view.set_servers(self.servers)
         return self.servers
@@ -187,7 +206,7 @@ class FirstRunGlue:
         """Add (or update) the endpoint, mark its models free, pick `model` as
         root and sub model; returns the model id the pickers use."""
         from app.settings import Endpoint, ModelSettings
-        s = self.c.settings
+        s = self._settings()
         base = server.base_url.rstrip("/")
         endpoint = next((e for e in s.endpoints if e.base_url.rstrip("/") == base), None)
         if endpoint is None:
@@ -205,10 +224,9 @@ class FirstRunGlue:
         model_id, sub_id = f"{endpoint.name}/{root}", f"{endpoint.name}/{sub}"
         if not s.root_model:
             s.root_model = model_id
-        self.c._save_settings()
-        self.c._catalog_task = None
-        self.c._fill_model_choices()
-        self.c.window.question_panel.set_models(model_id, sub_id)
+        self._save()
+        self._models_changed()
+        self.window.question_panel.set_models(model_id, sub_id)
         if sub_id != model_id:
             text = (f"Selected {model_id} as root (it writes the code) and {sub_id} as sub model "
                     f"(it reads the pieces): {server.label}, free, nothing leaves this computer.")
@@ -217,16 +235,16 @@ class FirstRunGlue:
                     "leaves this computer. A small model as root often writes broken code: a "
                     "larger one (7B or more) does better.")
         self.view.set_selected(text)
-        self.c.notifier.info(text)
+        self.notifier.info(text)
         return model_id
 
     def use_model(self, model_id: str) -> None:
         """A cloud model whose key is there: root and sub; a $1 cap when there is none."""
-        s = self.c.settings
+        s = self._settings()
         if not s.root_model:
             s.root_model = model_id
-            self.c._save_settings()
-        qp = self.c.window.question_panel
+            self._save()
+        qp = self.window.question_panel
         qp.set_models(model_id, model_id)
         capped = ""
         if not qp.caps().get("max_cost_usd"):
@@ -234,7 +252,7 @@ class FirstRunGlue:
             capped = " The dollar cap is set to $1.00; change it beside Run."
         text = f"Selected {model_id} as root and sub model.{capped}"
         self.view.set_selected(text)
-        self.c.notifier.info(text)
+        self.notifier.info(text)
 
     # --- samples -----------------------------------------------------------------
     def _fill_samples(self) -> None:
@@ -251,24 +269,24 @@ class FirstRunGlue:
     def load_samples(self, question: str = "") -> None:
         """Replace the sources with the sample documents and fill in the question."""
         if self.samples is None:
-            self.c.notifier.error("The sample documents are missing from this installation.")
+            self.notifier.error("The sample documents are missing from this installation.")
             return
-        if self.c.running:
-            self.c.notifier.warning("A run is in progress.", "Stop it before loading the samples.")
+        if self._is_running():
+            self.notifier.warning("A run is in progress.", "Stop it before loading the samples.")
             return
-        self.c.clear_sources()
+        self._clear_sources()
         self.roots.clear()
         self.add_paths([str(self.samples.folder)])
-        self.c.window.question_panel.set_question(question or self.samples.questions[0])
+        self.window.question_panel.set_question(question or self.samples.questions[0])
         self.hide_welcome()
-        qp = self.c.window.question_panel
+        qp = self.window.question_panel
         if not qp.root_model():
-            self.c.notifier.info("The samples are loading. Pick a root model (or use a local server "
+            self.notifier.info("The samples are loading. Pick a root model (or use a local server "
                                  "on the Welcome page), then press Run.")
 
     def add_paths(self, paths: list[str]) -> None:
         self._remember_roots(paths)
-        self.c.add_paths(paths)
+        self._add_paths(paths)
 
     def _remember_roots(self, paths: list[str]) -> None:
         self.sources_run = None
@@ -277,7 +295,7 @@ class FirstRunGlue:
                 self.roots.append(str(p))
 
     def _after_run_request(self) -> None:
-        if self.c.running:
+        if self._is_running():
             self.hide_welcome()
 
     def _after_rerun(self, run_id: str) -> None:
@@ -289,8 +307,7 @@ class FirstRunGlue:
     def open_guide(self) -> Any:
         from ui.guide import GuideDialog
         if self.guide is None:
-            self.guide = GuideDialog({**self.c._default_caps(), "your_numbers": self.c.models.guide_numbers()},
-                                     self.c.window)
+            self.guide = GuideDialog({**self._default_caps(), "your_numbers": self._guide_numbers()}, self.window)
             self.guide.finished.connect(self._guide_closed)
         self.guide.show()
         self.guide.raise_()
@@ -305,31 +322,30 @@ class FirstRunGlue:
     def _documents_of(self, run_id: str) -> list[str]:
         from core.store.errors import StoreError
         try:
-            documents = list(self.c.history.store().documents(run_id))
+            documents = list(self._store_documents(run_id))
         except StoreError as exc:
             log.warning("the sources of run %s could not be restored: %s", run_id, exc)
             return []
-        self.c.set_documents(documents)
+        self._set_documents(documents)
         self.sources_run = run_id
         return [run_id] if documents else []
 
     def session_state(self) -> dict:
         """What `reopen_last_session` needs at the next start (kept in settings.ui)."""
-        outcome = self.c.last_outcome
-        return {"roots": list(self.roots), "question": self.c.window.question_panel.question(),
-                "run_id": outcome.run_id if outcome is not None else None,
-                "sources_run": getattr(self, "sources_run", None) if self.c.documents else None}
+        return {"roots": list(self.roots), "question": self.window.question_panel.question(),
+                "run_id": self._last_run_id(),
+                "sources_run": getattr(self, "sources_run", None) if self._has_documents() else None}
 
     def reopen_last_session(self) -> bool:
         """Sources and question of the last session, as they were when the app closed."""
-        state = self.c.settings.ui.get("last_session") or {}
-        if not isinstance(state, dict) or self.c.documents:
+        state = self._settings().ui.get("last_session") or {}
+        if not isinstance(state, dict) or self._has_documents():
             return False
         roots = [str(p) for p in state.get("roots") or [] if isinstance(p, str)]
         present = [p for p in roots if os.path.exists(p)]
         question = str(state.get("question") or "")
         if question:
-            self.c.window.question_panel.set_question(question)
+            self.window.question_panel.set_question(question)
         if present:
             self.add_paths(present)
         elif state.get("sources_run"):       # the sources of a re-run: from the store
@@ -337,7 +353,7 @@ class FirstRunGlue:
         if not (present or question):
             return False
         gone = len(roots) - len(present)
-        self.c.notifier.info(
+        self.notifier.info(
             f"Re-opened your last session: {len(present)} source folder{'s' if len(present) != 1 else ''}"
             + (f" ({gone} not found any more)" if gone else "") + (" and the question." if question else "."))
         return True

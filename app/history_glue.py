@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
@@ -21,8 +21,21 @@ EXPORT_FILTERS = {"json": "JSON (*.json)", "md": "Markdown (*.md)", "html": "HTM
 
 
 class HistoryGlue:
-    def __init__(self, controller: Any) -> None:
-        self.c = controller
+    """Narrow dependencies: the window (its history pane, the replay mode, dialogs' parent),
+    the run panes, the notifier, and callables: is a run in progress, the last run's id,
+    replace the sources, the settings (endpoints), and where a loaded re-run goes."""
+
+    def __init__(self, window: Any, panes: Any, notifier: Any, *, is_running: Callable[[], bool],
+                 last_run_id: Callable[[], str | None], set_documents: Callable[[list], None],
+                 settings: Callable[[], Any], rerun_loaded: Callable[[str], None]) -> None:
+        self.window = window
+        self.panes = panes
+        self.notifier = notifier
+        self._is_running = is_running
+        self._last_run_id = last_run_id
+        self._set_documents = set_documents
+        self._settings = settings
+        self._rerun_loaded = rerun_loaded
         self.replaying: str | None = None       # the run shown in the panes, if a stored one
         self._store: Any = None
 
@@ -38,34 +51,34 @@ class HistoryGlue:
         return self._store
 
     def refresh(self, filters: dict | None = None, select: str | None = None) -> None:
-        f = filters if filters is not None else self.c.window.history_pane.filters()
+        f = filters if filters is not None else self.window.history_pane.filters()
         since = time.time() - f["since_days"] * 86400 if f.get("since_days") else None
         from core.store.errors import StoreError
         try:
             runs = self.store().list_runs(search=f.get("search"), status=f.get("status"),
                                           model=f.get("model"), since=since, limit=HISTORY_LIMIT)
         except (StoreError, OSError) as exc:
-            self.c.notifier.error(f"The run history could not be read: {exc}",
+            self.notifier.error(f"The run history could not be read: {exc}",
                                 "Check the data folder; details are in the log.")
             return
-        self.c.window.history_pane.set_rows([HistoryRow.of_run(r) for r in runs])
+        self.window.history_pane.set_rows([HistoryRow.of_run(r) for r in runs])
         if select:
-            self.c.window.history_pane.select(select)
+            self.window.history_pane.select(select)
 
     def open_run(self, run_id: str) -> int:
         """Replay a stored run in the panes; returns the number of events."""
-        if self.c.running:
-            self.c.notifier.warning("A run is in progress.", "Stop it before replaying another run.")
+        if self._is_running():
+            self.notifier.warning("A run is in progress.", "Stop it before replaying another run.")
             return 0
         started = time.perf_counter()
         store = self.store()
         run = store.get_run(run_id) or {}
         events = list(store.iter_events(run_id))
-        self.c.panes.load_replay(events)
+        self.panes.load_replay(events)
         question = " ".join((run.get("question") or "").split())
         if len(question) > 100:
             question = question[:100] + "…"
-        self.c.window.set_replay_mode(f"Replay of run {run_id[:8]} ({run.get('status', '?')}): {question}")
+        self.window.set_replay_mode(f"Replay of run {run_id[:8]} ({run.get('status', '?')}): {question}")
         self.replaying = run_id
         log.info("replay of %s (%d events) opened in %.0f ms", run_id, len(events),
                  (time.perf_counter() - started) * 1000)
@@ -74,17 +87,17 @@ class HistoryGlue:
     def leave_replay(self) -> None:
         if self.replaying is not None:
             self.replaying = None
-            self.c.window.set_replay_mode("")
-            self.c.panes.reset()
+            self.window.set_replay_mode("")
+            self.panes.reset()
 
     def export_current(self, *_args) -> str | None:
         """The answer card's Export: the replayed run, or the last run of this session."""
-        run_id = self.replaying or (self.c.last_outcome.run_id if self.c.last_outcome else None)
+        run_id = self.replaying or self._last_run_id()
         if not run_id:
-            self.c.notifier.info("There is no stored run to export yet.")
+            self.notifier.info("There is no stored run to export yet.")
             return None
         suggested = str(Path.home() / f"rlm-run-{run_id[:8]}.html")
-        path, chosen = QFileDialog.getSaveFileName(self.c.window, "Export run", suggested,
+        path, chosen = QFileDialog.getSaveFileName(self.window, "Export run", suggested,
                                                    ";;".join(EXPORT_FILTERS.values()))
         if not path:
             return None
@@ -95,7 +108,7 @@ class HistoryGlue:
     def export_run(self, run_id: str, fmt: str, path: str | None = None) -> str | None:
         if path is None:
             suggested = str(Path.home() / f"rlm-run-{run_id[:8]}.{fmt}")
-            path, _ = QFileDialog.getSaveFileName(self.c.window, "Export run", suggested,
+            path, _ = QFileDialog.getSaveFileName(self.window, "Export run", suggested,
                                                   EXPORT_FILTERS[fmt])
             if not path:
                 return None
@@ -103,16 +116,16 @@ class HistoryGlue:
         try:
             self.store().export(run_id, fmt, path)
         except (OSError, StoreError) as exc:
-            self.c.notifier.error(f"The export could not be written: {exc}",
+            self.notifier.error(f"The export could not be written: {exc}",
                                 "Pick another folder or file name.")
             return None
-        self.c.notifier.info(f"Exported to {path}.")
+        self.notifier.info(f"Exported to {path}.")
         return path
 
     def delete_run(self, run_id: str, confirm: bool = True) -> bool:
         if confirm:
             answer = QMessageBox.question(
-                self.c.window, "Delete run", "Delete this run and its transcript? This cannot be undone.",
+                self.window, "Delete run", "Delete this run and its transcript? This cannot be undone.",
                 QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
                 QMessageBox.StandardButton.No)
             if answer != QMessageBox.StandardButton.Yes:
@@ -123,10 +136,10 @@ class HistoryGlue:
         try:
             self.store().delete_run(run_id)
         except StoreError as exc:
-            self.c.notifier.error(f"The run could not be deleted: {exc}")
+            self.notifier.error(f"The run could not be deleted: {exc}")
             return False
         self.refresh()
-        self.c.notifier.info("The run was deleted.")
+        self.notifier.info("The run was deleted.")
         return True
 
     def rerun(self, run_id: str) -> None:
@@ -135,39 +148,39 @@ class HistoryGlue:
         store = self.store()
         run = store.get_run(run_id)
         if not run:
-            self.c.notifier.error("That run is no longer stored.", "Refresh the history list.")
+            self.notifier.error("That run is no longer stored.", "Refresh the history list.")
             return
         from core.store.errors import StoreError
         try:
             documents = list(store.documents(run_id))
         except StoreError as exc:
-            self.c.notifier.error(f"The documents of that run cannot be restored: {exc}",
+            self.notifier.error(f"The documents of that run cannot be restored: {exc}",
                                 "Add the files again and run the question.")
             return
         self.leave_replay()
-        self.c.set_documents(documents)
-        qp = self.c.window.question_panel
+        self._set_documents(documents)
+        qp = self.window.question_panel
         qp.set_question(run.get("question") or "")
         config = run.get("config") or {}
-        root = self._unroute(run.get("root_model") or qp.root_model(), config.get("api_base"))
-        sub = self._unroute(run.get("sub_model") or qp.sub_model(),
+        root = self.unroute(run.get("root_model") or qp.root_model(), config.get("api_base"))
+        sub = self.unroute(run.get("sub_model") or qp.sub_model(),
                             config.get("sub_api_base") or config.get("api_base"))
         qp.set_models(root, sub)
         qp.set_caps({k: config[k] for k in ("max_depth", "max_cost_usd", "max_iterations")
                      if k in config})
-        self.c.parent_run_id = run_id
-        self.c.notifier.info(f"Loaded the sources ({len(documents)} documents) and question of run "
+        self._rerun_loaded(run_id)
+        self.notifier.info(f"Loaded the sources ({len(documents)} documents) and question of run "
                            f"{run_id[:8]}. Change models or caps if you like, then press Run.")
 
-    def _unroute(self, model: str, api_base: str | None) -> str:
+    def unroute(self, model: str, api_base: str | None) -> str:
         """A stored run's litellm model ("openai/x" at some URL) as the name the
         pickers use ("<endpoint>/x"), when one of the endpoints serves that URL."""
         if not api_base or not model.startswith("openai/"):
             return model
-        for endpoint in self.c.settings.endpoints:
+        for endpoint in self._settings().endpoints:
             if endpoint.base_url.rstrip("/") == api_base.rstrip("/"):
                 return f"{endpoint.name}/{model.removeprefix('openai/')}"
-        self.c.notifier.warning(f"That run used the server {api_base}, which is not among your endpoints.",
+        self.notifier.warning(f"That run used the server {api_base}, which is not among your endpoints.",
                               "Add it in Settings > Endpoints, then pick its models.",
                               action="endpoints", action_label="Open Endpoints")
         return model

@@ -109,8 +109,10 @@ class ModelsGlue:
         before = self.c.last_outcome
         client = ModelClient(key_for=self.c._key_for(self.c.settings, config), api_base_for=config.api_base_for,
                              max_retries=config.max_retries, timeout_s=config.request_timeout_s)
-        direct = await ask_directly(client, PriceBook(config.prices), config.root_model, question, documents,
-                                    max_tokens=min(config.root_max_tokens, 4096))
+        # litellm is called on the engine's loop only (app/engine_thread.py), never the window's
+        direct = await self.c.runs.on_engine(ask_directly(client, PriceBook(config.prices), config.root_model,
+                                                          question, documents,
+                                                          max_tokens=min(config.root_max_tokens, 4096)))
         await asyncio.gather(run_task, return_exceptions=True)
         outcome = self.c.last_outcome if self.c.last_outcome is not before else None
         return self.show_comparison(outcome, direct, config)

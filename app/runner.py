@@ -15,6 +15,7 @@ import logging
 import uuid
 from typing import Any, Callable, Sequence
 
+from app.key_routing import route_key_for
 from app.version import __version__
 from core.config import RunConfig
 from core.engine.run import RunResult
@@ -29,18 +30,8 @@ RunOutcome = RunResult
 
 
 def default_key_for(config: RunConfig, settings: Any = None, keys: Any = None) -> Callable[[str], str | None]:
-    """The key each call of this run carries, from core/routing.py: the URL a model is sent to
-    decides whose key it gets (an endpoint's to that endpoint, a provider's to that provider,
-    none to an ad-hoc URL unless the run names one with api_key_from). The CLI and the window
-    both come here."""
-    from core.routing import RunRoutes
-    if settings is None:
-        from app.settings import load_settings
-        settings = load_settings()
-    if keys is None:
-        from core.secrets import KeyStore
-        keys = KeyStore()
-    return RunRoutes(config, settings.endpoints, keys).key_for
+    """The key each call of this run carries (app/key_routing.py, over core/routing.py)."""
+    return route_key_for(config, keys=keys, settings=settings)
 
 
 class QuestionRun:

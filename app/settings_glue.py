@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import Any, Callable
 
 from ui.notifier import explain_error
 
@@ -21,14 +21,22 @@ KEYCHAIN_ADVICE = (". On Linux, install and unlock gnome-keyring or KWallet, or 
 
 
 class SettingsGlue:
-    def __init__(self, controller: Any) -> None:
-        self.controller = controller
+    """Narrow dependencies: the window (the dialog's parent), the notifier, and callables:
+    the settings, take new settings, and run a coroutine on the engine's loop."""
+
+    def __init__(self, window: Any, notifier: Any, *, settings: Callable[[], Any],
+                 apply: Callable[[Any], None], on_engine: Callable[[Any], Any]) -> None:
+        self.window = window
+        self.notifier = notifier
+        self._settings = settings
+        self._apply = apply
+        self._on_engine = on_engine
         self.dialog: Any = None
         self._keys: Any = None
 
     @property
     def settings(self) -> Any:
-        return self.controller.settings
+        return self._settings()
 
     def keys(self) -> Any:
         """The keychain (created on first use: keyring's import is not free)."""
@@ -53,7 +61,7 @@ class SettingsGlue:
         from ui.settings_dialog import SettingsDialog
         names = [(p.name, p.display) for p in providers.PROVIDERS.values() if p.needs_key]
         names += [(e.name, f"{e.name} (endpoint)") for e in self.settings.endpoints if e.needs_key]
-        dialog = SettingsDialog(settings_to_dict(self.settings), names, self.controller.window)
+        dialog = SettingsDialog(settings_to_dict(self.settings), names, self.window)
         dialog.keys_page.key_set.connect(self.set_key)
         dialog.keys_page.key_session.connect(self.set_session_key)
         dialog.keys_page.key_delete.connect(self.delete_key)
@@ -76,18 +84,10 @@ class SettingsGlue:
         from app.settings import settings_from_dict, settings_to_dict
         settings = settings_from_dict({**settings_to_dict(self.settings), **values})
         if settings.warnings:
-            self.controller.notifier.warning(
+            self.notifier.warning(
                 "Some settings were not taken: " + "; ".join(settings.warnings),
                 "Open Settings and fix them.", action="settings", action_label="Open Settings")
-        qp = self.controller.window.question_panel
-        before, shown = self.controller._default_caps(), qp.caps()
-        self.controller.settings = settings
-        self.controller.settings_applied()
-        # The question panel keeps the caps the user set there; only a default changed
-        # in the dialog replaces the panel's value.
-        after = self.controller._default_caps()
-        qp.set_caps({k: after[k] if k in after and before.get(k) != after[k] else shown[k]
-                     for k in shown})
+        self._apply(settings)
 
     # --- keys -------------------------------------------------------------------
     def refresh_keys(self) -> None:
@@ -169,23 +169,25 @@ class SettingsGlue:
         else:
             if page:
                 page.show_result(True, f"Testing with {known.test_model}…")
-            ok, text = await try_key(known.test_model, key)
+            ok, text = await try_key(known.test_model, key, on_engine=self._on_engine)
         page = self._page()          # the dialog may have closed meanwhile
         if page:
             page.show_result(ok, text)
         return ok, text
 
 
-async def try_key(model: str, key: str) -> tuple[bool, str]:
-    """(works, message): a one-token completion with `key` (litellm in a thread)."""
-    def call() -> None:
-        from app.controller import preload_engine
-        preload_engine()                 # the first import of litellm, under the one lock
+async def try_key(model: str, key: str, on_engine: Any = None) -> tuple[bool, str]:
+    """(works, message): a one-token completion with `key`. In the window it runs on
+    the engine's loop (`on_engine`), where litellm's clients live; litellm is
+    imported in a thread first."""
+    async def call() -> None:
+        from app.run_service import preload_engine
+        await asyncio.to_thread(preload_engine)
         from core.llm.litellm_import import litellm
-        litellm().completion(model=model, api_key=key, max_tokens=1, timeout=30,
-                             messages=[{"role": "user", "content": "Say OK"}])
+        await litellm().acompletion(model=model, api_key=key, max_tokens=1, timeout=30,
+                                    messages=[{"role": "user", "content": "Say OK"}])
     try:
-        await asyncio.to_thread(call)
+        await (on_engine(call()) if on_engine is not None else call())
     except Exception as exc:  # whatever the provider answers with is the result of the test
         log.info("key test with %s failed: %s", model, type(exc).__name__)
         note = explain_error(f"{type(exc).__name__}: {exc}", model=model)

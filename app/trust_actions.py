@@ -12,12 +12,12 @@ import asyncio
 import logging
 import re
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable
 
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPoint
 from PySide6.QtWidgets import QHBoxLayout, QMenu, QPushButton, QWidget
 
-from ui.call_tree_model import NODE_ID_ROLE
+from app.run_service import RunRequest
 from ui.compare_view import ComparisonShown, CompareView
 from ui.fork_dialog import ForkChoice, ForkDialog
 from ui.history_pane import HistoryRow
@@ -29,10 +29,21 @@ _TOP_TURN = re.compile(r"^R\.t(\d+)$")
 
 
 class TrustActions:
-    def __init__(self, glue: Any) -> None:
-        self.glue = glue
-        self.c = glue.c
-        self.window = glue.window
+    """Narrow dependencies: the window's panes (history pane, run panes), the notifier,
+    the history glue (its store, refresh and model names), the settings, and the
+    run path (`launch` a RunRequest, `is_running`)."""
+
+    def __init__(self, window: Any, panes: Any, notifier: Any, history: Any, *,
+                 settings: Callable[[], Any], launch: Callable[[RunRequest], Any],
+                 is_running: Callable[[], bool], with_approver: Callable[[Any], Any]) -> None:
+        self.window = window
+        self.panes = panes
+        self.notifier = notifier
+        self.history = history
+        self._settings = settings
+        self._launch = launch
+        self._is_running = is_running
+        self._with_approver = with_approver
         self.verify_view: VerifyView | None = None
         self.compare_view: CompareView | None = None
         self.fork_dialog: ForkDialog | None = None
@@ -60,8 +71,7 @@ class TrustActions:
         for b in (self.verify_button, self.fork_button, self.compare_button, self.family_button):
             buttons.addWidget(b)
         buttons.addStretch(1)
-        layout = hp.layout()
-        layout.insertWidget(max(0, layout.indexOf(hp.empty_label)), row)
+        hp.add_accessory(row)
         self.verify_button.clicked.connect(lambda: self.verify(hp.selected_id()))
         self.fork_button.clicked.connect(lambda: self.fork_dialog_for(hp.selected_id()))
         self.compare_button.clicked.connect(self.compare_selected)
@@ -70,10 +80,9 @@ class TrustActions:
         hp.model.modelReset.connect(self._update_buttons)
         self._update_buttons()
 
-        tree = self.glue.panes.tree
-        tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        tree.customContextMenuRequested.connect(self._tree_menu)
-        self.glue.panes.transcript.turn_menu_requested.connect(self._transcript_menu)
+        self.panes.enable_node_menu()
+        self.panes.node_menu_requested.connect(self._node_menu)
+        self.panes.transcript.turn_menu_requested.connect(self._node_menu)
 
     def _update_buttons(self, *_args) -> None:
         selected = self.window.history_pane.selected_id()
@@ -93,7 +102,7 @@ class TrustActions:
         if not run_id:
             return None
         if self.verify_task is not None and not self.verify_task.done():
-            self.c.notifier.info("A verification is already running.")
+            self.notifier.info("A verification is already running.")
             return None
         if self.verify_view is None:
             self.verify_view = VerifyView(self.window)
@@ -108,41 +117,34 @@ class TrustActions:
         from core.trust.rebuild import RebuildError
         from core.trust.verify import verify_run
         try:
-            report = await verify_run(self.c.history.store(), run_id)
+            report = await verify_run(self.history.store(), run_id)
         except (StoreError, RebuildError, OSError) as exc:
             self.verify_view.set_failed(str(exc))
-            self.c.notifier.error(f"Run {run_id[:8]} could not be verified: {exc}")
+            self.notifier.error(f"Run {run_id[:8]} could not be verified: {exc}")
             return
         self.last_report = report
         self.verify_view.set_result(verify_shown(report))
         if report.matches:
-            self.c.notifier.info(f"Run {run_id[:8]} verified: the re-execution matches the record.")
+            self.notifier.info(f"Run {run_id[:8]} verified: the re-execution matches the record.")
         else:
-            self.c.notifier.warning(f"Run {run_id[:8]} diverges when re-executed.",
+            self.notifier.warning(f"Run {run_id[:8]} diverges when re-executed.",
                                     "The Verify window shows the first divergence.")
 
-    # ---- fork --------------------------------------------------------------
-    def _tree_menu(self, pos: QPoint) -> None:
-        tree = self.glue.panes.tree
-        index = tree.indexAt(pos)
-        menu = self.turn_menu(index.data(NODE_ID_ROLE) if index.isValid() else None)
-        if menu is not None:
-            menu.popup(tree.viewport().mapToGlobal(pos))
-
-    def _transcript_menu(self, turn_id: str, global_pos: QPoint) -> None:
-        menu = self.turn_menu(turn_id)
+    # ---- fork ----------------------------------------------------------------
+    def _node_menu(self, node_id: str, global_pos: QPoint) -> None:
+        menu = self.turn_menu(node_id or None)
         if menu is not None:
             menu.popup(global_pos)
 
     def turn_menu(self, node_id: str | None) -> QMenu | None:
         """The context menu of a call-tree node: "Fork from here…" on a top-level turn."""
         match = _TOP_TURN.match(node_id or "")
-        view = self.glue.panes.view
+        view = self.panes.view
         if not match or node_id not in view.turns:
             return None
-        menu = QMenu(self.glue.panes.tree)
+        menu = QMenu(self.panes.tree)
         action = menu.addAction("Fork from here…")
-        action.setEnabled(not self.c.running and view.finished and bool(view.meta.run_id))
+        action.setEnabled(not self._is_running() and view.finished and bool(view.meta.run_id))
         action.setToolTip("Continue this run live from this turn, as a new run linked to it")
         action.triggered.connect(lambda: self.fork_dialog_for(view.meta.run_id, int(match.group(1))))
         return menu
@@ -153,18 +155,18 @@ class TrustActions:
         if not run_id:
             return None
         from core.trust.record import load_record
-        store = self.c.history.store()
+        store = self.history.store()
         record = load_record(store, run_id)
         if not record.turns:
-            self.c.notifier.warning("That run has no turns to fork from.")
+            self.notifier.warning("That run has no turns to fork from.")
             return None
         from core.engine.parse import parse_reply
         turns = [(t.iteration, "\n\n".join(c.code for c in t.cells) or _code_of(parse_reply, t.reply))
                  for t in record.turns]
         config = record.config or {}
-        h = self.c.history
-        root = h._unroute(record.root_model, config.get("api_base"))
-        sub = h._unroute(record.sub_model, config.get("sub_api_base") or config.get("api_base"))
+        h = self.history
+        root = h.unroute(record.root_model, config.get("api_base"))
+        sub = h.unroute(record.sub_model, config.get("sub_api_base") or config.get("api_base"))
         dialog = ForkDialog(self.window, run_title=f"run {run_id[:8]}", turns=turns,
                             turn=turn or turns[-1][0], root_model=root, sub_model=sub, caps=config)
         dialog.run_id = run_id                        # type: ignore[attr-defined]
@@ -176,69 +178,29 @@ class TrustActions:
         return dialog
 
     def start_fork(self, run_id: str, choice: ForkChoice, original_models: tuple[str, str]) -> asyncio.Task | None:
-        """Start the fork as a new live run in the panes (linked to its parent)."""
-        if self.c.running:
-            self.c.notifier.warning("A run is in progress.", "Stop it before starting a fork.")
+        """Start the fork as a new live run in the panes (linked to its parent): a "fork"
+        RunRequest on the one run path (an edited turn's new sub-calls go live, budgeted)."""
+        if self._is_running():
+            self.notifier.warning("A run is in progress.", "Stop it before starting a fork.")
             return None
         from core.trust.fork import ForkError, fork_config
         from core.trust.record import load_record
-        store = self.c.history.store()
         try:
-            record = load_record(store, run_id)
+            record = load_record(self.history.store(), run_id)
+            config = fork_config(record)
             if (choice.root_model, choice.sub_model) != tuple(original_models):
                 from app.settings import build_run_config
-                config = build_run_config(self.c.settings, root=choice.root_model,
+                chosen = build_run_config(self._settings(), root=choice.root_model,
                                           sub=choice.sub_model or None, overrides={})
-                config = replace(fork_config(record), root_model=config.root_model, sub_model=config.sub_model,
-                                 api_base=config.api_base, sub_api_base=config.sub_api_base,
-                                 prices={**fork_config(record).prices, **config.prices})
-            else:
-                config = fork_config(record)
-            config = self.glue.with_approver(replace(config, **choice.caps))
+                config = replace(config, root_model=chosen.root_model, sub_model=chosen.sub_model,
+                                 api_base=chosen.api_base, sub_api_base=chosen.sub_api_base,
+                                 prices={**config.prices, **chosen.prices})
+            config = self._with_approver(replace(config, **choice.caps))
         except (ForkError, ValueError) as exc:
-            self.c.notifier.error(f"The fork cannot start: {exc}")
+            self.notifier.error(f"The fork cannot start: {exc}")
             return None
-        qp = self.window.question_panel
-        qp.set_running(True)
-        qp.set_status(f"Rebuilding run {run_id[:8]} up to turn {choice.turn}…")
-        self.c.run_task = asyncio.ensure_future(self._fork(run_id, choice, config))
-        return self.c.run_task
-
-    async def _fork(self, run_id: str, choice: ForkChoice, config: Any) -> None:
-        from core.store.errors import StoreError
-        from core.trust.rebuild import RebuildError
-        c, qp = self.c, self.window.question_panel
-        outcome = plan = None
-        try:
-            runner = await asyncio.to_thread(_preload)
-            from core.trust.fork import prepare_fork
-            plan = await prepare_fork(c.history.store(), run_id, choice.turn, config=config,
-                                      edited_code=choice.code)
-            c.history.leave_replay()
-            c.panes.reset()
-            c._pending.clear()
-            c._stopping = False
-            c.run = runner.QuestionRun(plan.question, documents=plan.documents, skipped=plan.skipped,
-                                       config=plan.config, sinks=[c.sink], parent_run_id=plan.parent_run_id,
-                                       session=plan.session, key_for=c._key_for(c.settings, plan.config))
-            plan = None                                   # the run owns the session now
-            qp.set_status(f"Fork of run {run_id[:8]} from turn {choice.turn}: running…")
-            outcome = await c.run.execute()
-        except (RebuildError, StoreError, OSError, ValueError) as exc:
-            c.notifier.error(f"The fork could not start: {exc}")
-            qp.set_status("The fork could not start.")
-        except asyncio.CancelledError:
-            qp.set_status("The fork was stopped before it began.")
-        finally:
-            if plan is not None:
-                await plan.close()
-            c.flush_events()
-            c.run = None
-            qp.set_running(False)
-        if outcome is not None:
-            c.last_outcome = outcome
-            c._report(outcome, config)
-            c.history.refresh(select=outcome.run_id)
+        return self._launch(RunRequest.fork(run_id, choice.turn, config=config, edited_code=choice.code,
+                                             keep_session=True))
 
     # ---- compare -------------------------------------------------------------
     def compare_selected(self) -> CompareView | None:
@@ -249,7 +211,7 @@ class TrustActions:
         if self.compare_first is None or self.compare_first == selected:
             self.compare_first = selected
             self._update_buttons()
-            self.c.notifier.info(f"Run {selected[:8]} is marked: select the run to compare it with and "
+            self.notifier.info(f"Run {selected[:8]} is marked: select the run to compare it with and "
                                  "press Compare again.")
             return None
         first, self.compare_first = self.compare_first, None
@@ -257,11 +219,11 @@ class TrustActions:
         return self.compare(first, selected)
 
     def compare(self, left: str, right: str) -> CompareView | None:
-        store = self.c.history.store()
+        store = self.history.store()
         try:
             shown = compare_shown(store, left, right)
         except (LookupError, ValueError) as exc:
-            self.c.notifier.error(f"The runs could not be compared: {exc}")
+            self.notifier.error(f"The runs could not be compared: {exc}")
             return None
         if self.compare_view is None:
             self.compare_view = CompareView(self.window)
@@ -278,11 +240,11 @@ class TrustActions:
                 self.show_family(run_id)
                 return
         self.family_of = None
-        self.c.history.refresh()
+        self.history.refresh()
 
     def show_family(self, run_id: str) -> list[HistoryRow]:
         """The history list shows only this run's family, children indented under parents."""
-        store = self.c.history.store()
+        store = self.history.store()
         top, seen = run_id, {run_id}
         while True:
             run = store.get_run(top) or {}
@@ -313,11 +275,6 @@ class TrustActions:
             self.family_button.setChecked(True)
             self.family_button.blockSignals(False)
         return rows
-
-
-def _preload() -> Any:
-    from app.controller import preload_engine
-    return preload_engine()
 
 
 def _code_of(parse_reply: Any, reply: str | None) -> str:

@@ -12,11 +12,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QTabWidget
 
+from app.run_service import preload_engine
+from app.trust_actions import TrustActions
 from ui.approval_dialog import ApprovalDialog, ApprovalShown, ApprovalThresholds
 from ui.citation_text import CitationMark, CitationText, body_of
 from ui.cost_preview import CostPreview
@@ -123,10 +125,21 @@ class RefreshWork:
 
 
 class TrustGlue:
-    def __init__(self, controller: Any) -> None:
-        self.c = controller
-        self.window = controller.window
-        self.panes = controller.panes
+    """Narrow dependencies: the window, the run panes, the notifier, the run path (`runs`:
+    the run in progress; `launch`), the history glue (its store), and callables for the
+    settings, the current sources and selecting a cited source."""
+
+    def __init__(self, window: Any, panes: Any, notifier: Any, runs: Any, history: Any, *,
+                 settings: Callable[[], Any], documents: Callable[[], dict],
+                 show_citation: Callable[[str], None], launch: Callable[[Any], Any]) -> None:
+        self.window = window
+        self.panes = panes
+        self.notifier = notifier
+        self.runs = runs
+        self.history = history
+        self._settings = settings
+        self._documents = documents
+        self._show_citation = show_citation
         self._docs_cache: dict[str, list[Any]] = {}
         self.viewer: SourceViewer | None = None
         self.approval: ApprovalDialog | None = None
@@ -143,11 +156,7 @@ class TrustGlue:
         self.last_preview: Any = None                 # core.trust.preview.CostPreview
 
         self.citations = CitationText(self.resolve_citations, PALETTES["light"]["error"])
-        self.panes.transcript.citations = self.citations
-        try:
-            self.panes.citation_clicked.disconnect(controller.show_citation)
-        except (RuntimeError, TypeError) as exc:     # not connected: nothing to undo
-            log.debug("show_citation was not connected: %s", exc)
+        self.panes.set_citations(self.citations)
         self.panes.citation_clicked.connect(self.open_citation)
 
         self.coverage_view = CoverageView()
@@ -157,9 +166,8 @@ class TrustGlue:
         self.tabs.setObjectName("trustTabs")
         self.tabs.addTab(self.coverage_view, "Coverage")
         self.tabs.addTab(self.results_table, "Sub-calls")
-        self.panes.side_splitter.addWidget(self.tabs)
+        self.panes.add_side_widget(self.tabs, 2)
         self.tabs.currentChanged.connect(lambda _i: self.schedule_refresh())
-        self.panes.side_splitter.setStretchFactor(2, 2)
 
         self.observer = PaneObserver(self)
         self.panes.observers.append(self.observer)
@@ -170,14 +178,11 @@ class TrustGlue:
 
         qp = self.window.question_panel
         self.thresholds = ApprovalThresholds(qp)
-        self.thresholds.set_values(controller.settings.caps)
-        self.thresholds.changed.connect(controller.settings.caps.update)
+        self.thresholds.set_values(settings().caps)
+        self.thresholds.changed.connect(lambda values: self._settings().caps.update(values))
         self.preview = CostPreview(qp)
-        layout = qp.layout()
-        buttons = next((i for i in range(layout.count()) if layout.itemAt(i).layout() is not None
-                        and layout.itemAt(i).layout().indexOf(qp.run_button) >= 0), None)
-        layout.insertWidget(buttons if buttons is not None else layout.count(), self.thresholds)
-        layout.insertWidget(max(0, layout.indexOf(qp.status_label)), self.preview)
+        qp.add_accessory(self.thresholds, "options")
+        qp.add_accessory(self.preview, "status")
         self._preview_timer = QTimer(qp)
         self._preview_timer.setSingleShot(True)
         self._preview_timer.setInterval(300)
@@ -189,8 +194,8 @@ class TrustGlue:
         for signal in (sp_model.rowsInserted, sp_model.rowsRemoved, sp_model.modelReset):
             signal.connect(self._preview_timer.start)
 
-        from app.trust_actions import TrustActions
-        self.actions = TrustActions(self)
+        self.actions = TrustActions(window, panes, notifier, history, settings=settings, launch=launch,
+                                    is_running=lambda: runs.running, with_approver=self.with_approver)
 
     # ---- documents -----------------------------------------------------
     def run_id(self) -> str:
@@ -199,20 +204,19 @@ class TrustGlue:
     def documents_for(self, run_id: str | None = None) -> list[Any]:
         """The documents of the run shown (live: those it was given; stored: from the store)."""
         run_id = self.run_id() if run_id is None else run_id
-        run = self.c.run
-        if run is not None and getattr(run, "run_id", None) == run_id:
-            docs = list(run.documents)
-            self._docs_cache[run_id] = docs
-            return docs
+        live = self.runs.documents()
+        if live is not None and self.runs.run_id == run_id:
+            self._docs_cache[run_id] = live
+            return live
         if not run_id:
-            return list(self.c.documents.values())
+            return list(self._documents().values())
         if run_id not in self._docs_cache:
             from core.store.errors import StoreError
             try:
-                self._docs_cache[run_id] = list(self.c.history.store().documents(run_id))
+                self._docs_cache[run_id] = list(self.history.store().documents(run_id))
             except (StoreError, OSError) as exc:
                 log.warning("documents of run %s not available: %s", run_id, exc)
-                return list(self.c.documents.values())
+                return list(self._documents().values())
             if len(self._docs_cache) > 8:
                 self._docs_cache.pop(next(iter(self._docs_cache)))
         return self._docs_cache[run_id]
@@ -242,7 +246,7 @@ class TrustGlue:
         viewer.show()
         viewer.raise_()
         if mark is not None:
-            self.c.show_citation(f"{mark.path}:{mark.address}")    # and select it in the sources
+            self._show_citation(f"{mark.path}:{mark.address}")    # and select it in the sources
         return viewer
 
     # ---- coverage and sub-call rows ------------------------------------------
@@ -301,7 +305,7 @@ class TrustGlue:
             key = f"{self.run_id()}:{warning}"
             if self.observer.live and key not in self._warned:
                 self._warned.add(key)
-                self.c.notifier.warning(warning, "See the Coverage tab beside the call tree.")
+                self.notifier.warning(warning, "See the Coverage tab beside the call tree.")
         return shown
 
     def show_results(self, rows: list[Any]) -> list[ResultShown]:
@@ -320,9 +324,9 @@ class TrustGlue:
             with open(path, "w", encoding="utf-8", newline="") as f:
                 f.write(to_csv(rows))
         except OSError as exc:
-            self.c.notifier.error(f"The CSV could not be written: {exc}", "Pick another folder or file name.")
+            self.notifier.error(f"The CSV could not be written: {exc}", "Pick another folder or file name.")
             return None
-        self.c.notifier.info(f"Exported {len(rows)} sub-calls to {path}.")
+        self.notifier.info(f"Exported {len(rows)} sub-calls to {path}.")
         return path
 
     # ---- cost preview and projection --------------------------------------------
@@ -331,7 +335,7 @@ class TrustGlue:
         from app.settings import build_run_config
         qp = self.window.question_panel
         try:
-            return build_run_config(self.c.settings, root=qp.root_model(), sub=qp.sub_model() or None,
+            return build_run_config(self._settings(), root=qp.root_model(), sub=qp.sub_model() or None,
                                     overrides=qp.caps())
         except ValueError as exc:
             log.info("no cost preview: %s", exc)
@@ -339,9 +343,9 @@ class TrustGlue:
 
     def update_estimate(self) -> asyncio.Task | None:
         """Refresh the estimate next to Run (in the background); returns its task."""
-        if self.c.running or not _loop_running():
+        if self.runs.running or not _loop_running():
             return None
-        docs = list(self.c.documents.values())
+        docs = list(self._documents().values())
         config = self.run_config() if docs else None
         if config is None:
             self.preview.clear()
@@ -358,7 +362,7 @@ class TrustGlue:
         except (StoreError, OSError, ValueError) as exc:
             log.warning("cost preview failed: %s", exc)
             return
-        if seq != self._estimate_seq or self.c.running:      # a newer estimate is on its way, or a run began
+        if seq != self._estimate_seq or self.runs.running:      # a newer estimate is on its way, or a run began
             return
         self.last_preview = preview
         self.preview.set_estimate(*describe_preview(preview))
@@ -384,7 +388,7 @@ class TrustGlue:
 
     async def approve(self, info: Any) -> bool:
         """The engine's approval callback: a dialog in the window; True = go on."""
-        cfg = self.c.run.config if self.c.run is not None else None
+        cfg = self.runs.config
         shown = approval_of(info, getattr(cfg, "approve_batch_calls", None), getattr(cfg, "approve_batch_usd", None))
         self.approvals.append(shown)
         dialog = ApprovalDialog(self.window, shown)
@@ -436,7 +440,6 @@ def coverage_shown(report: Any) -> CoverageShown:
 def preview_in_thread(config: Any, total_chars: int) -> Any:
     """core.trust.preview.preview_cost with its own store connection (run it in a thread:
     prices may need litellm's map, whose import takes seconds)."""
-    from app.controller import preload_engine
     preload_engine()                    # what a run imports, under the same lock (never two at once)
     from core.store import RunStore
     from core.trust.preview import preview_cost

@@ -293,6 +293,12 @@ class HistoryPane(QWidget):
         for widget in (self.open_button, self.rerun_button, self.export_button, self.delete_button):
             widget.setEnabled(has)
 
+    # --- a place for extra parts (app/ glue adds its widgets here, never into the layout) ----
+    def add_accessory(self, widget: QWidget) -> None:
+        """Show `widget` under the pane's own action buttons (above the empty-list hint)."""
+        layout = self.layout()
+        layout.insertWidget(max(0, layout.indexOf(self.empty_label)), widget)
+
 
 def parse_time(value) -> datetime | None:
     """A store timestamp (ISO text or epoch seconds) as an aware datetime."""

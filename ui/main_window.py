@@ -374,6 +374,16 @@ class MainWindow(QMainWindow):
         self.closing.emit()
         super().closeEvent(event)
 
+    # --- places for extra parts (app/ glue adds them here, never into the layout) ----------
+    def add_center_view(self, widget: QWidget) -> None:
+        """Another view in the centre, above the run panes (shown instead of them by the glue)."""
+        self.center_layout.insertWidget(self.center_layout.indexOf(self.run_panes), widget, 1)
+
+    def add_toolbar_actions(self, actions: list) -> None:
+        """Actions in the toolbar, before "Back to live"; returns nothing."""
+        for action in actions:
+            self.toolbar.insertAction(self.live_action, action)
+
 
 def fitting_size():
     """The first window size: 1400x860, or the screen's free area when it is smaller

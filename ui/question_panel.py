@@ -280,3 +280,22 @@ class QuestionPanel(QWidget):
 
     def set_status(self, text: str) -> None:
         self.status_label.setText(text)
+
+    # --- places for extra parts (app/ glue adds its widgets here, never into the layout) ----
+    ACCESSORY_SLOTS = ("options", "status", "bottom")
+
+    def add_accessory(self, widget: QWidget, slot: str = "bottom") -> None:
+        """Show `widget` in the panel: "options" above the Run and Stop buttons,
+        "status" just above the status line, "bottom" at the end."""
+        if slot not in self.ACCESSORY_SLOTS:
+            raise ValueError(f"unknown slot {slot!r} (one of {', '.join(self.ACCESSORY_SLOTS)})")
+        layout = self.layout()
+        if slot == "bottom":
+            layout.addWidget(widget)
+        elif slot == "status":
+            layout.insertWidget(layout.indexOf(self.status_label), widget)
+        else:
+            buttons = next(i for i in range(layout.count()) if layout.itemAt(i).layout() is not None
+                           and layout.itemAt(i).layout().indexOf(self.run_button) >= 0)
+            layout.insertWidget(buttons, widget)
+        widget.setParent(self)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 
 from core.events import Event
@@ -39,6 +39,7 @@ class RunPanes(QWidget):
     export_requested = Signal()
     answer_copied = Signal()
     node_selected = Signal(str)
+    node_menu_requested = Signal(str, QPoint)    # call-tree node id ("" off a node), global position
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -249,3 +250,25 @@ class RunPanes(QWidget):
         palette = PALETTES["dark" if is_dark() else "light"]
         self.tree_model.set_colors({"error": palette["error"], "warning": palette["warning"],
                                     "running": palette["accent"]})
+
+    # --- places for extra parts (app/ glue adds them here, never into the layout) ----------
+    def add_side_widget(self, widget: QWidget, stretch: int = 2) -> None:
+        """Another part under the call tree and the detail (e.g. the Coverage tabs)."""
+        self.side_splitter.addWidget(widget)
+        self.side_splitter.setStretchFactor(self.side_splitter.indexOf(widget), stretch)
+
+    def set_citations(self, citations) -> None:
+        """ui.citation_text.CitationText: citation links in the replies and the answer."""
+        self.transcript.citations = citations
+
+    def enable_node_menu(self) -> None:
+        """Right-clicks on the call tree come out as node_menu_requested."""
+        from ui.call_tree_model import NODE_ID_ROLE
+        tree = self.tree
+        tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+
+        def requested(pos: QPoint) -> None:
+            index = tree.indexAt(pos)
+            node = index.data(NODE_ID_ROLE) if index.isValid() else None
+            self.node_menu_requested.emit(node or "", tree.viewport().mapToGlobal(pos))
+        tree.customContextMenuRequested.connect(requested)

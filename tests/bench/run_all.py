@@ -39,6 +39,7 @@ BENCHMARKS = [            # (key, script, timeout in seconds for the full run)
     ("documents", "bench_documents.py", 1200),
     ("store", "bench_store.py", 1200),
     ("gui", "bench_gui.py", 900),
+    ("window-fanout", "bench_window_fanout.py", 1500),
     ("outside", "bench_outside.py", 1500),     # rlm-studio ask as a process, from the server's log
 ]
 

@@ -91,7 +91,7 @@ async def test_fork_refuses_a_turn_that_does_not_exist(openai_server, store):
 
 
 async def test_live_calls_of_an_edited_fork_are_held_to_its_dollar_cap(openai_server, store):
-    from app.cli_trust import LiveSubCaller
+    from app.live_subcalls import LiveSubCaller
     from core.config import Price
     parent = await _parent(openai_server, store)
     prices = {"openai/root": Price(1.0, 1.0), "openai/sub": Price(100.0, 100.0)}

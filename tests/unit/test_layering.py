@@ -43,3 +43,124 @@ def test_ui_talks_to_no_database_model_engine_or_process():
         if bad:
             offenders[str(path.relative_to(ROOT))] = bad
     assert offenders == {}
+
+
+# ---- import cycles ------------------------------------------------------------------------
+PACKAGES = ("app", "core", "ui")
+
+
+def module_files() -> dict[str, Path]:
+    """Every module of app/, core/, ui/ by dotted name (a package by its __init__)."""
+    found = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            if "__pycache__" in path.parts:
+                continue
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def import_graph(files: dict[str, Path], *, lazy: bool) -> dict[str, set[str]]:
+    """module -> the modules of ours it imports: at module level only (the top of the file,
+    also inside `if`/`try` there), or with `lazy` also those inside functions.
+    `from pkg import name` counts as pkg.name when that is a module, else as pkg."""
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        nodes = ast.walk(tree) if lazy else _module_level(tree.body)
+        deps: set[str] = set()
+
+        def add(target: str) -> None:
+            while target and target not in files:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                deps.add(target)
+        for node in nodes:
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    add(alias.name)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+                    package = package[:len(package) - (node.level - 1)]
+                    base = ".".join(package + ([base] if base else []))
+                for alias in node.names:
+                    full = f"{base}.{alias.name}" if base else alias.name
+                    add(full if full in files else base)
+        graph[name] = deps
+    return graph
+
+
+def _module_level(body: list) -> list:
+    """Statements run at import: the body, and the bodies of top-level if/try/with blocks
+    (not `if TYPE_CHECKING:`, which never runs)."""
+    out = []
+    for node in body:
+        out.append(node)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            out += _module_level(node.orelse)
+        elif isinstance(node, (ast.If, ast.Try, ast.With)):
+            for field in ("body", "orelse", "finalbody"):
+                out += _module_level(getattr(node, field, []) or [])
+            for handler in getattr(node, "handlers", []) or []:
+                out += _module_level(handler.body)
+    return out
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def test_the_cycle_finder_finds_a_cycle_through_a_package_and_a_lazy_import(tmp_path):
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text("")
+    (tmp_path / "app" / "a.py").write_text("from app import b\n")
+    (tmp_path / "app" / "b.py").write_text("def f():\n    from app.a import x\n")
+    (tmp_path / "app" / "c.py").write_text("import app.a\n")
+    files = {"app": tmp_path / "app" / "__init__.py", **{f"app.{m}": tmp_path / "app" / f"{m}.py" for m in "abc"}}
+    assert cycles(import_graph(files, lazy=False)) == []
+    assert cycles(import_graph(files, lazy=True)) == [["app.a", "app.b"]]
+
+
+def test_no_import_cycles_at_module_level():
+    """No cycle among the module-level imports of app/, core/ and ui/."""
+    assert cycles(import_graph(module_files(), lazy=False)) == []
+
+
+def test_no_import_cycles_through_app_or_ui_even_lazily():
+    """A lazy import does not hide a cycle in the composition root or the widgets: no
+    cycle at all (imports inside functions included) that contains an app/ or ui/ module."""
+    found = cycles(import_graph(module_files(), lazy=True))
+    assert [c for c in found if any(m.split(".")[0] in ("app", "ui") for m in c)] == []

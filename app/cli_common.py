@@ -1,0 +1,177 @@
+"""What the CLI commands that run a question share: the end-of-run report, the
+--price flag, and the approval gate of `ask` (--approve-over, --approve-over-usd, --yes)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Callable
+
+from app.version import __version__
+
+EXIT_CODES = {"finished": 0, "failed": 1, "capped": 3, "cancelled": 130}
+
+
+def parse_prices(items: list[str]) -> dict[str, Any]:
+    from core.config import Price
+    prices = {}
+    for item in items:
+        model, sep, numbers = item.rpartition("=")
+        parts = numbers.split(",")
+        if not sep or not model or len(parts) != 2:
+            raise SystemExit(f"--price needs MODEL=IN,OUT (USD per million tokens), got {item!r}")
+        try:
+            prices[model] = Price(float(parts[0]), float(parts[1]))
+        except ValueError:
+            raise SystemExit(f"--price needs numbers: {item!r}") from None
+    return prices
+
+
+def report_outcome(outcome: Any, *, as_json: bool, **extra: Any) -> int:
+    """The end of every command that runs a question (ask, runs rerun, runs fork): the one
+    JSON object on stdout, or the answer; the error on stderr; the exit code."""
+    t = outcome.totals
+    if as_json:
+        print(json.dumps({
+            "run_id": outcome.run_id, **extra, "status": outcome.status, "answer": outcome.answer,
+            "error": outcome.error, "cost_usd": t.get("cost_usd", 0.0),
+            "input_tokens": t.get("input_tokens", 0), "output_tokens": t.get("output_tokens", 0),
+            "iterations": t.get("iterations", 0), "sub_calls": t.get("sub_calls", 0),
+            "syntax_errors": t.get("syntax_errors", 0), "overrun_usd": t.get("overrun_usd", 0.0),
+            "estimated_usage_calls": t.get("estimated_usage_calls", 0),
+            "store_error": getattr(outcome, "store_error", None), "started_at": outcome.started_at,
+            "finished_at": outcome.finished_at, "version": __version__}, ensure_ascii=False))
+    elif outcome.answer is not None:
+        print(outcome.answer)
+    if outcome.error and outcome.status != "finished":
+        print(f"rlm-studio: {outcome.status}: {outcome.error}", file=sys.stderr)
+    if t.get("overrun_usd"):
+        print(f"rlm-studio: warning: calls cost ${t['overrun_usd']:.6f} more than their reserved worst "
+              "case (the provider billed above its price list); the cap could not cover that", file=sys.stderr)
+    if t.get("estimated_usage_calls"):
+        print(f"rlm-studio: note: {t['estimated_usage_calls']} call attempt(s) sent no token usage or were "
+              f"cut or cancelled; ${t.get('estimated_usd', 0.0):.6f} of the cost is estimated", file=sys.stderr)
+    store_error = getattr(outcome, "store_error", None)
+    if store_error:
+        print(f"rlm-studio: error: the run's record is incomplete: {store_error}", file=sys.stderr)
+        return 1
+    return EXIT_CODES.get(outcome.status, 1)
+
+
+def sandbox_warning(event: Any) -> None:
+    """--quiet still prints the one line saying the REPL sandbox lacks a layer."""
+    from core.repl.sandbox_report import NOTICE_PREFIX
+    if event.type == "Notice" and event.message.startswith(NOTICE_PREFIX):
+        print(f"rlm-studio: warning: {event.message}", file=sys.stderr)
+
+
+# -- the approval gate for `ask` ------------------------------------------------------------
+def add_approval_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--approve-over", type=int, metavar="N",
+                        help="ask on the terminal (y/N) before a batch of more than N sub-calls")
+    parser.add_argument("--approve-over-usd", type=float, metavar="USD",
+                        help="ask before a batch whose worst case costs more than USD")
+    parser.add_argument("--yes", action="store_true", help="approve every batch without asking")
+
+
+def with_approval(args: argparse.Namespace, config: Any) -> Any:
+    """The config with the approval gate the flags ask for (unchanged without them)."""
+    calls, usd = getattr(args, "approve_over", None), getattr(args, "approve_over_usd", None)
+    if calls is None and usd is None:
+        return config
+    return config.replace(approve_batch_calls=calls, approve_batch_usd=usd,
+                          approver=_always_yes if args.yes else terminal_approver())
+
+
+async def _always_yes(info: dict) -> bool:
+    return True
+
+
+def terminal_approver(stdin: Any = None, stderr: Any = None) -> Callable[[dict], Any]:
+    """Asks y/N on the terminal; no terminal (or EOF) means no."""
+    import asyncio
+    lock = asyncio.Lock()
+
+    async def approve(info: dict) -> bool:
+        inp, err = stdin or sys.stdin, stderr or sys.stderr
+        async with lock:                   # one question at a time
+            err.write(f"\nApprove a batch of {info['calls']} {info['kind']} sub-call(s) to {info['model']} "
+                      f"({info['input_chars']:,} characters, worst case ${info['worst_case_usd']:.4f})? [y/N] ")
+            err.flush()
+            answer = await asyncio.to_thread(inp.readline)
+        return answer.strip().lower() in ("y", "yes")
+    return approve
+
+
+def fail(args: argparse.Namespace, message: str, code: int) -> int:
+    print(f"rlm-studio: {message}", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"run_id": None, "status": "failed", "answer": None, "error": message,
+                          "cost_usd": 0.0, "input_tokens": 0, "output_tokens": 0, "iterations": 0,
+                          "sub_calls": 0, "syntax_errors": 0, "overrun_usd": 0.0, "estimated_usage_calls": 0,
+                          "store_error": None, "started_at": None, "finished_at": None,
+                          "version": __version__}))
+    return code
+
+
+async def run_request(request: Any, args: argparse.Namespace, service: Any, *, show: bool | None = None,
+                      **report: Any) -> int:
+    """The CLI's side of the one run path: RunService.run with the transcript on stderr and
+    Ctrl+C as cancel; then the report. `runs rerun` and `runs fork` end here too."""
+    import asyncio
+    import signal
+    from app.run_service import RunHandle
+    from app.transcript_printer import TranscriptPrinter
+    from core.engine.run import ConfigError
+    show = (not args.quiet) if show is None else show
+    sinks = [TranscriptPrinter(sys.stderr)] if show else [sandbox_warning]
+    handle = RunHandle(on_prepared=_prepared_printer(show))
+    loop = asyncio.get_running_loop()
+    interrupts = 0
+
+    def on_sigint() -> None:
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts == 1:
+            print("\ncancelling (Ctrl+C again to quit at once) ...", file=sys.stderr)
+            handle.cancel()
+        else:
+            raise SystemExit(130)
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+    except (NotImplementedError, RuntimeError):   # Windows: default KeyboardInterrupt
+        pass
+    try:
+        outcome = await service.run(request, sinks, handle)
+    except (ConfigError, ValueError) as exc:
+        return fail(args, f"cannot start: {exc}" if request.kind != "ask" else str(exc), 2)
+    finally:
+        try:
+            loop.remove_signal_handler(signal.SIGINT)
+        except (NotImplementedError, RuntimeError):
+            pass
+    if outcome.status == "failed" and "key" in (outcome.error or "").lower() and request.config is not None:
+        from app.settings import load_settings
+        from core.routing import unkeyed_url_hint
+        hint = unkeyed_url_hint(request.config, load_settings().endpoints)
+        if hint:
+            print(f"rlm-studio: note: {hint}", file=sys.stderr)
+    prepared = handle.prepared
+    if prepared is not None and request.kind == "fork":
+        report.update(fork_turn=prepared.turn, replayed_cells=prepared.replayed_cells,
+                      unmatched=prepared.unmatched, edited_output=prepared.edited_output)
+    if request.parent_run_id:
+        report.setdefault("parent_run_id", request.parent_run_id)
+    return report_outcome(outcome, as_json=args.json, **report)
+
+
+def _prepared_printer(verbose: bool):
+    def show(p: Any) -> None:
+        if p.kind == "fork" and verbose:
+            print(f"rebuilt the REPL of {p.parent_run_id[:12]} up to turn {p.turn} "
+                  f"({p.replayed_cells} cell(s) re-run)", file=sys.stderr)
+        for where in p.unmatched:
+            print(f"rlm-studio: warning: the rebuild left the record at {where}", file=sys.stderr)
+    return show

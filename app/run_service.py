@@ -1,0 +1,246 @@
+"""The one run path: every run, from the CLI or the window, is a RunRequest
+handed to RunService.run.
+
+    request = RunRequest.ask(question, documents, config)          # or .follow_up/.fork/.rerun/.rebuild
+    outcome = await RunService().run(request, sinks=[printer])     # handle.cancel() stops it
+
+The service does, once for every kind of run: engine hardening (the process
+is marked non-dumpable before any worker starts), the engine's import
+(litellm, in a thread), key routing (the one function that says which key a
+model's call carries), preparing a fork or a rebuilt REPL from the store, and
+the run itself with its storage (app.runner.QuestionRun: engine + EventWriter).
+
+The service is loop-agnostic: the CLI awaits it under `asyncio.run`; the
+window awaits it on the engine's own loop in a worker thread
+(app/engine_thread.py). Whatever the service creates (the REPL workers,
+litellm's clients, kept sessions) belongs to the loop that ran it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import threading
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from app.key_routing import route_key_for
+
+if TYPE_CHECKING:
+    from app.runner import QuestionRun, RunOutcome
+
+log = logging.getLogger(__name__)
+
+KINDS = ("ask", "follow-up", "fork", "re-run", "rebuild")
+
+IMPORT_LOCK = threading.RLock()    # one first import of litellm at a time: two threads importing pydantic break it
+_HARDENED: list[str] = []
+
+
+def preload_engine() -> Any:
+    """Import the runner, the engine and litellm (run this in a thread); returns app.runner.
+    Idempotent; the cost preview and the run share the lock."""
+    with IMPORT_LOCK:
+        runner = importlib.import_module("app.runner")
+        importlib.import_module("core.engine.run")
+        from core.llm.litellm_import import litellm
+        litellm()
+    return runner
+
+
+def harden_once() -> str:
+    """Mark this process non-dumpable (core.repl.sandbox), once; returns what was done."""
+    if not _HARDENED:
+        from core.repl.sandbox import harden_engine_process
+        _HARDENED.append(harden_engine_process())
+        log.info("engine hardening: %s", _HARDENED[0])
+    return _HARDENED[0]
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """What to run. `kind` says where the REPL and conversation come from:
+    ask / re-run: a fresh REPL over `documents` (re-run: linked to `parent_run_id`);
+    follow-up: the live `session` of run `parent_run_id`, a new question in it;
+    fork: run `parent_run_id` rebuilt up to root turn `fork_turn` by re-execution
+    (`edited_code` run as that turn, its new sub-calls live and budgeted), then live;
+    rebuild: the REPL of run `parent_run_id` rebuilt by re-execution, then `question`
+    asked in it as a follow-up. Fork and rebuild take question and documents from the store."""
+    kind: str
+    question: str = ""
+    documents: tuple = ()
+    skipped: tuple = ()
+    config: Any = None                 # core.config.RunConfig (fork: None = the parent's)
+    session: Any = None                # core.engine.rlm.Session (follow-up)
+    parent_run_id: str | None = None
+    fork_turn: int | None = None
+    edited_code: str | None = None
+    fork_overrides: dict = field(default_factory=dict)   # fork without `config`: changes to the parent's
+    keep_session: bool = False         # keep the REPL alive after the run (the window's follow-ups)
+    run_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown run kind {self.kind!r} (one of {', '.join(KINDS)})")
+        if self.kind in ("follow-up", "fork", "re-run", "rebuild") and not self.parent_run_id:
+            raise ValueError(f"a {self.kind} needs the run it comes from")
+        if self.kind == "follow-up" and self.session is None:
+            raise ValueError("a follow-up needs the live session of the run it follows")
+        if self.kind == "fork" and self.fork_turn is None:
+            raise ValueError("a fork needs the turn to fork from")
+        if self.kind != "fork" and not self.question.strip():
+            raise ValueError("the question is empty")
+        if self.kind in ("ask", "re-run", "follow-up") and not self.documents:
+            raise ValueError("there are no readable documents to ask about")
+
+    @classmethod
+    def ask(cls, question: str, documents: Sequence[Any], config: Any, *, skipped: Sequence[Any] = (),
+            **more: Any) -> "RunRequest":
+        return cls("ask", question, tuple(documents), tuple(skipped), config, **more)
+
+    @classmethod
+    def rerun(cls, parent_run_id: str, question: str, documents: Sequence[Any], config: Any, *,
+              skipped: Sequence[Any] = (), **more: Any) -> "RunRequest":
+        return cls("re-run", question, tuple(documents), tuple(skipped), config,
+                   parent_run_id=parent_run_id, **more)
+
+    @classmethod
+    def follow_up(cls, parent_run_id: str, session: Any, question: str, documents: Sequence[Any],
+                  config: Any, *, skipped: Sequence[Any] = (), **more: Any) -> "RunRequest":
+        return cls("follow-up", question, tuple(documents), tuple(skipped), config, session=session,
+                   parent_run_id=parent_run_id, **more)
+
+    @classmethod
+    def fork(cls, parent_run_id: str, turn: int, *, config: Any = None, edited_code: str | None = None,
+             **more: Any) -> "RunRequest":
+        return cls("fork", config=config, parent_run_id=parent_run_id, fork_turn=turn,
+                   edited_code=edited_code, **more)
+
+    @classmethod
+    def rebuild(cls, parent_run_id: str, question: str, config: Any, **more: Any) -> "RunRequest":
+        return cls("rebuild", question, config=config, parent_run_id=parent_run_id, **more)
+
+
+@dataclass
+class Prepared:
+    """What preparing a fork or a rebuild did (shown before the run goes live)."""
+    kind: str
+    parent_run_id: str
+    turn: int | None = None
+    replayed_cells: int = 0
+    unmatched: list[str] = field(default_factory=list)
+    edited_output: str | None = None
+
+
+class RunHandle:
+    """One run in progress: cancel() stops it (call it on the loop the run is on);
+    after preparing, `prepared`, `documents` and `config` say what runs."""
+
+    def __init__(self, on_prepared: Callable[[Prepared], None] | None = None) -> None:
+        self.on_prepared = on_prepared
+        self.prepared: Prepared | None = None
+        self.run: QuestionRun | None = None
+        self.documents: list[Any] = []
+        self.config: Any = None
+        self.cancelled = False
+
+    @property
+    def run_id(self) -> str | None:
+        return self.run.run_id if self.run is not None else None
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        if self.run is not None:
+            self.run.cancel()
+
+
+class RunService:
+    """Runs RunRequests. `open_store` gives a RunStore for one run (closed after it), or
+    `store` is an open one the caller keeps (default: RunStore.open() per run);
+    `keys` and `settings` are callables giving the KeyStore and Settings that
+    route keys (defaults: the keychain and the settings file)."""
+
+    def __init__(self, *, open_store: Callable[[], Any] | None = None, store: Any = None,
+                 keys: Callable[[], Any] | None = None, settings: Callable[[], Any] | None = None,
+                 worker_command: list[str] | None = None) -> None:
+        self._open_store = open_store
+        self._borrowed = store             # an open store lent by the caller (not closed here)
+        self._keys = keys
+        self._settings = settings
+        self._worker_command = worker_command
+
+    def key_for(self, config: Any) -> Callable[[str], str | None]:
+        return route_key_for(config, keys=self._keys() if self._keys else None,
+                             settings=self._settings() if self._settings else None)
+
+    def _store(self) -> Any:
+        if self._borrowed is not None:
+            return self._borrowed
+        if self._open_store is not None:
+            return self._open_store()
+        from core.store import RunStore
+        return RunStore.open()
+
+    async def run(self, request: RunRequest, sinks: Sequence[Callable[[Any], None]] = (),
+                  handle: RunHandle | None = None) -> RunOutcome:
+        handle = handle or RunHandle()
+        harden_once()
+        await asyncio.to_thread(preload_engine)       # litellm's import (seconds) off this loop
+        from app.runner import QuestionRun      # the engine's modules: lazy, ~80 ms of CPU before the
+        store = self._store()                   # window's first paint otherwise (measured, docs/run-path.md)
+        session = None                                # a rebuilt session this service owns until the run has it
+        try:
+            question, documents, skipped = request.question, list(request.documents), list(request.skipped)
+            config, session_in, follow_up = request.config, request.session, request.kind == "follow-up"
+            if request.kind == "fork":
+                plan = await self._prepare_fork(store, request)
+                session = plan.session
+                question, documents, skipped, config = plan.question, plan.documents, plan.skipped, plan.config
+                session_in = plan.session
+                handle.prepared = Prepared("fork", request.parent_run_id, request.fork_turn,
+                                           plan.replayed_cells, plan.unmatched, plan.edited_output)
+            elif request.kind == "rebuild":
+                from core.follow_up import rebuild_session
+                rebuilt = await rebuild_session(store, request.parent_run_id,
+                                                memory_limit_mb=config.memory_limit_mb,
+                                                worker_command=self._worker_command)
+                session = session_in = rebuilt.session
+                documents, skipped, follow_up = rebuilt.documents, rebuilt.skipped, True
+                handle.prepared = Prepared("rebuild", request.parent_run_id, None, rebuilt.cells,
+                                           rebuilt.unmatched)
+            handle.documents, handle.config = documents, config
+            if handle.prepared is not None and handle.on_prepared is not None:
+                handle.on_prepared(handle.prepared)
+            handle.run = QuestionRun(question, documents=documents, skipped=skipped, config=config,
+                                     sinks=sinks, store=store, key_for=self.key_for(config),
+                                     parent_run_id=request.parent_run_id, run_id=request.run_id,
+                                     worker_command=self._worker_command, session=session_in,
+                                     follow_up=follow_up, keep_session=request.keep_session)
+            session = None                            # the run owns it now (it closes it)
+            if handle.cancelled:
+                handle.run.cancel()
+            return await handle.run.execute()
+        finally:
+            if session is not None:
+                await session.close()
+            if store is not self._borrowed:
+                store.close()
+
+    async def _prepare_fork(self, store: Any, request: RunRequest) -> Any:
+        """The fork's plan: the REPL rebuilt up to the turn; an edited turn's new
+        sub-calls go live to the sub model under the fork's dollar cap, and what
+        they spend comes off the cap of the run that follows."""
+        from app.live_subcalls import LiveSubCaller
+        from core.trust.fork import fork_config, prepare_fork
+        from core.trust.record import load_record
+        config = request.config
+        if config is None:
+            config = fork_config(load_record(store, request.parent_run_id), **request.fork_overrides)
+        live = LiveSubCaller(config, self.key_for(config)) if request.edited_code is not None else None
+        plan = await prepare_fork(store, request.parent_run_id, request.fork_turn, config=config,
+                                  edited_code=request.edited_code, worker_command=self._worker_command,
+                                  live_sub_call=live)
+        if live is not None:
+            plan = replace(plan, config=live.remaining_config(plan.config))
+        return plan
