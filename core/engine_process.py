@@ -113,11 +113,19 @@ def _helpers_non_dumpable() -> bool:
 
 
 def with_no_dump(args: list[str]) -> list[str]:
-    """`args` of a Python command line with the prctl prefix put before its `-c` code."""
+    """`args` of a Python command line with the prctl call put into its `-c` code, before the
+    code runs. multiprocessing's own helpers ("from multiprocessing.X import main; main(...)")
+    keep their first statement first: a frozen app (PyInstaller's multiprocessing hook)
+    recognises them by that start, so the call goes right after the import."""
     if "-c" in args:
         at = args.index("-c") + 1
-        if at < len(args) and not str(args[at]).startswith(NO_DUMP_PREFIX):
-            args[at] = NO_DUMP_PREFIX + str(args[at])
+        if at < len(args) and NO_DUMP_PREFIX not in str(args[at]):
+            code = str(args[at])
+            head, sep, rest = code.partition(";")
+            if head.startswith("from multiprocessing.") and sep:
+                args[at] = f"{head}; {NO_DUMP_PREFIX}{rest.lstrip()}"
+            else:
+                args[at] = NO_DUMP_PREFIX + code
     return args
 
 

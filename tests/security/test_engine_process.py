@@ -109,3 +109,16 @@ def test_the_window_process_wipes_the_keys_from_its_environment(tmp_path):
         child.wait(timeout=30)
     assert environ is None or keys_in(environ) == []
     assert environ is None or "OPENAI_API_KEY=\0" in environ or "OPENAI_API_KEY=" not in environ
+
+
+def test_helper_code_keeps_its_first_statement_first_for_the_frozen_app():
+    """PyInstaller's multiprocessing hook recognises the helpers by how their -c code starts;
+    the prctl call goes right after that import (a frozen ask failed with the prefix in front)."""
+    from core.engine_process import NO_DUMP_PREFIX, with_no_dump
+    tracker = with_no_dump(["py", "-c", "from multiprocessing.resource_tracker import main;main(6)"])
+    assert tracker[2] == f"from multiprocessing.resource_tracker import main; {NO_DUMP_PREFIX}main(6)"
+    server = with_no_dump(["py", "-c", "from multiprocessing.forkserver import main; main(6, 13)"])
+    assert server[2].startswith("from multiprocessing.forkserver import main; " + NO_DUMP_PREFIX)
+    other = with_no_dump(["py", "-c", "print(1)"])
+    assert other[2] == NO_DUMP_PREFIX + "print(1)"
+    assert with_no_dump(list(tracker)) == tracker        # once only
