@@ -17,7 +17,8 @@ worker is gone, and removes empty ones left by supervisors that were killed.
 
 Moving a process into a cgroup waits for an RCU grace period (5-40 ms on a busy
 machine), so the supervisor forks first and moves PID 1 while PID 1 builds its mount
-view; PID 1 waits for the word (`wait_admitted`) only before it forks the worker.
+view, drops its capabilities and installs Landlock and seccomp; PID 1 waits for the word
+(`wait_admitted`) only just before it forks the worker.
 Everything here fails soft: `None` and a reason when no cgroup can be used.
 """
 

@@ -207,23 +207,8 @@ def _build_linux(info: dict[str, Any], *, allow_namespace: bool, fds: tuple[int,
             view = {"enforced": False, "reason": str(exc)}
     info["mount_view"] = view
     done("mount_view")
-    if group is not None:
-        group.wait_admitted()
-        done("cgroup_admitted")
-    cg = group.report if group is not None else {
-        "enabled": False, "reason": "no writable cgroup with the memory and pids controllers" if pid_ns
-        else "not used without a PID namespace (no process can be started there)"}
-    info["cgroup"] = cg
-    scope = "cgroup (the worker and its children together)" if cg.get("memory_mb") else "per-process"
-    limits: dict[str, Any] = {"memory_mb": info.get("memory_limit_mb"), "memory_scope": scope,
-                              "pids_max": cg.get("pids_max"),
-                              "nproc": _set_rlimit("RLIMIT_NPROC", NPROC_LIMIT) if pid_ns else None,
-                              "fsize_mb": None, "processes": "allowed" if pid_ns else "refused",
-                              "dir_limit": "tmpfs" if view.get("dir_limit_mb") else "per-file (RLIMIT_FSIZE)"}
+    nproc = _set_rlimit("RLIMIT_NPROC", NPROC_LIMIT) if pid_ns else None
     fsize = _set_rlimit("RLIMIT_FSIZE", dir_limit_mb * 1024 * 1024)
-    limits["fsize_mb"] = fsize // (1024 * 1024) if fsize else None
-    limits["dir_limit_mb"] = dir_limit_mb
-    info["limits"] = limits
     info["capabilities"] = confine.drop_capabilities()
     info["no_new_privs"] = no_new_privs()
     done("limits_caps")
@@ -234,6 +219,22 @@ def _build_linux(info: dict[str, Any], *, allow_namespace: bool, fds: tuple[int,
     done("landlock")
     info["seccomp"] = seccomp.install(allow_processes=pid_ns)
     done("seccomp")
+    if group is not None:
+        # Only now, just before PID 1 forks the worker: moving PID 1 into the cgroup waits
+        # for an RCU grace period in the supervisor, overlapped with all the steps above.
+        group.wait_admitted()
+        done("cgroup_admitted")
+    cg = group.report if group is not None else {
+        "enabled": False, "reason": "no writable cgroup with the memory and pids controllers" if pid_ns
+        else "not used without a PID namespace (no process can be started there)"}
+    info["cgroup"] = cg
+    scope = "cgroup (the worker and its children together)" if cg.get("memory_mb") else "per-process"
+    info["limits"] = {"memory_mb": info.get("memory_limit_mb"), "memory_scope": scope,
+                      "pids_max": cg.get("pids_max"), "nproc": nproc,
+                      "fsize_mb": fsize // (1024 * 1024) if fsize else None,
+                      "processes": "allowed" if pid_ns else "refused",
+                      "dir_limit": "tmpfs" if view.get("dir_limit_mb") else "per-file (RLIMIT_FSIZE)",
+                      "dir_limit_mb": dir_limit_mb}
     if pid_ns:
         confine.start_worker(fds, forward_signals)         # PID 1 reaps there; we are PID 2
         done("worker")

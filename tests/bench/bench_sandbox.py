@@ -8,6 +8,7 @@ $RLM_BENCH_BASE), taken from git into a temp dir and run by the same interpreter
 variant runs in its own process; N starts are interleaved round-robin across variants so
 machine load hits them alike; the figure is the median (and p90) of ReplClient.start(),
 which is spawn, the sandbox set-up, and the hello/hello_ok handshake.
+Both trees are compiled first (.pyc), as in an installed app.
 First cell: ReplClient.load_context(40 x 1 MB documents) plus the first execute().
 """
 
@@ -80,6 +81,14 @@ def _base_tree(commit: str) -> Path | None:
     return out
 
 
+def _precompile(tree: Path) -> None:
+    """Both trees with their .pyc, as an installed app has them: otherwise a worker run under
+    PYTHONDONTWRITEBYTECODE compiles its modules at every start and the figure measures the
+    compiler (the base tree has fewer modules, so that would also skew the difference)."""
+    import compileall
+    compileall.compile_dir(str(tree / "core"), quiet=1, workers=1)
+
+
 def _child(tree: Path, mode: str, n: int, ctx_mb: int) -> dict:
     env = dict(os.environ, PYTHONPATH=str(tree))
     proc = subprocess.run([sys.executable, "-c", CHILD, mode, str(n), str(ctx_mb)], env=env,
@@ -94,7 +103,9 @@ def run(quick: bool = False, base: str = BASE) -> dict:
     ctx_mb = 4 if quick else 40
     variants = {"after, namespace": (ROOT, "namespace"), "after, fallback": (ROOT, "fallback")}
     tree = _base_tree(base)
+    _precompile(ROOT)
     if tree is not None:
+        _precompile(tree)
         variants = {"before, namespace": (tree, "namespace"), "before, fallback": (tree, "fallback"),
                     **variants}
     starts: dict[str, list[float]] = {k: [] for k in variants}
