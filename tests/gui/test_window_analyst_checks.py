@@ -103,9 +103,13 @@ def test_replay_meter_agrees_with_the_tree_and_the_track_jumps(studio, qloop, qa
     assert panes.tree.select_node(sub)
     panes.flush()
     qapp.processEvents()
-    editor = panes.detail.tabs.currentWidget()
+    editor, detail = panes.detail.tabs.currentWidget(), panes.detail
     lines = editor.height() / editor.fontMetrics().lineSpacing()
-    assert lines >= 8, f"the prompt/response box shows {lines:.1f} lines"
+    assert lines >= 12, f"the prompt/response box shows {lines:.1f} lines"
+    assert editor.height() >= 0.7 * detail.height(), "the box leaves its pane empty"
+    below = panes.side_splitter.widget(2)          # the trust tabs under the detail
+    assert detail.height() >= below.height(), \
+        f"the detail gets {detail.height()} px, the tabs below it {below.height()} px"
     tree = panes.tree
     assert tree.horizontalScrollBar().value() == 0
     header = tree.header()
@@ -117,25 +121,31 @@ def test_replay_meter_agrees_with_the_tree_and_the_track_jumps(studio, qloop, qa
 def test_a_long_model_name_fits_the_drop_down(studio, qloop, qapp):
     window, controller = studio
     controller.first_run.hide_welcome()
-    window.resize(1366, 768)
     from ui.question_panel import ModelChoice
     picker = window.question_panel.root_picker
-    long_name = "ollama/qwen2.5-coder:32b-instruct-q4_K_M"
-    picker.set_choices([ModelChoice(id="lab/root", price="$1.00 / $2.00"),
-                        ModelChoice(id=long_name, price="$0.00 / $0.00")])
+    long_name = "openrouter/meta-llama/llama-3.1-405b-instruct:free"
+    price = "$0.80 / $0.80 per M"
+    picker.set_choices([ModelChoice(id="lab/root", price="free"), ModelChoice(id=long_name, price=price)])
     picker.set_model_id(long_name)
-    qapp.processEvents()
-    need = picker.fontMetrics().horizontalAdvance(long_name)
-    edit = picker.lineEdit()
-    shown_whole = edit.width() >= need
-    assert shown_whole or picker.toolTip() == long_name, \
-        f"the picker shows {edit.width()} px of a {need} px name, without a tooltip"
+    for size in ((1024, 700), (1920, 1080)):
+        window.resize(*size)
+        qapp.processEvents()
+        edit = picker.lineEdit()
+        need = edit.fontMetrics().horizontalAdvance(long_name)
+        assert edit.width() >= need or edit.toolTip() == long_name, \
+            f"the picker shows {edit.width()} px of a {need} px name, without the name as tooltip at {size}"
+    picker.set_model_id("lab/root")
+    assert picker.lineEdit().toolTip() == ""            # a short name: the role's tooltip shows
+    # The list that drops down shows the whole name and its price, without scrolling sideways.
     picker.showPopup()
     try:
         view = picker.view()
         qapp.processEvents()
-        assert view.columnWidth(0) >= view.fontMetrics().horizontalAdvance(long_name)
-        assert view.width() >= view.columnWidth(0) + view.columnWidth(1)
+        metrics = view.fontMetrics()
+        assert view.columnWidth(0) >= metrics.horizontalAdvance(long_name)
+        assert view.columnWidth(1) >= metrics.horizontalAdvance(price)
+        assert view.columnWidth(0) + view.columnWidth(1) <= view.viewport().width(), \
+            (view.columnWidth(0), view.columnWidth(1), view.viewport().width())
     finally:
         picker.hidePopup()
 
