@@ -36,7 +36,7 @@ def in_chain(start, stop, limit=80):
 
 
 def batched_run(window, controller, server, tmp_path, qloop):
-    server.script("sub", fn=lambda r: r.prompt.upper(), latency_s=0.3)     # the three overlap
+    server.script("sub", fn=lambda r: r.prompt.upper(), latency_s=1.0)     # the three overlap
     server.script("root", replies=[code(
         "out = llm_query_batched(['one', 'two', 'three'])\nprint(out)\nFINAL(', '.join(out))")])
     prepare(window, controller, server, tmp_path, qloop)
