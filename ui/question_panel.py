@@ -64,6 +64,22 @@ class ModelPicker(QComboBox):
         view.setStyleSheet("QTreeView::item { padding: 3px 8px; }")
         self.setView(view)
         self.setModelColumn(0)
+        self.editTextChanged.connect(self._tip_if_cut)
+
+    def _tip_if_cut(self, *_args) -> None:
+        """A name longer than the box has room for is its line edit's tooltip (the
+        box's own tooltip, which says what the model is for, shows otherwise)."""
+        edit = self.lineEdit()
+        if edit is None:
+            return
+        name = self.currentText()
+        margins = edit.textMargins().left() + edit.textMargins().right() + 8
+        cut = edit.fontMetrics().horizontalAdvance(name) + margins > edit.width()
+        edit.setToolTip(name if cut else "")
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._tip_if_cut()
 
     def showPopup(self) -> None:
         self.opening.emit()
