@@ -9,7 +9,7 @@ import pytest
 from tests.support.gui_app import qloop, run_async, studio, studio_home  # noqa: F401
 from tests.support.trust_gui import code
 
-pytest.importorskip("core.trust.compare")
+import core.trust.compare  # noqa: F401,E402 - a missing module must fail, not skip
 
 SCRIPT = [
     code("lines = context.splitlines()\nprint(len(lines), 'lines')"),

@@ -8,7 +8,7 @@ import pytest
 from tests.support.gui_app import qloop, run_async, studio, studio_home, wait_until  # noqa: F401
 from tests.support.trust_gui import code, setup_lab
 
-pytest.importorskip("core.trust.preview")
+import core.trust.preview  # noqa: F401,E402 - a missing module must fail, not skip
 
 
 def priced(controller):

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QFileDialog
 from tests.support.gui_app import qloop, run_async, studio, studio_home, wait_until  # noqa: F401
 from tests.support.trust_gui import code, doc, run_in_window, setup_lab
 
-pytest.importorskip("core.trust.results")
+import core.trust.results  # noqa: F401,E402 - a missing module must fail, not skip
 
 LEDGER = "".join(f"Entry {i:02d}: the {name} account received {i * 100} dollars in March.\n"
                  for i, name in enumerate(["alpha", "beta", "gamma", "delta", "epsilon"]))

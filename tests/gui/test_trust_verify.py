@@ -11,7 +11,7 @@ import pytest
 from tests.support.gui_app import qloop, run_async, studio, studio_home, wait_until  # noqa: F401
 from tests.support.trust_gui import code
 
-pytest.importorskip("core.trust.verify")
+import core.trust.verify  # noqa: F401,E402 - a missing module must fail, not skip
 
 SCRIPT = [
     code("lines = context.splitlines()\nprint(len(lines), 'lines')"),
