@@ -92,20 +92,25 @@ class CoverageBar(QWidget):
         painter.setPen(QColor(palette["border"]))
         painter.setBrush(QColor(palette["alt"]))
         painter.drawRect(rect)
-        if self.document.searched:                 # code ran over all of it: a light tint
-            painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(searched_color(palette))
-            painter.drawRect(rect.adjusted(1, 1, -1, -1))
-        chars = self.document.chars
-        if chars > 0:
-            painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(QColor(palette["ok"]))
-            width = rect.width()
-            for start, end in self.document.read:
-                x0 = rect.left() + width * max(0, start) / chars
-                x1 = rect.left() + width * min(chars, end) / chars
-                painter.drawRect(QRectF(x0, rect.top(), max(1.0, x1 - x0), rect.height()))
+        paint_document(painter, palette, self.document, rect, tint=rect.adjusted(1, 1, -1, -1))
         painter.end()
+
+
+def paint_document(painter: QPainter, palette: dict[str, str], doc: DocumentShown, rect: QRectF,
+                   tint: QRectF | None = None) -> None:
+    """One document in `rect`: tinted where code ran over all of it (in `tint`, default
+    `rect`), filled where its text was shown to a model."""
+    painter.setPen(Qt.PenStyle.NoPen)
+    if doc.searched:
+        painter.setBrush(searched_color(palette))
+        painter.drawRect(tint if tint is not None else rect)
+    if doc.chars <= 0:
+        return
+    painter.setBrush(QColor(palette["ok"]))
+    for start, end in doc.read:
+        x0 = rect.left() + rect.width() * max(0, start) / doc.chars
+        x1 = rect.left() + rect.width() * min(doc.chars, end) / doc.chars
+        painter.drawRect(QRectF(x0, rect.top(), max(1.0, x1 - x0), rect.height()))
 
 
 def searched_color(palette: dict[str, str]) -> QColor:
@@ -144,15 +149,7 @@ class OverviewStrip(QWidget):
         x = rect.left()
         for doc in self.documents:
             width = rect.width() * doc.chars / total
-            painter.setPen(Qt.PenStyle.NoPen)
-            if doc.searched:
-                painter.setBrush(searched_color(palette))
-                painter.drawRect(QRectF(x, rect.top(), width, rect.height()))
-            painter.setBrush(QColor(palette["ok"]))
-            for start, end in doc.read:
-                x0 = x + width * max(0, start) / doc.chars
-                x1 = x + width * min(doc.chars, end) / doc.chars
-                painter.drawRect(QRectF(x0, rect.top(), max(1.0, x1 - x0), rect.height()))
+            paint_document(painter, palette, doc, QRectF(x, rect.top(), width, rect.height()))
             x += width
             painter.setPen(QColor(palette["border"]))         # where one document ends
             painter.drawLine(QRectF(x, rect.top(), 0, rect.height()).topLeft(),
