@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests.bench.report import load1, median, row, standalone  # noqa: E402
+from tests.bench.report import TickTimer, load1, median, row, standalone  # noqa: E402
 
 GOAL_PAINT_S = 1.5
 GOAL_BUNDLE_PAINT_S = 2.0
@@ -133,25 +133,9 @@ class GcWatch:
                 "gc_gen2": len(gen2), "gc_gen2_longest_ms": max(gen2) if gen2 else 0.0}
 
 
-class Heartbeat:
+class Heartbeat(TickTimer):
     def __init__(self) -> None:
-        from PySide6.QtCore import Qt, QTimer
-        self.timer = QTimer()
-        self.timer.setTimerType(Qt.TimerType.PreciseTimer)
-        self.timer.setInterval(HEARTBEAT_MS)
-        self.timer.timeout.connect(self._tick)
-        self.gaps: list[float] = []
-        self._last = 0.0
-
-    def _tick(self) -> None:
-        now = time.perf_counter()
-        self.gaps.append((now - self._last) * 1000)
-        self._last = now
-
-    def start(self) -> None:
-        self.gaps = []
-        self._last = time.perf_counter()
-        self.timer.start()
+        super().__init__(HEARTBEAT_MS)
 
     def stop(self) -> dict:
         self.timer.stop()

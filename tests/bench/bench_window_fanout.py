@@ -41,7 +41,7 @@ ROOT = HERE.parents[2]
 TREE = Path(os.environ.get("RLM_BENCH_TREE") or ROOT)
 sys.path.insert(0, str(TREE))
 
-from tests.bench.report import load1, median, row, standalone  # noqa: E402
+from tests.bench.report import TickTimer, load1, median, row, standalone  # noqa: E402
 
 FRAME_MS = 16
 GOAL_STALL_MS = 50
@@ -61,29 +61,11 @@ def hardware() -> dict:
 
 
 # -- the window part (a child process) -------------------------------------------------
-class FrameTimer:
-    """A 16 ms QTimer on the GUI thread: the gaps between its ticks."""
+class FrameTimer(TickTimer):
+    """A 16 ms timer on the GUI thread: the gaps between its ticks."""
 
     def __init__(self) -> None:
-        from PySide6.QtCore import Qt, QTimer
-        self.timer = QTimer()
-        self.timer.setTimerType(Qt.TimerType.PreciseTimer)
-        self.timer.setInterval(FRAME_MS)
-        self.timer.timeout.connect(self._tick)
-        self.gaps: list[float] = []
-        self._last = 0.0
-
-    def _tick(self) -> None:
-        now = time.perf_counter()
-        self.gaps.append((now - self._last) * 1000)
-        if self.gaps[-1] > self.worst[1]:
-            self.worst = (now, self.gaps[-1])
-        self._last = now
-
-    def start(self) -> None:
-        self.gaps, self._last, self.worst = [], time.perf_counter(), (0.0, 0.0)
-        self._start = self._last
-        self.timer.start()
+        super().__init__(FRAME_MS)
 
     def late_at(self, t0: float) -> list[float]:
         """When (s after t0) each gap over 50 ms began."""

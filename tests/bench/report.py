@@ -116,3 +116,32 @@ def standalone(name: str, run: Callable[..., dict[str, Any]], add_args: Callable
         Path(args.json).write_text(json.dumps(result, indent=2, default=str))
     print(machine_line(result["machine"]))
     print("\n".join(table_lines(result)))
+
+
+class TickTimer:
+    """A precise QTimer on the GUI thread that records the gaps between its ticks (ms) and
+    the worst one (when, how long): how long the window could not paint. Qt is imported
+    only when one is made, so this module stays importable without it."""
+
+    def __init__(self, interval_ms: int) -> None:
+        from PySide6.QtCore import Qt, QTimer
+        self.interval_ms = interval_ms
+        self.timer = QTimer()
+        self.timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self.timer.setInterval(interval_ms)
+        self.timer.timeout.connect(self._tick)
+        self.gaps: list[float] = []
+        self.worst = (0.0, 0.0)
+        self._last = self._start = 0.0
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.gaps.append((now - self._last) * 1000)
+        if self.gaps[-1] > self.worst[1]:
+            self.worst = (now, self.gaps[-1])
+        self._last = now
+
+    def start(self) -> None:
+        self.gaps, self._last, self.worst = [], time.perf_counter(), (0.0, 0.0)
+        self._start = self._last
+        self.timer.start()

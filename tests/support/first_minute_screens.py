@@ -108,7 +108,9 @@ async def shoot(app, window, controller) -> None:
           "answer:", (controller.last_outcome.answer or "")[:60], flush=True)
 
 
-def main() -> int:
+def start_app():
+    """A throw-away data dir and keyring, the stand-in server, a QApplication and its qasync
+    loop: what every screenshot script starts from. Returns (app, loop, server)."""
     home = tempfile.mkdtemp(prefix="rlm-shots-")
     os.environ["RLM_STUDIO_HOME"] = home
     os.environ["PYTHON_KEYRING_BACKEND"] = "keyrings.alt.file.PlaintextKeyring"
@@ -121,6 +123,11 @@ def main() -> int:
     app.setApplicationName("RLM Studio")
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
+    return app, loop, server
+
+
+def main() -> int:
+    app, loop, server = start_app()
     from app.settings import Settings
     settings = Settings(theme="light")
     from app.gui import build_window

@@ -16,9 +16,8 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import tempfile
 
-from tests.support.first_minute_screens import OUT, start_server, wait_for
+from tests.support.first_minute_screens import OUT, start_app, wait_for
 
 
 async def shoot(app, window, controller, size: str) -> None:
@@ -63,18 +62,7 @@ async def shoot(app, window, controller, size: str) -> None:
 def main(argv: list[str]) -> int:
     size = argv[0] if argv else "1366x768"
     width, height = (int(v) for v in size.split("x"))
-    home = tempfile.mkdtemp(prefix="rlm-shots-")
-    os.environ["RLM_STUDIO_HOME"] = home
-    os.environ["PYTHON_KEYRING_BACKEND"] = "keyrings.alt.file.PlaintextKeyring"
-    os.environ["XDG_DATA_HOME"] = os.path.join(home, "xdg")
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    server = start_server()
-    from PySide6.QtWidgets import QApplication
-    import qasync
-    app = QApplication(["rlm-studio"])
-    app.setApplicationName("RLM Studio")
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
+    app, loop, server = start_app()
     from app.settings import Settings
     settings = Settings(theme="light")
     settings.ui["welcome_seen"] = True
