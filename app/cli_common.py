@@ -104,8 +104,14 @@ def terminal_approver(stdin: Any = None, stderr: Any = None) -> Callable[[dict],
     return approve
 
 
-def fail(args: argparse.Namespace, message: str, code: int) -> int:
+def error_exit(message: str, code: int = 2) -> int:
+    """Say what went wrong on stderr, the way every command does; returns the exit code."""
     print(f"rlm-studio: {message}", file=sys.stderr)
+    return code
+
+
+def fail(args: argparse.Namespace, message: str, code: int) -> int:
+    error_exit(message, code)
     if args.json:
         print(json.dumps({"run_id": None, "status": "failed", "answer": None, "error": message,
                           "cost_usd": 0.0, "input_tokens": 0, "output_tokens": 0, "iterations": 0,

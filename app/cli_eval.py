@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from app.cli_common import error_exit as _fail
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("eval", help="score model pairs on a question set",
@@ -54,11 +56,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--csv", metavar="FILE")
     s.add_argument("--md", metavar="FILE")
     s.set_defaults(handler=run_scorecards)
-
-
-def _fail(message: str, code: int = 2) -> int:
-    print(f"rlm-studio: {message}", file=sys.stderr)
-    return code
 
 
 def _windows(items: list[str]) -> dict[str, int]:

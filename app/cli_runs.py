@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from app.cli_common import error_exit as _fail
+
 EXPORT_SUFFIXES = {".json": "json", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".csv": "csv"}
 
 
@@ -67,11 +69,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _help(parser: argparse.ArgumentParser) -> int:
     parser.print_help()
     return 0
-
-
-def _fail(message: str, code: int = 2) -> int:
-    print(f"rlm-studio: {message}", file=sys.stderr)
-    return code
 
 
 def _open() -> Any:

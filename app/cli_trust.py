@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from app.cli_common import parse_prices, run_request
+from app.cli_common import error_exit as _fail, parse_prices, run_request
 
 
 def register_trust(actions: argparse._SubParsersAction) -> None:
@@ -59,11 +59,6 @@ def register_trust(actions: argparse._SubParsersAction) -> None:
     p.add_argument("id", metavar="ID")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_citations)
-
-
-def _fail(message: str, code: int = 2) -> int:
-    print(f"rlm-studio: {message}", file=sys.stderr)
-    return code
 
 
 def _with_run(prefixes: list[str], body: Callable[..., int]) -> int:
