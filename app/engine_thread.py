@@ -116,16 +116,19 @@ class EngineThread:
         if not self.alive or self._loop is None:
             return
         try:
-            await asyncio.wait_for(self.run(_close_litellm_clients()), timeout)
+            await asyncio.wait_for(self.run(_close_http_clients()), timeout)
         except (asyncio.TimeoutError, RuntimeError) as exc:
-            log.warning("closing litellm's clients on the engine loop: %s", exc)
+            log.warning("closing the HTTP clients on the engine loop: %s", exc)
         self._loop.call_soon_threadsafe(self._loop.stop)
         thread = self._thread
         if thread is not None:
             await asyncio.to_thread(thread.join, timeout)
 
 
-async def _close_litellm_clients() -> None:
+async def _close_http_clients() -> None:
+    """The connection pools of this loop: ours (core/llm/openai_http.py) and litellm's."""
+    from core.llm.openai_http import close_clients
+    await close_clients()
     if "litellm" not in sys.modules:
         return
     try:

@@ -1,4 +1,9 @@
-"""ModelClient against the scripted server over real HTTP (litellm unmocked)."""
+"""ModelClient against the scripted server over real HTTP (litellm unmocked).
+
+Every test runs twice: once on the direct route a model of the user's own
+OpenAI-compatible server takes (core/llm/openai_http.py), once with every call
+forced through litellm (RLM_STUDIO_HTTP=litellm); the server's log says which
+one really sent each request (its User-Agent)."""
 
 import asyncio
 import os
@@ -9,6 +14,20 @@ import pytest
 from core.llm.client import NO_KEY, ModelClient
 from core.llm.errors import LLMError
 from tests.support.openai_server import CutStream, Hang, Malformed, Reply, Status
+
+AGENTS = {"direct": "rlm-studio", "litellm": "AsyncOpenAI/"}
+
+
+@pytest.fixture(autouse=True, params=sorted(AGENTS))
+def transport(request, monkeypatch, openai_server):
+    if request.param == "litellm":
+        monkeypatch.setenv("RLM_STUDIO_HTTP", "litellm")
+    else:
+        monkeypatch.delenv("RLM_STUDIO_HTTP", raising=False)
+    yield request.param
+    agents = {r.headers.get("user-agent", "") for r in openai_server.history}
+    assert all(a.startswith(AGENTS[request.param]) for a in agents), agents
+
 
 MESSAGES = [{"role": "system", "content": "You are terse."},
             {"role": "user", "content": "Name a prime number."}]
