@@ -54,6 +54,9 @@ def env_for(home: Path, code_root: Path = ROOT) -> dict:
     env.update(RLM_STUDIO_HOME=str(home), OPENAI_API_KEY=KEY, PYTHONPATH=str(code_root),
                PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
     env.pop("QT_QPA_PLATFORM", None)
+    # An installed app has its bytecode (pip compiles on install, the bundle ships .pyc); the
+    # warm-up run writes it for this checkout, so the figures do not count compiling sources.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 
