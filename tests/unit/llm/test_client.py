@@ -222,6 +222,26 @@ async def test_cancelling_a_stream_stops_it(openai_server):
     assert req.disconnected
 
 
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_call_cancelled_twice_still_stops_its_request(openai_server, stream):
+    # A run's Stop and its cell's cancel can reach the same call in one loop pass.
+    openai_server.script("m", fn=lambda r: "x", latency_s=10)
+    task = asyncio.create_task(client_for(openai_server).complete(
+        "openai/m", MESSAGES, max_tokens=8, stream=stream))
+    while not openai_server.history:
+        await asyncio.sleep(0.02)
+    task.cancel()
+    await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    req = openai_server.history[0]
+    deadline = time.monotonic() + 10
+    while req.finished is None and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    assert req.disconnected and req.status is None
+
+
 async def test_key_goes_to_the_server_and_not_into_the_environment(openai_server):
     key = "sk-secret-key-4711"
     before = dict(os.environ)
