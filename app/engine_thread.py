@@ -129,7 +129,8 @@ async def _close_http_clients() -> None:
     """The connection pools of this loop: ours (core/llm/openai_http.py) and litellm's."""
     from core.llm.openai_http import close_clients
     await close_clients()
-    if "litellm" not in sys.modules:
+    from core.llm.litellm_import import loaded
+    if loaded() is None:          # not imported, or still importing: it made no client here
         return
     try:
         from litellm.llms.custom_httpx.async_client_cleanup import close_litellm_async_clients

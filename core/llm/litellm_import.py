@@ -48,6 +48,13 @@ def litellm() -> ModuleType:
     return _module
 
 
+def loaded() -> ModuleType | None:
+    """litellm when its import has finished, else None (never waits, never imports). While
+    the import runs in its thread, `sys.modules` already holds a half-made litellm: code on
+    other threads must not touch it (importing its submodules then fails)."""
+    return _module
+
+
 def start_background_import() -> Future:
     """Import litellm in a daemon thread (idempotent); the future resolves to the module."""
     global _background
