@@ -439,8 +439,9 @@ def coverage_shown(report: Any) -> CoverageShown:
 
 def preview_in_thread(config: Any, total_chars: int) -> Any:
     """core.trust.preview.preview_cost with its own store connection (run it in a thread:
-    prices may need litellm's map, whose import takes seconds)."""
-    preload_engine()                    # what a run imports, under the same lock (never two at once)
+    the engine's modules and the price map take a moment to load the first time). Prices
+    come from litellm's map file (core/llm/price_map.py), so litellm itself is not imported."""
+    preload_engine(wait_for_litellm=False)   # what a run imports, under the same lock
     from core.store import RunStore
     from core.trust.preview import preview_cost
     with RunStore.open() as store:
