@@ -24,12 +24,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-import sys
 import threading
 import time
 from typing import Any, Awaitable, Callable, Coroutine
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
+
+from core import switch_interval
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ class EngineThread:
             # Painting calls back into Python (item models, slots) many times a frame, and each
             # call waits for the GIL while the engine thread computes: at Python's default 5 ms
             # that adds up to whole frames; at 1 ms it does not (tests/bench/bench_window_fanout.py).
-            sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
+            switch_interval.keep_at_most(SWITCH_INTERVAL_S)
             self._ready.clear()
             self._thread = threading.Thread(target=self._main, name=self.name, daemon=True)
             self._thread.start()
