@@ -133,9 +133,9 @@ def test_http_clients_live_on_the_engine_loop_and_stop_crosses(studio, qloop, op
     agents = {r.headers.get("user-agent", "")[:10] for r in openai_server.history}   # rlm-studio, AsyncOpenAI/...
     assert agents == ({"rlm-studio"} if route == "direct" else {"AsyncOpenA"})
     engine_loop = controller.runs.engine.loop
-    assert qloop not in openai_http._clients
+    assert qloop not in openai_http._sessions
     if route == "direct":
-        assert openai_http._clients.get(engine_loop)
+        assert openai_http._sessions.get(engine_loop)
         return
     from litellm.caching.evicted_client_closer import _LOOP_TOKENS
     from core.llm.litellm_import import litellm

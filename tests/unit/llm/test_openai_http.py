@@ -180,9 +180,10 @@ async def test_cancelling_closes_the_connection_and_the_pool_closes(openai_serve
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    pool = openai_http.client(openai_server.url)
+    pool = openai_http.session()
     await openai_http.close_clients()
-    assert pool.is_closed and openai_http.client(openai_server.url) is not pool
+    assert pool.closed and openai_http.session() is not pool
+    await openai_http.close_clients()
 
 
 FIRST_CALL_WITHOUT_LITELLM = r"""
