@@ -209,7 +209,8 @@ class RunService:
                 from core.follow_up import rebuild_session
                 rebuilt = await rebuild_session(store, request.parent_run_id,
                                                 memory_limit_mb=config.memory_limit_mb,
-                                                worker_command=self._worker_command)
+                                                worker_command=self._worker_command,
+                                                require_full_sandbox=config.require_full_sandbox)
                 session = session_in = rebuilt.session
                 documents, skipped, follow_up = rebuilt.documents, rebuilt.skipped, True
                 handle.prepared = Prepared("rebuild", request.parent_run_id, None, rebuilt.cells,
