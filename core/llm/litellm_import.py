@@ -12,6 +12,8 @@ The import is seconds of CPU. A command that knows it will call a model soon
 starts it at once in a thread (`start_background_import()`), and does its other
 work (reading documents, starting the REPL worker) meanwhile; code on an event
 loop waits for it with `await litellm_async()`, which never blocks the loop.
+The thread is not a daemon (a process ending mid-import waits for it), and its
+import does no full garbage collection (only the main thread's does).
 """
 
 from __future__ import annotations
@@ -63,8 +65,11 @@ def start_background_import() -> Future:
     with _started_lock:
         if _background is None:
             _background = Future()
+            # Not a daemon: a process that ends while litellm is still importing waits for
+            # it. A daemon thread caught mid-import by the interpreter's shutdown crashed the
+            # process (SIGSEGV, seen when a quick run ended seconds before the import did).
             threading.Thread(target=_import_in_background, args=(_background,),
-                             name="rlm-litellm-import", daemon=True).start()
+                             name="rlm-litellm-import", daemon=False).start()
         return _background
 
 
@@ -111,8 +116,13 @@ def _import() -> ModuleType:
     log.debug("litellm %s loaded, %d priced models", _version(lm), len(lm.model_cost))
     # Importing litellm leaves ~400k long-lived objects that every full garbage collection
     # would walk again (0.3-0.45 s pauses during big fan-outs, felt as GUI stalls).
-    # Move them out of the collector's way once.
-    gc.collect()
+    # Move them out of the collector's way once. The full collection first runs only on the
+    # main thread: elsewhere (the background import) it would finalise the window's garbage
+    # Qt objects off the GUI thread, which crashed the window mid-run (SIGSEGV in the GUI
+    # thread while litellm imported beside a run). Off the main thread, whatever garbage
+    # exists at that moment is frozen with litellm's objects and never freed (small).
+    if threading.current_thread() is threading.main_thread():
+        gc.collect()
     gc.freeze()
     return lm
 
