@@ -87,12 +87,22 @@ def _import_in_background(done: Future) -> None:
     # The import is seconds of pure-Python CPU holding the GIL; a thread that wants the GIL
     # meanwhile (the event loop, woken by a reply) waits up to the switch interval (5 ms by
     # default) each time. Shorter while the import runs: the run beside it waits less.
+    # No garbage collection while it runs: the import allocates hundreds of thousands of
+    # objects, so collections would run in this thread, and one that finalises the window's
+    # garbage Qt objects off the GUI thread leaves Qt a dangling timer (SIGSEGV in
+    # QTimerInfoList::activateTimers on the GUI thread, seen under gdb). Collection resumes
+    # when the import ends.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         with switch_interval.at_most(IMPORT_SWITCH_INTERVAL_S):
             lm = litellm()
     except BaseException as exc:      # the caller that awaits it sees the error
         done.set_exception(exc)
         return
+    finally:
+        if collecting:
+            gc.enable()
     done.set_result(lm)
 
 
