@@ -13,7 +13,15 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 def _isolated_home(tmp_path, monkeypatch):
     monkeypatch.setenv("RLM_STUDIO_HOME", str(tmp_path / "rlm-home"))
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
+    reload_keyring()
     yield
+
+
+def reload_keyring() -> None:
+    """keyring keeps the backend it chose first for the whole process: choose again from
+    PYTHON_KEYRING_BACKEND as it is now, so no test inherits another test's backend."""
+    import keyring.core
+    keyring.core.init_backend()
 
 
 from tests.support.openai_server import openai_server  # noqa: E402,F401  (a started ScriptedOpenAI)

@@ -132,9 +132,11 @@ async def close_clients() -> None:
     """Close the running loop's pool (before the loop ends)."""
     loop = asyncio.get_running_loop()
     found = _sessions.pop(loop, None)
-    _closers.pop(loop, None)
+    gen = _closers.pop(loop, None)
     if found is not None:
         await found.close()
+    if gen is not None:
+        await gen.aclose()
 
 
 def _close_with_the_loop(loop: asyncio.AbstractEventLoop, found: aiohttp.ClientSession) -> None:
@@ -145,7 +147,9 @@ def _close_with_the_loop(loop: asyncio.AbstractEventLoop, found: aiohttp.ClientS
         try:
             yield
         finally:
-            if not found.closed:
+            # Only on its own running loop (asyncio.run's shutdown_asyncgens): a generator
+            # dropped with a loop that ended otherwise is closed without a loop to await on.
+            if not found.closed and asyncio._get_running_loop() is loop:
                 await found.close()
 
     gen = closer()

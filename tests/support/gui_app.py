@@ -27,6 +27,8 @@ def studio_home(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyrings.alt.file.PlaintextKeyring")
+    from tests.conftest import reload_keyring
+    reload_keyring()                 # this file backend, even when an earlier test chose another
     for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
         monkeypatch.delenv(name, raising=False)
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
