@@ -197,7 +197,9 @@ def instrument(controller) -> None:
     trust.refresh = timed("trust_refresh", trust.refresh)
     trust.refresh_projection = timed("trust_projection", trust.refresh_projection)
     trust.results_table.set_rows = timed("results_rows", trust.results_table.set_rows)
-    CallTreeModel.data = timed("tree_data", CallTreeModel.data)
+    for name in ("data", "rowCount", "index", "parent"):      # only a Python item model's own methods:
+        if name in vars(CallTreeModel):                       # wrapping a C++ model's would make them Python
+            setattr(CallTreeModel, name, timed(f"tree_{name.lower()}", getattr(CallTreeModel, name)))
     from PySide6.QtCore import QEvent, QObject
 
     class Paints(QObject):
@@ -207,9 +209,6 @@ def instrument(controller) -> None:
             return False
     controller._probe_paints = Paints()
     panes.tree.viewport().installEventFilter(controller._probe_paints)
-    CallTreeModel.rowCount = timed("tree_rowcount", CallTreeModel.rowCount)
-    CallTreeModel.index = timed("tree_index", CallTreeModel.index)
-    CallTreeModel.parent = timed("tree_parent", CallTreeModel.parent)
 
 
 async def scenario(window, controller, n: int, concurrency: int, top: int, entries: bool) -> dict:
