@@ -36,7 +36,7 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 log = logging.getLogger(__name__)
 
 FRAME_MS = 16          # events reach the panes at most once per frame
-BUDGET_MS = 6          # ... and each frame applies at most about this long; the rest waits a frame
+BUDGET_MS = 6          # ... and each frame folds for at most about this much CPU; the rest waits a frame
 SWITCH_INTERVAL_S = 0.001   # how long a thread waiting for the GIL waits before the holder must yield
 EXECUTOR_WORKERS = 1       # the engine loop's default executor (see _main)
 YOUNG_RATIO = 2            # during a run: generation 1 collected every 2 young collections, so each stays short
@@ -185,8 +185,9 @@ class EventBridge(QObject):
     """Events from the engine thread into Qt: one queued signal per frame at most.
 
     `consume(events, deadline)` runs on the GUI thread with the events in order and
-    returns how many it applied: with a `deadline` (a time.perf_counter() value, FRAME
-    budget after the frame began) it may stop early, and the rest stays at the front of
+    returns how many it applied: with a `deadline` (a time.thread_time() value: the GUI
+    thread's own CPU time, BUDGET_MS after the frame began; time spent waiting for the GIL
+    is not work a smaller batch would save) it may stop early, and the rest stays at the front of
     the backlog for the next frame, so a burst of hundreds of events is applied over
     several frames and the window paints in between. `drain()` applies everything
     (deadline None): the end of a run, before it is reported."""
@@ -249,12 +250,12 @@ class EventBridge(QObject):
                 self._backlog.extend(self._buffer)
                 self._buffer = []
             self._armed = False
-        self._last_drain = now = time.perf_counter()
+        self._last_drain = time.perf_counter()
         batch = self._backlog
         if not batch:
             return False
         self.batches += 1
-        done = self._consume(batch, None if budget_s is None else now + budget_s)
+        done = self._consume(batch, None if budget_s is None else time.thread_time() + budget_s)
         done = len(batch) if done is None else max(0, min(done, len(batch)))
         if done == len(batch):
             self._backlog = []

@@ -170,17 +170,20 @@ class CallTreeModel(QStandardItemModel):
         if shown == old:
             return False
         texts = shown[0]
-        for col, item in enumerate(items):
-            if not old or old[0][col] != texts[col]:
-                item.setData(texts[col], _DISPLAY)
+        for col, item in enumerate(items):       # a new row's items start empty: set what shows
+            text = texts[col]
+            if (old[0][col] != text) if old else text:
+                item.setData(text, _DISPLAY)
             want = cost_tip if col == COL_COST else tip
-            if not old or (old[2] if col == COL_COST else old[1]) != want:
+            if ((old[2] if col == COL_COST else old[1]) != want) if old else want:
                 item.setData(want, _TIP)
         first = items[0]
         if not old or old[3] != node.status:
             first.setData(node.status, STATUS_ROLE)
             first.setData(f"{node.label} {node.status}", Qt.ItemDataRole.AccessibleTextRole)
-            items[COL_STATUS].setData(self._status_color(node.status), _FG)
+            color = self._status_color(node.status)
+            if old or color is not None:
+                items[COL_STATUS].setData(color, _FG)
         first.setData(node.cost_usd, COST_ROLE)
         first.setData((node.input_tokens, node.output_tokens), TOKENS_ROLE)
         self._shown[node.serial] = shown

@@ -32,6 +32,7 @@ from ui.transcript_view import Transcript
 
 FLUSH_MS = 33          # ~30 Hz: token deltas and tree updates are coalesced to this
 TICK_MS = 500          # the elapsed clock while a live run runs
+ROWS_PER_BATCH = 32    # new call-tree rows one budgeted batch may add (apply_many with a deadline)
 
 
 class RunPanes(QWidget):
@@ -166,10 +167,11 @@ class RunPanes(QWidget):
 
     def apply_many(self, events: Iterable[Event], deadline: float | None = None) -> int:
         """Fold many events (a replay, a batch) in order and update the panes once; returns
-        how many were folded. With `deadline` (a time.perf_counter() value) it stops folding
-        once that has passed, after at least one event: the caller hands the rest again
-        later (app/engine_thread.py's per-frame budget), and the panes end as they would
-        have applying them all at once."""
+        how many were folded. With `deadline` (a time.thread_time() value) it stops folding
+        once that has passed, or once ROWS_PER_BATCH new call-tree rows are folded (building
+        them, not folding, is what costs), after at least one event: the caller hands the
+        rest again later (app/engine_thread.py's per-frame budget), and the panes end as
+        they would have applying them all at once."""
         events = events if isinstance(events, list) else list(events)
         apply, note = self._view.apply, self._note
         if deadline is None:
@@ -177,11 +179,13 @@ class RunPanes(QWidget):
                 note(apply(event))
             done = len(events)
         else:
-            clock, done = time.perf_counter, 0
+            clock, done, rows = time.thread_time, 0, ROWS_PER_BATCH
             for event in events:
-                note(apply(event))
+                change = apply(event)
+                note(change)
                 done += 1
-                if clock() >= deadline:
+                rows -= len(change.added)
+                if rows <= 0 or clock() >= deadline:
                     break
         if self.observers and done:
             part = events if done == len(events) else events[:done]

@@ -33,6 +33,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve()
 ROOT = HERE.parents[2]
 sys.path.insert(0, str(ROOT))
+TREE = Path(os.environ.get("RLM_BENCH_TREE") or ROOT)     # the code measured (e.g. /work/main)
+if TREE != ROOT:
+    sys.path.insert(0, str(TREE))
 
 from tests.bench.bench_window_fanout import LATENCY_S, child_env  # noqa: E402
 from tests.bench.report import load1  # noqa: E402
@@ -264,7 +267,10 @@ async def scenario(window, controller, n: int, concurrency: int, top: int, entri
                                 ("wall_ms", "gui_cpu_ms", "gui_runq_ms", "gui_blocked_ms", "engine_cpu_ms")},
             "late_frames_other_threads": {k: round(sum(r["other_threads_cpu_ms"].get(k, 0) for r in late), 1)
                                           for k in {k for r in late for k in r["other_threads_cpu_ms"]}},
-            "totals_ms": {k: round(v, 1) for k, v in totals.items()}, "counts": dict(counts), "worst": worst}
+            "totals_ms": {k: round(v, 1) for k, v in totals.items()},
+            "cpu_ms": {"gui": round(sum(r["gui_cpu_ms"] for r in rows)), "engine": round(sum(r["engine_cpu_ms"] for r in rows)),
+                       **{k: round(sum(r["other_threads_cpu_ms"].get(k, 0) for r in rows))
+                          for k in {k for r in rows for k in r["other_threads_cpu_ms"]}}}, "counts": dict(counts), "worst": worst}
 
 
 def inner(n: int, concurrency: int, top: int, entries: bool) -> None:
@@ -295,7 +301,7 @@ def main() -> None:
     if a.inner:
         inner(a.size, a.concurrency, a.top, a.entries)
         return
-    tree = Path(os.environ.get("RLM_BENCH_TREE") or ROOT)
+    tree = TREE
     with tempfile.TemporaryDirectory() as d:
         out = subprocess.run([sys.executable, str(HERE), "--inner", "--size", str(a.size), "--concurrency",
                               str(a.concurrency), "--top", str(a.top)] + (["--entries"] if a.entries else []), cwd=tree, env=child_env(Path(d), tree),
