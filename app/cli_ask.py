@@ -68,16 +68,20 @@ def config_from_args(args: argparse.Namespace) -> Any:
 
 
 def run_ask(args: argparse.Namespace) -> int:
-    # litellm's import is seconds of CPU: start it now, in a thread, so that reading the
-    # documents and starting the REPL worker happen meanwhile instead of before it.
-    from core.llm.litellm_import import start_background_import
-    start_background_import()
     import asyncio
     from core.engine.run import ConfigError
     try:
         config = config_from_args(args)
     except (ValueError, ConfigError) as exc:
         return _fail(args, f"cannot start: {exc}", 2)
+    # litellm's import is seconds of CPU. A run that calls it starts it now, in a thread, so
+    # that reading the documents and starting the REPL worker happen meanwhile. A run whose
+    # models are all on the user's own OpenAI-compatible servers does not wait for it at all
+    # (core/llm/openai_http.py); its first call starts the import once its request is out.
+    from core.llm.client import needs_litellm
+    if needs_litellm(config):
+        from core.llm.litellm_import import start_background_import
+        start_background_import()
     return asyncio.run(_ask(args, config))
 
 

@@ -158,6 +158,8 @@ async def run_request(request: Any, args: argparse.Namespace, service: Any, *, s
             loop.remove_signal_handler(signal.SIGINT)
         except (NotImplementedError, RuntimeError):
             pass
+        from core.llm.openai_http import close_clients
+        await close_clients()                 # this loop's connections, before asyncio.run ends
     if outcome.status == "failed" and "key" in (outcome.error or "").lower() and request.config is not None:
         from app.settings import load_settings
         from core.routing import unkeyed_url_hint

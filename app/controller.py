@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from app.first_run_glue import FirstRunGlue
 from app.history_glue import HistoryGlue
+from app.models_glue import ModelsGlue
 from app.run_service import IMPORT_LOCK, RunRequest, RunService, preload_engine  # noqa: F401  (preload_engine: the bench)
 from app.session_glue import SessionGlue
 from app.settings_glue import SettingsGlue
@@ -92,8 +93,10 @@ class Controller(QObject):
             models_changed=self._models_changed, guide_numbers=lambda: self.models.guide_numbers(),
             store_documents=lambda run_id: self.history.store().documents(run_id),
             set_documents=self.set_documents)
-        from app.models_glue import ModelsGlue
-        self.models = ModelsGlue(self)         # fitness, scorecards, also ask directly (issue 17)
+        self.models = ModelsGlue(              # fitness, scorecards, also ask directly (issue 17)
+            window, notifier, store=self.history.store, settings=lambda: self.settings,
+            documents=lambda: self.documents, run_task=lambda: self.run_task,
+            last_outcome=lambda: self.last_outcome, key_for=self.key_for, on_engine=self.runs.on_engine)
 
     # --- wiring ---------------------------------------------------------------
     def _wire(self) -> None:
@@ -468,7 +471,7 @@ class Controller(QObject):
         qp.set_running(False)
         qp.set_status("Stopped before the run began.")
 
-    def _key_for(self, settings: Any, config: Any = None):
+    def key_for(self, settings: Any, config: Any = None):
         """What a call outside a run (also ask directly) gets for each model: the key its URL
         may carry (app/key_routing.py)."""
         from app.key_routing import route_key_for

@@ -26,12 +26,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-import sys
 import threading
 import time
 from typing import Any, Awaitable, Callable, Coroutine
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
+
+from core import switch_interval
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ class EngineThread:
             # Painting calls back into Python (item models, slots) many times a frame, and each
             # call waits for the GIL while the engine thread computes: at Python's default 5 ms
             # that adds up to whole frames; at 1 ms it does not (tests/bench/bench_window_fanout.py).
-            sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
+            switch_interval.keep_at_most(SWITCH_INTERVAL_S)
             self._ready.clear()
             self._thread = threading.Thread(target=self._main, name=self.name, daemon=True)
             self._thread.start()
@@ -127,17 +128,21 @@ class EngineThread:
         if not self.alive or self._loop is None:
             return
         try:
-            await asyncio.wait_for(self.run(_close_litellm_clients()), timeout)
+            await asyncio.wait_for(self.run(_close_http_clients()), timeout)
         except (asyncio.TimeoutError, RuntimeError) as exc:
-            log.warning("closing litellm's clients on the engine loop: %s", exc)
+            log.warning("closing the HTTP clients on the engine loop: %s", exc)
         self._loop.call_soon_threadsafe(self._loop.stop)
         thread = self._thread
         if thread is not None:
             await asyncio.to_thread(thread.join, timeout)
 
 
-async def _close_litellm_clients() -> None:
-    if "litellm" not in sys.modules:
+async def _close_http_clients() -> None:
+    """The connection pools of this loop: ours (core/llm/openai_http.py) and litellm's."""
+    from core.llm.openai_http import close_clients
+    await close_clients()
+    from core.llm.litellm_import import loaded
+    if loaded() is None:          # not imported, or still importing: it made no client here
         return
     try:
         from litellm.llms.custom_httpx.async_client_cleanup import close_litellm_async_clients

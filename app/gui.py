@@ -55,11 +55,11 @@ def setup_logging() -> str:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "rlm-studio.log"
     root = logging.getLogger()
-    if not any(getattr(h, "_rlm_studio", False) for h in root.handlers):
+    if not any(getattr(h, "rlm_studio_log", False) for h in root.handlers):
         handler = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=3,
                                                        encoding="utf-8")
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        handler._rlm_studio = True  # type: ignore[attr-defined]
+        handler.rlm_studio_log = True  # type: ignore[attr-defined]
         root.addHandler(handler)
         if root.level == logging.NOTSET or root.level > logging.INFO:
             root.setLevel(logging.INFO)

@@ -1,8 +1,10 @@
 """Models glue: the Models window (fitness per model, scorecards) and "Also ask directly".
 
-    ModelsGlue(controller)   # adds the Models toolbar action; listens to the question panel
+    ModelsGlue(window, notifier, store=..., settings=..., documents=..., run_task=...,
+               last_outcome=..., key_for=..., on_engine=...)
+    # adds the Models toolbar action; listens to the question panel
 
-Reads the store through the history glue's RunStore (core.fitness, core.evaluation.records),
+Reads the store it is given (the history glue's RunStore; core.fitness, core.evaluation.records),
 writes exports with core.evaluation.scorecard, and runs the plain call beside the RLM
 with core.evaluation.direct. The widgets get plain data only.
 """
@@ -13,7 +15,7 @@ import asyncio
 import json
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog
@@ -24,24 +26,35 @@ log = logging.getLogger(__name__)
 
 
 class ModelsGlue:
-    def __init__(self, controller: Any) -> None:
-        self.c = controller
+    """`store()` the open RunStore; `settings()` the app's settings; `documents()` the loaded
+    documents by path; `run_task()` the running run's task (None when idle); `last_outcome()`
+    the last finished run's outcome; `key_for(settings, config)` the key function of a call
+    outside a run; `on_engine(coro)` awaits a coroutine on the engine's loop."""
+
+    def __init__(self, window: Any, notifier: Any, *, store: Callable[[], Any],
+                 settings: Callable[[], Any], documents: Callable[[], dict],
+                 run_task: Callable[[], asyncio.Task | None], last_outcome: Callable[[], Any],
+                 key_for: Callable[[Any, Any], Callable[[str], str | None]],
+                 on_engine: Callable[[Any], Awaitable[Any]]) -> None:
+        self.window, self.notifier = window, notifier
+        self.store, self.settings, self.documents = store, settings, documents
+        self.run_task, self.last_outcome, self.key_for, self.on_engine = \
+            run_task, last_outcome, key_for, on_engine
         self.view: Any = None
         self.compare: Any = None
         self.direct_task: asyncio.Task | None = None
-        w = controller.window
-        self.action = QAction("Models", w)
+        self.action = QAction("Models", window)
         self.action.setToolTip("Which model works: fitness across your runs and evaluation scorecards")
         icons.bind(self.action, "info")
         self.action.triggered.connect(self.open_view)
-        w.toolbar.insertAction(w.live_action, self.action)
-        w.question_panel.run_requested.connect(self.maybe_ask_directly)   # after the run has started
+        window.add_toolbar_actions([self.action])
+        window.question_panel.run_requested.connect(self.maybe_ask_directly)   # after the run has started
 
     # --- the Models window ----------------------------------------------------------
     def open_view(self) -> Any:
         from ui.models_view import ModelsView
         if self.view is None:
-            self.view = ModelsView(self.c.window)
+            self.view = ModelsView(self.window)
             self.view.evaluation_chosen.connect(self.show_scorecard)
             self.view.export_requested.connect(self.export_dialog)
         self.refresh()
@@ -52,21 +65,21 @@ class ModelsGlue:
     def refresh(self) -> None:
         from core.evaluation import records
         from core.fitness import model_fitness
-        db = self.c.history.store().db
+        db = self.store().db
         self.view.set_fitness(model_fitness(db))
         self.view.set_evaluations(records.list_evaluations(db))
 
     def guide_numbers(self) -> str:
         from core.fitness import guide_numbers
         try:
-            return guide_numbers(self.c.history.store().db)
+            return guide_numbers(self.store().db)
         except Exception:              # the guide opens even when the store cannot be read
             log.exception("the guide's figures could not be read")
             return ""
 
     def scorecard(self, evaluation_id: str) -> dict | None:
         from core.evaluation import records
-        row = records.get_evaluation(self.c.history.store().db, evaluation_id)
+        row = records.get_evaluation(self.store().db, evaluation_id)
         return json.loads(row["scorecard_json"]) if row and row.get("scorecard_json") else None
 
     def show_scorecard(self, evaluation_id: str) -> None:
@@ -87,17 +100,17 @@ class ModelsGlue:
         try:
             Path(path).write_text(text, encoding="utf-8")
         except OSError as exc:
-            self.c.notifier.error(f"The scorecard could not be written to {path}: {exc.strerror or exc}",
+            self.notifier.error(f"The scorecard could not be written to {path}: {exc.strerror or exc}",
                                   "Pick another folder.")
 
     # --- also ask directly ------------------------------------------------------------
     def maybe_ask_directly(self) -> None:
-        qp = self.c.window.question_panel
-        run_task = self.c.run_task
+        qp = self.window.question_panel
+        run_task = self.run_task()
         if not qp.also_direct() or run_task is None or run_task.done():
             return
         from app.settings import build_run_config
-        config = build_run_config(self.c.settings, root=qp.root_model(), sub=qp.sub_model() or None,
+        config = build_run_config(self.settings(), root=qp.root_model(), sub=qp.sub_model() or None,
                                   overrides=qp.caps())
         self.direct_task = asyncio.ensure_future(self._ask_directly(qp.question(), config, run_task))
 
@@ -105,16 +118,17 @@ class ModelsGlue:
         from core.evaluation.direct import ask_directly
         from core.llm.client import ModelClient
         from core.llm.pricing import PriceBook
-        documents = list(self.c.documents.values())
-        before = self.c.last_outcome
-        client = ModelClient(key_for=self.c._key_for(self.c.settings, config), api_base_for=config.api_base_for,
+        documents = list(self.documents().values())
+        before = self.last_outcome()
+        client = ModelClient(key_for=self.key_for(self.settings(), config), api_base_for=config.api_base_for,
                              max_retries=config.max_retries, timeout_s=config.request_timeout_s)
         # litellm is called on the engine's loop only (app/engine_thread.py), never the window's
-        direct = await self.c.runs.on_engine(ask_directly(client, PriceBook(config.prices), config.root_model,
+        direct = await self.on_engine(ask_directly(client, PriceBook(config.prices), config.root_model,
                                                           question, documents,
                                                           max_tokens=min(config.root_max_tokens, 4096)))
         await asyncio.gather(run_task, return_exceptions=True)
-        outcome = self.c.last_outcome if self.c.last_outcome is not before else None
+        latest = self.last_outcome()
+        outcome = latest if latest is not before else None
         return self.show_comparison(outcome, direct, config)
 
     def show_comparison(self, outcome: Any, direct: Any, config: Any) -> dict:
@@ -134,7 +148,7 @@ class ModelsGlue:
                 "An RLM pays off when the input is large and the task needs many steps over it; "
                 "for a simple lookup in documents that fit, one plain call is usually enough.")
         if self.compare is None:
-            self.compare = DirectCompareView(self.c.window)
+            self.compare = DirectCompareView(self.window)
         self.compare.set_sides(rlm, side, note)
         self.compare.show()
         return {"rlm": rlm, "direct": side, "note": note}

@@ -38,14 +38,18 @@ IMPORT_LOCK = threading.RLock()    # one first import of litellm at a time: two 
 _HARDENED: list[str] = []
 
 
-def preload_engine() -> Any:
+def preload_engine(wait_for_litellm: bool = True) -> Any:
     """Import the runner, the engine and litellm (run this in a thread); returns app.runner.
-    Idempotent; the cost preview and the run share the lock."""
+    Idempotent; the cost preview and the run share the lock. Without `wait_for_litellm`
+    litellm is left to the model client (core/llm/client.py): a call through litellm waits
+    for its import; a call to the user's own OpenAI-compatible server does not need it
+    (core/llm/openai_http.py) and starts it once its request is out."""
     with IMPORT_LOCK:
         runner = importlib.import_module("app.runner")
         importlib.import_module("core.engine.run")
-        from core.llm.litellm_import import litellm
-        litellm()
+        if wait_for_litellm:
+            from core.llm.litellm_import import litellm
+            litellm()
     return runner
 
 
@@ -186,7 +190,8 @@ class RunService:
                   handle: RunHandle | None = None) -> RunOutcome:
         handle = handle or RunHandle()
         harden_once()
-        await asyncio.to_thread(preload_engine)       # litellm's import (seconds) off this loop
+        await asyncio.to_thread(preload_engine, False)   # the engine's import off this loop; litellm's
+                                                         # goes on beside the run (preload_engine)
         from app.runner import QuestionRun      # the engine's modules: lazy, ~80 ms of CPU before the
         store = self._store()                   # window's first paint otherwise (measured, docs/run-path.md)
         session = None                                # a rebuilt session this service owns until the run has it
@@ -204,7 +209,8 @@ class RunService:
                 from core.follow_up import rebuild_session
                 rebuilt = await rebuild_session(store, request.parent_run_id,
                                                 memory_limit_mb=config.memory_limit_mb,
-                                                worker_command=self._worker_command)
+                                                worker_command=self._worker_command,
+                                                require_full_sandbox=config.require_full_sandbox)
                 session = session_in = rebuilt.session
                 documents, skipped, follow_up = rebuilt.documents, rebuilt.skipped, True
                 handle.prepared = Prepared("rebuild", request.parent_run_id, None, rebuilt.cells,

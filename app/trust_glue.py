@@ -42,7 +42,7 @@ class PaneObserver:
         self.events: list[Any] = []
         self.live = True
         self.coverage: Any = None          # built once the run's documents are known
-        self._folded = 0                   # events already applied to `coverage`
+        self.folded = 0                   # events already applied to `coverage`
         self._projection: Any = None       # core.trust.preview.CostProjection
         self._projected = 0
         self.generation = 0                # +1 per reset: work begun before it is dropped
@@ -52,7 +52,7 @@ class PaneObserver:
         self.live = live
         self.generation += 1
         self.coverage = None
-        self._folded = 0
+        self.folded = 0
         self._projection = None
         self._projected = 0
         self.glue.schedule_refresh()
@@ -269,7 +269,7 @@ class TrustGlue:
         if self._sources_run != run_id:
             self._sources_run, self._sources, self._finder = run_id, {}, None
         want_rows = self.tabs.currentWidget() is self.results_table or self.panes.view.status != "running"
-        work = RefreshWork(obs.generation, events[:], docs, obs.coverage, obs._folded, want_rows,
+        work = RefreshWork(obs.generation, events[:], docs, obs.coverage, obs.folded, want_rows,
                            self._sources, self._finder)
         if work.heavy() and _loop_running():
             self._job = asyncio.ensure_future(self._refresh_in_thread(work))
@@ -292,7 +292,7 @@ class TrustGlue:
         if work.generation != obs.generation:        # the panes were reset meanwhile
             self.schedule_refresh()
             return
-        obs.coverage, obs._folded = work.coverage, work.folded
+        obs.coverage, obs.folded = work.coverage, work.folded
         self._finder = work.finder
         self.show_coverage(work.report)
         if work.rows is not None:
@@ -439,8 +439,9 @@ def coverage_shown(report: Any) -> CoverageShown:
 
 def preview_in_thread(config: Any, total_chars: int) -> Any:
     """core.trust.preview.preview_cost with its own store connection (run it in a thread:
-    prices may need litellm's map, whose import takes seconds)."""
-    preload_engine()                    # what a run imports, under the same lock (never two at once)
+    the engine's modules and the price map take a moment to load the first time). Prices
+    come from litellm's map file (core/llm/price_map.py), so litellm itself is not imported."""
+    preload_engine(wait_for_litellm=False)   # what a run imports, under the same lock
     from core.store import RunStore
     from core.trust.preview import preview_cost
     with RunStore.open() as store:

@@ -49,9 +49,9 @@ class ModelList(list):
 
 def litellm_models() -> list[ModelEntry]:
     """litellm's known chat models (its bundled cost map; no network)."""
-    from core.llm.litellm_import import litellm    # sets LITELLM_LOCAL_MODEL_COST_MAP first
+    from core.llm.price_map import model_cost     # litellm's map, without litellm's import
     entries = []
-    for model_id, info in litellm().model_cost.items():
+    for model_id, info in model_cost().items():
         if not isinstance(info, dict) or info.get("mode") != "chat" or model_id == "sample_spec":
             continue
         owner = str(info.get("litellm_provider") or "")

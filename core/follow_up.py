@@ -47,8 +47,12 @@ def rebuild_available() -> bool:
 
 
 async def rebuild_session(store: Any, run_id: str, *, memory_limit_mb: int | None = 4096,
-                          worker_command: list[str] | None = None) -> Rebuilt:
-    """A live Session with the REPL state and conversation `run_id` ended with."""
+                          worker_command: list[str] | None = None,
+                          require_full_sandbox: bool = False) -> Rebuilt:
+    """A live Session with the REPL state and conversation `run_id` ended with.
+    `require_full_sandbox`: refuse (SandboxIncomplete) before any recorded code is re-run
+    unless every sandbox layer holds, as a fresh run does; the follow-up's own cells run
+    in this same REPL."""
     from core.engine.rlm import Session
     from core.repl.client import ReplClient
     from core.trust.rebuild import PrefixReport, replay_turns
@@ -57,7 +61,8 @@ async def rebuild_session(store: Any, run_id: str, *, memory_limit_mb: int | Non
     record = load_record(store, run_id)
     documents = list(store.documents(run_id))
     answers = RecordedAnswers(depth_zero=int((record.config or {}).get("max_depth", 1)) == 0)
-    repl = ReplClient(on_sub_call=answers, memory_limit_mb=memory_limit_mb, worker_command=worker_command)
+    repl = ReplClient(on_sub_call=answers, memory_limit_mb=memory_limit_mb, worker_command=worker_command,
+                      require_full_sandbox=require_full_sandbox)
     report = PrefixReport()
     try:
         await repl.start()

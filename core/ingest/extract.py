@@ -1,5 +1,6 @@
 """One file (or one archive member) -> one Document, or ExtractError(reason, detail).
-Runs inside a worker process (see workers.py); never in the GUI/engine process.
+Runs inside a worker process (see workers.py); small plain-text files only are read in
+the app's own process (inline.py).
 
     extract_data(path, source_path, data, name, job) -> Document   # the worker's extractor
     extract_file(entry, max_bytes, job=None) -> Document           # one file, in-process
@@ -17,7 +18,7 @@ from core.ingest.sniff import HEAD_BYTES, classify
 
 MAX_UNZIPPED_BYTES = 1024 ** 3   # an Office/EPUB zip may not inflate past 1 GiB
 
-_TEXT_FORMATS = {"text", "markdown", "code", "csv", "tsv"}
+TEXT_FORMATS = {"text", "markdown", "code", "csv", "tsv"}
 
 
 def extract_file(entry: FileEntry, max_bytes: int, job: Job | None = None) -> Document:
@@ -33,8 +34,8 @@ def extract_data(path: str, source_path: str, data: bytes, name: str, job: Job) 
     fmt = classify(name, data[:HEAD_BYTES])
     extracted = _extract(fmt, path, data, job.at(path))
     if not extracted.text.strip():
-        if extracted.format in _TEXT_FORMATS | {"json", "jsonl", "html", "xml"}:
-            raise ExtractError(EMPTY, "only whitespace" if extracted.format in _TEXT_FORMATS
+        if extracted.format in TEXT_FORMATS | {"json", "jsonl", "html", "xml"}:
+            raise ExtractError(EMPTY, "only whitespace" if extracted.format in TEXT_FORMATS
                                else f"{extracted.format} without visible text")
         raise ExtractError(NO_TEXT, f"{extracted.format} without text")
     tables = extracted.tables
@@ -60,7 +61,7 @@ def read_bytes(path: str, max_bytes: int) -> bytes:
 
 
 def _extract(fmt: str, path: str, data: bytes, job: Job) -> Extracted:
-    if fmt in _TEXT_FORMATS:
+    if fmt in TEXT_FORMATS:
         from core.ingest.formats import plain
         return plain.extract(data, fmt)
     if fmt in ("json", "jsonl"):

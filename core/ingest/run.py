@@ -21,6 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from core.ingest import inline
 from core.ingest.archives import looks_like_archive
 from core.ingest.model import (CRASHED, DUPLICATE, DUPLICATE_PREFIX, EMPTY, TIMEOUT, TOO_LARGE,
                                Document, FileEntry, IngestOptions, IngestResult, Progress, Skip)
@@ -165,6 +166,13 @@ class Ingestion:
             while (job := await self._next()) is not None:
                 seq, entry = job
                 member = _Members()
+                outcome = None if self.extractor is not None else await asyncio.wrap_future(
+                    threads.submit(inline.read_if_plain, entry, self.options.max_file_bytes, self.options))
+                if outcome is not None:
+                    self._finish(seq, outcome[1] if outcome[0] == "doc" else
+                                 Skip(entry.path, entry.source_path, outcome[1], outcome[2], entry.size),
+                                 entry.size)
+                    continue
                 while True:
                     if worker is None:
                         creating = threads.submit(Worker, self.extractor)

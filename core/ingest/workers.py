@@ -111,12 +111,12 @@ def read_entry(entry: FileEntry, max_bytes: int, job: Job, extractor: Extractor,
                 send(("item", item))
                 continue
             send(("begin", index, item.path, item.source_path))
-            outcome = _guard(item.source_path, lambda: extractor(
+            outcome = guarded(item.source_path, lambda: extractor(
                 item.path, item.source_path, item.data, item.name, job.at(item.path)))
             send(("item", outcome[1] if outcome[0] == "doc"
                   else Skip(item.path, item.source_path, outcome[1], outcome[2])))
         return ("end",)
-    return _guard(entry.source_path, lambda: extractor(
+    return guarded(entry.source_path, lambda: extractor(
         entry.path, entry.source_path, read_bytes(entry.source_path, max_bytes), entry.path, job))
 
 
@@ -138,7 +138,7 @@ def _is_archive(entry: FileEntry) -> bool:
         return False                   # the extractor reports the broken zip
 
 
-def _guard(where: str, call: Callable[[], Document]) -> Outcome:
+def guarded(where: str, call: Callable[[], Document]) -> Outcome:
     """The boundary: whatever a parser does to one document becomes a doc or a skip."""
     try:
         return ("doc", call())

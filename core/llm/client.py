@@ -1,4 +1,9 @@
-"""ModelClient: one model call through litellm, with our retries and typed errors.
+"""ModelClient: one model call, with our retries and typed errors.
+
+Each attempt goes through litellm, except a model the user serves themselves at
+an OpenAI-compatible URL ("openai/NAME" at a URL that is not OpenAI's own), which
+goes through core/llm/openai_http.py: the same request, without litellm's import
+time and per-call CPU (RLM_STUDIO_HTTP=litellm sends every call through litellm).
 
     client = ModelClient(key_for=keys.lookup, api_base_for=config.api_base_for)
     reply = await client.complete("openai/gpt-4o-mini", messages, max_tokens=4096,
@@ -42,7 +47,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 from core.llm.errors import LLMError, classify
-from core.llm.litellm_import import litellm, litellm_async
+from core.llm import openai_http
+from core.llm.litellm_import import litellm, litellm_async, start_background_import
 from core.llm.pricing import estimate_text_tokens, estimate_tokens
 
 log = logging.getLogger(__name__)
@@ -115,32 +121,45 @@ class ModelClient:
                        temperature: float | None = None,
                        meter: AttemptMeter | None = None) -> Completion:
         kwargs = self._call_kwargs(model, messages, max_tokens, reasoning_effort, temperature)
-        await litellm_async()   # the first import takes seconds: off the loop, and not part of
-                                # any attempt's duration
+        direct = openai_http.serves(model, kwargs.get("api_base"))
+        if not direct:
+            await litellm_async()       # the first import takes seconds: off the loop, and not part
+                                        # of any attempt's duration
         attempt = 0
         while True:
             attempt += 1
             received: list[str] = []
             if meter is not None:
                 await meter.begin(attempt)
+            started = time.monotonic()
             try:
-                if stream:
-                    reply = await self._streamed(model, messages, kwargs, on_delta, attempt, received)
+                if direct:
+                    try:
+                        raw = await self._direct(kwargs, stream, on_delta, received)
+                    finally:              # litellm counts tokens for estimates: import it now,
+                        start_background_import()   # after this request went out, not before
+                elif stream:
+                    raw = await self._streamed(kwargs, on_delta, received)
                 else:
-                    reply = await self._plain(model, messages, kwargs, attempt)
+                    raw = await self._plain(kwargs)
             except _CallbackFailed as failed:
                 if meter is not None:
+                    await _estimates_ready(direct)
                     meter.end(attempt_usage(model, messages, "".join(received), None))
                 raise failed.error from None
             except asyncio.CancelledError:
-                if meter is not None:
+                if meter is not None:    # no await here: the task is being cancelled
                     meter.end(attempt_usage(model, messages, "".join(received), None, cancelled=True))
                 raise
             except (LLMError, Exception) as exc:
                 error = classify(exc, model, self.api_base_for(model))
                 if meter is not None:
+                    await _estimates_ready(direct)
                     meter.end(attempt_usage(model, messages, "".join(received), error))
             else:
+                if raw.prompt_tokens is None:
+                    await _estimates_ready(direct)
+                reply = self._completion(model, messages, raw, started, attempt)
                 if meter is not None:
                     meter.end(AttemptUsage(reply.input_tokens, reply.output_tokens,
                                            reply.usage_estimated, "ok"))
@@ -187,22 +206,37 @@ class ModelClient:
             kwargs["temperature"] = temperature
         return kwargs
 
-    async def _plain(self, model: str, messages: list[dict], kwargs: dict[str, Any],
-                     attempt: int) -> Completion:
-        started = time.monotonic()
+    async def _direct(self, kwargs: dict[str, Any], stream: bool,
+                      on_delta: Callable[[str], None] | None, parts: list[str]) -> openai_http.Reply:
+        payload = openai_http.body(kwargs["model"], kwargs["messages"], max_tokens=kwargs["max_tokens"],
+                                   stream=stream, temperature=kwargs.get("temperature"),
+                                   reasoning_effort=kwargs.get("reasoning_effort"))
+
+        def piece(text: str) -> None:
+            parts.append(text)
+            if on_delta is not None:
+                try:
+                    on_delta(text)
+                except Exception as exc:
+                    raise _CallbackFailed(exc) from exc
+
+        async with asyncio.timeout(self.timeout_s):
+            if stream:
+                return await openai_http.stream(kwargs["api_base"], kwargs["api_key"], payload,
+                                                self.timeout_s, piece)
+            return await openai_http.post(kwargs["api_base"], kwargs["api_key"], payload, self.timeout_s)
+
+    async def _plain(self, kwargs: dict[str, Any]) -> openai_http.Reply:
         async with asyncio.timeout(self.timeout_s):
             response = await litellm().acompletion(**kwargs)
         choice = response.choices[0] if response.choices else None
         message = getattr(choice, "message", None)
-        text = getattr(message, "content", None) or ""
-        finish = getattr(choice, "finish_reason", None)
-        return self._completion(model, messages, text, getattr(response, "usage", None), finish,
-                                started, attempt)
+        return openai_http.Reply(getattr(message, "content", None) or "",
+                                 getattr(choice, "finish_reason", None),
+                                 *_tokens(getattr(response, "usage", None)))
 
-    async def _streamed(self, model: str, messages: list[dict], kwargs: dict[str, Any],
-                        on_delta: Callable[[str], None] | None, attempt: int,
-                        parts: list[str]) -> Completion:
-        started = time.monotonic()
+    async def _streamed(self, kwargs: dict[str, Any], on_delta: Callable[[str], None] | None,
+                        parts: list[str]) -> openai_http.Reply:
         finish: str | None = None
         usage: Any = None
         async with asyncio.timeout(self.timeout_s):
@@ -222,21 +256,43 @@ class ModelClient:
                                 raise _CallbackFailed(exc) from exc
                     finish = getattr(choices[0], "finish_reason", None) or finish
                 usage = getattr(chunk, "usage", None) or usage
-        usage = _provider_usage(stream, usage)
-        return self._completion(model, messages, "".join(parts), usage, finish, started, attempt)
+        return openai_http.Reply("".join(parts), finish, *_tokens(_provider_usage(stream, usage)))
 
-    def _completion(self, model: str, messages: list[dict], text: str, usage: Any,
-                    finish: str | None, started: float, attempt: int) -> Completion:
-        prompt_tokens = getattr(usage, "prompt_tokens", None) or 0
-        completion_tokens = getattr(usage, "completion_tokens", None) or 0
-        estimated = prompt_tokens <= 0
+    def _completion(self, model: str, messages: list[dict], raw: openai_http.Reply,
+                    started: float, attempt: int) -> Completion:
+        prompt_tokens, completion_tokens = raw.prompt_tokens, raw.completion_tokens
+        estimated = prompt_tokens is None
         if estimated:
             prompt_tokens = estimate_tokens(model, messages)
-            completion_tokens = completion_tokens or estimate_text_tokens(model, text)
-        return Completion(text=text, input_tokens=int(prompt_tokens),
-                          output_tokens=int(completion_tokens),
+            completion_tokens = completion_tokens or estimate_text_tokens(model, raw.text)
+        return Completion(text=raw.text, input_tokens=int(prompt_tokens),
+                          output_tokens=int(completion_tokens or 0),
                           duration_ms=int((time.monotonic() - started) * 1000), model=model,
-                          finish_reason=finish, attempts=attempt, usage_estimated=estimated)
+                          finish_reason=raw.finish_reason, attempts=attempt,
+                          usage_estimated=estimated)
+
+
+def needs_litellm(config: Any) -> bool:
+    """True when some model of `config` (a core.config.RunConfig) is called through litellm,
+    so its import should start at once; False when every call goes to the user's own
+    OpenAI-compatible servers (core/llm/openai_http.py)."""
+    models = [config.root_model, config.sub_model]
+    models += [routed for routed, _ in getattr(config, "sub_call_models", {}).values()]
+    return not all(openai_http.serves(m, config.api_base_for(m)) for m in models)
+
+
+def _tokens(usage: Any) -> tuple[int | None, int | None]:
+    """(prompt, completion) tokens of a litellm usage object; prompt None when it has none."""
+    prompt = getattr(usage, "prompt_tokens", None) or 0
+    completion = getattr(usage, "completion_tokens", None) or 0
+    return (int(prompt) if prompt > 0 else None), int(completion)
+
+
+async def _estimates_ready(direct: bool) -> None:
+    """Token estimates count with litellm's tokenizers: on the direct route litellm may still be
+    importing; wait for it off the loop rather than block the loop in the counter."""
+    if direct:
+        await litellm_async()
 
 
 def _provider_usage(stream: Any, seen: Any) -> Any:

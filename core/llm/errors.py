@@ -61,8 +61,8 @@ def provider_of(model: str) -> str:
     found = providers.provider_for_model(model)
     if found:
         return found
-    import sys
-    lm = sys.modules.get("litellm")
+    from core.llm.litellm_import import loaded
+    lm = loaded()
     if lm is not None:
         try:
             _, owner, _, _ = lm.get_llm_provider(model)

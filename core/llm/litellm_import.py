@@ -25,6 +25,8 @@ from concurrent.futures import Future
 from types import ModuleType
 from typing import Any
 
+from core import switch_interval
+
 log = logging.getLogger(__name__)
 
 CALLBACK_LISTS = ("callbacks", "input_callback", "success_callback", "failure_callback",
@@ -48,6 +50,13 @@ def litellm() -> ModuleType:
     return _module
 
 
+def loaded() -> ModuleType | None:
+    """litellm when its import has finished, else None (never waits, never imports). While
+    the import runs in its thread, `sys.modules` already holds a half-made litellm: code on
+    other threads must not touch it (importing its submodules then fails)."""
+    return _module
+
+
 def start_background_import() -> Future:
     """Import litellm in a daemon thread (idempotent); the future resolves to the module."""
     global _background
@@ -66,9 +75,16 @@ async def litellm_async() -> ModuleType:
     return await asyncio.wrap_future(start_background_import())
 
 
+IMPORT_SWITCH_INTERVAL_S = 0.001
+
+
 def _import_in_background(done: Future) -> None:
+    # The import is seconds of pure-Python CPU holding the GIL; a thread that wants the GIL
+    # meanwhile (the event loop, woken by a reply) waits up to the switch interval (5 ms by
+    # default) each time. Shorter while the import runs: the run beside it waits less.
     try:
-        lm = litellm()
+        with switch_interval.at_most(IMPORT_SWITCH_INTERVAL_S):
+            lm = litellm()
     except BaseException as exc:      # the caller that awaits it sees the error
         done.set_exception(exc)
         return

@@ -2,7 +2,8 @@
 
 Where a price comes from, in order:
   1. the user's override for that exact model name (RunConfig.prices, --price);
-  2. litellm's price map (the copy bundled with the installed litellm release),
+  2. litellm's price map (the copy bundled with the installed litellm release,
+     read from its file without importing litellm: core/llm/price_map.py),
      under the name as given, then without its "provider/" prefix.
 A map entry whose prices are both zero (litellm lists many local models so) is
 not trusted as "free": the user must mark such a model free with Price(0, 0).
@@ -30,6 +31,7 @@ from typing import Any, Mapping
 
 from core.config import Price
 from core.llm.litellm_import import litellm
+from core.llm.price_map import model_cost
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +124,7 @@ def estimate_text_tokens(model: str, text: str) -> int:
 
 
 def _entry(model: str) -> dict | None:
-    cost_map = litellm().model_cost
+    cost_map = model_cost()
     for name in _candidates(model):
         entry = cost_map.get(name)
         if isinstance(entry, dict):

@@ -5,6 +5,8 @@
 1. litellm's CPU time per acompletion (plain and streamed) against the scripted
    server running in a child process (so the server's CPU is not counted),
    next to a bare httpx POST of the same request.
+   ModelClient.complete's CPU per call on the direct route (core/llm/openai_http.py)
+   and on litellm's.
 2. Wall time of 64 concurrent calls at 0.5 s server latency: ModelClient.complete
    vs a raw asyncio.gather of litellm.acompletion.
 """
@@ -56,6 +58,22 @@ async def cpu_per_call(url: str, calls: int, stream: bool) -> float:
     return (time.process_time() - start) / calls * 1000
 
 
+async def cpu_per_client_call(url: str, calls: int, stream: bool, route: str) -> float:
+    """ModelClient.complete on one route: "direct" (core/llm/openai_http.py) or "litellm"."""
+    import os
+    os.environ["RLM_STUDIO_HTTP"] = "litellm" if route == "litellm" else ""
+    client = ModelClient(key_for=lambda m: "k", api_base_for=lambda m: url)
+    try:
+        for _ in range(10):
+            await client.complete("openai/fast", MESSAGES, max_tokens=64, stream=stream)
+        start = time.process_time()
+        for _ in range(calls):
+            await client.complete("openai/fast", MESSAGES, max_tokens=64, stream=stream)
+        return (time.process_time() - start) / calls * 1000
+    finally:
+        os.environ.pop("RLM_STUDIO_HTTP", None)
+
+
 async def cpu_per_raw_post(url: str, calls: int) -> float:
     import httpx
     async with httpx.AsyncClient() as client:
@@ -95,6 +113,10 @@ async def main(calls: int) -> None:
         print(f"CPU per call, litellm.acompletion:     {await cpu_per_call(url, calls, False):6.2f} ms")
         print(f"CPU per call, litellm streamed (12 chunks): "
               f"{await cpu_per_call(url, calls, True):6.2f} ms")
+        for stream in (False, True):
+            got = {route: await cpu_per_client_call(url, calls, stream, route) for route in ("direct", "litellm")}
+            print(f"CPU per ModelClient call{' streamed' if stream else ''}: direct route {got['direct']:.2f} ms, "
+                  f"litellm route {got['litellm']:.2f} ms ({got['litellm'] / got['direct']:.1f}x)")
         for _ in range(2):
             raw, ours = await concurrent(url)
             print(f"64 concurrent calls at 0.5 s: raw gather {raw:.3f} s, ModelClient {ours:.3f} s "

@@ -9,7 +9,10 @@ same run, alternating with this one run by run, so both see the same machine loa
 
 Three figures, each beside the app's own (internal) figures for the same runs:
 - start: process start (just before exec, in this process) to the arrival of the first
-  model request at the server, for `ask` over one 10 kB file. Internal: the run's
+  model request at the server, for `ask` over one 10 kB file; the models are on the
+  scripted server, the user's own OpenAI-compatible URL, so the calls take the direct
+  route (core/llm/openai_http.py); "via litellm" is the same with RLM_STUDIO_HTTP=litellm,
+  the route a cloud provider's models take. Internal: the run's
   RunStarted and first RootTurnStarted event times, on the same clock, and litellm's
   import alone in a fresh process.
 - turns: 20 root turns, each one cell `print(len(context))` over 10 kB, the server
@@ -54,11 +57,14 @@ def env_for(home: Path, code_root: Path = ROOT) -> dict:
     env.update(RLM_STUDIO_HOME=str(home), OPENAI_API_KEY=KEY, PYTHONPATH=str(code_root),
                PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
     env.pop("QT_QPA_PLATFORM", None)
+    # An installed app has its bytecode (pip compiles on install, the bundle ships .pyc); the
+    # warm-up run writes it for this checkout, so the figures do not count compiling sources.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 
 def ask(server: ServerProcess, home: Path, paths: list[Path], turns: int, timeout: float,
-        code_root: Path = ROOT) -> dict:
+        code_root: Path = ROOT, extra_env: dict | None = None) -> dict:
     """One `rlm-studio ask` process; returns exec time, the server's log and the stored events."""
     replies = [code("print(len(context))")] * turns + [code("FINAL('done')")]
     server.log()                                    # start from an empty log
@@ -67,8 +73,8 @@ def ask(server: ServerProcess, home: Path, paths: list[Path], turns: int, timeou
            "--root", "openai/root", "--sub", "openai/root", "--api-base", server.url,
            "--price", "openai/root=0,0", "--max-iterations", str(turns + 2), "--json", "--quiet"]
     wall0, t0 = time.time(), time.monotonic()
-    proc = subprocess.run(cmd, cwd=code_root, env=env_for(home, code_root), capture_output=True, text=True,
-                          timeout=timeout)
+    proc = subprocess.run(cmd, cwd=code_root, env={**env_for(home, code_root), **(extra_env or {})},
+                          capture_output=True, text=True, timeout=timeout)
     t_end = time.monotonic()
     if proc.returncode != 0:
         raise RuntimeError(f"rlm-studio ask exited {proc.returncode}: {proc.stderr[-2000:]}")
@@ -129,16 +135,21 @@ def litellm_import_s() -> float:
 
 
 def bench_start(server: ServerProcess, tmp: Path, repeats: int, roots: dict[str, Path]) -> list[dict]:
+    """Each checkout in `roots`, and this one with every call forced through litellm
+    (RLM_STUDIO_HTTP=litellm: what a run whose models are a cloud provider's waits for),
+    in turns."""
     doc = tmp / "notes.txt"
     line = "2024-03-01 INFO order 1234 paid by card, 3 items, 42.50 EUR\n"
     doc.write_text(line * (10_000 // len(line) + 1))
-    got = {label: {"first": [], "run": [], "turn": []} for label in roots}
-    for label, root in roots.items():
-        ask(server, tmp / f"home-warm-{label}", [doc], 0, 120, root)   # warm the disk cache and .pyc files
+    variants = {label: (root, {}) for label, root in roots.items()}
+    variants["via litellm: "] = (ROOT, {"RLM_STUDIO_HTTP": "litellm"})
+    got = {label: {"first": [], "run": [], "turn": []} for label in variants}
+    for k, (root, extra) in enumerate(variants.values()):
+        ask(server, tmp / f"home-warm-{k}", [doc], 0, 120, root, extra)   # disk cache, .pyc files
     load = load1()
     for i in range(repeats):
-        for label, root in roots.items():                  # alternate: both see the same load
-            r = ask(server, tmp / f"home-start-{label}-{i}", [doc], 0, 120, root)
+        for k, (label, (root, extra)) in enumerate(variants.items()):   # alternate: same load for all
+            r = ask(server, tmp / f"home-start-{k}-{i}", [doc], 0, 120, root, extra)
             g = got[label]
             g["first"].append(r["log"][0]["started"] - r["t0"])
             g["run"].append(next(e.ts for e in r["events"] if e.type == "RunStarted") - r["wall0"])

@@ -58,7 +58,7 @@ def test_models_window_shows_fitness_and_scorecards_and_exports_them(studio, qlo
         store = controller.history.store()
         docs = list(controller.documents.values())
         def key_for(config):
-            return controller._key_for(controller.settings, config)
+            return controller.key_for(controller.settings, config)
 
         def config_for(pair):
             return build_run_config(controller.settings, root=pair.root, sub=pair.sub,

@@ -11,6 +11,8 @@ import asyncio
 import json
 import threading
 
+import pytest
+
 from tests.support.gui_app import qloop, run_async, studio, studio_home, wait_until  # noqa: F401
 from tests.support.trust_gui import KEY, code, setup_lab
 
@@ -103,11 +105,17 @@ def test_the_cli_path_and_the_window_path_give_the_same_run(studio, qloop, opena
     assert {r.headers.get("Authorization") for r in openai_server.history} == {f"Bearer {KEY}"}
 
 
-def test_litellm_clients_live_on_the_engine_loop_and_stop_crosses(studio, qloop, openai_server):
-    """The window's loop never calls litellm: its per-loop client cache has clients of the
-    engine's loop, none of the window's; Stop reaches the run on the engine loop."""
-    from litellm.caching.evicted_client_closer import _LOOP_TOKENS
-    from core.llm.litellm_import import litellm
+@pytest.mark.parametrize("route", ["direct", "litellm"])
+def test_http_clients_live_on_the_engine_loop_and_stop_crosses(studio, qloop, openai_server, monkeypatch,
+                                                               route):
+    """The window's loop never calls a model: the connection pools (ours on the direct route,
+    core/llm/openai_http.py; litellm's per-loop client cache with RLM_STUDIO_HTTP=litellm)
+    belong to the engine's loop, none to the window's; Stop reaches the run on the engine loop."""
+    from core.llm import openai_http
+    if route == "litellm":
+        monkeypatch.setenv("RLM_STUDIO_HTTP", "litellm")
+    else:
+        monkeypatch.delenv("RLM_STUDIO_HTTP", raising=False)
     window, controller = studio
     setup_lab(window, controller, openai_server, "Stop me")
     openai_server.script("sub", fn=lambda r: "slow", latency_s=5.0)
@@ -119,10 +127,20 @@ def test_litellm_clients_live_on_the_engine_loop_and_stop_crosses(studio, qloop,
                          what="the sub-calls to be in flight")
         window.question_panel.stop_button.click()
         await wait_until(lambda: not controller.running, timeout=30, what="the run to stop")
+        await wait_until(lambda: all(r.disconnected for r in openai_server.requests_for("sub")),
+                         timeout=10, what="the server to see both sub-calls hang up")   # really stopped
     run_async(qloop, body(), timeout=120)
     assert controller.last_outcome.status == "cancelled"
-    assert all(r.disconnected for r in openai_server.requests_for("sub"))     # really stopped
-    engine_token = _LOOP_TOKENS.get(controller.runs.engine.loop)
+    agents = {r.headers.get("user-agent", "")[:10] for r in openai_server.history}   # rlm-studio, AsyncOpenAI/...
+    assert agents == ({"rlm-studio"} if route == "direct" else {"AsyncOpenA"})
+    engine_loop = controller.runs.engine.loop
+    assert qloop not in openai_http._sessions
+    if route == "direct":
+        assert openai_http._sessions.get(engine_loop)
+        return
+    from litellm.caching.evicted_client_closer import _LOOP_TOKENS
+    from core.llm.litellm_import import litellm
+    engine_token = _LOOP_TOKENS.get(engine_loop)
     assert engine_token is not None and _LOOP_TOKENS.get(qloop) is None
     keys = list(litellm().in_memory_llm_clients_cache.cache_dict)
     assert any(k.endswith(f"-{engine_token}") for k in keys), keys

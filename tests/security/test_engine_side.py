@@ -187,3 +187,30 @@ def _alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
     except FileNotFoundError:
         return False
+
+
+async def test_a_rebuilt_repl_for_a_follow_up_refuses_a_degraded_sandbox_when_required(server, tmp_path):
+    """A follow-up whose REPL is rebuilt re-runs the recorded cells and then the new ones:
+    with require_full_sandbox it is refused before any of that code runs, like a fresh run."""
+    from dataclasses import replace
+
+    from app.run_service import RunRequest, RunService
+    from core.ingest.model import Document
+    from core.store import RunStore
+    from tests.integration.engine_helpers import config
+    server.script("root", replies=[code("x = 41\nprint(x)"), code("FINAL(str(x + 1))"),
+                                   code("FINAL(str(x + 2))")])
+    store = RunStore.open(tmp_path / "runs.db")
+    doc = Document(path="a.txt", source_path=str(tmp_path / "a.txt"), format="text", text="alpha", chars=5,
+                   size=5, sha256="0" * 64)
+    service = RunService(store=store, worker_command=FALLBACK)
+    first = await service.run(RunRequest.ask("What is x?", [doc], config(server)))
+    assert first.status == "finished" and first.answer == "42"
+    calls = len(server.history)
+    strict = replace(config(server), require_full_sandbox=True)
+    with pytest.raises(SandboxIncomplete) as info:
+        await service.run(RunRequest.rebuild(first.run_id, "And x + 2?", strict))
+    assert info.value.missing == ["namespaces"] and len(server.history) == calls
+    relaxed = await service.run(RunRequest.rebuild(first.run_id, "And x + 2?", config(server)))
+    assert relaxed.status == "finished" and relaxed.answer == "43"      # x came back from the record
+    store.close()

@@ -164,3 +164,31 @@ def test_no_import_cycles_through_app_or_ui_even_lazily():
     cycle at all (imports inside functions included) that contains an app/ or ui/ module."""
     found = cycles(import_graph(module_files(), lazy=True))
     assert [c for c in found if any(m.split(".")[0] in ("app", "ui") for m in c)] == []
+
+
+def glue_violations(source: str) -> list[str]:
+    """What app/ code may not do (issue 15 item 3): touch another object's private
+    attributes (`other._x`; `self._x` and a module's `argparse._SubParsersAction` are fine), or
+    take the whole controller (an `__init__` parameter named `controller`)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+            base = node.value
+            if not (isinstance(base, ast.Name) and (base.id in ("self", "cls") or base.id in sys.modules)):
+                found.append(f"line {node.lineno}: {ast.unparse(node)}")
+        if isinstance(node, ast.FunctionDef) and node.name == "__init__":
+            if "controller" in [a.arg for a in node.args.args + node.args.kwonlyargs]:
+                found.append(f"line {node.lineno}: __init__ takes the controller")
+    return found
+
+
+def test_the_glue_rule_finds_what_it_forbids():
+    assert sorted(glue_violations("class G:\n    def __init__(self, controller):\n        controller._pending = 1\n")) \
+        == ["line 2: __init__ takes the controller", "line 3: controller._pending"]
+    assert glue_violations("import argparse\nx: argparse._SubParsersAction\nself._ok = 1\n") == []
+
+
+def test_app_glue_touches_no_private_fields_and_takes_no_controller():
+    bad = {str(p.relative_to(ROOT)): v for p in sorted((ROOT / "app").glob("*.py"))
+           if (v := glue_violations(p.read_text(encoding="utf-8")))}
+    assert bad == {}

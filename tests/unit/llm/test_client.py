@@ -1,4 +1,9 @@
-"""ModelClient against the scripted server over real HTTP (litellm unmocked)."""
+"""ModelClient against the scripted server over real HTTP (litellm unmocked).
+
+Every test runs twice: once on the direct route a model of the user's own
+OpenAI-compatible server takes (core/llm/openai_http.py), once with every call
+forced through litellm (RLM_STUDIO_HTTP=litellm); the server's log says which
+one really sent each request (its User-Agent)."""
 
 import asyncio
 import os
@@ -9,6 +14,20 @@ import pytest
 from core.llm.client import NO_KEY, ModelClient
 from core.llm.errors import LLMError
 from tests.support.openai_server import CutStream, Hang, Malformed, Reply, Status
+
+AGENTS = {"direct": "rlm-studio", "litellm": "AsyncOpenAI/"}
+
+
+@pytest.fixture(autouse=True, params=sorted(AGENTS))
+def transport(request, monkeypatch, openai_server):
+    if request.param == "litellm":
+        monkeypatch.setenv("RLM_STUDIO_HTTP", "litellm")
+    else:
+        monkeypatch.delenv("RLM_STUDIO_HTTP", raising=False)
+    yield request.param
+    agents = {r.headers.get("user-agent", "") for r in openai_server.history}
+    assert all(a.startswith(AGENTS[request.param]) for a in agents), agents
+
 
 MESSAGES = [{"role": "system", "content": "You are terse."},
             {"role": "user", "content": "Name a prime number."}]
@@ -201,6 +220,26 @@ async def test_cancelling_a_stream_stops_it(openai_server):
     while req.finished is None and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
     assert req.disconnected
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_call_cancelled_twice_still_stops_its_request(openai_server, stream):
+    # A run's Stop and its cell's cancel can reach the same call in one loop pass.
+    openai_server.script("m", fn=lambda r: "x", latency_s=10)
+    task = asyncio.create_task(client_for(openai_server).complete(
+        "openai/m", MESSAGES, max_tokens=8, stream=stream))
+    while not openai_server.history:
+        await asyncio.sleep(0.02)
+    task.cancel()
+    await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    req = openai_server.history[0]
+    deadline = time.monotonic() + 10
+    while req.finished is None and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    assert req.disconnected and req.status is None
 
 
 async def test_key_goes_to_the_server_and_not_into_the_environment(openai_server):

@@ -79,3 +79,24 @@ def test_background_import_leaves_the_event_loop_running():
     assert report["module"] and report["name"] == "litellm" and report["fast_path"]
     # The old synchronous import blocked the loop for its whole duration (0 ticks).
     assert report["ticks"] >= 2
+
+
+SWITCH = r"""
+import sys, threading
+sys.setswitchinterval(0.005)
+from core.llm import litellm_import
+seen = []
+def watch():
+    while not future.done():
+        seen.append(sys.getswitchinterval())
+future = litellm_import.start_background_import()
+threading.Thread(target=watch).start()
+future.result()
+print(min(seen) if seen else None, sys.getswitchinterval())
+"""
+
+
+def test_the_background_import_shortens_the_switch_interval_and_restores_it():
+    out = subprocess.run([sys.executable, "-c", SWITCH], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                         capture_output=True, text=True, timeout=180, check=True).stdout.split()
+    assert out == ["0.001", "0.005"]

@@ -1,0 +1,271 @@
+"""One chat-completions attempt to an OpenAI-compatible server of the user's, over aiohttp.
+
+litellm takes seconds to import and about 11 ms of CPU per call; for the
+simplest and most common route it offers nothing we need: a model the user
+serves themselves (Ollama, LM Studio, llama.cpp, vLLM, a lab endpoint) reached
+as litellm's "openai/NAME" at the user's URL. litellm sends such a call to
+`{api_base}/chat/completions` unchanged through the openai SDK. This module
+sends the same request itself, so a run's first model request leaves before
+litellm has finished importing, and each call costs a fraction of the CPU.
+
+Which calls: `serves(model, api_base)` - an "openai/..." model at a URL that is
+not OpenAI's own API (OpenAI's models need litellm's parameter mapping).
+Every other route, and every call when RLM_STUDIO_HTTP=litellm is set, goes
+through litellm. core/llm/client.py decides, and owns retries, the meter and
+the typed errors; this module is one attempt.
+
+The request is what litellm sends for the same call (a test compares the two
+bodies on the scripted server): model without its "openai/" prefix, messages,
+max_tokens, temperature and reasoning_effort when given, stream and
+stream_options.include_usage when streamed; `Authorization: Bearer KEY`.
+
+Transport: aiohttp, one session per event loop (what litellm itself uses
+underneath for these calls). Not httpx: httpcore's connection pool walks every
+connection for every request it places, and 64 concurrent calls over reused
+keep-alive connections took 2-6 s instead of 0.6 s (measured: 1.9 million
+is_idle calls in one such round).
+
+Failures are raised as the exceptions `core.llm.errors.classify` already
+knows: aiohttp's own transport errors (ClientConnectorError,
+ServerDisconnectedError, ClientPayloadError...), `HTTPStatusError` for a
+status other than 200 (its text is the server's own error message, its
+`response` has `status_code` and `headers`), json.JSONDecodeError for a body
+that is not JSON, `APIError` for an error event inside a stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import weakref
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Callable
+
+import aiohttp
+
+PREFIX = "openai/"
+OPENAI_HOSTS = ("api.openai.com",)
+FORCE_LITELLM = "RLM_STUDIO_HTTP"          # =litellm: every call through litellm
+MAX_ERROR_BODY = 64 * 1024
+
+_sessions: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aiohttp.ClientSession]" = \
+    weakref.WeakKeyDictionary()
+_closers: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]" = weakref.WeakKeyDictionary()
+
+
+def serves(model: str, api_base: str | None) -> bool:
+    """True when this module sends `model`'s calls (see the module docstring)."""
+    if os.environ.get(FORCE_LITELLM, "").strip().lower() == "litellm":
+        return False
+    if not api_base or not model.startswith(PREFIX) or len(model) == len(PREFIX):
+        return False
+    host = api_base.split("//", 1)[-1].split("/", 1)[0].rsplit("@", 1)[-1].split(":", 1)[0].lower()
+    return host not in OPENAI_HOSTS
+
+
+class HTTPStatusError(Exception):
+    """The server answered with an error status; the text is its own message."""
+
+    def __init__(self, message: str, status_code: int, headers: Any) -> None:
+        super().__init__(message)
+        self.response = _Status(status_code, headers)
+
+
+@dataclass(frozen=True)
+class _Status:
+    status_code: int
+    headers: Any                       # case-insensitive: Retry-After is read from it
+
+
+class APIError(Exception):
+    """An error event inside a stream (`data: {"error": ...}`)."""
+
+
+@dataclass
+class Reply:
+    """What one attempt got back."""
+    text: str
+    finish_reason: str | None
+    prompt_tokens: int | None          # the server's own counts, None when it sent none
+    completion_tokens: int | None
+
+
+def body(model: str, messages: list[dict], *, max_tokens: int, stream: bool,
+         temperature: float | None = None, reasoning_effort: str | None = None) -> dict[str, Any]:
+    payload: dict[str, Any] = {"model": model.removeprefix(PREFIX), "messages": messages}
+    if temperature is not None:
+        payload["temperature"] = temperature
+    payload["max_tokens"] = max_tokens
+    if reasoning_effort:
+        payload["reasoning_effort"] = reasoning_effort
+    if stream:
+        payload["stream"] = True
+        payload["stream_options"] = {"include_usage": True}
+    return payload
+
+
+def url_for(api_base: str) -> str:
+    return api_base.rstrip("/") + "/chat/completions"
+
+
+def headers(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}", "Content-Type": "application/json",
+            "Accept": "application/json", "User-Agent": "rlm-studio"}
+
+
+def session() -> aiohttp.ClientSession:
+    """The connection pool of the running event loop (one per loop, like litellm's). No limit
+    on connections: the engine's concurrency setting bounds the calls in flight. Proxy
+    settings come from the environment (HTTP(S)_PROXY, NO_PROXY), as with the openai SDK."""
+    loop = asyncio.get_running_loop()
+    found = _sessions.get(loop)
+    if found is None or found.closed:
+        found = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=30.0),
+                                      timeout=aiohttp.ClientTimeout(total=None), trust_env=True)
+        _sessions[loop] = found
+        _close_with_the_loop(loop, found)
+    return found
+
+
+async def close_clients() -> None:
+    """Close the running loop's pool (before the loop ends)."""
+    loop = asyncio.get_running_loop()
+    found = _sessions.pop(loop, None)
+    _closers.pop(loop, None)
+    if found is not None:
+        await found.close()
+
+
+def _close_with_the_loop(loop: asyncio.AbstractEventLoop, found: aiohttp.ClientSession) -> None:
+    """Close the pool when a loop run by asyncio.run (or asyncio.Runner) ends, even if nobody
+    called close_clients(): those close every live async generator before closing the loop
+    (shutdown_asyncgens), and this one's `finally` closes the session."""
+    async def closer() -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            if not found.closed:
+                await found.close()
+
+    gen = closer()
+    _closers[loop] = gen                  # kept alive until the loop ends
+    loop.create_task(gen.__anext__())     # its first step registers it with the loop
+
+
+async def post(api_base: str, key: str, payload: dict[str, Any], timeout_s: float) -> Reply:
+    """A call without streaming."""
+    return await _cancelled_once(_post(api_base, key, payload, timeout_s))
+
+
+async def stream(api_base: str, key: str, payload: dict[str, Any], timeout_s: float,
+                 on_piece: Callable[[str], None]) -> Reply:
+    """A streamed call: `on_piece(text)` for every piece of the reply as it arrives."""
+    return await _cancelled_once(_stream(api_base, key, payload, timeout_s, on_piece))
+
+
+async def _cancelled_once(request: Any) -> Reply:
+    """Run one request in a task of its own that is cancelled at most once.
+
+    httpcore closes a connection whose request was cancelled in an `except` block that
+    itself awaits; a second cancellation of the same task (a run's Stop and a cell's
+    cancel arrive together) interrupts that, and the connection stays open with the
+    server still working on the request (measured: 1 cancel closes it, 2 do not). So
+    the caller's task waits on this one through a shield and, when cancelled, cancels
+    it exactly once; it closes its connection undisturbed."""
+    task = asyncio.ensure_future(request)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        task.cancel()
+        task.add_done_callback(_retrieve)
+        raise
+
+
+def _retrieve(task: "asyncio.Task[Any]") -> None:
+    if not task.cancelled():
+        task.exception()        # seen: a failure after the caller left is not "never retrieved"
+
+
+async def _post(api_base: str, key: str, payload: dict[str, Any], timeout_s: float) -> Reply:
+    async with session().post(url_for(api_base), data=_encode(payload), headers=headers(key),
+                              timeout=aiohttp.ClientTimeout(total=timeout_s)) as response:
+        if response.status != 200:
+            _raise_status(response, await response.content.read(MAX_ERROR_BODY))
+        data = json.loads(await response.read())
+    choice = (data.get("choices") or [None])[0] or {}
+    message = choice.get("message") or {}
+    return Reply(message.get("content") or "", choice.get("finish_reason"), *_usage(data.get("usage")))
+
+
+async def _stream(api_base: str, key: str, payload: dict[str, Any], timeout_s: float,
+                  on_piece: Callable[[str], None]) -> Reply:
+    finish: str | None = None
+    usage: tuple[int | None, int | None] = (None, None)
+    parts: list[str] = []
+    async with session().post(url_for(api_base), data=_encode(payload), headers=headers(key),
+                              timeout=aiohttp.ClientTimeout(total=timeout_s)) as response:
+        if response.status != 200:
+            _raise_status(response, await response.content.read(MAX_ERROR_BODY))
+        async for event in _events(response):
+            if isinstance(event.get("error"), (dict, str)):
+                raise APIError(_error_text(event))
+            choices = event.get("choices") or ()
+            if choices:
+                first = choices[0] or {}
+                piece = (first.get("delta") or {}).get("content")
+                if piece:
+                    parts.append(piece)
+                    on_piece(piece)
+                finish = first.get("finish_reason") or finish
+            if event.get("usage"):
+                usage = _usage(event["usage"])
+    return Reply("".join(parts), finish, *usage)
+
+
+async def _events(response: aiohttp.ClientResponse) -> AsyncIterator[dict]:
+    """The JSON payloads of a server-sent event stream, up to `data: [DONE]`. Lines are split
+    here (aiohttp's own readline refuses lines over 64 KB; one event may carry a long reply)."""
+    pending = b""
+    async for chunk in response.content.iter_any():
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            if not line.startswith(b"data:"):
+                continue                  # blank separators, comments, event:/id: fields
+            data = line[5:].strip()
+            if data == b"[DONE]":
+                return
+            if data:
+                yield json.loads(data)
+    if pending.startswith(b"data:") and pending[5:].strip() not in (b"", b"[DONE]"):
+        yield json.loads(pending[5:].strip())
+
+
+def _encode(payload: dict[str, Any]) -> bytes:
+    return json.dumps(payload, ensure_ascii=False).encode("utf-8")
+
+
+def _usage(usage: Any) -> tuple[int | None, int | None]:
+    if not isinstance(usage, dict):
+        return None, None
+    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    return (int(prompt) if isinstance(prompt, (int, float)) and prompt > 0 else None,
+            int(completion) if isinstance(completion, (int, float)) and completion >= 0 else None)
+
+
+def _raise_status(response: aiohttp.ClientResponse, content: bytes) -> None:
+    text = content[:MAX_ERROR_BODY].decode("utf-8", "replace")
+    try:
+        message = _error_text(json.loads(text))
+    except (ValueError, AttributeError):
+        message = text.strip()
+    raise HTTPStatusError(message or f"HTTP {response.status}", response.status, response.headers)
+
+
+def _error_text(data: Any) -> str:
+    """The message of an OpenAI-style error body: {"error": {"message": ...}} or {"error": "..."}."""
+    error = data.get("error", data) if isinstance(data, dict) else data
+    if isinstance(error, dict):
+        return str(error.get("message") or error.get("code") or json.dumps(error))
+    return str(error)
