@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, Qt
-from PySide6.QtGui import QColor, QStandardItem, QStandardItemModel
+from PySide6.QtGui import QColor, QStandardItemModel
 
 from core.runview import Node, RunView
 
@@ -28,7 +28,7 @@ NODE_ID_ROLE = Qt.ItemDataRole.UserRole + 1     # str: the node's call id
 STATUS_ROLE = Qt.ItemDataRole.UserRole + 2      # str: running|ok|error|refused|...
 KIND_ROLE = Qt.ItemDataRole.UserRole + 3        # str: rlm|turn|cell|llm
 COST_ROLE = Qt.ItemDataRole.UserRole + 4        # float: USD
-TOKENS_ROLE = Qt.ItemDataRole.UserRole + 5      # tuple[int, int]: input, output
+TOKENS_ROLE = Qt.ItemDataRole.UserRole + 5      # [int, int]: input, output
 SERIAL_ROLE = Qt.ItemDataRole.UserRole + 6      # int: the node's serial number in the fold
 
 # The figures come right after the call, so they are on screen without scrolling.
@@ -37,7 +37,6 @@ COLUMNS = ("Call", "Status", "Tokens", "Cost", "Latency", "Model", "Kind", "Prom
 _RIGHT = {COL_TOKENS, COL_COST, COL_LATENCY}
 FAILED = frozenset({"error", "syntax error", "timeout", "crash", "memory", "failed", "fault"})
 HELD = frozenset({"refused", "cancelled", "capped"})
-_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 _DISPLAY, _TIP, _FG = Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.ForegroundRole
 _ALIGN_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
@@ -51,11 +50,14 @@ def _short(n: int) -> str:
 
 
 class CallTreeModel(QStandardItemModel):
+    """Python makes no QStandardItem: an item Python made is tied to a Python wrapper that
+    outlives it when Qt deletes the item (a reset, the model's end), and the process
+    crashed later (a segfault in the next test). Qt makes each item on its first setData."""
+
     def __init__(self, view: RunView | None = None, parent: QObject | None = None,
                  colors: dict[str, str] | None = None) -> None:
         super().__init__(parent)
         self._view = view or RunView()
-        self._items: list[list[QStandardItem]] = []     # per node serial: its row's items
         self._shown: list[tuple] = []                   # per node serial: the values its row shows
         self._colors: dict[str, QColor] = {}
         self.set_colors(colors or {"error": "#c53030", "warning": "#b7791f", "running": "#2f6fdd"})
@@ -69,9 +71,9 @@ class CallTreeModel(QStandardItemModel):
 
     def set_view(self, view: RunView) -> None:
         """Show another run (a model reset, once per run, not per event)."""
+        self._shown = []
         self.clear()                     # one modelReset
         self._headers()
-        self._items, self._shown = [], []
         self._adopt(view)
 
     def _adopt(self, view: RunView) -> None:
@@ -84,14 +86,15 @@ class CallTreeModel(QStandardItemModel):
 
     def set_colors(self, colors: dict[str, str]) -> None:
         self._colors = {k: QColor(v) for k, v in colors.items()}
-        for serial, items in enumerate(getattr(self, "_items", ())):
-            items[COL_STATUS].setData(self._status_color(self._view.node_list[serial].status), _FG)
+        for serial in range(len(getattr(self, "_shown", ()))):
+            node = self._view.node_list[serial]
+            self.setData(self._index(node, COL_STATUS), self._status_color(node.status), _FG)
 
     def sync(self, updated: Iterable[str] = ()) -> None:
         """Append the nodes the fold added since the last sync, then rewrite the rows of
         the nodes in `updated` that the model already had."""
         nodes = self._view.node_list
-        known = len(self._items)
+        known = len(self._shown)
         if len(nodes) > known:
             self._append(nodes[known:])
         spans: dict[int, tuple[Node, Node]] = {}
@@ -114,54 +117,47 @@ class CallTreeModel(QStandardItemModel):
             self.blockSignals(False)
         last_col = len(COLUMNS) - 1
         for first, last in spans.values():
-            self.dataChanged.emit(self._items[first.serial][0].index(),
-                                  self._items[last.serial][last_col].index())
+            self.dataChanged.emit(self._index(first, 0), self._index(last, last_col))
 
     def _append(self, new: list[Node]) -> None:
-        """Build the rows of `new` (parents before children); a node under another new one
-        joins it before it is in the model, so each parent already shown gets one insert
-        per sync, with the rows' first columns filled (the view's rowsInserted slots read
-        them) and the other columns set with the model's signals held."""
-        known = len(self._items)
-        under: dict[int, list[list[QStandardItem]]] = {}     # parent serial (-1: top) -> rows
+        """Insert the rows of `new` (parents before children): one insert per parent, then
+        their values set with the model's signals held and one dataChanged over them. The
+        items are made by Qt (setData on an empty cell), never by Python."""
+        groups: dict[int, list[Node]] = {}          # parent serial (-1: top) -> its new children
         for node in new:
-            items = [QStandardItem() for _ in COLUMNS]
-            for col, item in enumerate(items):
-                item.setFlags(_FLAGS)
-                if col in _RIGHT:
-                    item.setData(_ALIGN_RIGHT, Qt.ItemDataRole.TextAlignmentRole)
-            first = items[0]
-            first.setColumnCount(len(COLUMNS))
-            first.setData(node.id, NODE_ID_ROLE)
-            first.setData(node.serial, SERIAL_ROLE)
-            first.setData(node.kind, KIND_ROLE)
-            self._items.append(items)
             self._shown.append(())
-            self._write(node, items)
-            parent = node.parent
-            if parent is not None and parent.serial >= known:
-                self._items[parent.serial][0].appendRow(items)   # not in the model yet: no signal
-            else:
-                under.setdefault(-1 if parent is None else parent.serial, []).append(items)
+            groups.setdefault(node.parent.serial if node.parent is not None else -1, []).append(node)
         last_col = len(COLUMNS) - 1
-        for serial, rows in under.items():
-            holder = self.invisibleRootItem() if serial < 0 else self._items[serial][0]
-            start = holder.rowCount()
-            holder.appendRows([row[0] for row in rows])             # one rowsInserted
+        nodes = self._view.node_list
+        for serial, children in groups.items():     # a parent's group comes after its own row's
+            parent = self._index(nodes[serial], 0) if serial >= 0 else QModelIndex()
+            start = self.rowCount(parent)
+            self.insertRows(start, len(children), parent)        # one rowsInserted
             self.blockSignals(True)
             try:
-                for i, row in enumerate(rows):
-                    for col in range(1, len(COLUMNS)):
-                        holder.setChild(start + i, col, row[col])
+                index = self.index
+                for i, node in enumerate(children):
+                    row = start + i
+                    first = index(row, 0, parent)
+                    self.setData(first, node.id, NODE_ID_ROLE)
+                    self.setData(first, node.serial, SERIAL_ROLE)
+                    self.setData(first, node.kind, KIND_ROLE)
+                    self.insertColumns(0, len(COLUMNS), first)    # room for its own children's cells
+                    for col in _RIGHT:
+                        self.setData(index(row, col, parent), _ALIGN_RIGHT, Qt.ItemDataRole.TextAlignmentRole)
+                    self._write(node, lambda col, value, role, row=row: self.setData(index(row, col, parent),
+                                                                                     value, role))
             finally:
                 self.blockSignals(False)
-            self.dataChanged.emit(rows[0][0].index(), rows[-1][last_col].index())
+            self.dataChanged.emit(self.index(start, 0, parent), self.index(start + len(children) - 1, last_col, parent))
 
     def _refresh(self, node: Node) -> bool:
-        return self._write(node, self._items[node.serial])
+        parent = self._index(node.parent, 0) if node.parent is not None else QModelIndex()
+        index, row = self.index, node.row
+        return self._write(node, lambda col, value, role: self.setData(index(row, col, parent), value, role))
 
-    def _write(self, node: Node, items: list[QStandardItem]) -> bool:
-        """Put what the row shows of `node` into its items; False if nothing changed."""
+    def _write(self, node: Node, put: Any) -> bool:
+        """Put what the row shows of `node` (put(column, value, role)); False if unchanged."""
         tip = self._tooltip(node, COL_CALL)
         cost_tip = self._tooltip(node, COL_COST)
         shown = (tuple(self._display(node, col) for col in range(len(COLUMNS))), tip, cost_tip, node.status,
@@ -170,38 +166,41 @@ class CallTreeModel(QStandardItemModel):
         if shown == old:
             return False
         texts = shown[0]
-        for col, item in enumerate(items):       # a new row's items start empty: set what shows
+        for col in range(len(COLUMNS)):          # a new row's items start empty: set what shows
             text = texts[col]
             if (old[0][col] != text) if old else text:
-                item.setData(text, _DISPLAY)
+                put(col, text, _DISPLAY)
             want = cost_tip if col == COL_COST else tip
             if ((old[2] if col == COL_COST else old[1]) != want) if old else want:
-                item.setData(want, _TIP)
-        first = items[0]
+                put(col, want, _TIP)
         if not old or old[3] != node.status:
-            first.setData(node.status, STATUS_ROLE)
-            first.setData(f"{node.label} {node.status}", Qt.ItemDataRole.AccessibleTextRole)
+            put(0, node.status, STATUS_ROLE)
+            put(0, f"{node.label} {node.status}", Qt.ItemDataRole.AccessibleTextRole)
             color = self._status_color(node.status)
             if old or color is not None:
-                items[COL_STATUS].setData(color, _FG)
-        first.setData(node.cost_usd, COST_ROLE)
-        first.setData((node.input_tokens, node.output_tokens), TOKENS_ROLE)
+                put(COL_STATUS, color, _FG)
+        put(0, node.cost_usd, COST_ROLE)
+        put(0, [node.input_tokens, node.output_tokens], TOKENS_ROLE)   # a list: Qt keeps it, not a Python object
         self._shown[node.serial] = shown
         return True
 
     # ---- lookups -------------------------------------------------------
+    def _index(self, node: Node, column: int = 0) -> QModelIndex:
+        parent = self._index(node.parent, 0) if node.parent is not None else QModelIndex()
+        return self.index(node.row, column, parent)
+
     def node(self, index: Index) -> Node | None:
         if not index.isValid():
             return None
         serial = index.siblingAtColumn(0).data(SERIAL_ROLE)
         nodes = self._view.node_list
-        return nodes[serial] if isinstance(serial, int) and 0 <= serial < len(self._items) else None
+        return nodes[serial] if isinstance(serial, int) and 0 <= serial < len(self._shown) else None
 
     def index_for(self, node_id: str, column: int = 0) -> QModelIndex:
         node = self._view.nodes.get(node_id)
-        if node is None or node.serial >= len(self._items):
+        if node is None or node.serial >= len(self._shown):
             return QModelIndex()
-        return self._items[node.serial][column].index()
+        return self._index(node, column)
 
     # ---- what a row shows ----------------------------------------------
     def _status_color(self, status: str) -> Any:

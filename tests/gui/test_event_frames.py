@@ -68,12 +68,12 @@ def test_a_burst_is_applied_over_several_frames_in_order_and_ends_as_applied_at_
     assert {e.seq for e in stored} <= {e.seq for e in applied}                # none lost
     assert sum(e.type == "SubCallFinished" for e in applied) == CALLS
 
-    at_once = RunPanes()
+    at_once = RunPanes(window)        # owned like the window's own panes, deleted with the window
     at_once.reset()
     at_once.apply_many(applied)
     assert state(controller.panes) == state(at_once)
     assert len(tree_rows(at_once.tree_model)) > CALLS
-    at_once.deleteLater()
+    at_once.hide()
 
 
 def test_stop_while_a_backlog_is_carried_over_stops_the_run_and_applies_it(studio, qloop, openai_server):
@@ -103,8 +103,8 @@ def test_stop_while_a_backlog_is_carried_over_stops_the_run_and_applies_it(studi
     assert [e.seq for e in applied] == sorted({e.seq for e in applied})
     assert {e.seq for e in stored} <= {e.seq for e in applied}
     assert controller.panes.view.status == "cancelled"
-    at_once = RunPanes()
+    at_once = RunPanes(window)        # owned like the window's own panes, deleted with the window
     at_once.reset()
     at_once.apply_many(applied)
     assert state(controller.panes) == state(at_once)
-    at_once.deleteLater()
+    at_once.hide()

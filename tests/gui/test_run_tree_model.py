@@ -97,7 +97,7 @@ def test_rows_columns_parents_and_roles(qapp):
     assert row[COL_COST].data().startswith("$") and row[COL_LATENCY].data() == "900 ms"
     assert "429" in row[0].data(Qt.ItemDataRole.ToolTipRole)
     assert s2.data(STATUS_ROLE) == "error" and s2.data(KIND_ROLE) == "llm"
-    assert s2.data(TOKENS_ROLE) == (800, 60) and s2.data(COST_ROLE) > 0
+    assert tuple(s2.data(TOKENS_ROLE)) == (800, 60) and s2.data(COST_ROLE) > 0
     turn = model.index_for("R.t1")
     assert model.index(turn.row(), COL_LATENCY, turn.parent()).data() == "1.2 s"
     assert model.index_for("R.s3").data(STATUS_ROLE) == "refused"
