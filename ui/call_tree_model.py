@@ -135,18 +135,17 @@ class CallTreeModel(QStandardItemModel):
             self.insertRows(start, len(children), parent)        # one rowsInserted
             self.blockSignals(True)
             try:
-                index = self.index
+                index, set_cell = self.index, self.setItemData
                 for i, node in enumerate(children):
                     row = start + i
-                    first = index(row, 0, parent)
-                    self.setData(first, node.id, NODE_ID_ROLE)
-                    self.setData(first, node.serial, SERIAL_ROLE)
-                    self.setData(first, node.kind, KIND_ROLE)
-                    self.insertColumns(0, len(COLUMNS), first)    # room for its own children's cells
-                    for col in _RIGHT:
-                        self.setData(index(row, col, parent), _ALIGN_RIGHT, Qt.ItemDataRole.TextAlignmentRole)
-                    self._write(node, lambda col, value, role, row=row: self.setData(index(row, col, parent),
-                                                                                     value, role))
+                    cells: list[dict] = [{Qt.ItemDataRole.TextAlignmentRole: _ALIGN_RIGHT} if col in _RIGHT
+                                         else {} for col in range(len(COLUMNS))]
+                    cells[0].update({NODE_ID_ROLE: node.id, SERIAL_ROLE: node.serial, KIND_ROLE: node.kind})
+                    self._write(node, lambda col, value, role, cells=cells: cells[col].__setitem__(role, value))
+                    for col, roles in enumerate(cells):              # one call per cell, all its roles
+                        if roles:
+                            set_cell(index(row, col, parent), roles)
+                    self.insertColumns(0, len(COLUMNS), index(row, 0, parent))   # room for its children
             finally:
                 self.blockSignals(False)
             self.dataChanged.emit(self.index(start, 0, parent), self.index(start + len(children) - 1, last_col, parent))

@@ -32,7 +32,7 @@ from ui.transcript_view import Transcript
 
 FLUSH_MS = 33          # ~30 Hz: token deltas and tree updates are coalesced to this
 TICK_MS = 500          # the elapsed clock while a live run runs
-ROWS_PER_BATCH = 32    # new call-tree rows one budgeted batch may add (apply_many with a deadline)
+ROWS_PER_BATCH = 16    # new call-tree rows one budgeted batch may add (apply_many with a deadline)
 
 
 class RunPanes(QWidget):
