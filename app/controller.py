@@ -529,14 +529,16 @@ class Controller(QObject):
     def flush_events(self) -> None:
         self.runs.bridge.drain()
 
-    def _consume(self, batch: list[Any]) -> None:
-        """A frame's events from the engine thread, in order, on the GUI thread."""
-        for event in batch:
+    def _consume(self, batch: list[Any], deadline: float | None = None) -> int:
+        """A frame's events from the engine thread, in order, on the GUI thread: the panes
+        fold them until `deadline` (app/engine_thread.py); returns how many they took."""
+        done = self.panes.apply_many(batch, deadline)
+        for event in batch[:done] if done < len(batch) else batch:
             if event.type == "Notice" and event.level == "error":
                 self.notifier.warning(event.message)
             elif event.type == "Notice" and event.message.startswith(SANDBOX_NOTICE):
                 self._sandbox_incomplete(event.message)
-        self.panes.apply_many(batch)
+        return done
 
     # --- settings and keys (app/settings_glue.py) -------------------------------
     @property

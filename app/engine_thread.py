@@ -10,8 +10,10 @@ this loop; the window's loop never calls litellm).
 Crossings, and the only ones:
 - into Qt: events go through EventBridge: the engine thread appends to a
   buffer under a lock and, once per frame (FRAME_MS), one queued signal wakes
-  the GUI thread, which takes the whole buffer and hands it to the panes;
-  `drain()` takes what is left at the end of a run (the order always holds:
+  the GUI thread, which takes the whole buffer into its backlog and hands it to
+  the panes, which fold it for at most BUDGET_MS: what is left waits, in order,
+  for the next frame, so a burst of hundreds of events spreads over frames;
+  `drain()` applies what is left at the end of a run (the order always holds:
   the signal carries no events, only the wake-up);
 - into the engine: `submit(coro)` (asyncio.run_coroutine_threadsafe) and
   `call_soon(fn)` (loop.call_soon_threadsafe), e.g. Stop;
@@ -35,7 +37,9 @@ from core import switch_interval
 log = logging.getLogger(__name__)
 
 FRAME_MS = 16          # events reach the panes at most once per frame
+BUDGET_MS = 6          # ... and each frame folds for at most about this much CPU; the rest waits a frame
 SWITCH_INTERVAL_S = 0.001   # how long a thread waiting for the GIL waits before the holder must yield
+EXECUTOR_WORKERS = 1       # the engine loop's default executor (see _main)
 YOUNG_RATIO = 2            # during a run: generation 1 collected every 2 young collections, so each stays short
 
 
@@ -76,6 +80,13 @@ class EngineThread:
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         loop.set_exception_handler(_exception_handler)
+        # asyncio.to_thread and run_in_executor(None) on this loop: litellm prepares every
+        # call there (acompletion runs its sync setup in the executor), a few ms of Python
+        # each. Python's default pool (6 threads here) ran hundreds at once, each thread one
+        # more taker of the GIL, and the window's thread waited behind all of them; one
+        # worker does the same work in the same time (it is GIL-bound anyway) with one.
+        loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(
+            EXECUTOR_WORKERS, thread_name_prefix=f"{self.name}-pool"))
         self._loop = loop
         self._ready.set()
         try:
@@ -177,25 +188,41 @@ class FullCollectionsHeld:
 
 class EventBridge(QObject):
     """Events from the engine thread into Qt: one queued signal per frame at most.
-    `consume(batch)` runs on the GUI thread with the events in order."""
+
+    `consume(events, deadline)` runs on the GUI thread with the events in order and
+    returns how many it applied: with a `deadline` (a time.thread_time() value: the GUI
+    thread's own CPU time, BUDGET_MS after the frame began; time spent waiting for the GIL
+    is not work a smaller batch would save) it may stop early, and the rest stays at the front of
+    the backlog for the next frame, so a burst of hundreds of events is applied over
+    several frames and the window paints in between. `drain()` applies everything
+    (deadline None): the end of a run, before it is reported."""
 
     wake = Signal()
 
-    def __init__(self, consume: Callable[[list], None], parent: QObject | None = None,
-                 frame_ms: int = FRAME_MS) -> None:
+    def __init__(self, consume: Callable[[list, float | None], int | None], parent: QObject | None = None,
+                 frame_ms: int = FRAME_MS, budget_ms: float | None = BUDGET_MS) -> None:
         super().__init__(parent)
         self._consume = consume
-        self._buffer: list[Any] = []
+        self._buffer: list[Any] = []               # filled by the engine thread (under the lock)
+        self._backlog: list[Any] = []              # taken by the GUI thread, not applied yet
         self._lock = threading.Lock()
         self._armed = False
         self._last_drain = 0.0
         self._frame_s = frame_ms / 1000
+        self.budget_ms = budget_ms                 # per frame; None: no budget (whole batches)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)
-        self._timer.timeout.connect(self.drain)
+        self._timer.timeout.connect(self._frame)
         self.wake.connect(self._on_wake, Qt.ConnectionType.QueuedConnection)
         self.batches = 0                           # how many batches reached `consume` (the benchmark)
+        self.carried = 0                           # frames that left events for the next one
+
+    @property
+    def pending(self) -> int:
+        """Events not applied yet (GUI thread)."""
+        with self._lock:
+            return len(self._backlog) + len(self._buffer)
 
     def sink(self, event: Any) -> None:
         """The run's event sink (any thread)."""
@@ -212,13 +239,34 @@ class EventBridge(QObject):
         wait_ms = max(0, int((self._last_drain + self._frame_s - time.perf_counter()) * 1000))
         self._timer.start(wait_ms)
 
+    def _frame(self) -> None:
+        self._apply(None if self.budget_ms is None else self.budget_ms / 1000)
+
     def drain(self) -> None:
-        """Hand everything waiting to `consume` now (GUI thread)."""
+        """Apply everything waiting now, whole (GUI thread)."""
+        while self._apply(None):
+            pass
+
+    def _apply(self, budget_s: float | None) -> bool:
+        """One step (GUI thread); True if it applied events."""
         self._timer.stop()
         with self._lock:
-            batch, self._buffer = self._buffer, []
+            if self._buffer:
+                self._backlog.extend(self._buffer)
+                self._buffer = []
             self._armed = False
         self._last_drain = time.perf_counter()
-        if batch:
-            self.batches += 1
-            self._consume(batch)
+        batch = self._backlog
+        if not batch:
+            return False
+        self.batches += 1
+        done = self._consume(batch, None if budget_s is None else time.thread_time() + budget_s)
+        done = len(batch) if done is None else max(0, min(done, len(batch)))
+        if done == len(batch):
+            self._backlog = []
+        else:
+            del batch[:done]
+            if budget_s is not None:
+                self.carried += 1
+                self._timer.start(int(self._frame_s * 1000))     # the rest in the next frame
+        return done > 0

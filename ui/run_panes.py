@@ -32,6 +32,7 @@ from ui.transcript_view import Transcript
 
 FLUSH_MS = 33          # ~30 Hz: token deltas and tree updates are coalesced to this
 TICK_MS = 500          # the elapsed clock while a live run runs
+ROWS_PER_BATCH = 16    # new call-tree rows one budgeted batch may add (apply_many with a deadline)
 
 
 class RunPanes(QWidget):
@@ -164,16 +165,34 @@ class RunPanes(QWidget):
             self._flush_timer.start()
         return change
 
-    def apply_many(self, events: Iterable[Event]) -> None:
-        """Fold many events (a replay, a batch) and update the panes once."""
+    def apply_many(self, events: Iterable[Event], deadline: float | None = None) -> int:
+        """Fold many events (a replay, a batch) in order and update the panes once; returns
+        how many were folded. With `deadline` (a time.thread_time() value) it stops folding
+        once that has passed, or once ROWS_PER_BATCH new call-tree rows are folded (building
+        them, not folding, is what costs), after at least one event: the caller hands the
+        rest again later (app/engine_thread.py's per-frame budget), and the panes end as
+        they would have applying them all at once."""
+        events = events if isinstance(events, list) else list(events)
         apply, note = self._view.apply, self._note
-        if self.observers:
-            events = list(events)
+        if deadline is None:
+            for event in events:
+                note(apply(event))
+            done = len(events)
+        else:
+            clock, done, rows = time.thread_time, 0, ROWS_PER_BATCH
+            for event in events:
+                change = apply(event)
+                note(change)
+                done += 1
+                rows -= len(change.added)
+                if rows <= 0 or clock() >= deadline:
+                    break
+        if self.observers and done:
+            part = events if done == len(events) else events[:done]
             for observer in self.observers:
-                observer.feed(events)
-        for event in events:
-            note(apply(event))
+                observer.feed(part)
         self.flush()
+        return done
 
     def load_replay(self, events: Sequence[Event], position: int | None = None) -> None:
         """Show a stored run with the replay bar (at the end unless `position`)."""
@@ -269,6 +288,6 @@ class RunPanes(QWidget):
 
         def requested(pos: QPoint) -> None:
             index = tree.indexAt(pos)
-            node = index.data(NODE_ID_ROLE) if index.isValid() else None
+            node = index.siblingAtColumn(0).data(NODE_ID_ROLE) if index.isValid() else None
             self.node_menu_requested.emit(node or "", tree.viewport().mapToGlobal(pos))
         tree.customContextMenuRequested.connect(requested)

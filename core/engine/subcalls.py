@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 NESTED_QUESTION_CHARS = 2000
+START_SLICE = 32          # sub-calls of one batch started per pass of the event loop
 
 
 def _error(kind: str, message: str) -> dict[str, Any]:
@@ -74,6 +75,7 @@ class SubCaller:
         self.ctx = rlm.ctx
         self._ids = itertools.count(1)
         self._tasks: set[asyncio.Task] = set()
+        self._batches: set[asyncio.Task] = set()     # handle() calls still starting or awaiting theirs
 
     async def handle(self, request: Any) -> list[dict[str, Any]]:
         """ReplClient's on_sub_call: one request, many prompts, results in order."""
@@ -97,14 +99,31 @@ class SubCaller:
             model = cfg.root_model if nested else (request.model or cfg.sub_model)
             return [self.slot_error(kind_of, model, p, parent, "refused", "ApprovalDenied", msg)
                     for p in prompts]
-        coros = [self._nested(p, request.context, parent) if nested
-                 else self._llm(p, request.model, parent) for p in prompts]
-        tasks = [asyncio.ensure_future(c) for c in coros]
-        self._tasks.update(tasks)
+        tasks: list[asyncio.Task] = []
+        batch = asyncio.current_task()
+        if batch is not None:
+            self._batches.add(batch)
         try:
+            # Started a slice per loop pass: each call's first step (admission, its event, its
+            # request being built) runs up to its first wait, so 500 at once held the loop for
+            # a second; between slices the loop serves replies, Stop and other threads.
+            for start in range(0, len(prompts), START_SLICE):
+                if start:
+                    await asyncio.sleep(0)
+                chunk = [asyncio.ensure_future(self._nested(p, request.context, parent) if nested
+                                               else self._llm(p, request.model, parent))
+                         for p in prompts[start:start + START_SLICE]]
+                tasks.extend(chunk)
+                self._tasks.update(chunk)
             return list(await asyncio.gather(*tasks))
+        except asyncio.CancelledError:
+            for task in tasks:             # cancelled while starting them: the started ones end too
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
         finally:
             self._tasks.difference_update(tasks)
+            self._batches.discard(batch)
 
     def slot_error(self, kind: str, model: str, prompt: str, parent: str, status: str,
                    error_type: str, message: str) -> dict[str, Any]:
@@ -118,7 +137,12 @@ class SubCaller:
         return _error(error_type, message)
 
     async def cancel_all(self) -> None:
-        tasks = [t for t in self._tasks if not t.done()]
+        # the batches first: one still starting its slices starts no more
+        me = asyncio.current_task()
+        batches = [b for b in self._batches if not b.done() and b is not me]
+        for batch in batches:
+            batch.cancel()
+        tasks = [t for t in self._tasks if not t.done()] + batches
         for t in tasks:
             t.cancel()
         if tasks:

@@ -4,7 +4,7 @@
 
 The real window (app.gui.build_window, offscreen) runs a real question whose
 root cell calls llm_query_batched over N prompts (N = 512, all at once:
-concurrency N) against the scripted server in its own process (0.5 s per
+concurrency N; `--concurrency C` runs them C at a time, e.g. 32, the default setting) against the scripted server in its own process (0.5 s per
 sub-call). A frame timer (a 16 ms PreciseTimer QTimer on the GUI thread)
 records the gaps between its ticks for the whole run: the longest gap minus
 16 ms is the worst stall a user would see. Beside it, the engine's own
@@ -13,10 +13,15 @@ SubCallStarted to last SubCallFinished), the engine loop's worst lag (a 5 ms
 sleep probe on the loop the engine runs on), the batches the panes got, and
 the GUI process's CPU share.
 
-Three set-ups, each in its own process, taken in turns in the same run:
-- main (before): the code of /work/main (RLM_BENCH_MAIN), the engine on the
-  window's own qasync loop (app.runner.QuestionRun awaited there, events into
-  Controller.sink) - what the window did before the engine thread;
+The window shows the run panes (the welcome view of a fresh home is hidden, as
+pressing Run does), so the call tree and the transcript paint during the run.
+
+The set-ups, each in its own process, taken in turns in the same run:
+- main (before), the window's own path, when main has the engine thread
+  (the code of /work/main, RLM_BENCH_MAIN);
+- main (before): the engine on the window's own qasync loop
+  (app.runner.QuestionRun awaited there, events into Controller.sink) - what
+  the window did before the engine thread;
 - this tree, the engine on the window's loop the same way (the same bound
   measured with this tree's code);
 - this tree, the window's own path: Controller.launch(RunRequest) - the run
@@ -123,7 +128,7 @@ class LoopLag:
             self.worst_ms = max(self.worst_ms, (time.perf_counter() - t - 0.005) * 1000)
 
 
-async def scenario(app, window, controller, mode: str, n: int) -> dict:
+async def scenario(app, window, controller, mode: str, n: int, concurrency: int = 0) -> dict:
     import hashlib
     from core.ingest.model import Document
     from tests.bench.engine_setup import cfg, code, key_for
@@ -132,6 +137,9 @@ async def scenario(app, window, controller, mode: str, n: int) -> dict:
     while not getattr(window, "_painted", True) and time.monotonic() < deadline:
         await asyncio.sleep(0.01)
     await asyncio.sleep(1.0)                       # the history refresh after the first paint
+    first_run = getattr(controller, "first_run", None)
+    if first_run is not None:                      # as pressing Run does: the run panes are on screen
+        first_run.hide_welcome()                   # (a fresh home shows the welcome view instead)
     from app.controller import preload_engine
     await asyncio.to_thread(preload_engine)        # what a run imports first (litellm), as in the app
     text = "some text to ask about\n" * 100
@@ -141,25 +149,26 @@ async def scenario(app, window, controller, mode: str, n: int) -> dict:
     batch_spans: list[tuple[float, float]] = []
     apply_many = controller.panes.apply_many
 
-    def timed_apply_many(batch) -> None:           # what each batch of events costs the GUI thread
+    def timed_apply_many(batch, *args, **kwargs):  # what each batch of events costs the GUI thread
         t = time.perf_counter()
-        apply_many(batch)
-        batches.append(((time.perf_counter() - t) * 1000, len(batch)))
+        done = apply_many(batch, *args, **kwargs)
+        batches.append(((time.perf_counter() - t) * 1000, len(batch) if done is None else done))
         batch_spans.append((t, time.perf_counter()))
+        return done
     controller.panes.apply_many = timed_apply_many
     frames = FrameTimer()
     gcs = GcWatch()
     frames.start()                                 # the bound: the idle window, on this machine now
     await asyncio.sleep(3.0)
     idle = frames.stop()
-    out: dict = {"mode": mode, "sub_calls": n, "idle_worst_stall_ms": idle["worst_stall_ms"],
+    out: dict = {"mode": mode, "sub_calls": n, "concurrency": min(n, concurrency) if concurrency else n, "idle_worst_stall_ms": idle["worst_stall_ms"],
                  "idle_p99_gap_ms": idle["p99_gap_ms"], "switch_interval_ms": sys.getswitchinterval() * 1000}
     with ServerProcess() as server:
         server.script("sub", fn="ok", latency_s=LATENCY_S)
         for size, timed in ((8, False), (n, True)):
             server.script("root", replies=[code(f"out = llm_query_batched([f'p{{i}}' for i in range({size})])"),
                                            code("FINAL(str(len(out)))")])
-            config = cfg(server.url, concurrency=size)
+            config = cfg(server.url, concurrency=min(size, concurrency) if concurrency else size)
             lag = LoopLag()
             batches.clear()
             cpu, t0 = time.process_time(), time.perf_counter()
@@ -208,7 +217,7 @@ async def scenario(app, window, controller, mode: str, n: int) -> dict:
     return out
 
 
-def inner(mode: str, n: int) -> None:
+def inner(mode: str, n: int, concurrency: int = 0) -> None:
     import qasync
     from PySide6.QtWidgets import QApplication
     app = QApplication(["rlm-studio"])
@@ -219,7 +228,7 @@ def inner(mode: str, n: int) -> None:
     window.resize(1400, 900)
     window.show()
     with loop:
-        result = loop.run_until_complete(scenario(app, window, controller, mode, n))
+        result = loop.run_until_complete(scenario(app, window, controller, mode, n, concurrency))
         loop.run_until_complete(controller.shutdown())
     print(json.dumps(result))
 
@@ -234,9 +243,10 @@ def child_env(tmp: Path, tree: Path) -> dict:
     return env
 
 
-def one(tree: Path, mode: str, n: int) -> dict:
+def one(tree: Path, mode: str, n: int, concurrency: int = 0) -> dict:
     with tempfile.TemporaryDirectory() as d:
-        out = subprocess.run([sys.executable, str(HERE), "--inner", mode, "--size", str(n)], cwd=tree,
+        out = subprocess.run([sys.executable, str(HERE), "--inner", mode, "--size", str(n),
+                              "--concurrency", str(concurrency)], cwd=tree,
                              env=child_env(Path(d), tree), capture_output=True, text=True, timeout=600)
     if out.returncode != 0:
         raise RuntimeError(f"the {mode} window benchmark ({tree}) failed:\n{out.stderr[-3000:]}")
@@ -247,25 +257,30 @@ def each(got: list[dict]) -> str:
     return ", ".join(f"{r['worst_stall_ms']:.0f}" for r in got)
 
 
-def run(quick: bool = False, inner_mode: str | None = None, size: int = 512, rounds: int = 2) -> dict:
+def run(quick: bool = False, inner_mode: str | None = None, size: int = 512, rounds: int = 2,
+        concurrency: int = 0) -> dict:
     if inner_mode:
-        inner(inner_mode, size)
+        inner(inner_mode, size, concurrency)
         sys.exit(0)
     n = 64 if quick else size
     setups = [("this tree, engine thread (Controller.launch)", ROOT, "engine-thread"),
               ("this tree, engine on the window's loop", ROOT, "window-loop")]
     if MAIN_TREE.is_dir() and MAIN_TREE.resolve() != ROOT.resolve():
+        if (MAIN_TREE / "app" / "engine_thread.py").is_file():
+            setups.insert(1, ("main (before), engine thread (Controller.launch)", MAIN_TREE, "engine-thread"))
         setups.append(("main (before), engine on the window's loop", MAIN_TREE, "window-loop"))
     machine = hardware()
     results: dict[str, list[dict]] = {label: [] for label, _, _ in setups}
     for _ in range(1 if quick else rounds):
         for label, tree, mode in setups:
-            results[label].append(one(tree, mode, n))
+            results[label].append(one(tree, mode, n, concurrency))
     rows = []
     for label, _, mode in setups:
         got = results[label]
         worst = max(got, key=lambda r: r["worst_stall_ms"])
-        rows.append(row(f"worst window stall, {n} concurrent sub-calls: {label}", worst["worst_stall_ms"], "ms",
+        at_once = f"{n} concurrent sub-calls" if not concurrency or concurrency >= n else \
+            f"{n} sub-calls, {concurrency} at a time"
+        rows.append(row(f"worst window stall, {at_once}: {label}", worst["worst_stall_ms"], "ms",
                         bound=f"idle window {worst['idle_worst_stall_ms']:.0f} ms",
                         goal=f"< {GOAL_STALL_MS} ms" if mode == "engine-thread" else "",
                         met=worst["worst_stall_ms"] < GOAL_STALL_MS if mode == "engine-thread" else None,
@@ -288,4 +303,6 @@ if __name__ == "__main__":
         p.add_argument("--inner", dest="inner_mode", choices=("engine-thread", "window-loop"), help="(internal)")
         p.add_argument("--size", type=int, default=512, help="sub-calls in the fan-out (default 512)")
         p.add_argument("--rounds", type=int, default=2, help="runs of each set-up, taken in turns")
+        p.add_argument("--concurrency", type=int, default=0,
+                       help="the run's concurrency (default 0: all sub-calls at once)")
     standalone("window fan-out", run, args)

@@ -77,10 +77,11 @@ def test_the_cli_path_and_the_window_path_give_the_same_run(studio, qloop, opena
     controller.runs.bridge.sink = watching
     apply_many = window.run_panes.apply_many
 
-    def applied(batch) -> None:                 # what reaches the panes, in order, on the GUI thread
+    def applied(batch, deadline=None) -> int:   # what reaches the panes, in order, on the GUI thread
         assert threading.current_thread() is threading.main_thread()
-        seen.extend(batch)
-        apply_many(batch)
+        done = apply_many(batch, deadline)
+        seen.extend(batch[:done])
+        return done
     window.run_panes.apply_many = applied
 
     async def body():

@@ -68,6 +68,11 @@ def test_bulk_sync_inserts_per_parent_and_matches_the_fold(qapp):
     del tester
 
 
+def fold_changes(events) -> list:
+    view = RunView()
+    return [view.apply(e) for e in events]
+
+
 def _fresh(events) -> CallTreeModel:
     return CallTreeModel(fold(events))
 
@@ -92,7 +97,7 @@ def test_rows_columns_parents_and_roles(qapp):
     assert row[COL_COST].data().startswith("$") and row[COL_LATENCY].data() == "900 ms"
     assert "429" in row[0].data(Qt.ItemDataRole.ToolTipRole)
     assert s2.data(STATUS_ROLE) == "error" and s2.data(KIND_ROLE) == "llm"
-    assert s2.data(TOKENS_ROLE) == (800, 60) and s2.data(COST_ROLE) > 0
+    assert tuple(s2.data(TOKENS_ROLE)) == (800, 60) and s2.data(COST_ROLE) > 0
     turn = model.index_for("R.t1")
     assert model.index(turn.row(), COL_LATENCY, turn.parent()).data() == "1.2 s"
     assert model.index_for("R.s3").data(STATUS_ROLE) == "refused"
@@ -127,3 +132,40 @@ def test_set_view_resets_once(qapp):
     model.modelReset.connect(lambda: resets.append(1))
     model.set_view(RunView())
     assert resets == [1] and model.rowCount() == 0
+
+
+def test_changed_rows_are_announced_with_one_signal_per_parent(qapp):
+    """Many sub-calls finishing under one cell: one dataChanged over their rows, not one
+    per row (and the rows show what a fresh model of the same fold shows)."""
+    s = Stream()
+    s.start()
+    t = s.turn("R", 1, "```repl\nllm_query_batched(prompts)\n```")
+    c = s.cell(t, 1, "llm_query_batched(prompts)")
+    calls = [s.sub_start("R", n, c, f"p{n}") for n in range(1, 41)]
+    view = RunView()
+    model = CallTreeModel(view)
+    tester = QAbstractItemModelTester(model, Fatal)
+    for e in s.events:
+        view.apply(e)
+    model.sync()
+    done_from = len(s.events)
+    for call_id in calls[::2] + calls[1::2]:                  # out of row order
+        s.sub_done(call_id, c)
+    updated: list[str] = []
+    for e in s.events[done_from:]:
+        updated.extend(view.apply(e).updated)
+    changes = []
+    model.dataChanged.connect(lambda first, last, _roles=None: changes.append(
+        (first.parent().data(NODE_ID_ROLE), first.row(), last.row(), first.column(), last.column())))
+    model.sync(updated)
+    parents = [p for p, *_ in changes]
+    assert len(parents) == len(set(parents))                  # one signal per parent
+    assert (c, 0, len(calls) - 1, 0, len(COLUMNS) - 1) in changes
+    assert len(changes) < len(calls)
+    assert [model.index_for(i).data(STATUS_ROLE) for i in calls] == ["ok"] * len(calls)
+    fresh = CallTreeModel(fold(s.events))
+    for call_id in calls:
+        a, b = model.index_for(call_id), fresh.index_for(call_id)
+        assert [model.index(a.row(), col, a.parent()).data() for col in range(len(COLUMNS))] == \
+            [fresh.index(b.row(), col, b.parent()).data() for col in range(len(COLUMNS))]
+    del tester
