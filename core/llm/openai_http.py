@@ -116,16 +116,41 @@ def headers(key: str) -> dict[str, str]:
 
 def session() -> aiohttp.ClientSession:
     """The connection pool of the running event loop (one per loop, like litellm's). No limit
-    on connections: the engine's concurrency setting bounds the calls in flight. Proxy
-    settings come from the environment (HTTP(S)_PROXY, NO_PROXY), as with the openai SDK."""
+    on connections: the engine's concurrency setting bounds the calls in flight. Not
+    aiohttp's trust_env: it looks up ~/.netrc and the proxy variables in a thread for every
+    request (two thread hops per call, most of the CPU the pool thread used in a 512-call
+    fan-out), and a ~/.netrc entry for the host would clash with our Authorization header.
+    The proxy is `proxy_for(url)`, from the environment, resolved once per host."""
     loop = asyncio.get_running_loop()
     found = _sessions.get(loop)
     if found is None or found.closed:
         found = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=30.0),
-                                      timeout=aiohttp.ClientTimeout(total=None), trust_env=True)
+                                      timeout=aiohttp.ClientTimeout(total=None), trust_env=False)
         _sessions[loop] = found
         _close_with_the_loop(loop, found)
     return found
+
+
+_PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
+_proxies: dict[tuple, str | None] = {}
+
+
+def proxy_for(url: str) -> str | None:
+    """The proxy a request to `url` goes through: HTTP(S)_PROXY / ALL_PROXY unless NO_PROXY
+    covers the host (urllib's rules, which the openai SDK and aiohttp follow too); None for
+    none. Remembered per scheme, host and the variables' values."""
+    from urllib.parse import urlsplit
+    from urllib.request import getproxies, proxy_bypass
+    parts = urlsplit(url)
+    env = tuple(os.environ.get(n) or os.environ.get(n.upper()) for n in _PROXY_VARS)
+    key = (parts.scheme, parts.hostname, env)
+    if key not in _proxies:
+        found = getproxies()
+        proxy = found.get(parts.scheme) or found.get("all")
+        if proxy and parts.hostname and proxy_bypass(parts.hostname):
+            proxy = None
+        _proxies[key] = proxy or None
+    return _proxies[key]
 
 
 async def close_clients() -> None:
@@ -192,7 +217,8 @@ def _retrieve(task: "asyncio.Task[Any]") -> None:
 
 
 async def _post(api_base: str, key: str, payload: dict[str, Any], timeout_s: float) -> Reply:
-    async with session().post(url_for(api_base), data=_encode(payload), headers=headers(key),
+    url = url_for(api_base)
+    async with session().post(url, data=_encode(payload), headers=headers(key), proxy=proxy_for(url),
                               timeout=aiohttp.ClientTimeout(total=timeout_s)) as response:
         if response.status != 200:
             _raise_status(response, await response.content.read(MAX_ERROR_BODY))
@@ -207,7 +233,8 @@ async def _stream(api_base: str, key: str, payload: dict[str, Any], timeout_s: f
     finish: str | None = None
     usage: tuple[int | None, int | None] = (None, None)
     parts: list[str] = []
-    async with session().post(url_for(api_base), data=_encode(payload), headers=headers(key),
+    url = url_for(api_base)
+    async with session().post(url, data=_encode(payload), headers=headers(key), proxy=proxy_for(url),
                               timeout=aiohttp.ClientTimeout(total=timeout_s)) as response:
         if response.status != 200:
             _raise_status(response, await response.content.read(MAX_ERROR_BODY))

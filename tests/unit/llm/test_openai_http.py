@@ -227,3 +227,31 @@ def test_a_direct_call_and_a_price_need_no_litellm(openai_server):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.splitlines() == ["no litellm here 1 4 True", "blocked: litellm is blocked in this test"]
     assert openai_server.history[0].headers["user-agent"] == "rlm-studio"
+
+
+def test_the_proxy_comes_from_the_environment_and_no_proxy_bypasses_it(monkeypatch):
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY",
+                 "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    assert openai_http.proxy_for("https://lab.example.org/v1/chat/completions") is None
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.corp:3128")
+    monkeypatch.setenv("HTTP_PROXY", "http://plain.corp:8080")
+    assert openai_http.proxy_for("https://lab.example.org/v1/chat/completions") == "http://proxy.corp:3128"
+    assert openai_http.proxy_for("http://10.0.0.5:8000/v1/chat/completions") == "http://plain.corp:8080"
+    monkeypatch.setenv("NO_PROXY", "lab.example.org,10.0.0.5")
+    assert openai_http.proxy_for("https://lab.example.org/v1/chat/completions") is None
+    assert openai_http.proxy_for("http://10.0.0.5:8000/v1/chat/completions") is None
+    assert openai_http.proxy_for("https://other.example.org/v1") == "http://proxy.corp:3128"
+
+
+async def test_a_call_really_goes_through_the_proxy_unless_no_proxy_says_not(openai_server, monkeypatch):
+    for name in ("http_proxy", "no_proxy", "all_proxy", "HTTP_PROXY", "NO_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    openai_server.script("m", fn=lambda r: "direct")
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")            # nothing listens there
+    with pytest.raises(LLMError) as info:
+        await client_for(openai_server, max_retries=0).complete("openai/m", MESSAGES, max_tokens=5)
+    assert info.value.kind == "unreachable" and openai_server.history == []
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    reply = await client_for(openai_server, max_retries=0).complete("openai/m", MESSAGES, max_tokens=5)
+    assert reply.text == "direct" and len(openai_server.history) == 1
