@@ -48,6 +48,8 @@ def qloop(qapp):
             task.cancel()
         if pending:
             loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        from core.llm.openai_http import close_clients
+        loop.run_until_complete(close_clients())    # a test that called a model on this loop itself
         flush_qt(qapp)
         loop.close()
     asyncio.set_event_loop(None)
