@@ -114,6 +114,7 @@ async def _eval(args: argparse.Namespace, qset: Any, pairs: list, windows: dict[
     from core.llm.client import ModelClient
     from core.repl.sandbox import harden_engine_process
     from core.store import RunStore
+    from core.store.db import connect
 
     harden_engine_process()
     try:
@@ -148,9 +149,14 @@ async def _eval(args: argparse.Namespace, qset: Any, pairs: list, windows: dict[
                             llm_for=llm_for, repeats=args.repeats, parallel=args.parallel,
                             direct=args.direct, direct_max_tokens=args.direct_max_tokens,
                             windows=windows, judge_model=args.judge)
+    # The evaluation's own rows go through a connection of their own: the store's is used by
+    # the runs' threads meanwhile (sources), and two writers on one connection share a
+    # transaction. Both take the write lock up front and wait for it (core/store/db.py).
+    records_db = connect(store.path)
     try:
-        evaluation_id, card = await evaluation.run(store.db, on_row=progress)
+        evaluation_id, card = await evaluation.run(records_db, on_row=progress)
     finally:
+        records_db.close()
         store.close()
     _write_exports(args, card)
     if args.json:

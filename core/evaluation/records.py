@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from core.evaluation.questions import QuestionSet
+from core.store.db import write_transaction
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def open_evaluation(db: Any, qset: QuestionSet, documents: Sequence[Any]) -> tup
         return found[0], False
     evaluation_id = uuid.uuid4().hex
     now = time.time()
-    with db.conn:
+    with write_transaction(db):
         db.execute(
             "INSERT INTO evaluations (id, key, name, set_path, set_sha256, set_json, documents_json, "
             "created_utc, updated_utc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -78,7 +79,7 @@ def add_row(db: Any, evaluation_id: str, row: Row) -> None:
     values = dict(row.__dict__)
     values["correct"] = int(row.correct)
     columns = ["evaluation_id", *values, "created_utc"]
-    with db.conn:
+    with write_transaction(db):
         db.execute(f"INSERT INTO evaluation_runs ({', '.join(columns)}) VALUES "
                    f"({', '.join('?' for _ in columns)})", [evaluation_id, *values.values(), time.time()])
         db.execute("UPDATE evaluations SET updated_utc = ? WHERE id = ?", [time.time(), evaluation_id])
@@ -97,7 +98,7 @@ def rows(db: Any, evaluation_id: str) -> list[Row]:
 
 
 def save_scorecard(db: Any, evaluation_id: str, card: dict[str, Any]) -> None:
-    with db.conn:
+    with write_transaction(db):
         db.execute("UPDATE evaluations SET scorecard_json = ? WHERE id = ?",
                    [json.dumps(card, ensure_ascii=False), evaluation_id])
 
