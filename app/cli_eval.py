@@ -109,7 +109,6 @@ async def _eval(args: argparse.Namespace, qset: Any, pairs: list, windows: dict[
     from app.runner import QuestionRun, default_key_for
     from core.engine.run import ConfigError, Engine
     from core.evaluation.runner import Evaluation
-    from core.evaluation.scorecard import render_text
     from core.ingest import ingest
     from core.llm.client import ModelClient
     from core.repl.sandbox import harden_engine_process
@@ -158,12 +157,8 @@ async def _eval(args: argparse.Namespace, qset: Any, pairs: list, windows: dict[
     finally:
         records_db.close()
         store.close()
-    _write_exports(args, card)
-    if args.json:
-        print(json.dumps(card, ensure_ascii=False))
-    else:
-        print(f"evaluation {evaluation_id} ({qset.name}, {len(qset.questions)} questions)")
-        print(render_text(card))
+    _report(args, card, f"evaluation {evaluation_id} ({qset.name}, {len(qset.questions)} questions)")
+    if not args.json:
         _print_direct_notes(card)
     return 0
 
@@ -172,6 +167,17 @@ def _print_direct_notes(card: dict) -> None:
     notes = {a["error"] for a in card.get("latest_answers", []) if a["mode"] == "direct" and a.get("error")}
     for note in sorted(notes):
         print(f"direct call: {note}")
+
+
+def _report(args: argparse.Namespace, card: dict, title: str) -> None:
+    """The scorecard's exports, then the card as JSON (--json) or as text under `title`."""
+    from core.evaluation.scorecard import render_text
+    _write_exports(args, card)
+    if args.json:
+        print(json.dumps(card, ensure_ascii=False))
+    else:
+        print(title)
+        print(render_text(card))
 
 
 def _write_exports(args: argparse.Namespace, card: dict) -> None:
@@ -184,7 +190,6 @@ def _write_exports(args: argparse.Namespace, card: dict) -> None:
 
 def run_scorecards(args: argparse.Namespace) -> int:
     from core.evaluation import records
-    from core.evaluation.scorecard import render_text
     from core.store import RunStore
     from core.store.db import iso_utc
     with RunStore.open() as store:
@@ -203,10 +208,5 @@ def run_scorecards(args: argparse.Namespace) -> int:
         row = records.get_evaluation(store.db, evaluation_id)
         card = json.loads(row["scorecard_json"] or "null") or {"lines": [], "latest_answers": []}
     card.setdefault("name", row["name"])
-    _write_exports(args, card)
-    if args.json:
-        print(json.dumps(card, ensure_ascii=False))
-    else:
-        print(f"evaluation {evaluation_id} ({row['name']})")
-        print(render_text(card))
+    _report(args, card, f"evaluation {evaluation_id} ({row['name']})")
     return 0

@@ -213,12 +213,7 @@ class ModelClient:
                                    reasoning_effort=kwargs.get("reasoning_effort"))
 
         def piece(text: str) -> None:
-            parts.append(text)
-            if on_delta is not None:
-                try:
-                    on_delta(text)
-                except Exception as exc:
-                    raise _CallbackFailed(exc) from exc
+            _deliver(text, parts, on_delta)
 
         async with asyncio.timeout(self.timeout_s):
             if stream:
@@ -248,12 +243,7 @@ class ModelClient:
                     delta = getattr(choices[0], "delta", None)
                     piece = getattr(delta, "content", None)
                     if piece:
-                        parts.append(piece)
-                        if on_delta is not None:
-                            try:
-                                on_delta(piece)
-                            except Exception as exc:
-                                raise _CallbackFailed(exc) from exc
+                        _deliver(piece, parts, on_delta)
                     finish = getattr(choices[0], "finish_reason", None) or finish
                 usage = getattr(chunk, "usage", None) or usage
         return openai_http.Reply("".join(parts), finish, *_tokens(_provider_usage(stream, usage)))
@@ -270,6 +260,17 @@ class ModelClient:
                           duration_ms=int((time.monotonic() - started) * 1000), model=model,
                           finish_reason=raw.finish_reason, attempts=attempt,
                           usage_estimated=estimated)
+
+
+def _deliver(text: str, parts: list[str], on_delta: Callable[[str], None] | None) -> None:
+    """A piece of a streamed reply: kept, and handed to the caller's callback (whose
+    failure is the caller's bug, never retried)."""
+    parts.append(text)
+    if on_delta is not None:
+        try:
+            on_delta(text)
+        except Exception as exc:
+            raise _CallbackFailed(exc) from exc
 
 
 def needs_litellm(config: Any) -> bool:

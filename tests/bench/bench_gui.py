@@ -174,10 +174,11 @@ async def scenario(app, window, controller, quick: bool) -> dict:
     batches: list[tuple[float, int]] = []
     apply_many = controller.panes.apply_many
 
-    def timed_apply_many(batch) -> None:        # instrumentation: what each batch costs the loop
+    def timed_apply_many(batch, deadline=None) -> int:   # instrumentation: what each batch costs the loop
         t = time.perf_counter()
-        apply_many(batch)
-        batches.append(((time.perf_counter() - t) * 1000, len(batch)))
+        done = apply_many(batch, deadline)
+        batches.append(((time.perf_counter() - t) * 1000, done))
+        return done
     controller.panes.apply_many = timed_apply_many
     cpu = time.process_time()
     beat.start()
@@ -262,18 +263,8 @@ async def real_fanout(controller, store, beat: Heartbeat, gcs: GcWatch, n: int) 
 
 
 def inner(quick: bool) -> None:
-    import qasync
-    from PySide6.QtWidgets import QApplication
-    app = QApplication(["rlm-studio"])
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    from app.gui import build_window
-    window, controller = build_window(app)
-    window.resize(1400, 900)
-    window.show()
-    with loop:
-        result = loop.run_until_complete(scenario(app, window, controller, quick))
-        loop.run_until_complete(controller.shutdown())
+    from tests.bench.window_app import run_in_window
+    result = run_in_window(lambda app, window, controller: scenario(app, window, controller, quick))
     print(json.dumps(result))
 
 

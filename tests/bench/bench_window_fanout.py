@@ -218,18 +218,8 @@ async def scenario(app, window, controller, mode: str, n: int, concurrency: int 
 
 
 def inner(mode: str, n: int, concurrency: int = 0) -> None:
-    import qasync
-    from PySide6.QtWidgets import QApplication
-    app = QApplication(["rlm-studio"])
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    from app.gui import build_window
-    window, controller = build_window(app)
-    window.resize(1400, 900)
-    window.show()
-    with loop:
-        result = loop.run_until_complete(scenario(app, window, controller, mode, n, concurrency))
-        loop.run_until_complete(controller.shutdown())
+    from tests.bench.window_app import run_in_window
+    result = run_in_window(lambda app, window, controller: scenario(app, window, controller, mode, n, concurrency))
     print(json.dumps(result))
 
 

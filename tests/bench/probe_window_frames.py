@@ -274,18 +274,8 @@ async def scenario(window, controller, n: int, concurrency: int, top: int, entri
 
 
 def inner(n: int, concurrency: int, top: int, entries: bool) -> None:
-    import qasync
-    from PySide6.QtWidgets import QApplication
-    app = QApplication(["rlm-studio"])
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    from app.gui import build_window
-    window, controller = build_window(app)
-    window.resize(1400, 900)
-    window.show()
-    with loop:
-        result = loop.run_until_complete(scenario(window, controller, n, concurrency, top, entries))
-        loop.run_until_complete(controller.shutdown())
+    from tests.bench.window_app import run_in_window
+    result = run_in_window(lambda app, window, controller: scenario(window, controller, n, concurrency, top, entries))
     print(json.dumps(result))
 
 

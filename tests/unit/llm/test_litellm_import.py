@@ -30,13 +30,18 @@ print(json.dumps({
 """
 
 
-def test_import_is_lazy_local_and_offline():
+def fresh_python(src: str, timeout: float = 180) -> str:
+    """`src` in a new interpreter without LITELLM_* settings; its last line of output."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("LITELLM")}
     env["PYTHONPATH"] = str(ROOT)
-    out = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True,
-                         text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", src], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=timeout)
     assert out.returncode == 0, out.stderr
-    report = json.loads(out.stdout.strip().splitlines()[-1])
+    return out.stdout.strip().splitlines()[-1]
+
+
+def test_import_is_lazy_local_and_offline():
+    report = json.loads(fresh_python(PROBE))
     assert report["lazy"] is True                       # importing core.llm does not load litellm
     assert report["env_before"] is None and report["env_after"] == "True"
     assert report["connects"] == []                     # no DNS lookup, no connection at import
@@ -69,12 +74,7 @@ print(json.dumps({"same_future": same, "thread": "rlm-litellm-import" in threads
 
 
 def test_background_import_leaves_the_event_loop_running():
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LITELLM")}
-    env["PYTHONPATH"] = str(ROOT)
-    out = subprocess.run([sys.executable, "-c", BACKGROUND], cwd=ROOT, env=env, capture_output=True,
-                         text=True, timeout=180)
-    assert out.returncode == 0, out.stderr
-    report = json.loads(out.stdout.strip().splitlines()[-1])
+    report = json.loads(fresh_python(BACKGROUND))
     assert report["same_future"] and report["thread"]
     assert report["module"] and report["name"] == "litellm" and report["fast_path"]
     # The old synchronous import blocked the loop for its whole duration (0 ticks).
@@ -97,6 +97,4 @@ print(min(seen) if seen else None, sys.getswitchinterval())
 
 
 def test_the_background_import_shortens_the_switch_interval_and_restores_it():
-    out = subprocess.run([sys.executable, "-c", SWITCH], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                         capture_output=True, text=True, timeout=180, check=True).stdout.split()
-    assert out == ["0.001", "0.005"]
+    assert fresh_python(SWITCH).split() == ["0.001", "0.005"]
