@@ -45,12 +45,26 @@ class Refusal:
     kind: str              # "feedback" | "output" | "protected"
 
 
+def _parse(code: str) -> ast.Module:
+    """ast.parse, again when CPython 3.11 trips on another thread's parse: its AST
+    conversion keeps one recursion counter per interpreter, so a traceback formatted
+    (3.11's tracebacks parse the failing line) in another thread at the same moment can
+    raise "SystemError: AST constructor recursion depth mismatch" here (CPython gh-106905)."""
+    for _ in range(4):
+        try:
+            return ast.parse(code)
+        except SystemError as exc:
+            if "recursion depth mismatch" not in str(exc):
+                raise
+    return ast.parse(code)
+
+
 def screen_block(code: str, earlier_outputs: Sequence[str] = ()) -> Refusal | None:
     try:
-        tree = ast.parse(code)
+        tree = _parse(code)
     except (SyntaxError, ValueError):
         return _copied(code, earlier_outputs)
-    except (RecursionError, MemoryError):
+    except (RecursionError, MemoryError, SystemError):
         return None                    # the worker reports absurd nesting itself
     marker = _marker_line(code)        # `[stderr]` alone on a line parses, but is never meant as code
     if marker is not None:
