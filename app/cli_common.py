@@ -11,6 +11,7 @@ from typing import Any, Callable
 from app.version import __version__
 
 EXIT_CODES = {"finished": 0, "failed": 1, "capped": 3, "cancelled": 130}
+EXIT_LIMITED = 4          # finished, but a cap or limit changed what the run did (core/limits.py)
 
 
 def parse_prices(items: list[str]) -> dict[str, Any]:
@@ -31,7 +32,9 @@ def parse_prices(items: list[str]) -> dict[str, Any]:
 def report_outcome(outcome: Any, *, as_json: bool, **extra: Any) -> int:
     """The end of every command that runs a question (ask, runs rerun, runs fork): the one
     JSON object on stdout, or the answer; the error on stderr; the exit code."""
+    from core.limits import is_limited, summary
     t = outcome.totals
+    limited = t.get("limited") or {}
     if as_json:
         print(json.dumps({
             "run_id": outcome.run_id, **extra, "status": outcome.status, "answer": outcome.answer,
@@ -40,6 +43,7 @@ def report_outcome(outcome: Any, *, as_json: bool, **extra: Any) -> int:
             "iterations": t.get("iterations", 0), "sub_calls": t.get("sub_calls", 0),
             "syntax_errors": t.get("syntax_errors", 0), "overrun_usd": t.get("overrun_usd", 0.0),
             "estimated_usage_calls": t.get("estimated_usage_calls", 0),
+            "limited": limited or None, "limited_summary": summary(limited),
             "store_error": getattr(outcome, "store_error", None), "started_at": outcome.started_at,
             "finished_at": outcome.finished_at, "version": __version__}, ensure_ascii=False))
     elif outcome.answer is not None:
@@ -52,10 +56,14 @@ def report_outcome(outcome: Any, *, as_json: bool, **extra: Any) -> int:
     if t.get("estimated_usage_calls"):
         print(f"rlm-studio: note: {t['estimated_usage_calls']} call attempt(s) sent no token usage or were "
               f"cut or cancelled; ${t.get('estimated_usd', 0.0):.6f} of the cost is estimated", file=sys.stderr)
+    if is_limited(limited):
+        print(f"rlm-studio: warning: {summary(limited)}", file=sys.stderr)
     store_error = getattr(outcome, "store_error", None)
     if store_error:
         print(f"rlm-studio: error: the run's record is incomplete: {store_error}", file=sys.stderr)
         return 1
+    if outcome.status == "finished" and is_limited(limited):
+        return EXIT_LIMITED
     return EXIT_CODES.get(outcome.status, 1)
 
 
@@ -116,7 +124,7 @@ def fail(args: argparse.Namespace, message: str, code: int) -> int:
         print(json.dumps({"run_id": None, "status": "failed", "answer": None, "error": message,
                           "cost_usd": 0.0, "input_tokens": 0, "output_tokens": 0, "iterations": 0,
                           "sub_calls": 0, "syntax_errors": 0, "overrun_usd": 0.0, "estimated_usage_calls": 0,
-                          "store_error": None, "started_at": None, "finished_at": None,
+                          "limited": None, "limited_summary": None, "store_error": None, "started_at": None, "finished_at": None,
                           "version": __version__}))
     return code
 

@@ -50,6 +50,9 @@ class Endpoint:
     base_url: str                   # e.g. http://127.0.0.1:11434/v1
     models: list[str] = field(default_factory=list)
     needs_key: bool = False
+    # Its models run on this computer (free) or are paid; None: not said, decided by the
+    # address (core/endpoint_cost.py: loopback and private addresses are free).
+    runs_here: bool | None = None
 
 
 @dataclass
@@ -143,7 +146,7 @@ def settings_to_dict(s: Settings) -> dict[str, Any]:
         "sub_model": s.sub_model,
         "sub_call_models": list(s.sub_call_models),
         "endpoints": [{"name": e.name, "base_url": e.base_url, "models": list(e.models),
-                       "needs_key": bool(e.needs_key)} for e in s.endpoints],
+                       "needs_key": bool(e.needs_key), "runs_here": e.runs_here} for e in s.endpoints],
         "models": {name: _model_to_dict(m) for name, m in s.models.items()},
         "caps": dict(s.caps),
         "theme": s.theme,
@@ -229,8 +232,9 @@ def _endpoint_from(raw: Any) -> Endpoint:
         raise ValueError(f"bad endpoint name {name!r} (lower case letters, digits, '.', '_', '-')")
     if not base_url.startswith(("http://", "https://")):
         raise ValueError(f"endpoint {name}: base_url must start with http:// or https://")
+    here = raw.get("runs_here")
     return Endpoint(name, base_url.rstrip("/"), [str(m) for m in _list(raw.get("models"))],
-                    bool(raw.get("needs_key", False)))
+                    bool(raw.get("needs_key", False)), None if here is None else bool(here))
 
 
 def _model_from(raw: Any) -> ModelSettings:
@@ -344,6 +348,7 @@ def build_run_config(settings: Settings, *, root: str | None = None, sub: str | 
             notes[routed] = ms.prompt_note.strip()
     for name, price in (overrides.pop("prices", None) or {}).items():
         prices[route_model(name, settings.endpoints)[0]] = price
+    _free_on_free_endpoints(settings, prices, [root_name, sub_name, *settings.sub_call_models])
     efforts.update(overrides.pop("reasoning_effort", None) or {})
     notes.update(overrides.pop("prompt_notes", None) or {})
 
@@ -364,6 +369,17 @@ def build_run_config(settings: Settings, *, root: str | None = None, sub: str | 
     return RunConfig(root_model=root_model, sub_model=sub_model, api_base=main_base,
                      sub_api_base=sub_base, prices=prices, reasoning_effort=efforts,
                      prompt_notes=notes, context_windows=windows, model_labels=labels, **kwargs)
+
+
+def _free_on_free_endpoints(settings: Settings, prices: dict[str, Price], names: list[str]) -> None:
+    """A model on an endpoint that runs on this computer costs $0 unless it has a price."""
+    from core.endpoint_cost import endpoint_free
+    from core.routing import endpoint_for_url
+    for name in names:
+        routed, base = route_model(name, settings.endpoints)
+        endpoint = endpoint_for_url(base, settings.endpoints) if base else None
+        if endpoint is not None and routed not in prices and endpoint_free(endpoint):
+            prices[routed] = Price(0.0, 0.0)
 
 
 def sub_call_routes(settings: Settings, root: tuple[str, str, str | None],

@@ -78,6 +78,7 @@ class RunStarted(Event):
     total_chars: int
     version: str = ""
     parent_run_id: str | None = None  # a re-run, fork or follow-up names the run it came from
+    unpriced_models: list[str] = field(default_factory=list)  # no known price: their cost is unknown, not $0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,6 +106,7 @@ class RootReplied(Event):
     cost_usd: float
     duration_ms: int
     model: str
+    shortened_to: int | None = None   # the max_tokens the dollar cap granted, when below root_max_tokens
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -164,6 +166,7 @@ class SubCallFinished(Event):
     # BudgetExceeded, ContextWindowExceeded, SubCallsOff, SubCallError, Cancelled, ...
     error_type: str | None = None
     usage_estimated: bool = False     # some attempt was settled on an estimate (no provider usage)
+    shortened_to: int | None = None   # the max_tokens the dollar cap granted, when below sub_max_tokens
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -3,8 +3,9 @@
     stats = model_fitness(store.db)        # {"roots": [...], "subs": [...]} plain dicts
 
 Per root model (runs.root_model), over every stored run except imported ones:
-  runs; finished / capped / failed (failed, cancelled and interrupted together);
-  answer_rate = finished runs with a non-empty answer / runs;
+  runs; finished / capped / failed (failed and interrupted together) / stopped (the
+  user's Stop: the model's fault in none of them, so no rate counts a stopped run);
+  answer_rate = finished runs with a non-empty answer / runs not stopped;
   cells, syntax_errors, syntax_error_rate = syntax errors / cells;
   runtime_errors (from the run totals), runtime_error_rate = runtime errors / cells;
   refused_cells (cells the engine would not run: copied feedback, reassigned `context`);
@@ -12,8 +13,10 @@ Per root model (runs.root_model), over every stored run except imported ones:
   cost_per_run_usd, seconds_per_run (mean wall time of runs that ended);
   root input/output tokens (calls of kind root with this model) and thinking tokens
   where the provider reported them (RootReplied.reasoning_tokens), else None.
-Per sub model (calls of kind sub): calls, runs, errors (any status but ok),
-  error_rate, mean seconds per call, cost, input and output tokens.
+Per sub model (calls of kind sub): calls, runs, errors (calls that failed), cancelled
+  (their cell ended, or the user stopped the run) and refused (by a cap or limit: never
+  sent) apart, error_rate = errors / calls sent (neither cancelled nor refused), mean
+  seconds per call, cost, input and output tokens.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-FAILED = ("failed", "cancelled", "interrupted")
+FAILED = ("failed", "interrupted")
+STOPPED = "cancelled"            # the run status of a user's Stop
 
 
 def _rate(num: float, den: float) -> float | None:
@@ -40,7 +44,7 @@ def root_fitness(db: Any) -> list[dict[str, Any]]:
         "ORDER BY created_utc").fetchall()
     for run_id, model, status, answer, iterations, cells, syntax, cost, wall_ms, totals_json in runs:
         m = per.setdefault(model, {"model": model, "runs": 0, "finished": 0, "capped": 0, "failed": 0,
-                                   "answered": 0, "cells": 0, "syntax_errors": 0, "runtime_errors": 0,
+                                   "stopped": 0, "answered": 0, "cells": 0, "syntax_errors": 0, "runtime_errors": 0,
                                    "refused_cells": 0, "_turns": [], "_cost": 0.0, "_wall": []})
         totals = _totals(totals_json)
         m["runs"] += 1
@@ -53,6 +57,8 @@ def root_fitness(db: Any) -> list[dict[str, Any]]:
             m["capped"] += 1
         elif status in FAILED:
             m["failed"] += 1
+        elif status == STOPPED:
+            m["stopped"] += 1
         m["cells"] += int(cells or 0)
         m["syntax_errors"] += int(syntax or 0)
         m["runtime_errors"] += int(totals.get("runtime_errors") or 0)
@@ -74,7 +80,7 @@ def root_fitness(db: Any) -> list[dict[str, Any]]:
         t_in, t_out, root_calls = tokens.get(model, (0, 0, 0))
         think, reported = thinking.get(model, (None, 0))
         m.update(
-            answer_rate=_rate(m["answered"], m["runs"]),
+            answer_rate=_rate(m["answered"], m["runs"] - m["stopped"]),
             syntax_error_rate=_rate(m["syntax_errors"], m["cells"]),
             runtime_error_rate=_rate(m["runtime_errors"], m["cells"]),
             turns_to_answer=round(sum(turns) / len(turns), 3) if turns else None,
@@ -89,16 +95,18 @@ def root_fitness(db: Any) -> list[dict[str, Any]]:
 
 def sub_fitness(db: Any) -> list[dict[str, Any]]:
     rows = db.execute(
-        "SELECT model, count(*), count(DISTINCT run_id), sum(status != 'ok'), avg(duration_ms), "
+        "SELECT model, count(*), count(DISTINCT run_id), sum(status = 'error'), sum(status = 'cancelled'), "
+        "sum(status = 'refused'), avg(duration_ms), "
         "sum(cost_usd), sum(input_tokens), sum(output_tokens) FROM calls WHERE kind = 'sub' "
         "AND run_id IN (SELECT id FROM runs WHERE imported_utc IS NULL) GROUP BY model "
         "ORDER BY count(*) DESC, model").fetchall()
     return [{"model": model, "calls": calls, "runs": runs, "errors": int(errors or 0),
-             "error_rate": _rate(int(errors or 0), calls),
+             "cancelled": int(cancelled or 0), "refused": int(refused or 0),
+             "error_rate": _rate(int(errors or 0), calls - int(cancelled or 0) - int(refused or 0)),
              "seconds_per_call": round(avg_ms / 1000, 3) if avg_ms is not None else None,
              "cost_usd": round(float(cost or 0.0), 8), "input_tokens": int(t_in or 0),
              "output_tokens": int(t_out or 0)}
-            for model, calls, runs, errors, avg_ms, cost, t_in, t_out in rows]
+            for model, calls, runs, errors, cancelled, refused, avg_ms, cost, t_in, t_out in rows]
 
 
 def _totals(text: str | None) -> dict[str, Any]:
@@ -123,19 +131,21 @@ def render_fitness(stats: dict[str, list[dict[str, Any]]]) -> str:
     def num(v: Any, fmt: str = "{:g}") -> str:
         return "-" if v is None else fmt.format(v)
 
-    roots = [(m["model"], str(m["runs"]), f"{m['finished']}/{m['capped']}/{m['failed']}", _pct(m["answer_rate"]),
+    roots = [(m["model"], str(m["runs"]), f"{m['finished']}/{m['capped']}/{m['failed']}/{m['stopped']}",
+              _pct(m["answer_rate"]),
               str(m["cells"]), f"{_pct(m['syntax_error_rate'])} ({m['syntax_errors']})",
               f"{_pct(m['runtime_error_rate'])} ({m['runtime_errors']})", num(m["turns_to_answer"]),
               num(m["cost_per_run_usd"], "{:.4f}"), num(m["seconds_per_run"], "{:.1f}"),
               str(m["root_output_tokens"]), num(m["thinking_tokens"]))
              for m in stats["roots"]]
-    text = ["Root models", table(("model", "runs", "fin/cap/fail", "answered", "cells", "syntax err",
+    text = ["Root models", table(("model", "runs", "fin/cap/fail/stop", "answered", "cells", "syntax err",
                                   "runtime err", "turns", "$/run", "s/run", "out tok", "thinking tok"), roots)]
     if stats["subs"]:
         subs = [(m["model"], str(m["calls"]), str(m["runs"]), f"{_pct(m['error_rate'])} ({m['errors']})",
+                 str(m["cancelled"]), str(m["refused"]),
                  num(m["seconds_per_call"], "{:.2f}"), f"{m['cost_usd']:.4f}", str(m["output_tokens"]))
                 for m in stats["subs"]]
-        text += ["", "Sub models", table(("model", "calls", "runs", "errors", "s/call", "cost $", "out tok"), subs)]
+        text += ["", "Sub models", table(("model", "calls", "runs", "errors", "cancelled", "refused", "s/call", "cost $", "out tok"), subs)]
     return "\n".join(text)
 
 

@@ -161,6 +161,7 @@ class Budget:
     estimated_usage_calls: int = 0   # attempts whose cost is an estimate (no usage from the provider)
     nested_running: int = 0          # nested RLMs running now, behind their own limit
     nested_waiting: int = 0
+    unpriced: tuple = ()             # models (as the user named them) whose cost is unknown
 
     @property
     def fraction(self) -> float | None:
@@ -405,6 +406,7 @@ class RunView:
         self.status = "running"
         self.started_ts = e.ts
         self.budget.cap_usd = m.config.get("max_cost_usd")
+        self.budget.unpriced = tuple(m.label(x) for x in getattr(e, "unpriced_models", None) or ())
         added: list[str] = []
         root = self._ensure_root(added)
         root.model, root.prompt, root.preview = m.label(e.root_model), e.question, _preview(e.question)

@@ -32,6 +32,14 @@ def money(usd: float) -> str:
     return f"${usd:,.4f}" if usd < 1 else f"${usd:,.2f}"
 
 
+def cost_text(usd: float, unpriced: tuple | list = ()) -> str:
+    """What a run cost, honestly: "cost unknown" when nothing priced was spent and a model
+    has no price, "$0.0123 + unknown" when part of it is unknown, else the amount."""
+    if not unpriced:
+        return money(usd)
+    return f"{money(usd)} + unknown" if usd > 0 else "cost unknown"
+
+
 def in_flight_in_tree(view: RunView) -> int:
     """Model calls running in the call tree: sub-calls, nested RLMs and streaming turns."""
     return sum(1 for n in view.node_list if n.running and n.parent is not None and n.kind != "cell")
@@ -100,9 +108,11 @@ class CostMeter(QFrame):
         b, f = view.budget, view.figures
         fraction = b.fraction
         if b.cap_usd is None:
-            self._set(self.cost, f"{money(b.spent_usd)} (no cap)")
+            self._set(self.cost, f"{cost_text(b.spent_usd, b.unpriced)} (no cap)")
             self.bar.setValue(0)
             tip = "No dollar cap for this run"
+            if b.unpriced:
+                tip += f"; no price is known for {', '.join(b.unpriced)}: their cost is unknown"
         else:
             self._set(self.cost, f"{money(b.spent_usd)} / {money(b.cap_usd)}")
             self.bar.setValue(int(min(fraction or 0.0, 1.0) * 1000))

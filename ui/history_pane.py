@@ -37,6 +37,8 @@ class HistoryRow:
     sub_model: str = ""
     cost_usd: float | None = None
     duration_ms: int | None = None
+    limited: str = ""            # what a cap or limit changed (core/limits.py), "" when nothing
+    unpriced: str = ""           # models without a known price: the cost is unknown
 
     @classmethod
     def of_run(cls, run: dict) -> "HistoryRow":
@@ -51,7 +53,8 @@ class HistoryRow:
                    status=run.get("status") or "", created=created,
                    root_model=run.get("root_model_label") or run.get("root_model") or "",
                    sub_model=run.get("sub_model_label") or run.get("sub_model") or "",
-                   cost_usd=run.get("cost_usd"), duration_ms=duration)
+                   cost_usd=run.get("cost_usd"), duration_ms=duration, limited=run.get("limited") or "",
+                   unpriced=run.get("unpriced") or "")
 
 
 def format_when(created: datetime | None, now: datetime | None = None) -> str:
@@ -80,10 +83,14 @@ def format_duration(ms: int | None) -> str:
     return f"{hours} h {minutes:02d} min"
 
 
-def format_cost(usd: float | None) -> str:
+def format_cost(usd: float | None, unknown_part: bool = False) -> str:
+    """A run's cost; with `unknown_part` (a model had no price) never a bare "$0.0000"."""
     if usd is None:
         return ""
-    return f"${usd:.4f}" if usd < 0.1 else f"${usd:.2f}"
+    text = f"${usd:.4f}" if usd < 0.1 else f"${usd:.2f}"
+    if unknown_part:
+        return f"{text} + ?" if usd > 0 else "unknown"
+    return text
 
 
 class HistoryModel(RowTableModel):
@@ -104,17 +111,18 @@ class HistoryModel(RowTableModel):
             if col == 1:
                 return " ".join(row.question.split())[:200]
             if col == 2:
-                return row.status
+                return f"{row.status} · limited" if row.limited else row.status
             if col == 5:
                 return row.root_model if row.sub_model in ("", row.root_model) \
                     else f"{row.root_model} / {row.sub_model}"
             if col == 3:
-                return format_cost(row.cost_usd)
+                return format_cost(row.cost_usd, bool(row.unpriced))
             if col == 4:
                 return format_duration(row.duration_ms)
         if role == Qt.ItemDataRole.ToolTipRole:
             when = row.created.astimezone().strftime("%Y-%m-%d %H:%M") if row.created else ""
-            return f"{row.question}\n\nrun {row.id}, {when}\nroot {row.root_model}, sub {row.sub_model or row.root_model}"
+            tip = f"{row.question}\n\nrun {row.id}, {when}\nroot {row.root_model}, sub {row.sub_model or row.root_model}"
+            return tip + (f"\n\nLimited: {row.limited}" if row.limited else "")
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (3, 4):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == RUN_ID_ROLE:

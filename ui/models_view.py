@@ -22,12 +22,13 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QHBoxLayout, QHeaderView, QLa
                                QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
 ROOT_COLUMNS = [("Model", "model"), ("Runs", "runs"), ("Finished", "finished"), ("Capped", "capped"),
-                ("Failed", "failed"), ("Answered", "answer_rate%"), ("Cells", "cells"),
+                ("Failed", "failed"), ("Stopped", "stopped"), ("Answered", "answer_rate%"), ("Cells", "cells"),
                 ("Syntax errors", "syntax_error_rate%"), ("Runtime errors", "runtime_error_rate%"),
                 ("Refused blocks", "refused_cells"), ("Turns to answer", "turns_to_answer"),
                 ("$ per run", "cost_per_run_usd$"), ("s per run", "seconds_per_run"),
                 ("Output tokens", "root_output_tokens"), ("Thinking tokens", "thinking_tokens")]
 SUB_COLUMNS = [("Model", "model"), ("Calls", "calls"), ("Runs", "runs"), ("Errors", "error_rate%"),
+               ("Cancelled", "cancelled"), ("Refused", "refused"),
                ("s per call", "seconds_per_call"), ("Cost $", "cost_usd$"), ("Output tokens", "output_tokens")]
 CARD_COLUMNS = [("Pair", "pair"), ("Mode", "mode"), ("Answers", "answers"), ("Accuracy", "accuracy%"),
                 ("Lowest repeat", "accuracy_min%"), ("Highest repeat", "accuracy_max%"), ("Repeats", "repeats"),

@@ -38,6 +38,7 @@ ROWS_PER_BATCH = 16    # new call-tree rows one budgeted batch may add (apply_ma
 class RunPanes(QWidget):
     citation_clicked = Signal(str)
     export_requested = Signal()
+    limit_fix_requested = Signal(str)     # the answer's limited flag: its fix button (core/limits.py fix)
     answer_copied = Signal()
     node_selected = Signal(str)
     node_menu_requested = Signal(str, QPoint)    # call-tree node id ("" off a node), global position
@@ -96,6 +97,7 @@ class RunPanes(QWidget):
 
         self.transcript.citation_clicked.connect(self.citation_clicked)
         self.transcript.export_requested.connect(self.export_requested)
+        self.transcript.limit_fix_requested.connect(self.limit_fix_requested)
         self.transcript.answer_copied.connect(self.answer_copied)
         self.tree.node_selected.connect(self._on_node_selected)
 

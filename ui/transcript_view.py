@@ -19,8 +19,9 @@ from PySide6.QtGui import QCursor, QFont, QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QToolTip,
                                QToolButton, QVBoxLayout, QWidget)
 
+from core import limits
 from core.runview import Cell, Change, RunView, Turn
-from ui.cost_meter import clock, money
+from ui.cost_meter import clock, cost_text, money
 from ui.highlight import code_html, is_dark
 from ui.theme import PALETTES
 from ui.transcript_text import (ENDED_WORDS, OUTPUT_CHARS, OUTPUT_LINES, RETRY_MARK,  # noqa: F401
@@ -272,10 +273,12 @@ class TurnCard(QFrame):
 
 
 class AnswerCard(QFrame):
-    """The run's outcome: the answer (Markdown) with Copy and Export, or the error."""
+    """The run's outcome: the answer (Markdown) with Copy and Export, or the error; an amber
+    flag when a cap or limit changed what the run did (core/limits.py), with its fix."""
     copied = Signal()
     export_requested = Signal()
     link_activated = Signal(str)
+    limit_fix_requested = Signal(str)     # a fix action id: "cost", "sub_calls", "prices", "cell_time"
     citations = None             # ui.citation_text.CitationText, from the Transcript
 
     def __init__(self, colors: dict[str, str], parent: QWidget | None = None) -> None:
@@ -312,7 +315,26 @@ class AnswerCard(QFrame):
         self.error.setStyleSheet(f"QLabel {{ color: {colors['error']}; }}")
         self.figures = make_label("", self)
         self.figures.setObjectName("hint")
-        for w in (self.body, self.error, self.figures):
+        self.limited = QFrame(self)
+        self.limited.setObjectName("answerLimited")
+        self.limited.setStyleSheet(f"QFrame#answerLimited {{ border: 1px solid {colors['warning']};"
+                                   f" border-radius: 4px; background-color: {colors['warning_bg']}; }}")
+        row = QHBoxLayout(self.limited)
+        row.setContentsMargins(6, 4, 6, 4)
+        self.limited_text = make_label("", self.limited)
+        self.limited_text.setObjectName("answerLimitedText")
+        self.limited_text.setStyleSheet(f"QLabel {{ color: {colors['warning']}; }}")
+        self.limited_text.setAccessibleName("What the caps changed")
+        self.fix_button = QPushButton("", self.limited)
+        self.fix_button.setObjectName("answerLimitedFix")
+        self.fix_button.clicked.connect(lambda: self.limit_fix_requested.emit(self._fix_action))
+        self._fix_action = ""
+        row.addWidget(self.limited_text, 1)
+        row.addWidget(self.fix_button, 0, Qt.AlignmentFlag.AlignTop)
+        self.limited.hide()
+        layout.addWidget(self.body)
+        layout.addWidget(self.limited)
+        for w in (self.error, self.figures):
             layout.addWidget(w)
 
     def refresh(self, view: RunView) -> None:
@@ -325,11 +347,18 @@ class AnswerCard(QFrame):
         self.copy_button.setEnabled(bool(self.answer))
         self.error.setText(view.error or "")
         self.error.setVisible(bool(view.error))
+        limited = view.totals.get("limited")
+        text, fix = limits.summary(limited), limits.fix(limited)
+        self.limited_text.setText(text or "")
+        self._fix_action = fix[0] if fix else ""
+        self.fix_button.setText(fix[1] if fix else "")
+        self.fix_button.setVisible(fix is not None)
+        self.limited.setVisible(bool(text))
         f = view.figures
         self.figures.setText(
             f"{f.cells} cells · {f.syntax_error_rate * 100:.0f}% syntax errors · {f.runtime_errors} runtime"
             f" errors · {f.faults} faults · {f.sub_calls} sub-calls ({f.sub_call_errors} failed,"
-            f" {f.refused_calls} refused) · {f.iterations} iterations · {money(f.cost_usd)} ·"
+            f" {f.refused_calls} refused) · {f.iterations} iterations · {cost_text(f.cost_usd, view.budget.unpriced)} ·"
             f" {clock(f.wall_s)} wall time")
 
     def copy(self) -> None:
@@ -337,12 +366,15 @@ class AnswerCard(QFrame):
         self.copied.emit()
 
     def plain_text(self) -> str:
-        return "\n".join(t for t in (self.title.text(), self.answer, self.error.text(), self.figures.text()) if t)
+        limited = self.limited_text.text() if self.limited.isVisibleTo(self) else ""
+        return "\n".join(t for t in (self.title.text(), self.answer, limited, self.error.text(),
+                                     self.figures.text()) if t)
 
 
 class Transcript(QScrollArea):
     citation_clicked = Signal(str)
     export_requested = Signal()
+    limit_fix_requested = Signal(str)
     answer_copied = Signal()
     citations = None             # set by app/trust_glue.py: citation links in replies and the answer
     turn_menu_requested = Signal(str, QPoint)   # a turn header's context menu: turn id, global position
@@ -522,6 +554,7 @@ class Transcript(QScrollArea):
         card_ = AnswerCard(colors, self._column)
         card_.copied.connect(self.answer_copied)
         card_.export_requested.connect(self.export_requested)
+        card_.limit_fix_requested.connect(self.limit_fix_requested)
         card_.link_activated.connect(self._on_link)
         card_.citations = self.citations
         card_.body.linkHovered.connect(self._on_hover)

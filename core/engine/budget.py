@@ -2,10 +2,15 @@
 
 The dollar cap is a hard promise. Before a model call the engine reserves the
 call's worst case (every input token at the input price plus max_tokens at the
-output price); a call whose worst case does not fit next to what is spent and
-already reserved is refused. After the call the reservation is settled to the
-real cost. So spent + reserved never exceeds the cap, however many calls run at
-once. All of this runs on the event loop thread: no locks needed, none taken.
+output price). After the call the reservation is settled to the real cost. So
+spent + reserved never exceeds the cap, however many calls run at once. All of
+this runs on the event loop thread: no locks needed, none taken.
+
+A call whose worst case does not fit is shortened rather than refused
+(`acquire_call`): its max_tokens is lowered to what the room left affords, down to
+a floor that still gives a useful reply (core/engine/costs.py: SUB_FLOOR_TOKENS,
+ROOT_FLOOR_TOKENS). Only a call whose input plus that floor cannot be paid is
+refused. `shortened` counts the calls that were granted fewer tokens.
 
 Reservations are per attempt: a model call's meter (CallMeter) reserves before
 each attempt and settles it when the attempt is over, so a retry reserves again
@@ -17,15 +22,15 @@ settled on an estimate (`estimated_calls`, `estimated_usd`: the provider sent no
 usage). Each RLM node keeps a Tally of its own subtree's spend that rolls up to
 its parent's, so a nested RLM's cost is its calls', not the run's in its lifetime.
 
-`acquire` is the patient form used for model calls: when a call does not fit
-only because of other calls' reservations, it waits for them to settle (their
-real cost is usually far below their worst case) instead of being refused; it
-is refused at once when even the spent amount alone leaves no room.
+`acquire_call` is also patient: when a call does not fit only because of other
+calls' reservations, it waits for them to settle (their real cost is usually far
+below their worst case) instead of being shortened or refused.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -74,6 +79,7 @@ class Budget:
         self.sub_calls = 0
         self.in_flight = 0
         self.refusals = 0
+        self.shortened = 0      # calls granted fewer output tokens than asked, to fit the cap
         self.overruns = 0       # attempts whose real cost exceeded their reservation
         self.overrun_usd = 0.0  # by how much, in all
         self.estimated_calls = 0  # attempts settled on an estimate (no usage from the provider)
@@ -82,6 +88,59 @@ class Budget:
         self._on_change = on_change
         self.on_first: Callable[[str], None] = lambda what: None   # "overrun" | "estimated", once each
         self._settled: asyncio.Event | None = None
+
+    async def acquire_call(self, input_usd: float, per_token_usd: float, want_tokens: int,
+                           floor_tokens: int, *, keep_usd: float = 0.0) -> tuple[Reservation, int]:
+        """Reserve one call attempt: its input at worst plus up to `want_tokens` of output,
+        fewer (down to `floor_tokens`) when the cap leaves less room. Returns the reservation
+        and the max_tokens granted. Waits while calls in flight hold the room it needs;
+        raises BudgetExceeded when even the input and the floor cannot be paid."""
+        floor_tokens = max(1, min(floor_tokens, want_tokens))
+        while True:
+            cap = self.max_cost_usd
+            if cap is None:
+                return self.reserve(0.0), want_tokens
+            full = input_usd + want_tokens * per_token_usd
+            if self._fits(full, keep_usd, with_reserved=True):
+                return self.reserve(full, keep_usd=keep_usd), want_tokens
+            if self.in_flight and self._fits(full, keep_usd, with_reserved=False):
+                await self._wait_settled()        # the whole call fits once others settle
+                continue
+            now = self._affordable(input_usd, per_token_usd, want_tokens, keep_usd, with_reserved=True)
+            if now >= floor_tokens:
+                return self.reserve(input_usd + now * per_token_usd, keep_usd=keep_usd), now
+            alone = self._affordable(input_usd, per_token_usd, want_tokens, keep_usd, with_reserved=False)
+            if self.in_flight and alone >= floor_tokens:
+                await self._wait_settled()
+                continue
+            self.refusals += 1
+            kept = f", kept for the root's answer ${keep_usd:.4f}" if keep_usd else ""
+            raise BudgetExceeded(
+                f"dollar cap ${cap:.4f}: spent ${self.spent_usd:.4f}, reserved for calls in flight "
+                f"${self.reserved_usd:.4f}{kept}; this call's input could cost up to ${input_usd:.4f} "
+                f"and even its shortest useful reply ({floor_tokens:,} tokens, "
+                f"${floor_tokens * per_token_usd:.4f}) does not fit", cap="cost")
+
+    def _fits(self, usd: float, keep_usd: float, *, with_reserved: bool) -> bool:
+        held = self.spent_usd + (self.reserved_usd if with_reserved else 0.0)
+        return held + usd + keep_usd <= (self.max_cost_usd or 0.0) + 1e-12
+
+    def _affordable(self, input_usd: float, per_token_usd: float, want: int, keep_usd: float,
+                    *, with_reserved: bool) -> int:
+        """The most output tokens a call can be granted now (-1: not even its input)."""
+        held = self.spent_usd + (self.reserved_usd if with_reserved else 0.0)
+        room = (self.max_cost_usd or 0.0) - held - keep_usd - input_usd
+        if room < -1e-12:
+            return -1
+        if per_token_usd <= 0:
+            return want
+        return min(want, math.floor((room + 1e-12) / per_token_usd))
+
+    async def _wait_settled(self) -> None:
+        if self._settled is None:
+            self._settled = asyncio.Event()
+        self._settled.clear()
+        await self._settled.wait()
 
     async def acquire(self, usd: float, *, keep_usd: float = 0.0) -> Reservation:
         """Reserve `usd`, waiting while calls in flight hold the room it needs.
@@ -94,10 +153,7 @@ class Budget:
             hopeless = self.spent_usd + usd + keep_usd > cap + 1e-12
             if fits_now or hopeless or self.in_flight == 0:
                 return self.reserve(usd, keep_usd=keep_usd)
-            if self._settled is None:
-                self._settled = asyncio.Event()
-            self._settled.clear()
-            await self._settled.wait()
+            await self._wait_settled()
 
     def _wake(self) -> None:
         if self._settled is not None:

@@ -21,6 +21,12 @@ from typing import Any, Callable, Sequence
 from core.llm.pricing import worst_case_input_tokens
 
 MIN_USEFUL_MAX_TOKENS = 256     # below this a root cannot write a cell and a final answer
+# The floors a call's max_tokens may be lowered to so it fits under the dollar cap
+# (Budget.acquire_call). A sub-call of 256 tokens still answers a question about a chunk
+# in a few sentences; a root turn of 1,024 still holds a short cell or a final answer.
+# Below its floor a call is refused instead: a reply cut shorter is rarely worth paying for.
+SUB_FLOOR_TOKENS = 256
+ROOT_FLOOR_TOKENS = 1024
 
 
 @dataclass(frozen=True)
@@ -92,17 +98,23 @@ def explain_no_fit(wc: WorstCase, cap: float, spent: float, *, what: str = "the 
 
 class CallMeter:
     """client.AttemptMeter for one model call of the engine: reserves the worst case
-    before each attempt (patiently: budget.acquire), settles each attempt at what it
-    used, adds it to the RLM's tally, and sums the call's attempts."""
+    before each attempt (patiently, and shortened to fit: budget.acquire_call), settles
+    each attempt at what it used, adds it to the RLM's tally, and sums the call's attempts.
+    `shortened_to` is the max_tokens the last attempt was granted when the cap gave it
+    fewer than asked (None: as asked); a call that succeeds shortened counts once in
+    budget.shortened."""
 
     def __init__(self, ctx: Any, model: str, messages: list[dict], max_tokens: int, *,
-                 tally: Any = None, keep_usd: Callable[[], float] = lambda: 0.0) -> None:
+                 tally: Any = None, keep_usd: Callable[[], float] = lambda: 0.0,
+                 floor_tokens: int = SUB_FLOOR_TOKENS) -> None:
         self.ctx = ctx
         self.model = model
         self.messages = messages
         self.max_tokens = max_tokens
         self.tally = tally
         self.keep_usd = keep_usd
+        self.floor_tokens = floor_tokens
+        self.shortened_to: int | None = None
         self.cost_usd = 0.0
         self.input_tokens = 0
         self.output_tokens = 0
@@ -110,6 +122,7 @@ class CallMeter:
         self.attempts = 0
         self._reservation: Any = None
         self._worst: float | None = None
+        self._input_tokens: int | None = None
 
     def worst_usd(self) -> float:
         if self.ctx.budget.max_cost_usd is None:
@@ -118,14 +131,32 @@ class CallMeter:
             self._worst = self.ctx.prices.worst_case_usd(self.model, self.messages, self.max_tokens)
         return self._worst
 
-    async def begin(self, attempt: int) -> None:
+    async def begin(self, attempt: int) -> int:
+        """Reserve this attempt; returns the max_tokens it may ask for."""
         self.attempts = attempt
-        self._reservation = await self.ctx.budget.acquire(self.worst_usd(), keep_usd=self.keep_usd())
+        budget = self.ctx.budget
+        if budget.max_cost_usd is None:
+            self._reservation = budget.reserve(0.0)
+            return self.max_tokens
+        price = self.ctx.prices.price(self.model)
+        if price is None:                  # admission refuses these under a cap; never reached
+            self._reservation = await budget.acquire(self.worst_usd(), keep_usd=self.keep_usd())
+            return self.max_tokens
+        if self._input_tokens is None:
+            self._input_tokens = worst_case_input_tokens(self.messages)
+        input_usd = self._input_tokens * price.input_per_m / 1e6
+        self._reservation, granted = await budget.acquire_call(
+            input_usd, price.output_per_m / 1e6, self.max_tokens, self.floor_tokens,
+            keep_usd=self.keep_usd())
+        self.shortened_to = granted if granted < self.max_tokens else None
+        return granted
 
     def end(self, usage: Any) -> None:
         reservation, self._reservation = self._reservation, None
         if reservation is None:
             return
+        if self.shortened_to is not None and getattr(usage, "outcome", None) == "ok":
+            self.ctx.budget.shortened += 1
         cost = self.ctx.prices.cost_usd(self.model, usage.input_tokens, usage.output_tokens)
         if not (usage.input_tokens or usage.output_tokens):
             self.ctx.budget.release(reservation)

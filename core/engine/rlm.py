@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from core import events as ev
 from core.engine import prompts
 from core.engine.budget import BudgetExceeded, Tally
-from core.engine.costs import CallMeter, explain_no_fit, worst_case
+from core.engine.costs import ROOT_FLOOR_TOKENS, CallMeter, explain_no_fit, worst_case
 from core.engine.parse import parse_reply, truncate_middle
 from core.engine.screen import screen_block
 from core.engine.subcalls import SubCaller
@@ -79,6 +79,7 @@ class Rlm:
         self._keep_repl = keep_repl
         self._reported = len(self.messages) if session and follow_up else 0
         self._shown: list[str] = []            # every cell output the root was shown (screen_block)
+        self._cut_by_cap: int | None = None    # the last root reply stopped at a max_tokens the cap lowered
 
     # -- lifecycle -----------------------------------------------------------------
     async def solve(self) -> RlmOutcome:
@@ -185,11 +186,17 @@ class Rlm:
         self._reported = len(messages)           # RootReplied carries the reply itself
         parsed = parse_reply(reply.text)
         self.turn_notes = []
+        if self._cut_by_cap is not None:
+            self.turn_notes.append(
+                f"Your reply was limited to {self._cut_by_cap:,} tokens to fit the dollar cap and was "
+                "cut there: keep replies short and finish soon with what you have.")
         if self.depth == 0 and ctx.budget.max_cost_usd is not None:
-            # What the next root turn could cost at worst: sub-calls leave that much of the cap.
+            # What the next root turn needs at least: its input at worst and a reply of the
+            # floor's length (it is shortened to fit what sub-calls leave, core/engine/budget.py).
             allowance = "x" * min(cfg.max_output_chars * max(len(parsed.cells), 1), 200_000)
             ctx.root_reserve_usd = ctx.prices.worst_case_usd(
-                cfg.root_model, messages + [{"role": "user", "content": allowance}], cfg.root_max_tokens)
+                cfg.root_model, messages + [{"role": "user", "content": allowance}],
+                min(cfg.root_max_tokens, ROOT_FLOOR_TOKENS))
         outputs: list[str] = []
         final: dict | None = None
         for index, code in enumerate(parsed.cells, start=1):
@@ -253,7 +260,8 @@ class Rlm:
         ctx, cfg = self.ctx, self.config
         model = cfg.root_model
         meter = CallMeter(ctx, model, messages, cfg.root_max_tokens, tally=self.tally,
-                          keep_usd=lambda: 0.0 if self.depth == 0 else ctx.root_reserve_usd)
+                          keep_usd=lambda: 0.0 if self.depth == 0 else ctx.root_reserve_usd,
+                          floor_tokens=ROOT_FLOOR_TOKENS)
 
         def on_delta(delta: str) -> None:
             ctx.emit(ev.RootTokens, call_id=turn_id, parent_id=self.rlm_id, delta=delta)
@@ -296,7 +304,9 @@ class Rlm:
             raise
         ctx.emit(ev.RootReplied, call_id=turn_id, parent_id=self.rlm_id, text=reply.text,
                  input_tokens=meter.input_tokens, output_tokens=meter.output_tokens,
-                 cost_usd=meter.cost_usd, duration_ms=reply.duration_ms, model=model)
+                 cost_usd=meter.cost_usd, duration_ms=reply.duration_ms, model=model,
+                 shortened_to=meter.shortened_to)
+        self._cut_by_cap = meter.shortened_to if reply.finish_reason == "length" else None
         return reply
 
     def _count(self, result: Any) -> None:

@@ -23,6 +23,7 @@ from core import events as ev
 from core.config import RunConfig
 from core.engine.budget import Budget
 from core.engine.rlm import Rlm, RlmOutcome
+from core.limits import Limits
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,8 @@ class RunContext:
     nested_waiting: int = 0
     nested_peak: int = 0         # most nested RLMs that ran at once
     closing: list = field(default_factory=list)   # nested RLMs' workers shutting down
+    limits: Limits = field(default_factory=Limits)  # what caps and limits changed (core/limits.py)
+    unpriced: list = field(default_factory=list)    # models without a known price (cost unknown)
     _seq: Any = field(default_factory=lambda: itertools.count(1))
     _rlm_ids: Any = field(default_factory=lambda: itertools.count(1))
     _budget_pending: bool = False
@@ -84,6 +87,7 @@ class RunContext:
              parent_id: str | None = None, **fields: Any) -> ev.Event:
         event = cls(run_id=self.run_id, seq=next(self._seq), ts=time.time(),
                     call_id=call_id, parent_id=parent_id, **fields)
+        self.limits.observe(event)     # counted from the events themselves, as replay does
         try:
             self.emit_event(event)
         except Exception:  # a broken sink must not end the run; it is logged
@@ -131,6 +135,7 @@ class RunContext:
                 "overrun_usd": round(b.overrun_usd, 10), "overruns": b.overruns,
                 "estimated_usage_calls": b.estimated_calls, "estimated_usd": round(b.estimated_usd, 10),
                 "attempts": b.attempts, "nested_peak": self.nested_peak, "cap_hit": self.cap_hit,
+                "limited": self.limits.as_dict(), "unpriced_models": list(self.unpriced),
                 "wall_ms": int((time.monotonic() - started) * 1000)}
 
     def new_rlm_id(self) -> int:
@@ -169,6 +174,11 @@ class Engine:
                         f"Give it a price with --price {model}=IN,OUT (USD per million tokens), "
                         f"mark it free with --price {model}=0,0 (local models), or drop --max-cost.")
         return prices
+
+    def unpriced(self, prices: Any) -> list[str]:
+        """The run's models that have no known price: their cost is unknown, never $0."""
+        models = [self.config.root_model] + ([self.config.sub_model] if self.config.max_depth >= 1 else [])
+        return sorted({m for m in models if prices.price(m) is None})
 
     @property
     def budget(self) -> Budget | None:
@@ -214,6 +224,7 @@ class Engine:
             nested_slots=asyncio.Semaphore(self.config.nested_limit()),
             deadline=(started + self.config.max_wall_seconds) if self.config.max_wall_seconds else None,
             worker_command=self._worker_command)
+        ctx.unpriced = self.unpriced(prices)
         ctx.budget._on_change = ctx.budget_changed
         ctx.budget.on_first = ctx.budget_notice
         self._ctx = ctx
@@ -222,7 +233,7 @@ class Engine:
                  sub_model=self.config.sub_model, config=self.config.public_dict(),
                  documents=[{"path": d.path, "chars": len(d.text)} for d in docs],
                  total_chars=sum(len(d.text) for d in docs), version=self._version,
-                 parent_run_id=self._parent_run_id)
+                 parent_run_id=self._parent_run_id, unpriced_models=ctx.unpriced)
         started_at = time.time()
         root = Rlm(ctx, rlm_id="R", parent_id=None, depth=0, question=question, documents=docs,
                    session=session, follow_up=follow_up, keep_repl=self._keep_session)

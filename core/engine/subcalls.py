@@ -196,7 +196,7 @@ class SubCaller:
                      status=status, response=response, error=error, error_type=error_type,
                      input_tokens=meter.input_tokens, output_tokens=meter.output_tokens,
                      cost_usd=meter.cost_usd, duration_ms=int((time.monotonic() - started) * 1000),
-                     usage_estimated=meter.estimated)
+                     usage_estimated=meter.estimated, shortened_to=meter.shortened_to)
             return {"ok": response} if error_type is None else _error(error_type, error or status)
 
         if admission.refused:
@@ -221,15 +221,22 @@ class SubCaller:
             if not isinstance(exc, LLMError):
                 log.exception("sub-call %s failed unexpectedly", call_id)
             return finish("error", error=str(exc) or type(exc).__name__, error_type="SubCallError")
+        if meter.shortened_to is not None and reply.finish_reason == "length":
+            self._note_once("Some sub-call replies were", f"Some sub-call replies were cut at "
+                            f"{meter.shortened_to:,} tokens to fit the dollar cap (asked: "
+                            f"{cfg.sub_max_tokens:,}); they may be incomplete. Finish soon.")
         return finish("ok", response=reply.text)
+
+    def _note_once(self, mark: str, note: str) -> None:
+        if not any(n.startswith(mark) for n in self.rlm.turn_notes):
+            self.rlm.turn_notes.append(note)
 
     def _refused(self, exc: BudgetExceeded) -> None:
         ctx = self.ctx
         ctx.cap_hit = ctx.cap_hit or exc.cap
-        note = (f"Some sub-calls were refused: {exc}. Stop making sub-calls and finish now with "
-                "FINAL(...) or FINAL_VAR(...) using what you have.")
-        if not any(n.startswith("Some sub-calls were refused") for n in self.rlm.turn_notes):
-            self.rlm.turn_notes.append(note)
+        self._note_once("Some sub-calls were refused",
+                        f"Some sub-calls were refused: {exc}. Stop making sub-calls and finish now "
+                        "with FINAL(...) or FINAL_VAR(...) using what you have.")
 
     # -- a nested RLM --------------------------------------------------------------
     async def _nested(self, prompt: str, context: str | None, parent: str) -> dict[str, Any]:

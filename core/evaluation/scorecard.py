@@ -32,7 +32,11 @@ def _rate(num: float, den: float) -> float | None:
 def build_scorecard(rows: Iterable[Row], questions: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
     rows = list(rows)
     groups: dict[tuple[str, str], list[Row]] = defaultdict(list)
+    stopped: dict[tuple[str, str], int] = defaultdict(int)
     for row in rows:
+        if row.status == "cancelled":      # the user's Stop: no answer of the model's to score
+            stopped[(row.pair, row.mode)] += 1
+            continue
         groups[(row.pair, row.mode)].append(row)
     lines = []
     # Each root model's RLM lines, then its direct line beside them.
@@ -48,7 +52,8 @@ def build_scorecard(rows: Iterable[Row], questions: Sequence[dict[str, Any]] = (
         cost = sum(r.cost_usd for r in items)
         answered = sum(1 for r in items if r.status in ("finished", "answered") and r.answer)
         lines.append({
-            "pair": pair, "mode": mode, "answers": len(items), "correct": sum(r.correct for r in items),
+            "pair": pair, "mode": mode, "answers": len(items), "stopped": stopped.get((pair, mode), 0),
+            "correct": sum(r.correct for r in items),
             "accuracy": _rate(sum(r.correct for r in items), len(items)),
             "accuracy_min": round(min(per_repeat), 4), "accuracy_max": round(max(per_repeat), 4),
             "accuracy_stdev": round(statistics.pstdev(per_repeat), 4) if len(per_repeat) > 1 else 0.0,

@@ -25,7 +25,8 @@ time and per-call CPU (RLM_STUDIO_HTTP=litellm sends every call through litellm)
 - Cancelling the awaiting task cancels the HTTP request: CancelledError goes
   through untouched and litellm's aiohttp transport closes the connection.
 - A `meter` (AttemptMeter) sees every attempt: `await meter.begin(attempt)` before
-  it is sent (the budget reserves its worst case there, and may refuse by raising),
+  it is sent (the budget reserves its worst case there, and may refuse by raising; it
+  returns the max_tokens that attempt may ask for, lower when the cap affords less),
   `meter.end(usage)` when it is over, whatever the outcome (AttemptUsage). So a
   retry reserves again, and the backoff in between holds no reservation.
   What a failed or cancelled attempt is taken to have used (`attempt_usage`):
@@ -79,7 +80,7 @@ class AttemptUsage:
 
 
 class AttemptMeter(Protocol):
-    async def begin(self, attempt: int) -> None: ...
+    async def begin(self, attempt: int) -> int | None: ...   # the attempt's max_tokens (None: as asked)
     def end(self, usage: AttemptUsage) -> None: ...
 
 
@@ -130,7 +131,8 @@ class ModelClient:
             attempt += 1
             received: list[str] = []
             if meter is not None:
-                await meter.begin(attempt)
+                granted = await meter.begin(attempt)      # the cap may grant fewer tokens
+                kwargs["max_tokens"] = granted or max_tokens
             started = time.monotonic()
             try:
                 if direct:

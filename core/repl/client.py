@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable
 
 from core.repl import protocol as P
+from core.repl.cell_clock import within_run_time
 from core.repl.connection import WorkerConnection, WorkerDied
 from core.repl import sandbox_report
 from core.repl.context_file import ContextFiles, write_context
@@ -416,7 +417,7 @@ class ReplClient:
             try:
                 conn, fut = await self._send_exec(code)
                 try:
-                    reply = await asyncio.wait_for(asyncio.shield(fut), timeout_s)
+                    reply = await within_run_time(conn, fut, timeout_s)   # sub-call waits not counted
                 except asyncio.TimeoutError:
                     return await self._timed_out(conn, fut, timeout_s)
                 except WorkerDied:
@@ -467,7 +468,8 @@ class ReplClient:
             reply = None
         if reply is not None:
             res = self._result(reply)
-            note = (f"TimeoutError: the cell ran longer than {timeout_s:g} s and was interrupted. "
+            note = (f"TimeoutError: the cell's code ran longer than {timeout_s:g} s (time waiting for "
+                    "sub-call replies not counted) and was interrupted. "
                     "Your variables are kept.")
             return dataclasses.replace(res, fault="timeout", error_type="TimeoutError",
                                        error=note + (f"\n{res.error}" if res.error else ""))

@@ -14,6 +14,7 @@ import asyncio
 import logging
 import os
 import signal
+import time
 from typing import Any, Awaitable, Callable
 
 from core.repl import protocol as P
@@ -43,6 +44,9 @@ class WorkerConnection:
         self._sub_tasks: set[asyncio.Task[None]] = set()
         self._sub_by_id: dict[str, asyncio.Task[None]] = {}
         self._cancel_reasons: dict[str, str] = {}
+        self._waiting = 0                      # sub-calls received and not yet answered
+        self._waiting_since = 0.0
+        self._waited_s = 0.0                   # time with at least one of them open
         self._tail = bytearray()
         self.output_bytes = 0
         self.died_reason: str | None = None   # set when the engine stopped the worker itself
@@ -149,6 +153,7 @@ class WorkerConnection:
                 if msg["type"] == P.SUB_CALL:
                     id_ = str(msg["id"])
                     task = asyncio.create_task(self._sub_call(msg), name=f"repl-sub-{id_}")
+                    self._waiting_starts()
                     self._sub_tasks.add(task)
                     self._sub_by_id[id_] = task
                     task.add_done_callback(lambda t, i=id_: self._sub_done(t, i))
@@ -194,7 +199,23 @@ class WorkerConnection:
         except (WorkerDied, ConnectionError, RuntimeError):
             log.debug("worker %s gone before sub_result %s", self.pid, id_)
 
+    def _waiting_starts(self) -> None:
+        if self._waiting == 0:
+            self._waiting_since = time.monotonic()
+        self._waiting += 1
+
+    def waited_s(self) -> float:
+        """Seconds, since the worker started, during which the engine held at least one of its
+        sub-calls: the worker's code was waiting for replies, not running (the cell clock)."""
+        if self._waiting:
+            return self._waited_s + (time.monotonic() - self._waiting_since)
+        return self._waited_s
+
     def _sub_done(self, task: asyncio.Task[None], id_: str) -> None:
+        if task in self._sub_tasks:
+            self._waiting -= 1
+            if self._waiting == 0:
+                self._waited_s += time.monotonic() - self._waiting_since
         self._sub_tasks.discard(task)
         if self._sub_by_id.get(id_) is task:
             del self._sub_by_id[id_]

@@ -11,6 +11,7 @@ import html
 from pathlib import Path
 from typing import Any
 
+from core.limits import summary
 from core.store import report as rp
 from core.store.answer_render import answer_html
 from core.store.export_json import write_text_atomically
@@ -23,7 +24,7 @@ CSS = """
 @media (prefers-color-scheme:dark){:root{--fg:#e4e8ef;--muted:#9aa4b5;--bg:#151821;--panel:#1e2230;--line:#323850;--ok:#4ac26b;--bad:#f47067;--acc:#7c9cff}}
 *{box-sizing:border-box}body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--fg);background:var(--bg);margin:0 auto;max-width:1100px;padding:24px}
 h1{font-size:1.4em;margin:0 0 4px}h2{font-size:1.15em;margin:28px 0 8px;border-bottom:1px solid var(--line);padding-bottom:4px}
-.muted{color:var(--muted)}.status{display:inline-block;padding:1px 8px;border-radius:10px;background:var(--panel);font-weight:600}
+.muted{color:var(--muted)}.limited{border-left:4px solid #d9a400;padding:4px 10px;background:var(--panel)}.status{display:inline-block;padding:1px 8px;border-radius:10px;background:var(--panel);font-weight:600}
 .status.finished{color:var(--ok)}.status.failed,.status.interrupted,.status.cancelled{color:var(--bad)}
 pre{background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:8px 10px;overflow:auto;white-space:pre-wrap;word-break:break-word;margin:6px 0;font:13px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 table{border-collapse:collapse}td,th{border:1px solid var(--line);padding:3px 10px;text-align:left}
@@ -70,6 +71,9 @@ def render(r: rp.Report) -> str:
                + (f', finished {esc(run.get("finished_at"))} UTC' if run.get("finished_at") else "") + "</span></p>")
     if run.get("error"):
         out.append(f'<p class="err">{esc(run["error"])}</p>')
+    limited = summary(r.totals.get("limited"))
+    if limited:
+        out.append(f'<p class="limited"><strong>Limited:</strong> {esc(limited)}</p>')
     out.append('<h2>Question</h2><blockquote class="question">' + esc(run["question"]).replace("\n", "<br>")
                + "</blockquote>")
     passages: list = []
@@ -89,7 +93,7 @@ def render(r: rp.Report) -> str:
                f"<tr><th>sub model</th><td>{esc(r.model_line('sub'))}</td></tr>")
     out.extend(f"<tr><th>{esc(k)}</th><td>{esc(r.config.get(k))}</td></tr>" for k in rp.CAP_KEYS if k in r.config)
     out.append("</table><h2>Totals</h2><table>")
-    out.extend(f"<tr><th>{esc(name)}</th><td>{esc(r.totals.get(key, '-'))}</td></tr>" for key, name in rp.TOTAL_LABELS)
+    out.extend(f"<tr><th>{esc(name)}</th><td>{esc(rp.total_value(r.totals, key))}</td></tr>" for key, name in rp.TOTAL_LABELS)
     out.append("</table>")
     if r.sources:
         out.append("<h2>Sources</h2><ul>")

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from core.limits import summary
 from core.store import report as rp
 from core.store.answer_render import answer_markdown
 from core.store.export_json import write_text_atomically
@@ -38,6 +39,9 @@ def render(r: rp.Report) -> str:
     run, out = r.run, []
     out.append(f"# RLM Studio run {run['id']}")
     out.append(f"\n**Status:** {md_text(run['status'])}" + (f" — {md_text(run['error'])}" if run.get("error") else ""))
+    limited = summary(r.totals.get("limited"))
+    if limited:
+        out.append(f"\n> **Limited:** {md_text(limited)}")
     question = "\n".join("> " + md_text(line) for line in (run["question"] or "").splitlines())
     out.append(f"\n## Question\n\n{question}")
     out.append("\n## Answer\n\n" + (answer_markdown(run["answer"]) if run.get("answer") is not None
@@ -47,7 +51,7 @@ def render(r: rp.Report) -> str:
     out.extend(f"- {k}: {r.config.get(k)}" for k in rp.CAP_KEYS if k in r.config)
     out.append("\n## Totals\n")
     out.append("| | |\n|---|---|")
-    out.extend(f"| {name} | {r.totals.get(key) if r.totals.get(key) is not None else '-'} |"
+    out.extend(f"| {name} | {rp.total_value(r.totals, key)} |"
                for key, name in rp.TOTAL_LABELS)
     out.append(f"| started (UTC) | {run.get('created_at')} |\n| finished (UTC) | {run.get('finished_at') or '-'} |")
     if r.sources:

@@ -210,6 +210,17 @@ def m003_runs_model_labels(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE runs ADD COLUMN sub_model_label TEXT")
 
 
+@migration
+def m004_runs_limited_and_unpriced(db: sqlite_utils.Database) -> None:
+    # What a cap or limit changed in the run, in one sentence (core/limits.py summary):
+    # refused sub-calls, cells cut at the time limit, calls shortened to fit the dollar cap.
+    # NULL when nothing was limited (and for runs stored before it was counted).
+    db.execute("ALTER TABLE runs ADD COLUMN limited TEXT")
+    # The run's models with no known price, comma-separated (their cost is unknown, so
+    # cost_usd is a lower bound, never "$0"); NULL when every model had a price.
+    db.execute("ALTER TABLE runs ADD COLUMN unpriced TEXT")
+
+
 def migrate(db: sqlite_utils.Database) -> list[str]:
     """Apply pending migrations; returns the names applied. BEGIN IMMEDIATE makes two
     processes opening a fresh database at once take turns instead of colliding."""

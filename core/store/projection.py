@@ -17,6 +17,7 @@ from typing import Any, Iterable
 import sqlite_utils
 
 from core import events as ev
+from core.limits import summary
 
 log = logging.getLogger(__name__)
 
@@ -163,7 +164,8 @@ class Projection:
         elif isinstance(e, (ev.RunFinished, ev.RunFailed)):
             totals = dict(e.totals or {})
             delta.put(status=e.status, answer=e.answer, error=getattr(e, "error", None),
-                      finished_utc=e.ts, totals_json=dumps(totals),
+                      finished_utc=e.ts, totals_json=dumps(totals), limited=summary(totals.get("limited")),
+                      unpriced=", ".join(totals.get("unpriced_models") or []) or None,
                       **{k: totals[k] for k in TOTAL_COLUMNS if totals.get(k) is not None})
             db.execute("UPDATE calls SET status = 'unfinished' WHERE run_id = ? AND status = 'running'",
                        [e.run_id])

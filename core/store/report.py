@@ -133,6 +133,15 @@ def preview(text: str | None, limit: int) -> str:
 
 CAP_KEYS = ("max_depth", "max_iterations", "max_cost_usd", "max_sub_calls", "max_wall_seconds",
             "cell_timeout_s", "concurrency", "max_output_chars", "root_max_tokens", "sub_max_tokens")
+def total_value(totals: dict[str, Any], key: str) -> Any:
+    """A total as an export shows it: a cost with an unpriced model in it is "unknown"
+    (or "N + unknown"), never 0."""
+    value = totals.get(key)
+    if key == "cost_usd" and totals.get("unpriced_models"):
+        return f"{value:.6f} + unknown" if value else "unknown"
+    return "-" if value is None else value
+
+
 TOTAL_LABELS = (("cost_usd", "cost (USD)"), ("input_tokens", "input tokens"), ("output_tokens", "output tokens"),
                 ("iterations", "root turns"), ("sub_calls", "sub-calls"), ("cells", "code cells"),
                 ("syntax_errors", "syntax errors"), ("wall_ms", "wall time (ms)"))

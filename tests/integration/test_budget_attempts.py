@@ -64,11 +64,28 @@ async def test_a_provider_billing_above_the_worst_case_is_an_overrun_that_is_rep
     assert sum("cost more than the worst case" in e.message for e in of_type(events, "Notice")) == 1
 
 
-async def test_a_cap_that_cannot_fit_the_first_call_says_why_in_numbers_and_what_fixes_it(server):
+async def test_a_first_call_too_dear_at_full_length_runs_shortened_to_what_the_cap_affords(server):
     server.script("root", replies=[code("FINAL('x')")])
     prices = {"openai/root": Price(2.5, 10.0), "openai/sub": Price(0.15, 0.6)}
     events = []
     result = await Engine(config(server, max_cost_usd=0.05, prices=prices, root_max_tokens=8192),
+                          emit=events.append, key_for=lambda m: KEY).run("q", DOCS)
+    assert result.status == "finished" and result.answer == "x"
+    sent = server.requests_for("root")[0]
+    granted = sent.body["max_tokens"]
+    worst_in = PriceBook(prices).worst_case_usd("openai/root", sent.messages, 0)
+    assert 1024 <= granted < 8192 and worst_in + granted * 10.0 / 1e6 <= 0.05 + 1e-12
+    assert worst_in + (granted + 1) * 10.0 / 1e6 > 0.05          # the most the cap affords, not less
+    replied = of_type(events, "RootReplied")[0]
+    assert replied.shortened_to == granted
+    assert result.totals["limited"]["shortened_calls"] == 1
+
+
+async def test_a_cap_that_cannot_pay_even_the_shortest_first_call_says_why_in_numbers(server):
+    server.script("root", replies=[code("FINAL('x')")])
+    prices = {"openai/root": Price(2.5, 10.0), "openai/sub": Price(0.15, 0.6)}
+    events = []
+    result = await Engine(config(server, max_cost_usd=0.02, prices=prices, root_max_tokens=8192),
                           emit=events.append, key_for=lambda m: KEY).run("q", DOCS)
     assert result.status == "capped" and server.requests_for("root") == []
     error = result.error
@@ -76,10 +93,11 @@ async def test_a_cap_that_cannot_fit_the_first_call_says_why_in_numbers_and_what
     assert "iteration" not in error.lower()
     fit = int(error.split("a root max tokens of at most ")[1].split(" ")[0].replace(",", ""))
     assert "a dollar cap of at least $0.09" in error
-    # The fix it names works: with that root max tokens the first call fits.
-    again = await Engine(config(server, max_cost_usd=0.05, prices=prices, root_max_tokens=fit),
+    # The fix it names works: with that root max tokens the first call fits whole.
+    again = await Engine(config(server, max_cost_usd=0.02, prices=prices, root_max_tokens=fit),
                          emit=[].append, key_for=lambda m: KEY).run("q", DOCS)
     assert again.status == "finished" and again.answer == "x"
+    assert server.requests_for("root")[-1].body["max_tokens"] == fit
 
 
 def test_the_cli_reports_overruns_and_estimated_usage_in_its_json(server, tmp_path):

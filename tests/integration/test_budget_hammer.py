@@ -5,7 +5,8 @@ nested RLMs, each with its own batch) against its own scripted server, with rand
 latencies and failures (429, 500, cut streams for the streamed root calls, hangs
 past the request timeout for sub-calls), retries, and in some schedules a sub-call
 that outlives its cell (cell timeout) or the run (engine.cancel()). After every
-event: spent + reserved <= cap. At the end: nothing reserved or in flight, spend
+event: spent + reserved <= cap (calls that do not fit whole are shortened to fewer
+max_tokens). At the end: nothing reserved or in flight, spend
 within the cap, every settled dollar attributed to exactly one call of the tree,
 and the settled total equal to what the server billed by the engine's documented
 rule (tests/support/billing.py): exact where the usage reached the engine, the
@@ -164,7 +165,8 @@ async def _one(seed: int) -> dict:
         return {"seed": seed, "status": result.status, "variant": s.variant, "requests": rec.requests,
                 "estimated": rec.estimated_attempts, "spent": b.spent_usd, "server": rec.server_usd,
                 "cancelled": sum(e.type == "SubCallFinished" and e.status == "cancelled" for e in events),
-                "refused": b.refusals, "late": late, "exact": late == 0 and rec.slack_usd == 0
+                "refused": b.refusals, "late": late,
+                "shortened": result.totals["limited"]["shortened_calls"], "exact": late == 0 and rec.slack_usd == 0
                 and abs(b.spent_usd - rec.expected_usd) < 1e-9, "peak": peak[0], "events": len(events), "nested": sum(e.type == "SubCallFinished" and e.kind == "rlm" for e in events)}
     finally:
         server.stop()
@@ -182,6 +184,7 @@ async def test_random_schedules_keep_the_cap_and_settle_what_the_server_billed()
     print(f"\nbudget hammer: {len(done)} schedules in {took:.1f} s; {sum(d['requests'] for d in done)} requests, "
           f"{sum(d['estimated'] for d in done)} settled on estimates, {sum(d['cancelled'] for d in done)} "
           f"sub-calls cancelled, {sum(d['refused'] for d in done)} refused by the cap, "
+          f"{sum(d['shortened'] for d in done)} calls shortened to fit, "
           f"{sum(d['nested'] for d in done)} nested RLMs, {sum(d['events'] for d in done)} events checked; "
           f"highest (spent + reserved) / cap {max(d['peak'] for d in done):.2f}; variants {variants}; "
           f"settled exactly as billed in {sum(d['exact'] for d in done)}, replies read too late "
@@ -189,3 +192,4 @@ async def test_random_schedules_keep_the_cap_and_settle_what_the_server_billed()
           f"|settled - server's own count| = ${gap:.6f}")
     assert len(done) == SCHEDULES
     assert any(d["estimated"] for d in done)              # cuts and cancellations really happened
+    assert sum(d["shortened"] for d in done) > 0          # calls were shortened to fit, not refused

@@ -111,13 +111,28 @@ async def test_llm_query_from_many_threads_at_once(make_repl):
     assert handler.max_in_flight == 8 and len(handler.history) == 8
 
 
-async def test_timeout_while_waiting_for_a_sub_call_keeps_the_worker(make_repl):
-    async def never(prompt):
-        await asyncio.sleep(3600)
-    repl = await make_repl(SubCalls(reply=never))
+async def test_time_waiting_for_sub_call_replies_is_not_the_cells(make_repl):
+    # Six sequential calls of 0.6 s (3.6 s of wall time) under a 2 s cell limit: the cell's
+    # own code runs for milliseconds, so it finishes (the limit counts the cell's run time).
+    repl = await make_repl(SubCalls(reply=lambda p: {"ok": p.upper()}, delay_s=0.6))
+    started = time.monotonic()
+    r = await run(repl, "out = [llm_query(f'q{i}') for i in range(6)]\nprint(out)", timeout_s=2.0)
+    wall = time.monotonic() - started
+    assert r.fault is None and r.error is None, r.error
+    assert r.stdout.strip() == str([f"Q{i}" for i in range(6)])
+    assert wall >= 3.6
+
+
+async def test_a_cell_that_computes_past_its_limit_between_sub_calls_times_out_and_keeps_the_worker(make_repl):
+    repl = await make_repl(SubCalls(reply=lambda p: {"ok": "x"}, delay_s=0.3))
     await run(repl, "kept = 'yes'")
-    r = await repl.execute("llm_query('slow')", timeout_s=0.5)
+    code = ("import time\nfor i in range(8):\n    llm_query('q')\n    t = time.monotonic()\n"
+            "    while time.monotonic() - t < 0.25:\n        pass\n")
+    started = time.monotonic()
+    r = await repl.execute(code, timeout_s=0.8)              # 8 x 0.25 s of its own work
+    wall = time.monotonic() - started
     assert r.fault == "timeout" and not r.restarted
-    assert "KeyboardInterrupt" in r.error
+    assert "KeyboardInterrupt" in r.error and "sub-call replies not counted" in r.error
+    assert wall >= 0.8 + 3 * 0.3 - 0.1          # it was stopped after ~0.8 s of work, not 0.8 s of wall
     r = await run(repl, "print(kept)")
     assert r.stdout == "yes\n"

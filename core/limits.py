@@ -1,0 +1,133 @@
+"""What the caps and limits changed in a run: counted from its events, said in words.
+
+    limits = Limits()
+    limits.observe(event)              # every event of the run, live or replayed
+    totals["limited"] = limits.as_dict()
+    line = summary(totals["limited"])  # "8 of 8 sub-calls were refused by the dollar cap: ..."
+    action, label = fix(totals["limited"]) # ("cost", "Raise the dollar cap…"): the flag's button
+
+A run that a cap or limit changed is still "finished" (or "capped"), but its answer may
+rest on less than the root asked for, so the run carries it, and every place that shows
+the answer shows the summary (the window's answer card, History, exports, `--json`, the
+CLI's exit code 4). Counted:
+
+- refused sub-calls, by the limit that refused them (the dollar cap, the sub-call cap, a
+  price nobody knows under a cap, the model's context window, the approval gate, a model
+  the run may not call, sub-calls off at depth 0);
+- cells cut by the per-cell time limit;
+- calls shortened to fit the dollar cap (granted fewer max_tokens than asked);
+- root replies cut by the reply reader (a degenerate or over-long reply), when present.
+
+Everything comes from the events, so the store, replay and exports compute the same
+numbers as the engine did live. Only plain data here: no engine, no store, no Qt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# SubCallFinished.error_type -> the limit, in words (the dollar and sub-call caps share a type)
+LIMIT_NAMES = {
+    "BudgetExceeded": "the dollar cap",
+    "PriceUnknown": "an unknown price under the dollar cap",
+    "ContextWindowExceeded": "the sub model's context window",
+    "ApprovalDenied": "the approval gate",
+    "ModelNotAllowed": "the models this run may call",
+    "SubCallsOff": "depth 0 (sub-calls off)",
+}
+SUB_CALL_CAP = "the sub-call cap"
+SUB_CALL_CAP_MARK = "sub-call cap reached"
+
+
+def limit_of(error_type: str | None, message: str | None) -> str | None:
+    """The limit that refused a sub-call slot, or None when no limit did (ok, failed, cancelled)."""
+    if error_type == "BudgetExceeded" and (message or "").startswith(SUB_CALL_CAP_MARK):
+        return SUB_CALL_CAP
+    return LIMIT_NAMES.get(error_type or "")
+
+
+@dataclass
+class Limits:
+    sub_calls: int = 0                     # slots answered (every SubCallFinished)
+    refused: dict[str, int] = field(default_factory=dict)
+    cut_cells: int = 0
+    shortened_calls: int = 0
+    cut_replies: int = 0
+
+    def observe(self, event: Any) -> None:
+        kind = getattr(event, "type", type(event).__name__)
+        if kind == "SubCallFinished":
+            self.sub_calls += 1
+            limit = limit_of(event.error_type, event.error)
+            if limit is not None:
+                self.refused[limit] = self.refused.get(limit, 0) + 1
+            if getattr(event, "shortened_to", None) is not None:
+                self.shortened_calls += 1
+        elif kind == "RootReplied":
+            if getattr(event, "shortened_to", None) is not None:
+                self.shortened_calls += 1
+            if getattr(event, "cut", None):
+                self.cut_replies += 1
+        elif kind == "CellExecuted" and event.fault == "timeout":
+            self.cut_cells += 1
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"refused_sub_calls": sum(self.refused.values()), "refused_by": dict(self.refused),
+                "sub_calls": self.sub_calls, "cut_cells": self.cut_cells,
+                "shortened_calls": self.shortened_calls, "cut_replies": self.cut_replies}
+
+
+def is_limited(limited: dict[str, Any] | None) -> bool:
+    if not limited:
+        return False
+    return bool(limited.get("refused_sub_calls") or limited.get("cut_cells")
+                or limited.get("shortened_calls") or limited.get("cut_replies"))
+
+
+def summary(limited: dict[str, Any] | None) -> str | None:
+    """One sentence for the answer's flag, or None when no limit changed the run."""
+    if not is_limited(limited):
+        return None
+    assert limited is not None
+    parts = []
+    refused = int(limited.get("refused_sub_calls") or 0)
+    if refused:
+        by = limited.get("refused_by") or {}
+        names = sorted(by, key=lambda k: -by[k])
+        where = " and ".join(names[:2]) + (" and other limits" if len(names) > 2 else "")
+        total = max(int(limited.get("sub_calls") or 0), refused)
+        parts.append(f"{refused:,} of {total:,} sub-call{'s' if total != 1 else ''} "
+                     f"{'were' if refused != 1 else 'was'} refused by {where}")
+    cut = int(limited.get("cut_cells") or 0)
+    if cut:
+        parts.append(f"{cut:,} cell{'s' if cut != 1 else ''} stopped at the time limit")
+    short = int(limited.get("shortened_calls") or 0)
+    if short:
+        parts.append(f"{short:,} repl{'ies' if short != 1 else 'y'} shortened to fit the dollar cap")
+    replies = int(limited.get("cut_replies") or 0)
+    if replies:
+        parts.append(f"{replies:,} root repl{'ies' if replies != 1 else 'y'} cut off")
+    text = "; ".join(parts)
+    return text[0].upper() + text[1:] + ": this answer may be incomplete."
+
+
+def fix(limited: dict[str, Any] | None) -> tuple[str, str] | None:
+    """The way forward the answer's flag offers as a button: (action id, label), in the
+    window's words (no command-line advice); None when there is none or nothing was limited.
+    Action ids: "cost", "sub_calls", "prices", "sub_model", "cell_time"."""
+    if not is_limited(limited):
+        return None
+    assert limited is not None
+    by = limited.get("refused_by") or {}
+    if "the dollar cap" in by or limited.get("shortened_calls"):
+        return "cost", "Raise the dollar cap…"
+    if SUB_CALL_CAP in by:
+        return "sub_calls", "Raise the sub-call cap…"
+    if "an unknown price under the dollar cap" in by:
+        return "prices", "Set a price…"
+    if "the sub model's context window" in by:
+        return "sub_model", "Pick another sub model…"
+    if limited.get("cut_cells"):
+        return "cell_time", "More time per cell…"
+    return None
