@@ -22,12 +22,14 @@ from PySide6.QtWidgets import QMessageBox
 
 from app.first_run_glue import FirstRunGlue
 from app.history_glue import HistoryGlue
+from app.limit_fixes import LimitFixes
 from app.models_glue import ModelsGlue
 from app.run_service import IMPORT_LOCK, RunRequest, RunService, preload_engine  # noqa: F401  (preload_engine: the bench)
 from app.session_glue import SessionGlue
 from app.settings_glue import SettingsGlue
 from app.trust_glue import TrustGlue
 from app.window_runs import WindowRuns
+from core import limits
 from core.repl.sandbox_report import NOTICE_PREFIX as SANDBOX_NOTICE
 from ui.notifier import Notification, Notifier, explain_error
 from ui.question_panel import ModelChoice
@@ -79,6 +81,11 @@ class Controller(QObject):
         self.trust = TrustGlue(                  # citations, coverage, sub-calls, verify, fork, compare (issue 9)
             window, self.panes, notifier, self.runs, self.history, settings=lambda: self.settings,
             documents=lambda: self.documents, show_citation=self.show_citation, launch=self.launch)
+        self.limit_fixes = LimitFixes(           # the buttons that fix what a cap blocked or limited
+            window.question_panel, settings=lambda: self.settings, save_settings=self._save_settings,
+            open_settings=self.open_settings, settings_changed=self.trust.update_estimate, notifier=notifier)
+        window.question_panel.fix_requested.connect(self.limit_fixes.apply)
+        self.panes.limit_fix_requested.connect(self.limit_fixes.apply)
         self.sessions = SessionGlue(                # follow-ups in the last run's live REPL (issue 10)
             window, notifier, self.runs, self.history, compose=self.compose, launch=self.launch,
             documents=lambda: self.documents, set_documents=self.set_documents,
@@ -420,6 +427,8 @@ class Controller(QObject):
             return Notification("warning", "Pick a root model.",
                                 "Choose one in the question panel, or type a model id "
                                 "(e.g. openai/gpt-4o-mini).")
+        if qp.blocked():
+            return Notification("warning", qp.blocked(), "Use one of the buttons under Run.")
         return None
 
     def _remember_question(self, question: str) -> None:
@@ -463,7 +472,8 @@ class Controller(QObject):
             config = request.config
             self.notifier.post(explain_error(f"{type(exc).__name__}: {exc}",
                                              model=getattr(config, "root_model", None),
-                                             api_base=getattr(config, "api_base", None)))
+                                             api_base=getattr(config, "api_base", None),
+                                             labels=getattr(config, "model_labels", None)))
             qp.set_status("The run failed.")
 
     def _run_stopped_early(self, request: RunRequest) -> None:
@@ -487,7 +497,13 @@ class Controller(QObject):
         cost = totals.get("cost_usd")
         wall = max(0.0, (outcome.finished_at or 0) - (outcome.started_at or 0))
         summary = f"{wall:.1f} s" + (f" · ${cost:.4f}" if cost is not None else "")
-        if outcome.status == "finished":
+        limited = limits.summary(totals.get("limited"))
+        if outcome.status == "finished" and limited:
+            qp.set_status(f"Finished, limited · {summary}")
+            action, label = limits.fix(totals.get("limited")) or ("", "")
+            self.notifier.warning(f"The run finished, but {limited[0].lower()}{limited[1:]}",
+                                  "The answer card says what was limited.", action=action, action_label=label)
+        elif outcome.status == "finished":
             qp.set_status(f"Finished · {summary}")
             self.notifier.info(f"The run finished ({summary}).")
         elif outcome.status == "capped":
@@ -570,6 +586,8 @@ class Controller(QObject):
     def _on_notice_action(self, action: str) -> None:
         if action in ("keys", "models", "endpoints", "caps", "appearance", "settings"):
             self.open_settings("" if action == "settings" else action)
+        else:
+            self.limit_fixes.apply(action)
 
 
 def _starting(request: RunRequest) -> str:

@@ -349,6 +349,7 @@ class TrustGlue:
         config = self.run_config() if docs else None
         if config is None:
             self.preview.clear()
+            self.window.question_panel.set_blocked("")
             return None
         chars = sum(len(d.text) for d in docs)
         self._estimate_seq += 1
@@ -366,6 +367,7 @@ class TrustGlue:
             return
         self.last_preview = preview
         self.preview.set_estimate(*describe_preview(preview))
+        self.window.question_panel.set_blocked(preview.blocker, list(preview.fixes))
 
     def refresh_projection(self) -> None:
         view = self.panes.view
@@ -458,7 +460,9 @@ def describe_preview(p: Any) -> tuple[str, str]:
         dollars = f"{money(p.usd_low)} to {money(p.usd_high)}"
     text = f"Estimate: {tokens} · {dollars}"
     if getattr(p, "blocker", ""):
-        text = "Cannot start under this cap: the first call alone could cost more. See the tooltip."
+        text = "Cannot start with these settings: the reason and its fixes are below Run."
+    elif getattr(p, "reach", ""):
+        text += "\n" + p.reach
     tip = (f"Documents: {p.context_chars:,} characters (~{human_count(p.context_tokens)} tokens).\n"
            f"Output: {human_count(p.output_tokens[0])}-{human_count(p.output_tokens[1])} tokens; about "
            f"{p.expected_turns} root turns.\n" + "\n".join(p.notes))

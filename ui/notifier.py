@@ -187,7 +187,7 @@ def _host(api_base: str) -> str:
 
 
 def explain_error(error: str, *, model: str = "", api_base: str | None = None,
-                  label: str = "") -> Notification:
+                  label: str = "", labels: dict | None = None) -> Notification:
     """A user-facing notification for an engine or provider error text. `label` is the
     model's name as the user picked it ("ollama/qwen2.5-coder:7b"), shown instead of
     the routed one."""
@@ -237,6 +237,14 @@ def explain_error(error: str, *, model: str = "", api_base: str | None = None,
     if "contextwindow" in low or "context length" in low or "maximum context" in low:
         return Notification("error", f"A prompt was too long for {model}.",
                             "Pick a sub model with a larger context window.", detail=text, topic="run")
+    if "no price is known for model" in low:
+        routed = text.split("'", 2)[1] if text.count("'") >= 2 else model
+        name = (labels or {}).get(routed, routed)
+        return Notification(
+            "warning", f"No price is known for {name}, and a dollar cap is set: the run did not start.",
+            "If it runs on this computer, mark it free; if it is paid, give it a price; or run "
+            "without a cap.", f"mark_free:{name}", f"Mark {name} free", detail=text, topic="run",
+            more_actions=((f"set_price:{name}", "Set a price…"), ("no_cap", "Run without a cap")))
     if "cap" in low and ("cost" in low or "$" in low or "budget" in low):
         return Notification("warning", "The dollar cap was reached; what was done so far is kept.",
                             "Raise the dollar cap in the question panel to let the run go further.",

@@ -149,6 +149,7 @@ class QuestionPanel(QWidget):
     stop_requested = Signal()
     models_wanted = Signal()    # a model popup is opening: fill the catalog
     running_changed = Signal(bool)
+    fix_requested = Signal(str)  # a fix button beside a blocked Run: its action id (app/limit_fixes.py)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -243,6 +244,23 @@ class QuestionPanel(QWidget):
                                      "plain call, when they fit its window, and show both answers side by side")
         buttons.addWidget(self.direct_check)
         layout.addLayout(buttons)
+        # Why Run is disabled, with the fixes as buttons (set_blocked).
+        self.blocked_box = QWidget()
+        self.blocked_box.setObjectName("runBlocked")
+        blocked = QVBoxLayout(self.blocked_box)
+        blocked.setContentsMargins(0, 0, 0, 0)
+        self.blocked_label = QLabel()
+        self.blocked_label.setObjectName("runBlockedReason")
+        self.blocked_label.setWordWrap(True)
+        self.blocked_label.setAccessibleName("Why Run is disabled")
+        self.fix_row = QHBoxLayout()
+        blocked.addWidget(self.blocked_label)
+        blocked.addLayout(self.fix_row)
+        self.fix_buttons: list[QPushButton] = []
+        self.blocked_box.hide()
+        self._blocked = ""
+        self._running = False
+        layout.addWidget(self.blocked_box)
         layout.addWidget(self.status_label)
 
     # --- values ------------------------------------------------------------
@@ -283,9 +301,41 @@ class QuestionPanel(QWidget):
             self.iter_spin.setValue(int(caps["max_iterations"]))
 
     # --- state ---------------------------------------------------------------
+    def set_blocked(self, reason: str, fixes: list[tuple[str, str]] = ()) -> None:
+        """Disable Run with `reason` beside it and a button per fix ((action id, label));
+        an empty reason enables it again."""
+        self._blocked = reason
+        self.blocked_label.setText(reason)
+        for button in self.fix_buttons:
+            self.fix_row.removeWidget(button)
+            button.deleteLater()
+        self.fix_buttons = []
+        for action, label in fixes if reason else ():
+            button = QPushButton(label, self.blocked_box)
+            button.setObjectName("runFix")
+            button.clicked.connect(lambda _=False, a=action: self.fix_requested.emit(a))
+            self.fix_row.addWidget(button)
+            self.fix_buttons.append(button)
+        self.blocked_box.setVisible(bool(reason))
+        self.run_button.setEnabled(not self._running and not reason)
+        self.run_button.setToolTip(f"Run is disabled: {reason}" if reason else "Run (Ctrl+Enter)")
+
+    def blocked(self) -> str:
+        return self._blocked
+
+    def focus_field(self, name: str) -> None:
+        """Put the cursor in a field a fix points at: "cost", "sub_model", "root_model", "iterations"."""
+        widget = {"cost": self.cost_spin, "sub_model": self.sub_picker, "root_model": self.root_picker,
+                  "iterations": self.iter_spin}.get(name)
+        if widget is not None:
+            widget.setFocus()
+            if hasattr(widget, "selectAll"):
+                widget.selectAll()
+
     def set_running(self, running: bool) -> None:
         changed = self.stop_button.isEnabled() != running
-        self.run_button.setEnabled(not running)
+        self._running = running
+        self.run_button.setEnabled(not running and not self._blocked)
         self.stop_button.setEnabled(running)
         self.question_box.setReadOnly(running)
         if changed:

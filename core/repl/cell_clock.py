@@ -6,8 +6,9 @@ A cell's wall time minus the time during which the engine held at least one of i
 sub-calls (WorkerConnection.waited_s): while llm_query waits for a slow local model or
 a provider's rate limit, the cell's code is not running, so its clock stops. Those
 waits have their own limits (the request timeout per attempt, the run's wall-clock cap).
-Code that keeps computing in a thread while another waits is counted as waiting for
-that time: the clock errs towards letting the cell run, and the wall cap still bounds it.
+Code that keeps computing in a thread while another thread waits is not let off: during
+a wait the clock runs at the CPU time the worker's processes use (core/repl/proc_cpu.py;
+where /proc cannot tell, as on macOS, it stops).
 
 The future is never cancelled here (the caller decides what a timeout or a cancel does
 to the cell), so this is a drop-in for asyncio.wait_for(asyncio.shield(fut), limit_s).

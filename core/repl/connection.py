@@ -18,6 +18,7 @@ import time
 from typing import Any, Awaitable, Callable
 
 from core.repl import protocol as P
+from core.repl.proc_cpu import tree_cpu_s
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,8 @@ class WorkerConnection:
         self._waiting = 0                      # sub-calls received and not yet answered
         self._waiting_since = 0.0
         self._waited_s = 0.0                   # time with at least one of them open
+        self._cpu_at_wait: float | None = None # the worker tree's CPU seconds when that began
+        self._cpu_in_waits = 0.0               # CPU its code used meanwhile (a thread still working)
         self._tail = bytearray()
         self.output_bytes = 0
         self.died_reason: str | None = None   # set when the engine stopped the worker itself
@@ -202,20 +205,31 @@ class WorkerConnection:
     def _waiting_starts(self) -> None:
         if self._waiting == 0:
             self._waiting_since = time.monotonic()
+            self._cpu_at_wait = tree_cpu_s(self.pid)
         self._waiting += 1
 
     def waited_s(self) -> float:
         """Seconds, since the worker started, during which the engine held at least one of its
-        sub-calls: the worker's code was waiting for replies, not running (the cell clock)."""
-        if self._waiting:
-            return self._waited_s + (time.monotonic() - self._waiting_since)
-        return self._waited_s
+        sub-calls and the worker's code did not run (the cell clock): the wall time of those
+        spells less the CPU time the worker used in them (a thread working beside the wait)."""
+        if not self._waiting:
+            return self._waited_s - self._cpu_in_waits
+        return (self._waited_s + (time.monotonic() - self._waiting_since)
+                - self._cpu_in_waits - self._cpu_since_wait())
+
+    def _cpu_since_wait(self) -> float:
+        if self._cpu_at_wait is None:
+            return 0.0
+        now = tree_cpu_s(self.pid)
+        return max(now - self._cpu_at_wait, 0.0) if now is not None else 0.0
 
     def _sub_done(self, task: asyncio.Task[None], id_: str) -> None:
         if task in self._sub_tasks:
             self._waiting -= 1
             if self._waiting == 0:
                 self._waited_s += time.monotonic() - self._waiting_since
+                self._cpu_in_waits += self._cpu_since_wait()
+                self._cpu_at_wait = None
         self._sub_tasks.discard(task)
         if self._sub_by_id.get(id_) is task:
             del self._sub_by_id[id_]

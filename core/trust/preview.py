@@ -19,9 +19,14 @@ context (sub-calls read the documents). With no such run, a heuristic:
 Dollars use the same prices as the engine (RunConfig.prices, then litellm's map);
 the high end never exceeds the run's dollar cap. Unknown prices give None.
 `first_call_usd` is the worst case of the first root call by the engine's own
-function (core/engine/costs.py), which the engine reserves before sending it; when
-the cap cannot cover it, `blocker` says so in numbers and names the fix (a lower
-root max tokens, or a cap of at least $X).
+function (core/engine/costs.py), which the engine reserves before sending it. A call
+too dear at full length is shortened to fit (core/engine/budget.py), so the run is
+blocked only when the cap cannot pay even the first call's input and the shortest
+useful reply (ROOT_FLOOR_TOKENS), or when a model has no known price and a cap is set:
+`blocker` says why in the window's words, `fixes` are the buttons beside it
+((action id, label): "set_cap:USD", "mark_free:MODEL", "set_price:MODEL", "no_cap").
+`reach` says how far the cap goes: how many sub-calls of SUB_CALL_CHARS it pays for at
+worst after what is kept back for the root's turns (`root_keep_usd`).
 
 During a run: spent so far, plus the average cost of a root turn (with its cells'
 sub-calls) times the turns expected to remain (expected: the median turns of the
@@ -36,6 +41,7 @@ from typing import Any
 
 CHARS_PER_TOKEN = 4
 DEFAULT_EXPECTED_TURNS = 5
+SUB_CALL_CHARS = 50_000          # the chunk the root's prompt shows as its example (example_llm.md)
 
 
 @dataclass(frozen=True)
@@ -53,7 +59,10 @@ class CostPreview:
     expected_turns: int
     notes: list[str] = field(default_factory=list)
     first_call_usd: float | None = None  # the worst case of the first root call (what is reserved)
-    blocker: str = ""                    # why the run cannot start under its cap, and the fix
+    blocker: str = ""                    # why the run cannot start, in the window's words
+    fixes: list[tuple[str, str]] = field(default_factory=list)   # (action id, button label)
+    reach: str = ""                      # how far the cap goes ("pays for at least N sub-calls ...")
+    root_keep_usd: float | None = None   # kept back for one later root turn at its floor
 
 
     def to_dict(self) -> dict[str, Any]:
@@ -111,14 +120,14 @@ def preview_cost(config: Any, total_chars: int, *, store: Any = None, prices: An
         from core.llm.pricing import PriceBook
         prices = PriceBook(config.prices)
     notes: list[str] = []
-    blocker = ""
     first = first_call(config, prices, total_chars, question, documents)
     first_usd = first.usd if first.input_per_m is not None else None
-    if config.max_cost_usd is not None and first_usd is not None and first_usd > config.max_cost_usd:
-        from core.engine.costs import explain_no_fit
-        blocker = explain_no_fit(first, config.max_cost_usd, 0.0)
-        blocker = blocker[0].upper() + blocker[1:]
+    blocker, fixes = _blocker(config, prices, first)
+    if blocker:
         notes.append(blocker)
+    reach, keep = _reach(config, prices, first, total_chars)
+    if reach:
+        notes.append(reach)
     usage = similar_usage(store, config) if store is not None else []
     context_tokens = -(-total_chars // CHARS_PER_TOKEN)
     subs = config.max_depth >= 1
@@ -156,7 +165,57 @@ def preview_cost(config: Any, total_chars: int, *, store: Any = None, prices: An
     return CostPreview(config.root_model, config.sub_model, total_chars, context_tokens,
                        (root_in[0] + sub_in[0], root_in[1] + sub_in[1]),
                        (root_out[0] + sub_out[0], root_out[1] + sub_out[1]),
-                       usd_low, usd_high, basis, len(usage), turns, notes, first_usd, blocker)
+                       usd_low, usd_high, basis, len(usage), turns, notes, first_usd, blocker, fixes,
+                       reach, keep)
+
+
+def _blocker(config: Any, prices: Any, first: Any) -> tuple[str, list[tuple[str, str]]]:
+    """Why a run with these settings cannot start, and the fixes the window offers."""
+    import math
+    from core.engine.costs import ROOT_FLOOR_TOKENS
+    cap = config.max_cost_usd
+    if cap is None:
+        return "", []
+    models = [config.root_model] + ([config.sub_model] if config.max_depth >= 1 else [])
+    unpriced = [m for m in dict.fromkeys(models) if prices.price(m) is None]
+    if unpriced:
+        names = " and ".join(config.label(m) for m in unpriced)
+        fixes = [(f"mark_free:{config.label(m)}", f"Mark {config.label(m)} free") for m in unpriced]
+        fixes += [(f"set_price:{config.label(unpriced[0])}", "Set a price…"), ("no_cap", "Run without a cap")]
+        return (f"No price is known for {names}, so a dollar cap cannot be kept. If it runs on this "
+                "computer, mark it free; if it is paid, give it a price; or run without a cap."), fixes
+    floor = min(config.root_max_tokens, ROOT_FLOOR_TOKENS)
+    least = first.input_usd + floor * (first.output_per_m or 0) / 1e6
+    if least <= cap + 1e-12:
+        return "", []
+    need = math.ceil(round(least * 100, 6)) / 100       # the cap box shows cents
+    return (f"The dollar cap ${cap:.4f} cannot pay even a short first root call: its input could cost "
+            f"up to ${first.input_usd:.4f} ({first.input_tokens:,} tokens) and a reply of {floor:,} "
+            f"tokens ${floor * (first.output_per_m or 0) / 1e6:.4f}."), [(f"set_cap:{need:.2f}", f"Set the cap to ${need:.2f}")]
+
+
+def _reach(config: Any, prices: Any, first: Any, total_chars: int) -> tuple[str, float | None]:
+    """How many sub-calls the cap pays for at worst after the root's first turn and the
+    reserve for its next one; ("", None) without a cap or a price."""
+    from core.engine.costs import ROOT_FLOOR_TOKENS, sub_messages, worst_case
+    cap = config.max_cost_usd
+    if cap is None or config.max_depth < 1 or first.input_per_m is None:
+        return "", None
+    root_price, sub_price = prices.price(config.root_model), prices.price(config.sub_model)
+    if root_price is None or sub_price is None:
+        return "", None
+    allowance = config.max_output_chars + 200         # one cell's output, as the engine keeps it
+    keep = ((first.input_tokens + allowance) * root_price.input_per_m
+            + min(config.root_max_tokens, ROOT_FLOOR_TOKENS) * root_price.output_per_m) / 1e6
+    chars = max(min(SUB_CALL_CHARS, total_chars or SUB_CALL_CHARS), 1)
+    one = worst_case(prices, config.sub_model, sub_messages("x" * chars), config.sub_max_tokens).usd
+    room = cap - min(first.usd, cap) - keep
+    if one <= 0:
+        return f"Sub-calls are free; ${keep:.4f} of the cap is kept back for the root's next turn.", keep
+    count = max(int(room // one), 0)
+    return (f"This cap pays for at least {count:,} sub-call{'s' if count != 1 else ''} of "
+            f"{chars // 1000 or 1}k characters at their worst case (real replies usually cost less and "
+            f"more fit); ${keep:.4f} is kept back for the root's next turn."), keep
 
 
 class CostProjection:

@@ -15,7 +15,11 @@ LEAVE_A_THREAD = code(
     "def ask():\n    try:\n        seen.append(llm_query('SLOW thread'))\n"
     "    except Exception as e:\n        seen.append(f'{type(e).__name__}: {e}')\n"
     "t = threading.Thread(target=ask, name='asker')\nt.start()\ntime.sleep(0.5)\nprint('cell ends')")
-TIME_OUT = code("x = llm_query('SLOW main')\nprint('never')")
+# A thread waits on a slow reply while the cell's own code spins: the cell clock counts the
+# CPU the worker uses during the wait, so the cell still times out at its limit.
+TIME_OUT = code("import threading\ndef wait():\n    try:\n        llm_query('SLOW main')\n    except Exception:\n"
+                "        pass\nw = threading.Thread(target=wait, name='waiter')\nw.start()\n"
+                "while True:\n    pass")
 FAST_AFTER = code("print(llm_query('fast one'))\nFINAL('first done')")
 COUNT_THREADS = code(
     "import threading\nt.join(5)\n"

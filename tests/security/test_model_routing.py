@@ -165,7 +165,9 @@ def test_cli_unpriced_model_under_a_dollar_cap_is_refused_at_call_time(cli_home,
         run.script("root", replies=[code(
             'try:\n    llm_query("hi", model="other/helper")\nexcept Exception as e:\n'
             '    print("REFUSED", type(e).__name__, e)\nprint("SUB", llm_query("hi"))'), "FINAL(done)"])
-        save_settings(Settings(endpoints=[Endpoint("other", other.url, ["helper"], needs_key=False)],
+        # On 127.0.0.1 it would be free by its address; the user said it is a paid proxy.
+        save_settings(Settings(endpoints=[Endpoint("other", other.url, ["helper"], needs_key=False,
+                                                   runs_here=False)],
                                sub_call_models=["other/helper"]), home / "settings.json")
         result = ask(env, make_docs(tmp_path), "--api-base", run.url, "--max-cost", "1",
                      "--price", "openai/root=1,1", "--price", "openai/sub=1,1")

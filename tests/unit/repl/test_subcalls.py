@@ -123,6 +123,17 @@ async def test_time_waiting_for_sub_call_replies_is_not_the_cells(make_repl):
     assert wall >= 3.6
 
 
+async def test_code_that_spins_while_a_thread_waits_for_a_reply_is_still_timed(make_repl):
+    async def never(prompt):
+        await asyncio.sleep(3600)
+    repl = await make_repl(SubCalls(reply=never))
+    code = ("import threading\nthreading.Thread(target=lambda: llm_query('slow'), daemon=True).start()\n"
+            "while True:\n    pass")
+    started = time.monotonic()
+    r = await repl.execute(code, timeout_s=1.0)
+    assert r.fault == "timeout" and time.monotonic() - started < 6
+
+
 async def test_a_cell_that_computes_past_its_limit_between_sub_calls_times_out_and_keeps_the_worker(make_repl):
     repl = await make_repl(SubCalls(reply=lambda p: {"ok": "x"}, delay_s=0.3))
     await run(repl, "kept = 'yes'")

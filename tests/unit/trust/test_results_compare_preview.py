@@ -71,18 +71,50 @@ def test_projection_follows_the_run():
     assert proj.projection()["projected_usd"] == 0.05 and proj.projection()["finished"]
 
 
-def test_the_preview_uses_the_engines_worst_case_and_says_when_the_first_call_cannot_fit():
+def test_the_preview_uses_the_engines_worst_case_and_blocks_only_what_cannot_be_shortened_to_fit():
     from core.config import Price
     from core.engine.costs import first_root_messages, worst_case
     from core.llm.pricing import PriceBook
     prices = {"openai/r": Price(2.5, 10.0), "openai/s": Price(0.15, 0.6)}
-    cfg = RunConfig(root_model="openai/r", sub_model="openai/s", max_cost_usd=0.01, prices=prices)
+    cfg = RunConfig(root_model="openai/r", sub_model="openai/s", max_cost_usd=0.03, prices=prices)
     p = preview_cost(cfg, 40_000, question="What is it?", documents=[("a.txt", 40_000)])
     messages = first_root_messages(cfg, "What is it?", [("a.txt", 40_000)], "x" * 500)
-    assert p.first_call_usd == worst_case(PriceBook(prices), "openai/r", messages, cfg.root_max_tokens).usd
-    assert p.first_call_usd > 0.01
-    assert "cannot cover the first root call" in p.blocker and "max tokens 8,192 x $10/M" in p.blocker
-    assert "a dollar cap of at least $" in p.blocker and "iteration" not in p.blocker.lower()
-    assert p.blocker in p.notes
+    first = worst_case(PriceBook(prices), "openai/r", messages, cfg.root_max_tokens)
+    assert p.first_call_usd == first.usd and p.first_call_usd > 0.03
+    # Too dear at 8,192 tokens, but its input and a 1,024-token reply fit: not blocked (shortened).
+    assert first.input_usd + 1024 * 10.0 / 1e6 <= 0.03
+    assert p.blocker == "" and p.fixes == []
+    tiny = preview_cost(cfg.replace(max_cost_usd=0.02), 40_000, question="What is it?",
+                        documents=[("a.txt", 40_000)])
+    assert "cannot pay even a short first root call" in tiny.blocker and "iteration" not in tiny.blocker.lower()
+    [(action, label)] = tiny.fixes
+    need = float(action.split(":")[1])
+    assert action.startswith("set_cap:") and label == f"Set the cap to ${need:.2f}"
+    assert first.input_usd + 1024 * 10.0 / 1e6 <= need < first.input_usd + 1024 * 10.0 / 1e6 + 0.01
+    assert tiny.blocker in tiny.notes
     roomy = preview_cost(cfg.replace(max_cost_usd=1.0), 40_000)
     assert roomy.blocker == "" and roomy.first_call_usd is not None
+    assert roomy.reach.startswith("This cap pays for at least ") and roomy.root_keep_usd > 0
+
+
+def test_an_unpriced_model_under_a_cap_blocks_the_run_by_the_name_the_user_picked():
+    cfg = RunConfig(root_model="openai/small-3b", sub_model="openai/small-3b", max_cost_usd=0.05,
+                    model_labels={"openai/small-3b": "lab/small-3b"})
+    p = preview_cost(cfg, 1000)
+    assert p.blocker.startswith("No price is known for lab/small-3b")
+    assert "--price" not in p.blocker and "openai/small-3b" not in p.blocker
+    assert p.fixes == [("mark_free:lab/small-3b", "Mark lab/small-3b free"),
+                       ("set_price:lab/small-3b", "Set a price…"), ("no_cap", "Run without a cap")]
+    assert preview_cost(cfg.replace(max_cost_usd=None), 1000).blocker == ""
+
+
+def test_how_far_the_cap_goes_counts_sub_calls_after_the_roots_reserve():
+    from core.config import Price
+    prices = {"openai/r": Price(1.0, 2.0), "openai/s": Price(0.5, 1.5)}
+    cfg = RunConfig(root_model="openai/r", sub_model="openai/s", max_cost_usd=0.2, prices=prices)
+    p = preview_cost(cfg, 200_000)
+    count = int(p.reach.split("at least ")[1].split(" ")[0])
+    one = (50_000 + 32) * 0.5 / 1e6 + 4096 * 1.5 / 1e6
+    assert count == int((0.2 - p.first_call_usd - p.root_keep_usd) // one) and count > 0
+    more = preview_cost(cfg.replace(max_cost_usd=0.5), 200_000)
+    assert int(more.reach.split("at least ")[1].split(" ")[0]) > count

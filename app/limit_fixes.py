@@ -1,0 +1,84 @@
+"""The fixes the window offers when a cap blocks a run or limited one, as buttons: beside
+a disabled Run (the cost preview's blocker), on the answer card's amber flag, and on a
+banner. Each button sends an action id; this glue carries it out in the window's own
+terms, never with command-line advice.
+
+    fixes = LimitFixes(question_panel, settings=..., save_settings=..., open_settings=...,
+                       settings_changed=..., notifier=...)
+    fixes.apply("set_cap:0.0226")       # True when the action was known
+
+Actions (core/trust/preview.py and core/limits.py make them):
+  set_cap:USD        the question panel's dollar cap to USD
+  no_cap             no dollar cap for this run
+  cost               a limited run: the cap doubled (at least $1), the cursor in the Cap box
+  mark_free:MODEL    the model (as the user named it) marked free in the settings
+  set_price:MODEL / prices   Settings > Models, to give it a price
+  sub_calls / cell_time      Settings > Caps (the sub-call cap, the time per cell)
+  sub_model          the cursor in the sub model picker
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+
+class LimitFixes:
+    def __init__(self, question_panel: Any, *, settings: Callable[[], Any], save_settings: Callable[[], None],
+                 open_settings: Callable[[str], Any], settings_changed: Callable[[], None],
+                 notifier: Any) -> None:
+        self.qp = question_panel
+        self._settings = settings
+        self._save = save_settings
+        self._open = open_settings
+        self._changed = settings_changed
+        self.notifier = notifier
+
+    def apply(self, action: str) -> bool:
+        kind, _, arg = action.partition(":")
+        qp = self.qp
+        if kind == "set_cap" and arg:
+            try:
+                usd = float(arg)
+            except ValueError:
+                return False
+            qp.set_caps({"max_cost_usd": _cents_up(usd)})
+            qp.set_status(f"Dollar cap set to ${qp.caps()['max_cost_usd']:.2f}.")
+            qp.focus_field("cost")
+        elif kind == "no_cap":
+            qp.set_caps({"max_cost_usd": None})
+            qp.set_status("No dollar cap for the next run.")
+            qp.focus_field("cost")
+        elif kind == "cost":
+            now = qp.caps().get("max_cost_usd") or 0.0
+            qp.set_caps({"max_cost_usd": max(1.0, now * 2)})
+            qp.set_status(f"Dollar cap raised to ${qp.caps()['max_cost_usd']:.2f}: run again to use it.")
+            qp.focus_field("cost")
+        elif kind == "mark_free" and arg:
+            self._mark_free(arg)
+        elif kind in ("set_price", "prices"):
+            self._open("models")
+        elif kind in ("sub_calls", "cell_time"):
+            self._open("caps")
+        elif kind == "sub_model":
+            qp.focus_field("sub_model")
+        else:
+            return False
+        return True
+
+    def _mark_free(self, model: str) -> None:
+        from app.settings import ModelSettings
+        settings = self._settings()
+        entry = settings.models.get(model)
+        if entry is None:
+            settings.models[model] = ModelSettings(free=True)
+        else:
+            entry.free, entry.price = True, None
+        self._save()
+        self._changed()
+        self.notifier.info(f"{model} is marked free (Settings > Models can change it).")
+
+
+def _cents_up(usd: float) -> float:
+    """The cap box shows cents: round up so the value still covers `usd`."""
+    import math
+    return math.ceil(round(usd * 100, 6)) / 100
