@@ -32,7 +32,7 @@ SETTINGS_VERSION = 1
 THEMES = ("system", "light", "dark")
 REASONING_EFFORTS = ("minimal", "low", "medium", "high")
 CAP_NAMES = ("max_depth", "max_iterations", "max_cost_usd", "max_sub_calls", "max_wall_seconds",
-             "cell_timeout_s", "concurrency")
+             "cell_timeout_s", "concurrency", "memory_limit_mb")
 RECENT_LIMIT = 20
 _SECRET_NAME = re.compile(r"^(api[_-]?keys?|keys?|secrets?|passwords?|access[_-]?tokens?|auth(orization)?)$",
                           re.IGNORECASE)

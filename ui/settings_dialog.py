@@ -384,10 +384,18 @@ class CapsPage(QWidget):
         self.concurrency = QSpinBox()
         self.concurrency.setRange(1, 512)
         self.concurrency.setValue(int(caps.get("concurrency", 32)))
+        self.memory = QSpinBox()
+        self.memory.setRange(256, 1024 * 1024)
+        self.memory.setSingleStep(1024)
+        self.memory.setSuffix(" MB")
+        self.memory.setValue(int(caps.get("memory_limit_mb") or 4096))
+        self.memory.setToolTip("Memory of the REPL worker that holds your documents; a folder too large "
+                               "for it is refused before the run, with its size")
         rows = (("Depth (0 REPL only, 1 sub-calls, 2-3 nested)", self.depth),
                 ("Iterations (root turns)", self.iterations), ("Dollar cap", self.cost),
                 ("Sub-calls at most", self.sub_calls), ("Wall time at most", self.wall),
-                ("Time per code cell", self.cell_timeout), ("Sub-calls at once", self.concurrency))
+                ("Time per code cell", self.cell_timeout), ("Sub-calls at once", self.concurrency),
+                ("REPL memory limit", self.memory))
         for text, widget in rows:
             widget.setAccessibleName(text)
             form.addRow(text, widget)
@@ -398,7 +406,7 @@ class CapsPage(QWidget):
                 "max_sub_calls": self.sub_calls.value() or None,
                 "max_wall_seconds": self.wall.value() or None,
                 "cell_timeout_s": float(self.cell_timeout.value()),
-                "concurrency": self.concurrency.value()}
+                "concurrency": self.concurrency.value(), "memory_limit_mb": self.memory.value()}
 
 
 class AppearancePage(QWidget):

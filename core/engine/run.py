@@ -159,8 +159,9 @@ class Engine:
         self._task: asyncio.Task | None = None
         self._cancel_requested = False
 
-    def check(self) -> Any:
-        """Validate the config before anything runs; returns the PriceBook."""
+    def check(self, documents: Sequence[Any] | None = None) -> Any:
+        """Validate the config (and, given them, that the documents fit the REPL worker's
+        memory: core/engine/corpus_fit.py) before anything runs; returns the PriceBook."""
         from core.llm.pricing import PriceBook
         prices = PriceBook(self.config.prices)
         if self.config.max_cost_usd is not None:
@@ -173,6 +174,12 @@ class Engine:
                         f"No price is known for model '{model}', and a dollar cap is set. "
                         f"Give it a price with --price {model}=IN,OUT (USD per million tokens), "
                         f"mark it free with --price {model}=0,0 (local models), or drop --max-cost.")
+        if documents:
+            from core.engine.corpus_fit import CorpusTooLarge, check_fits
+            try:
+                check_fits(documents, self.config.memory_limit_mb)
+            except CorpusTooLarge as exc:
+                raise ConfigError(str(exc)) from None
         return prices
 
     def unpriced(self, prices: Any) -> list[str]:
@@ -210,7 +217,7 @@ class Engine:
         """Answer `question`. With `session` (rlm.Session) the top-level RLM continues in
         that live REPL and conversation: `follow_up=True` asks a new question there; without
         it the conversation goes on as it stands (a fork)."""
-        prices = self.check()
+        prices = self.check(None if session is not None else list(documents))
         if self._llm is None:
             from core.llm.client import ModelClient
             self._llm = ModelClient(key_for=self._key_for, api_base_for=self.config.api_base_for,
