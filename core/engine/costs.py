@@ -27,6 +27,17 @@ MIN_USEFUL_MAX_TOKENS = 256     # below this a root cannot write a cell and a fi
 # Below its floor a call is refused instead: a reply cut shorter is rarely worth paying for.
 SUB_FLOOR_TOKENS = 256
 ROOT_FLOOR_TOKENS = 1024
+# What sub-calls leave for the top-level root's next turn: that turn's worst case at its
+# floor, but never more than this share of what is left of the cap. The worst case counts
+# every byte of the feedback as a token (up to max_output_chars per cell: $0.05 of input
+# at $2.5/M), which alone can be more than a small cap; the turn itself is reserved (and
+# shortened or refused) when it is sent, so the reserve is a share, not a promise.
+ROOT_RESERVE_SHARE = 0.5
+
+
+def root_reserve(need_usd: float, cap_usd: float, spent_usd: float) -> float:
+    """The reserve kept for the root's next turn (see ROOT_RESERVE_SHARE)."""
+    return min(need_usd, ROOT_RESERVE_SHARE * max(cap_usd - spent_usd, 0.0))
 
 
 @dataclass(frozen=True)

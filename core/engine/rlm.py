@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from core import events as ev
 from core.engine import prompts
 from core.engine.budget import BudgetExceeded, Tally
-from core.engine.costs import ROOT_FLOOR_TOKENS, CallMeter, explain_no_fit, worst_case
+from core.engine.costs import ROOT_FLOOR_TOKENS, CallMeter, explain_no_fit, root_reserve, worst_case
 from core.engine.parse import parse_reply, truncate_middle
 from core.engine.screen import screen_block
 from core.engine.subcalls import SubCaller
@@ -192,11 +192,12 @@ class Rlm:
                 "cut there: keep replies short and finish soon with what you have.")
         if self.depth == 0 and ctx.budget.max_cost_usd is not None:
             # What the next root turn needs at least: its input at worst and a reply of the
-            # floor's length (it is shortened to fit what sub-calls leave, core/engine/budget.py).
+            # floor's length, at most half of what is left (core/engine/costs.py: root_reserve).
             allowance = "x" * min(cfg.max_output_chars * max(len(parsed.cells), 1), 200_000)
-            ctx.root_reserve_usd = ctx.prices.worst_case_usd(
+            need = ctx.prices.worst_case_usd(
                 cfg.root_model, messages + [{"role": "user", "content": allowance}],
                 min(cfg.root_max_tokens, ROOT_FLOOR_TOKENS))
+            ctx.root_reserve_usd = root_reserve(need, ctx.budget.max_cost_usd, ctx.budget.spent_usd)
         outputs: list[str] = []
         final: dict | None = None
         for index, code in enumerate(parsed.cells, start=1):

@@ -71,7 +71,7 @@ class RunContext:
     worker_command: list[str] | None = None
     counters: Counters = field(default_factory=Counters)
     cap_hit: str | None = None   # first cap that stopped work: "iterations"|"cost"|"sub_calls"|"wall_time"
-    root_reserve_usd: float = 0.0  # kept free by sub-calls so the top-level root can still answer
+    root_reserve_usd: float = 0.0  # kept free by sub-calls for the top-level root's next turn (costs.root_reserve)
     nested_slots: Any = None     # asyncio.Semaphore: nested RLMs running at once
     nested_running: int = 0
     nested_waiting: int = 0

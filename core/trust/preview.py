@@ -197,7 +197,7 @@ def _blocker(config: Any, prices: Any, first: Any) -> tuple[str, list[tuple[str,
 def _reach(config: Any, prices: Any, first: Any, total_chars: int) -> tuple[str, float | None]:
     """How many sub-calls the cap pays for at worst after the root's first turn and the
     reserve for its next one; ("", None) without a cap or a price."""
-    from core.engine.costs import ROOT_FLOOR_TOKENS, sub_messages, worst_case
+    from core.engine.costs import ROOT_FLOOR_TOKENS, root_reserve, sub_messages, worst_case
     cap = config.max_cost_usd
     if cap is None or config.max_depth < 1 or first.input_per_m is None:
         return "", None
@@ -205,8 +205,9 @@ def _reach(config: Any, prices: Any, first: Any, total_chars: int) -> tuple[str,
     if root_price is None or sub_price is None:
         return "", None
     allowance = config.max_output_chars + 200         # one cell's output, as the engine keeps it
-    keep = ((first.input_tokens + allowance) * root_price.input_per_m
+    need = ((first.input_tokens + allowance) * root_price.input_per_m
             + min(config.root_max_tokens, ROOT_FLOOR_TOKENS) * root_price.output_per_m) / 1e6
+    keep = root_reserve(need, cap, min(first.usd, cap))
     chars = max(min(SUB_CALL_CHARS, total_chars or SUB_CALL_CHARS), 1)
     one = worst_case(prices, config.sub_model, sub_messages("x" * chars), config.sub_max_tokens).usd
     room = cap - min(first.usd, cap) - keep

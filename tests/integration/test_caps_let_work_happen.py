@@ -168,3 +168,19 @@ async def test_an_unpriced_model_without_a_cap_has_an_unknown_cost_not_zero(serv
     path = tmp_path / "run.md"
     store.export(result.run_id, "md", path)
     assert "| cost (USD) | unknown |" in path.read_text(encoding="utf-8")
+
+
+async def test_a_small_cap_whose_worst_root_reserve_exceeds_it_still_runs_small_sub_calls(server, store):
+    # root $2.5/$10: the next turn's worst case (20,000 characters of feedback counted a token
+    # a byte) alone is $0.07, more than the $0.03 cap; before, every sub-call was refused.
+    server.script("sub", fn=lambda r: Reply(r.prompt.upper(), usage=(20, 5)))
+    server.script("root", replies=[Reply(code("print(llm_query_batched(['a', 'b', 'c']))"), usage=(1300, 20)),
+                                   Reply(code("FINAL('done')"), usage=(1600, 15))])
+    prices = {ROOT: Price(2.5, 10.0), SUB: Price(0.15, 0.6)}
+    events: list = []
+    result = await QuestionRun("q", documents=[Doc("a.txt", "x")],
+                               config=config(server, max_cost_usd=0.03, prices=prices),
+                               store=store, key_for=lambda m: KEY, sinks=[events.append]).execute()
+    assert result.status == "finished"
+    assert [f.status for f in of_type(events, "SubCallFinished")] == ["ok"] * 3
+    assert result.totals["limited"]["refused_sub_calls"] == 0 and result.totals["cost_usd"] <= 0.03
