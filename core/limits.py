@@ -120,7 +120,7 @@ def fix(limited: dict[str, Any] | None) -> tuple[str, str] | None:
         return None
     assert limited is not None
     by = limited.get("refused_by") or {}
-    if "the dollar cap" in by or limited.get("shortened_calls"):
+    if "the dollar cap" in by:
         return "cost", "Raise the dollar cap…"
     if SUB_CALL_CAP in by:
         return "sub_calls", "Raise the sub-call cap…"
@@ -130,4 +130,6 @@ def fix(limited: dict[str, Any] | None) -> tuple[str, str] | None:
         return "sub_model", "Pick another sub model…"
     if limited.get("cut_cells"):
         return "cell_time", "More time per cell…"
+    if limited.get("shortened_calls"):
+        return "cost", "Raise the dollar cap…"
     return None

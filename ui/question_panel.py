@@ -316,6 +316,10 @@ class QuestionPanel(QWidget):
             button.clicked.connect(lambda _=False, a=action: self.fix_requested.emit(a))
             self.fix_row.addWidget(button)
             self.fix_buttons.append(button)
+        from ui.highlight import is_dark
+        from ui.theme import PALETTES
+        color = PALETTES["dark" if is_dark() else "light"]["warning"]
+        self.blocked_label.setStyleSheet(f"QLabel {{ color: {color}; }}")
         self.blocked_box.setVisible(bool(reason))
         self.run_button.setEnabled(not self._running and not reason)
         self.run_button.setToolTip(f"Run is disabled: {reason}" if reason else "Run (Ctrl+Enter)")

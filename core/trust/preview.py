@@ -25,8 +25,9 @@ blocked only when the cap cannot pay even the first call's input and the shortes
 useful reply (ROOT_FLOOR_TOKENS), or when a model has no known price and a cap is set:
 `blocker` says why in the window's words, `fixes` are the buttons beside it
 ((action id, label): "set_cap:USD", "mark_free:MODEL", "set_price:MODEL", "no_cap").
-`reach` says how far the cap goes: how many sub-calls of SUB_CALL_CHARS it pays for at
-worst after what is kept back for the root's turns (`root_keep_usd`).
+`reach` says how far the cap goes: about how many sub-calls of SUB_CALL_CHARS (or the
+documents, when smaller) it pays for after the first turn and what is kept back for the
+root's next one (`root_keep_usd`).
 
 During a run: spent so far, plus the average cost of a root turn (with its cells'
 sub-calls) times the turns expected to remain (expected: the median turns of the
@@ -195,28 +196,33 @@ def _blocker(config: Any, prices: Any, first: Any) -> tuple[str, list[tuple[str,
 
 
 def _reach(config: Any, prices: Any, first: Any, total_chars: int) -> tuple[str, float | None]:
-    """How many sub-calls the cap pays for at worst after the root's first turn and the
-    reserve for its next one; ("", None) without a cap or a price."""
-    from core.engine.costs import ROOT_FLOOR_TOKENS, root_reserve, sub_messages, worst_case
+    """About how many sub-calls the cap pays for after the root's first turn and the
+    reserve for its next one ("", None without a cap or a price). Inputs are counted at
+    CHARS_PER_TOKEN (the reservations count a token a byte, about 4x more, but settle at
+    the real count), replies at their full max_tokens; the first turn at its floor length
+    (a longer one is shortened to fit)."""
+    from core.engine.costs import ROOT_FLOOR_TOKENS, root_reserve
     cap = config.max_cost_usd
     if cap is None or config.max_depth < 1 or first.input_per_m is None:
         return "", None
     root_price, sub_price = prices.price(config.root_model), prices.price(config.sub_model)
     if root_price is None or sub_price is None:
         return "", None
-    allowance = config.max_output_chars + 200         # one cell's output, as the engine keeps it
-    need = ((first.input_tokens + allowance) * root_price.input_per_m
-            + min(config.root_max_tokens, ROOT_FLOOR_TOKENS) * root_price.output_per_m) / 1e6
-    keep = root_reserve(need, cap, min(first.usd, cap))
+    floor = min(config.root_max_tokens, ROOT_FLOOR_TOKENS)
+    first_in = first.input_tokens / CHARS_PER_TOKEN
+    first_usd = min((first_in * root_price.input_per_m + floor * root_price.output_per_m) / 1e6, cap)
+    feedback = (config.max_output_chars + 200) / CHARS_PER_TOKEN     # one cell's output, at most
+    need = ((first_in + feedback) * root_price.input_per_m + floor * root_price.output_per_m) / 1e6
+    keep = root_reserve(need, cap, first_usd)
     chars = max(min(SUB_CALL_CHARS, total_chars or SUB_CALL_CHARS), 1)
-    one = worst_case(prices, config.sub_model, sub_messages("x" * chars), config.sub_max_tokens).usd
-    room = cap - min(first.usd, cap) - keep
+    one = (chars / CHARS_PER_TOKEN * sub_price.input_per_m + config.sub_max_tokens * sub_price.output_per_m) / 1e6
     if one <= 0:
-        return f"Sub-calls are free; ${keep:.4f} of the cap is kept back for the root's next turn.", keep
-    count = max(int(room // one), 0)
-    return (f"This cap pays for at least {count:,} sub-call{'s' if count != 1 else ''} of "
-            f"{chars // 1000 or 1}k characters at their worst case (real replies usually cost less and "
-            f"more fit); ${keep:.4f} is kept back for the root's next turn."), keep
+        return f"Sub-calls are free; about ${keep:.4f} of the cap is kept back for the root's next turn.", keep
+    count = max(int((cap - first_usd - keep) // one), 0)
+    size = f"{chars / 1000:.0f}k characters" if chars >= 1000 else f"{chars:,} characters"
+    return (f"This cap pays for about {count:,} sub-call{'s' if count != 1 else ''} of {size} (each reply "
+            f"up to {config.sub_max_tokens:,} tokens); about ${keep:.4f} is kept back for the root's "
+            "next turn."), keep
 
 
 class CostProjection:

@@ -94,7 +94,7 @@ def test_the_preview_uses_the_engines_worst_case_and_blocks_only_what_cannot_be_
     assert tiny.blocker in tiny.notes
     roomy = preview_cost(cfg.replace(max_cost_usd=1.0), 40_000)
     assert roomy.blocker == "" and roomy.first_call_usd is not None
-    assert roomy.reach.startswith("This cap pays for at least ") and roomy.root_keep_usd > 0
+    assert roomy.reach.startswith("This cap pays for about ") and roomy.root_keep_usd > 0
 
 
 def test_an_unpriced_model_under_a_cap_blocks_the_run_by_the_name_the_user_picked():
@@ -113,8 +113,11 @@ def test_how_far_the_cap_goes_counts_sub_calls_after_the_roots_reserve():
     prices = {"openai/r": Price(1.0, 2.0), "openai/s": Price(0.5, 1.5)}
     cfg = RunConfig(root_model="openai/r", sub_model="openai/s", max_cost_usd=0.2, prices=prices)
     p = preview_cost(cfg, 200_000)
-    count = int(p.reach.split("at least ")[1].split(" ")[0])
-    one = (50_000 + 32) * 0.5 / 1e6 + 4096 * 1.5 / 1e6
-    assert count == int((0.2 - p.first_call_usd - p.root_keep_usd) // one) and count > 0
+    count = int(p.reach.split("about ")[1].split(" ")[0])
+    assert "of 50k characters (each reply up to 4,096 tokens)" in p.reach
+    one = 50_000 / 4 * 0.5 / 1e6 + 4096 * 1.5 / 1e6
+    assert count > 0 and count <= int((0.2 - p.root_keep_usd) // one)
     more = preview_cost(cfg.replace(max_cost_usd=0.5), 200_000)
-    assert int(more.reach.split("at least ")[1].split(" ")[0]) > count
+    assert int(more.reach.split("about ")[1].split(" ")[0]) > count
+    small = preview_cost(cfg.replace(max_cost_usd=0.03), 27)
+    assert "about 0 sub-calls" not in small.reach and "of 27 characters" in small.reach
