@@ -7,16 +7,13 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QDialogButtonBox
 
+from tests.gui.test_window_analyst import run_and_wait
 from tests.gui.test_window_run import code, prepare
 from tests.support.gui_app import qloop, run_async, studio, studio_home, wait_until  # noqa: F401
 
 
 def _run(window, controller, qloop, timeout=90):
-    async def body():
-        window.question_panel.run_button.click()
-        await wait_until(lambda: controller.running, what="the run to start")
-        await wait_until(lambda: not controller.running, timeout=timeout, what="the run to end")
-    run_async(qloop, body(), timeout=timeout + 30)
+    run_and_wait(window, controller, qloop, timeout)
     window.run_panes.flush()
     return controller.last_outcome
 

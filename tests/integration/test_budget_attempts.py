@@ -64,12 +64,21 @@ async def test_a_provider_billing_above_the_worst_case_is_an_overrun_that_is_rep
     assert sum("cost more than the worst case" in e.message for e in of_type(events, "Notice")) == 1
 
 
-async def test_a_first_call_too_dear_at_full_length_runs_shortened_to_what_the_cap_affords(server):
+DEAR = {"openai/root": Price(2.5, 10.0), "openai/sub": Price(0.15, 0.6)}
+
+
+async def _dear_run(server, cap, root_max_tokens=8192):
+    """One FINAL turn by a root at $2.5/$10 per million tokens under `cap`."""
     server.script("root", replies=[code("FINAL('x')")])
-    prices = {"openai/root": Price(2.5, 10.0), "openai/sub": Price(0.15, 0.6)}
     events = []
-    result = await Engine(config(server, max_cost_usd=0.05, prices=prices, root_max_tokens=8192),
+    result = await Engine(config(server, max_cost_usd=cap, prices=DEAR, root_max_tokens=root_max_tokens),
                           emit=events.append, key_for=lambda m: KEY).run("q", DOCS)
+    return result, events
+
+
+async def test_a_first_call_too_dear_at_full_length_runs_shortened_to_what_the_cap_affords(server):
+    result, events = await _dear_run(server, 0.05)
+    prices = DEAR
     assert result.status == "finished" and result.answer == "x"
     sent = server.requests_for("root")[0]
     granted = sent.body["max_tokens"]
@@ -82,11 +91,7 @@ async def test_a_first_call_too_dear_at_full_length_runs_shortened_to_what_the_c
 
 
 async def test_a_cap_that_cannot_pay_even_the_shortest_first_call_says_why_in_numbers(server):
-    server.script("root", replies=[code("FINAL('x')")])
-    prices = {"openai/root": Price(2.5, 10.0), "openai/sub": Price(0.15, 0.6)}
-    events = []
-    result = await Engine(config(server, max_cost_usd=0.02, prices=prices, root_max_tokens=8192),
-                          emit=events.append, key_for=lambda m: KEY).run("q", DOCS)
+    result, _ = await _dear_run(server, 0.02)
     assert result.status == "capped" and server.requests_for("root") == []
     error = result.error
     assert "cannot cover the first root call" in error and "max tokens 8,192 x $10/M ($0.0819)" in error
@@ -94,8 +99,7 @@ async def test_a_cap_that_cannot_pay_even_the_shortest_first_call_says_why_in_nu
     fit = int(error.split("a root max tokens of at most ")[1].split(" ")[0].replace(",", ""))
     assert "a dollar cap of at least $0.09" in error
     # The fix it names works: with that root max tokens the first call fits whole.
-    again = await Engine(config(server, max_cost_usd=0.02, prices=prices, root_max_tokens=fit),
-                         emit=[].append, key_for=lambda m: KEY).run("q", DOCS)
+    again, _ = await _dear_run(server, 0.02, root_max_tokens=fit)
     assert again.status == "finished" and again.answer == "x"
     assert server.requests_for("root")[-1].body["max_tokens"] == fit
 
