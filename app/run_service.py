@@ -268,7 +268,10 @@ class RunService:
         config = request.config
         if config is None:
             config = fork_config(load_record(store, request.parent_run_id), **request.fork_overrides)
-        live = LiveSubCaller(config, self.key_for(config)) if request.edited_code is not None else None
+        live = None
+        if request.edited_code is not None:
+            from app.key_routing import resolved_before_run
+            live = LiveSubCaller(config, await resolved_before_run(self.key_for(config), config))
         plan = await prepare_fork(store, request.parent_run_id, request.fork_turn, config=config,
                                   edited_code=request.edited_code, worker_command=self._worker_command,
                                   live_sub_call=live)
