@@ -297,6 +297,12 @@ class WorkerConnection:
     # ---------------------------------------------------------------- process
 
     def signal(self, sig: int, *, group: bool = False) -> None:
+        """Signal the worker (`group`: its whole process group). Nothing is sent once its
+        exit was seen: the pid, and so the group id, is then free and may belong to
+        another process (pid_max is 32768 on many hosts; another run's worker, say).
+        Inside its PID namespace nothing outlives the worker's PID 1 anyway."""
+        if self.proc.returncode is not None:
+            return
         try:
             if group and self.group_signals:
                 os.killpg(self.pid, sig)
@@ -341,7 +347,6 @@ class WorkerConnection:
         self.closed = True
         if self.proc.returncode is None:
             await self.kill()
-        self.signal(signal.SIGKILL, group=True)
         tasks = [*self._sub_tasks, self._read_task, self._drain_task]
         for task in tasks:
             task.cancel()
