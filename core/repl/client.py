@@ -478,7 +478,8 @@ class ReplClient:
             try:
                 conn, fut = await self._send_exec(code)
                 try:
-                    reply = await asyncio.wait_for(asyncio.shield(fut), timeout_s)
+                    async with asyncio.timeout(timeout_s):    # (not wait_for: it can drop a cancel)
+                        reply = await asyncio.shield(fut)
                 except asyncio.TimeoutError:
                     return await self._timed_out(conn, fut, timeout_s)
                 except WorkerDied:
@@ -525,7 +526,8 @@ class ReplClient:
                          timeout_s: float) -> CellResult:
         conn.signal(signal.SIGINT, group=True)
         try:
-            reply = await asyncio.wait_for(asyncio.shield(fut), self._grace)
+            async with asyncio.timeout(self._grace):
+                reply = await asyncio.shield(fut)
         except (asyncio.TimeoutError, WorkerDied):
             reply = None
         if reply is not None:

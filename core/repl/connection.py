@@ -173,7 +173,10 @@ class WorkerConnection:
 
     async def request(self, type_: str, *, timeout: float, **fields: Any) -> dict[str, Any]:
         fut = await self.start_request(type_, **fields)
-        return await asyncio.wait_for(fut, timeout)
+        # (asyncio.timeout, not wait_for: in 3.11 wait_for returns a reply that came with a
+        # cancel and drops the cancel, so a Stop during the context's load could be lost)
+        async with asyncio.timeout(timeout):
+            return await fut
 
     async def _read_loop(self) -> None:
         reason = "the worker closed its pipe"

@@ -1,4 +1,4 @@
-"""Stop at any moment: a run cancelled at 24 points over its whole life leaves nothing.
+"""Stop at any moment: a run cancelled at 33 points over its whole life leaves nothing.
 
 Each point runs a real run (RunService -> QuestionRun -> Engine, a real sandboxed REPL
 worker, a real SQLite store, the scripted model server on 127.0.0.1) and presses Stop
@@ -90,6 +90,21 @@ class Trips:
 
         monkeypatch.setattr(module, name, wrapped)
 
+    def on_reply(self, monkeypatch, type_: str, *, nth: int = 1) -> None:
+        """Stop in the very loop pass in which the worker's reply of `type_` is delivered."""
+        original = WorkerConnection._dispatch
+        seen = [0]
+        trips = self
+
+        def wrapped(conn, msg):
+            original(conn, msg)
+            if msg.get("type") == type_:
+                seen[0] += 1
+                if seen[0] == nth:
+                    trips.stop(f"{type_}#{nth}", 0.0)
+
+        monkeypatch.setattr(WorkerConnection, "_dispatch", wrapped)
+
     def on_event(self, sink_events: list, type_: str, *, nth: int = 1, delay: float = 0.0, **match):
         def sink(event):
             sink_events.append(event)
@@ -127,6 +142,9 @@ POINTS = [
     ("nested-load", NESTED, {"max_depth": 2}, None, ("method", "request", 4, 0.0)),
     ("timeout-restart", STUCK, {"cell_timeout_s": 0.3}, None, ("method", "spawn", 2, 0.0)),
     ("timeout-restart-20ms", STUCK, {"cell_timeout_s": 0.3}, None, ("method", "spawn", 2, 0.02)),
+    ("handshake-reply", PLAIN, {}, None, ("reply", "hello_ok", 1, 0.0)),
+    ("load-reply", PLAIN, {}, BIG, ("reply", "context_loaded", 1, 0.0)),
+    ("cell-result", PLAIN, {}, None, ("reply", "exec_result", 1, 0.0)),
     ("run-end", PLAIN, {}, None, ("event", "RootReplied", 2, 0.0)),
     ("closing", PLAIN, {}, None, ("method", "close", 1, 0.0)),
 ]
@@ -145,6 +163,8 @@ def _arm(trips, monkeypatch, events, how):
         trips.on_method(monkeypatch, WorkerConnection, "request", nth=nth, delay=delay)
     elif kind == "method" and name == "close":
         trips.on_method(monkeypatch, repl_client.ReplClient, "close", nth=nth, delay=delay)
+    elif kind == "reply":
+        trips.on_reply(monkeypatch, name, nth=nth)
     elif kind == "thread":
         trips.on_thread_call(monkeypatch, repl_client, name, delay=delay)
     elif kind == "event":
