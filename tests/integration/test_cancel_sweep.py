@@ -1,4 +1,4 @@
-"""Stop at any moment: a run cancelled at 33 points over its whole life leaves nothing.
+"""Stop at any moment: a run cancelled at 34 points over its whole life leaves nothing.
 
 Each point runs a real run (RunService -> QuestionRun -> Engine, a real sandboxed REPL
 worker, a real SQLite store, the scripted model server on 127.0.0.1) and presses Stop
