@@ -161,6 +161,11 @@ async def run_request(request: Any, args: argparse.Namespace, service: Any, *, s
         outcome = await service.run(request, sinks, handle)
     except (ConfigError, ValueError) as exc:
         return fail(args, f"cannot start: {exc}" if request.kind != "ask" else str(exc), 2)
+    except asyncio.CancelledError:
+        if not handle.cancelled or handle.run is not None:
+            raise
+        # Ctrl+C while a fork or rebuild was being prepared: no run was started or stored.
+        return fail(args, f"cancelled while the {request.kind} was being prepared; no run was started", 130)
     finally:
         try:
             loop.remove_signal_handler(signal.SIGINT)

@@ -19,3 +19,33 @@ def route_key_for(config: Any, *, keys: Any = None, settings: Any = None) -> Cal
         from core.secrets import KeyStore
         keys = KeyStore()
     return RunRoutes(config, settings.endpoints, keys).key_for
+
+
+async def resolved_before_run(key_for: Callable[[str], str | None], config: Any) -> Callable[[str], str | None]:
+    """`key_for` with the key of every model the run may call looked up now, in a thread:
+    a keychain lookup (D-Bus, perhaps an unlock prompt) never runs on the engine's loop
+    while calls are in flight. A model outside the run's set gets no key (routing
+    refuses such a model before any call) and the miss is logged."""
+    import asyncio
+    import logging
+    from core.routing import allowed_sub_models
+    models = sorted({config.root_model, config.sub_model, *allowed_sub_models(config).values()})
+
+    def look_up() -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for model in models:
+            try:
+                found[model] = key_for(model)
+            except Exception as exc:      # told by the call that needs the key, as before
+                found[model] = exc
+        return found
+    keys = await asyncio.to_thread(look_up)
+
+    def resolved(model: str) -> str | None:
+        if model not in keys:
+            logging.getLogger(__name__).warning("no key was looked up for %s before the run", model)
+        key = keys.get(model)
+        if isinstance(key, Exception):
+            raise key
+        return key
+    return resolved

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from app.key_routing import route_key_for
+from core.lifecycle import finish
 
 if TYPE_CHECKING:
     from app.runner import QuestionRun, RunOutcome
@@ -148,6 +149,7 @@ class RunHandle:
         self.documents: list[Any] = []
         self.config: Any = None
         self.cancelled = False
+        self.preparing: asyncio.Task | None = None   # a fork's or rebuild's preparation (Stop cancels it)
 
     @property
     def run_id(self) -> str | None:
@@ -155,8 +157,17 @@ class RunHandle:
 
     def cancel(self) -> None:
         self.cancelled = True
+        if self.preparing is not None and not self.preparing.done():
+            self.preparing.cancel()
         if self.run is not None:
             self.run.cancel()
+
+
+async def _close_prepared(task: asyncio.Task) -> None:
+    """A preparation that finished as Stop came: its rebuilt REPL is closed here."""
+    await asyncio.wait({task})
+    if not task.cancelled() and task.exception() is None:
+        await task.result()[0].close()
 
 
 class RunService:
@@ -198,23 +209,21 @@ class RunService:
         try:
             question, documents, skipped = request.question, list(request.documents), list(request.skipped)
             config, session_in, follow_up = request.config, request.session, request.kind == "follow-up"
-            if request.kind == "fork":
-                plan = await self._prepare_fork(store, request)
-                session = plan.session
-                question, documents, skipped, config = plan.question, plan.documents, plan.skipped, plan.config
-                session_in = plan.session
-                handle.prepared = Prepared("fork", request.parent_run_id, request.fork_turn,
-                                           plan.replayed_cells, plan.unmatched, plan.edited_output)
-            elif request.kind == "rebuild":
-                from core.follow_up import rebuild_session
-                rebuilt = await rebuild_session(store, request.parent_run_id,
-                                                memory_limit_mb=config.memory_limit_mb,
-                                                worker_command=self._worker_command,
-                                                require_full_sandbox=config.require_full_sandbox)
-                session = session_in = rebuilt.session
-                documents, skipped, follow_up = rebuilt.documents, rebuilt.skipped, True
-                handle.prepared = Prepared("rebuild", request.parent_run_id, None, rebuilt.cells,
-                                           rebuilt.unmatched)
+            if request.kind in ("fork", "rebuild"):
+                # Re-executing the recorded cells can take minutes: a task of the run, so Stop
+                # ends it there (CancelledError from here: no run was started, nothing stored).
+                handle.preparing = asyncio.ensure_future(self._prepare(store, request, config))
+                if handle.cancelled:
+                    handle.preparing.cancel()
+                try:
+                    prepared = await handle.preparing
+                except asyncio.CancelledError:
+                    await finish(_close_prepared(handle.preparing))
+                    raise
+                finally:
+                    handle.preparing = None
+                session, (question, documents, skipped, config, follow_up, handle.prepared) = prepared
+                session_in = session
             handle.documents, handle.config = documents, config
             if handle.prepared is not None and handle.on_prepared is not None:
                 handle.on_prepared(handle.prepared)
@@ -229,9 +238,25 @@ class RunService:
             return await handle.run.execute()
         finally:
             if session is not None:
-                await session.close()
+                await finish(session.close())
             if store is not self._borrowed:
                 store.close()
+
+    async def _prepare(self, store: Any, request: RunRequest, config: Any) -> tuple[Any, tuple]:
+        """A fork's plan or a rebuilt session: (session, (question, documents, skipped,
+        config, follow_up, Prepared))."""
+        if request.kind == "fork":
+            plan = await self._prepare_fork(store, request)
+            return plan.session, (plan.question, plan.documents, plan.skipped, plan.config, False,
+                                  Prepared("fork", request.parent_run_id, request.fork_turn,
+                                           plan.replayed_cells, plan.unmatched, plan.edited_output))
+        from core.follow_up import rebuild_session
+        rebuilt = await rebuild_session(store, request.parent_run_id, memory_limit_mb=config.memory_limit_mb,
+                                        worker_command=self._worker_command,
+                                        require_full_sandbox=config.require_full_sandbox)
+        return rebuilt.session, (request.question, rebuilt.documents, rebuilt.skipped, config, True,
+                                 Prepared("rebuild", request.parent_run_id, None, rebuilt.cells,
+                                          rebuilt.unmatched))
 
     async def _prepare_fork(self, store: Any, request: RunRequest) -> Any:
         """The fork's plan: the REPL rebuilt up to the turn; an edited turn's new
@@ -243,7 +268,10 @@ class RunService:
         config = request.config
         if config is None:
             config = fork_config(load_record(store, request.parent_run_id), **request.fork_overrides)
-        live = LiveSubCaller(config, self.key_for(config)) if request.edited_code is not None else None
+        live = None
+        if request.edited_code is not None:
+            from app.key_routing import resolved_before_run
+            live = LiveSubCaller(config, await resolved_before_run(self.key_for(config), config))
         plan = await prepare_fork(store, request.parent_run_id, request.fork_turn, config=config,
                                   edited_code=request.edited_code, worker_command=self._worker_command,
                                   live_sub_call=live)

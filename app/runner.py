@@ -20,6 +20,7 @@ from app.version import __version__
 from core.config import RunConfig
 from core.engine.run import RunResult
 from core.events import Event
+from core.lifecycle import finish
 
 log = logging.getLogger(__name__)
 
@@ -94,13 +95,19 @@ class QuestionRun:
                                            f"{exc}. The run goes on; see the log.")
 
     async def execute(self) -> RunOutcome:
+        """The run and its record. The engine's start check comes before anything is stored
+        (a refused run leaves no source rows and makes nobody wait for compression); a
+        record that is not whole says so in `store_error`: events the writer could not
+        write or was never handed, sources that could not be saved."""
+        from app.key_routing import resolved_before_run
         from core.engine.run import Engine
+        Engine(self.config, emit=lambda _e: None, key_for=lambda _m: None).check(self.documents)   # ConfigError: nothing stored
+        key_for = await resolved_before_run(self._key_for or default_key_for(self.config), self.config)
         store = writer = None
         if self._persist:
             from core.store import RunStore
             store = self._store or RunStore.open()
             writer = self._writer = store.writer()
-        key_for = self._key_for or default_key_for(self.config)
         self._engine = Engine(self.config, emit=self._fanout(writer), key_for=key_for,
                               run_id=self.run_id, worker_command=self._worker_command,
                               version=__version__, parent_run_id=self.parent_run_id,
@@ -108,6 +115,7 @@ class QuestionRun:
         if self._cancelled:
             self._engine.cancel()
         sources_task = None
+        sources_error: str | None = None
         try:
             if store is not None:
                 # Compressing a large context takes a while: do it beside the run, off the loop,
@@ -120,14 +128,15 @@ class QuestionRun:
         finally:
             if sources_task is not None:
                 try:
-                    await asyncio.shield(sources_task)
-                except Exception:
+                    await finish(sources_task)
+                except Exception as exc:     # verify, fork and re-run need them: the record is not whole
                     log.exception("saving the sources of run %s failed", self.run_id)
+                    sources_error = f"the sources of this run could not be saved: {type(exc).__name__}: {exc}"
             if writer is not None:
                 await asyncio.to_thread(writer.close)
             if store is not None and self._store is None:
                 store.close()
-        store_error = self._store_error(writer)
+        store_error = "; ".join(filter(None, [self._store_error(writer), sources_error])) or None
         if store_error:
             log.error("run %s: %s", self.run_id, store_error)
             result = dataclasses.replace(result, store_error=store_error)

@@ -19,6 +19,7 @@ from core.engine.costs import ROOT_FLOOR_TOKENS, CallMeter, explain_no_fit, root
 from core.engine.parse import parse_reply, truncate_middle
 from core.engine.screen import screen_block
 from core.engine.subcalls import SubCaller
+from core.lifecycle import finish
 from core.routing import extra_sub_call_models
 
 if TYPE_CHECKING:
@@ -83,29 +84,35 @@ class Rlm:
 
     # -- lifecycle -----------------------------------------------------------------
     async def solve(self) -> RlmOutcome:
-        if self.repl is None:
-            from core.repl.client import ReplClient
-            self.repl = ReplClient(on_sub_call=self.subcaller.handle,
-                                   memory_limit_mb=self.config.memory_limit_mb,
-                                   worker_command=self.ctx.worker_command,
-                                   require_full_sandbox=self.config.require_full_sandbox)
-            await self.repl.start()
-            self._tell_sandbox()
-            await self.repl.load_context(self.documents)
-        else:
-            self.repl.on_sub_call = self.subcaller.handle   # a kept REPL now serves this run
+        """The RLM's whole life. The worker's start and the context's load are inside the
+        cleanup scope, and the cleanup (its sub-calls cancelled, its worker closed) runs to
+        its end whatever cancel comes, a second Stop included (core/lifecycle.py)."""
         try:
+            if self.repl is None:
+                from core.repl.client import ReplClient
+                self.repl = ReplClient(on_sub_call=self.subcaller.handle,
+                                       memory_limit_mb=self.config.memory_limit_mb,
+                                       worker_command=self.ctx.worker_command,
+                                       require_full_sandbox=self.config.require_full_sandbox)
+                await self.repl.start()
+                self._tell_sandbox()
+                await self.repl.load_context(self.documents)
+            else:
+                self.repl.on_sub_call = self.subcaller.handle   # a kept REPL now serves this run
             return await self._loop()
         finally:
-            await self.subcaller.cancel_all()
-            if self._keep_repl:
-                pass
-            elif self.depth > 0:
-                # A nested RLM's answer should not wait for its worker to shut down (50-190 ms
-                # on the parent's critical path): close it beside the run, awaited at its end.
-                self.ctx.closing.append(asyncio.ensure_future(self._close_repl()))
-            else:
-                await asyncio.shield(self._close_repl())
+            await finish(self._clean_up())
+
+    async def _clean_up(self) -> None:
+        await self.subcaller.cancel_all()
+        if self.repl is None or self._keep_repl:
+            return
+        if self.depth > 0:
+            # A nested RLM's answer should not wait for its worker to shut down (50-190 ms
+            # on the parent's critical path): close it beside the run, awaited at its end.
+            self.ctx.closing.append(asyncio.ensure_future(self._close_repl()))
+        else:
+            await self._close_repl()
 
     def _tell_sandbox(self) -> None:
         """A warning in the run's events (window, CLI, store) when the worker's box lacks a layer."""
@@ -211,7 +218,7 @@ class Rlm:
             cell_id = f"{turn_id}.c{index}"
             self.current_parent = cell_id
             ctx.emit(ev.CellStarted, call_id=cell_id, parent_id=turn_id, index=index, code=code)
-            result = await self.repl.execute(code, timeout_s=cfg.cell_timeout_s)
+            result = await self.repl.execute(code, timeout_s=cfg.cell_timeout_s, cell_id=cell_id)
             shown = self._cell_output(index, len(parsed.cells), result)
             outputs.append(shown)
             self._shown.append(shown)

@@ -247,26 +247,35 @@ class Engine:
         self._task = asyncio.ensure_future(self._guarded(ctx, root))
         if self._cancel_requested:
             self._task.cancel()
+        # The ending (the run's task awaited, nested workers closed, RunFinished/RunFailed
+        # emitted, a session closed) is one task that no cancel cuts short: a cancel of our
+        # caller (Ctrl+C in asyncio.run) or a second Stop only cancels the run's own task,
+        # and the caller's cancellation goes on once the run is recorded.
+        ending = asyncio.ensure_future(self._end(ctx, root, started, started_at))
+        caller_cancelled = False
+        while not ending.done():
+            try:
+                await asyncio.wait({ending})
+            except asyncio.CancelledError:
+                caller_cancelled = caller_cancelled or not self._cancel_requested
+                if not self._task.done():
+                    self._task.cancel()
+        result = ending.result()
+        if caller_cancelled:
+            raise asyncio.CancelledError
+        return result
+
+    async def _end(self, ctx: RunContext, root: Rlm, started: float, started_at: float) -> RunResult:
+        assert self._task is not None
         outcome: RlmOutcome | None = None
         error: str | None = None
         status: str
-        reraise = False
         try:
-            outcome = await asyncio.shield(self._task)
+            outcome = await self._task
             status = outcome.status
             error = outcome.error
         except asyncio.CancelledError:
-            # Either engine.cancel() or our caller was cancelled: finish the inner task first,
-            # record the run as cancelled, and let a caller's cancellation go on upwards.
-            reraise = not self._cancel_requested
-            if not self._task.done():
-                self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-            if self._task.cancelled() or self._cancel_requested:
-                status, error = "cancelled", "cancelled by the user"
-            else:
-                outcome = self._task.result()
-                status, error = outcome.status, outcome.error
+            status, error = "cancelled", "cancelled by the user"
         except Exception as exc:
             from core.llm.errors import LLMError
             from core.repl.client import ReplError
@@ -279,7 +288,7 @@ class Engine:
                 status, error = "failed", f"internal error: {type(exc).__name__}: {exc}"
         answer = outcome.answer if outcome else None
         if ctx.closing:
-            await asyncio.shield(asyncio.gather(*ctx.closing, return_exceptions=True))
+            await asyncio.gather(*ctx.closing, return_exceptions=True)
         if ctx._budget_pending:
             ctx._emit_budget()
         totals = ctx.totals(started)
@@ -290,9 +299,7 @@ class Engine:
                      totals=totals)
         kept = root.session() if self._keep_session and status != "cancelled" else None
         if self._keep_session and kept is None and root.repl is not None:
-            await asyncio.shield(root._close_repl())
-        if reraise:
-            raise asyncio.CancelledError
+            await root._close_repl()
         return RunResult(run_id=self.run_id, status=status, answer=answer, error=error, totals=totals,
                          started_at=started_at, finished_at=time.time(), session=kept)
 

@@ -78,8 +78,10 @@ class SubCaller:
         self._batches: set[asyncio.Task] = set()     # handle() calls still starting or awaiting theirs
 
     async def handle(self, request: Any) -> list[dict[str, Any]]:
-        """ReplClient's on_sub_call: one request, many prompts, results in order."""
-        parent = self.rlm.current_parent
+        """ReplClient's on_sub_call: one request, many prompts, results in order. The slots
+        belong to the cell that made the request (request.cell, carried from the worker),
+        not to whichever cell runs when it arrives."""
+        parent = getattr(request, "cell", None) or self.rlm.current_parent
         kind = request.kind
         cfg = self.ctx.config
         prompts = list(request.prompts)
@@ -91,8 +93,16 @@ class SubCaller:
         if kind == "rlm" and not nested and request.context:
             # At the depth limit rlm_query is a plain llm_query: the sub model must see the context.
             prompts = [f"{p}\n\n{request.context}" for p in prompts]
-        if not self._model_refused(nested, request.model) and \
-                not await self._approved(prompts, nested, request.model, parent, request.context):
+        try:
+            approved = self._model_refused(nested, request.model) or \
+                await self._approved(prompts, nested, request.model, parent, request.context)
+        except Exception as exc:      # the approver's own failure: every slot is still in the record
+            log.exception("the approver failed on a batch of %d sub-call(s)", len(prompts))
+            msg = f"the approval of this batch failed ({type(exc).__name__}: {exc}); no call was made"
+            kind_of = "rlm" if nested else "llm"
+            model = cfg.root_model if nested else (request.model or cfg.sub_model)
+            return [self.slot_error(kind_of, model, p, parent, "error", "ApprovalError", msg) for p in prompts]
+        if not approved:
             msg = (f"the user did not approve this batch of {len(prompts)} sub-call(s); "
                    "make fewer or smaller calls, or finish with what you have")
             kind_of = "rlm" if nested else "llm"
@@ -289,6 +299,7 @@ class SubCaller:
             from core.llm.errors import LLMError
             if waiting:
                 ctx.nested_waiting -= 1
+                ctx.budget_changed()
             if not isinstance(exc, LLMError):
                 log.exception("nested RLM %s failed", call_id)
             return finish("error", None, f"nested RLM failed: {exc}", "SubCallError")

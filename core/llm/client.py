@@ -146,8 +146,8 @@ class ModelClient:
                     raw = await self._plain(kwargs)
             except _CallbackFailed as failed:
                 if meter is not None:
-                    await _estimates_ready(direct)
-                    meter.end(attempt_usage(model, messages, "".join(received), None))
+                    await _end_attempt(meter, direct, lambda c: attempt_usage(
+                        model, messages, "".join(received), None, cancelled=c))
                 raise failed.error from None
             except asyncio.CancelledError:
                 if meter is not None:    # no await here: the task is being cancelled
@@ -156,11 +156,16 @@ class ModelClient:
             except (LLMError, Exception) as exc:
                 error = classify(exc, model, self.api_base_for(model))
                 if meter is not None:
-                    await _estimates_ready(direct)
-                    meter.end(attempt_usage(model, messages, "".join(received), error))
+                    await _end_attempt(meter, direct, lambda c: attempt_usage(
+                        model, messages, "".join(received), error, cancelled=c))
             else:
                 if raw.prompt_tokens is None:
-                    await _estimates_ready(direct)
+                    try:
+                        await _estimates_ready(direct)
+                    except asyncio.CancelledError:
+                        if meter is not None:
+                            meter.end(attempt_usage(model, messages, "".join(received), None, cancelled=True))
+                        raise
                 reply = self._completion(model, messages, raw, started, attempt)
                 if meter is not None:
                     meter.end(AttemptUsage(reply.input_tokens, reply.output_tokens,
@@ -289,6 +294,17 @@ def _tokens(usage: Any) -> tuple[int | None, int | None]:
     prompt = getattr(usage, "prompt_tokens", None) or 0
     completion = getattr(usage, "completion_tokens", None) or 0
     return (int(prompt) if prompt > 0 else None), int(completion)
+
+
+async def _end_attempt(meter: Any, direct: bool, usage: Callable[[bool], AttemptUsage]) -> None:
+    """End a failed attempt once its tokens can be estimated. A cancel during that wait
+    (litellm still importing) still ends it, as cancelled: its reservation never stays."""
+    try:
+        await _estimates_ready(direct)
+    except asyncio.CancelledError:
+        meter.end(usage(True))
+        raise
+    meter.end(usage(False))
 
 
 async def _estimates_ready(direct: bool) -> None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable
 
+from core.lifecycle import finish
 from core.repl import protocol as P
 from core.repl.cell_clock import within_run_time
 from core.repl.connection import WorkerConnection, WorkerDied
@@ -49,6 +50,7 @@ class SubCallRequest:
     prompts: list[str]
     model: str | None
     context: str | None       # rlm only
+    cell: str | None = None   # the engine's id of the cell that made it (ReplClient.execute's cell_id)
 
 
 SubCallHandler = Callable[[SubCallRequest], Awaitable[list[dict]]]   # returns the result slots
@@ -232,6 +234,11 @@ class ReplClient:
         self._generation = 0
         self._context: ContextFiles | None = None
         self._closed = False
+        self._closing: asyncio.Task | None = None   # close() in progress (a second close waits for it)
+        self._live: set[WorkerConnection] = set()   # every worker started and not yet disposed
+        self._cell: tuple[int, int] | None = None   # (generation, worker's cell number) running now
+        self._cell_tag: str | None = None           # the engine's id of that cell (sub-calls carry it)
+        self._execs = 0                              # exec requests sent to the current worker
         self._note: str | None = None     # told with the next cell (worker died between cells)
         self.restarts = 0
         self.pid: int | None = None
@@ -274,77 +281,119 @@ class ReplClient:
         await self._spawn()
 
     async def _spawn(self) -> None:
+        """Start a worker and shake hands (and reload the context after a restart). Whatever
+        ends this early (a failed handshake, close(), a cancel at any await) disposes the
+        new worker before it returns: a worker is either this client's or gone."""
         assert self._root is not None
+        if self._closed:
+            raise ReplClosedError("this REPL was closed")
         self._generation += 1
-        cwd = os.path.join(self._root, f"worker-{self._generation}")
+        generation = self._generation
+        cwd = os.path.join(self._root, f"worker-{generation}")
         home, tmp = os.path.join(cwd, "home"), os.path.join(cwd, "tmp")
         for d in (home, tmp):
             os.makedirs(d, mode=0o700)
         self._worker_dir = cwd
         command = self._command + ["--context-dir", self._root]
+
+        def serve(msg: dict[str, Any]) -> Awaitable[list[dict]]:
+            return self._serve_sub_call(msg, generation)
         try:
             if self._spawn_mode == "stdio":
                 conn = await WorkerConnection.spawn_stdio(
                     command + ["--forward-signals"], env=worker_environment(home, tmp), cwd=cwd,
-                    serve_sub_call=self._serve_sub_call)
+                    serve_sub_call=serve)
             else:
                 conn = await WorkerConnection.spawn(command, env=worker_environment(home, tmp),
-                                                    cwd=cwd, serve_sub_call=self._serve_sub_call)
+                                                    cwd=cwd, serve_sub_call=serve)
         except OSError as exc:
             raise ReplStartError(f"cannot start the REPL worker {self._command[0]}: {exc}") from exc
+        self._live.add(conn)
+        try:
+            await self._handshake(conn)
+            if self._closed:
+                raise ReplClosedError("this REPL was closed while its worker started")
+            self._conn = conn
+            self._execs = 0
+            if self._context is not None:
+                await self._load(self._context)
+        except BaseException:
+            if self._conn is conn:
+                self._conn = None
+            await finish(self._dispose(conn))
+            raise
+
+    async def _handshake(self, conn: WorkerConnection) -> None:
         try:
             reply = await conn.request(P.HELLO, timeout=START_TIMEOUT_S, version=P.PROTOCOL_VERSION,
                                        sub_call_wait_s=self._sub_call_wait_s)
             if reply["type"] != P.HELLO_OK or reply.get("version") != P.PROTOCOL_VERSION:
                 raise ReplStartError(f"REPL worker handshake failed: {reply.get('message') or reply}")
-        except (WorkerDied, asyncio.TimeoutError, ReplStartError) as exc:
-            await conn.dispose()
+        except (WorkerDied, asyncio.TimeoutError) as exc:
             tail = conn.output_tail()[-CRASH_OUTPUT_CHARS:]
-            if isinstance(exc, ReplStartError):
-                raise
             raise ReplStartError(f"REPL worker did not answer hello ({exc!r}); "
                                  f"its output: {tail or '(none)'}") from exc
         sandbox = dict(reply.get("sandbox") or {})
         gaps = sandbox_report.missing(sandbox)
         if self._require_full and gaps:
-            await conn.dispose()
             raise SandboxIncomplete(
                 f"the full REPL sandbox is required but {', '.join(gaps)} "
                 f"{'is' if len(gaps) == 1 else 'are'} missing: {sandbox_report.describe(sandbox)} "
                 "No model code was run. Turn off 'require full sandbox' (or drop --require-sandbox) "
                 "to run with what this system has.", gaps)
-        self._conn = conn
         self.pid = conn.pid        # the process we started (inside a PID namespace the worker is pid 2)
         self.sandbox = sandbox
         log.info("REPL worker %s started (sandbox missing: %s)", self.pid, gaps or "nothing")
-        if self._context is not None:
-            await self._load(self._context)
+
+    async def _dispose(self, conn: WorkerConnection) -> None:
+        try:
+            await conn.dispose()
+        finally:
+            self._live.discard(conn)
 
     async def _restart(self, old: WorkerConnection) -> str | None:
         """Replace a dead or killed worker. Returns an error text if that failed."""
         self.restarts += 1
-        await old.dispose()
+        await finish(self._dispose(old))
         _remove_tree(self._worker_dir)
         self._conn = None
+        if self._closed:                 # close() came while the old one was stopped: no new worker
+            return "the REPL was closed"
         try:
             await self._spawn()
+        except ReplClosedError:
+            return "the REPL was closed"
         except ReplError as exc:
             log.error("REPL worker restart failed: %s", exc)
             return str(exc)
         return None
 
     async def close(self, *, grace_s: float = 2.0) -> str:
-        """Shut the worker down: ask, then SIGTERM, then SIGKILL (each waits
-        grace_s). Removes the temp directory. Returns the path taken."""
-        if self._closed:
-            return self.shutdown_path or "graceful"
-        self._closed = True
+        """Shut the worker down: ask, then SIGTERM, then SIGKILL (each waits grace_s), dispose
+        any worker still starting, and remove the temp directory. Returns the path taken.
+        From the first call on the client is closing: no restart or start begins, and one
+        in progress disposes its worker. A cancel (a second Stop) does not cut it short:
+        the whole sequence runs to its end, then the cancel goes on (core/lifecycle.py)."""
+        if self._closing is None:
+            self._closed = True
+            self._closing = asyncio.ensure_future(self._shut_down(grace_s))
+        return await finish(self._closing)
+
+    async def _shut_down(self, grace_s: float) -> str:
         path = "graceful"
-        if self._conn is not None:
-            path = await self._conn.shutdown(grace_s)
-        _remove_tree(self._root)
-        self.shutdown_path = path
-        self.pid = None
+        try:
+            conn = self._conn
+            if conn is not None:
+                try:
+                    path = await conn.shutdown(grace_s)
+                finally:
+                    self._live.discard(conn)
+            for other in list(self._live):          # a start or restart in progress
+                await self._dispose(other)
+        finally:
+            _remove_tree(self._root)
+            self.shutdown_path = path
+            self.pid = None
         return path
 
     # ---------------------------------------------------------------- context
@@ -355,7 +404,9 @@ class ReplClient:
             if self._root is None:
                 raise ReplError("start() the REPL before loading a context")
             docs = list(documents)
-            self._context = await asyncio.to_thread(write_context, docs, self._root)
+            # (a cancel waits for the thread: close() must not remove the directory under it)
+            self._context = await finish(asyncio.to_thread(write_context, docs, self._root))
+            self._check_open()
             if self._conn is None or not self._conn.alive:
                 await self._ensure_worker()
             else:
@@ -392,6 +443,7 @@ class ReplClient:
         rc = await old.wait_exit(1.0)
         failed = await self._restart(old)
         if failed:
+            self._check_open()
             raise ReplStartError(failed)
         self._note = (f"[REPL: the worker {describe_exit(rc)} after the previous cell (a thread "
                       "left running?); it was restarted, variables were lost, context reloaded]\n")
@@ -399,25 +451,36 @@ class ReplClient:
     async def _send_exec(self, code: str) -> tuple[WorkerConnection, asyncio.Future]:
         await self._ensure_worker()
         assert self._conn is not None
-        fut = await self._conn.start_request(P.EXEC, code=code)
+        fut = await self._start_exec(code)
         if fut.done() and fut.exception() is not None:
             # Never delivered: the worker was already gone. Replace it, run the cell there.
             await self._ensure_worker(known_dead=True)
             assert self._conn is not None
-            fut = await self._conn.start_request(P.EXEC, code=code)
+            fut = await self._start_exec(code)
         return self._conn, fut
 
-    async def execute(self, code: str, *, timeout_s: float) -> CellResult:
+    async def _start_exec(self, code: str) -> asyncio.Future:
+        """Send the cell; from now on sub-calls naming the worker's number for it are its own."""
+        assert self._conn is not None
+        self._execs += 1                 # the worker counts its cells the same way (worker.py)
+        self._cell = (self._generation, self._execs)
+        return await self._conn.start_request(P.EXEC, code=code)
+
+    async def execute(self, code: str, *, timeout_s: float, cell_id: str | None = None) -> CellResult:
         """Run one cell. Its sub-calls end with it: whatever way it ends, the ones still
-        outstanding are cancelled (and answered) before this returns."""
+        outstanding are cancelled (and answered) before this returns. `cell_id` is the
+        engine's name for the cell: every sub-call the cell makes carries it
+        (SubCallRequest.cell); a sub-call made by a cell that has ended is refused."""
         async with self._lock:
             self._check_open()
             self._in_cell = True
+            self._cell, self._cell_tag = None, cell_id
             conn = None
             try:
                 conn, fut = await self._send_exec(code)
                 try:
-                    reply = await within_run_time(conn, fut, timeout_s)   # sub-call waits not counted
+                    # sub-call waits not counted; asyncio.wait, unlike wait_for, never drops a cancel
+                    reply = await within_run_time(conn, fut, timeout_s)
                 except asyncio.TimeoutError:
                     return await self._timed_out(conn, fut, timeout_s)
                 except WorkerDied:
@@ -428,8 +491,9 @@ class ReplClient:
                 return self._result(reply)
             finally:
                 self._in_cell = False
+                self._cell, self._cell_tag = None, None
                 if conn is not None:
-                    self.sub_calls_cancelled += await asyncio.shield(
+                    self.sub_calls_cancelled += await finish(
                         conn.cancel_sub_calls("cancelled: the cell that made it ended"))
 
     def _result(self, reply: dict[str, Any], **changes: Any) -> CellResult:
@@ -463,7 +527,8 @@ class ReplClient:
                          timeout_s: float) -> CellResult:
         conn.signal(signal.SIGINT, group=True)
         try:
-            reply = await asyncio.wait_for(asyncio.shield(fut), self._grace)
+            async with asyncio.timeout(self._grace):
+                reply = await asyncio.shield(fut)
         except (asyncio.TimeoutError, WorkerDied):
             reply = None
         if reply is not None:
@@ -529,15 +594,22 @@ class ReplClient:
 
     # ---------------------------------------------------------------- sub-calls
 
-    async def _serve_sub_call(self, msg: dict[str, Any]) -> list[dict]:
-        prompts = [p if isinstance(p, str) else str(p) for p in (msg.get("prompts") or [])]
+    async def _serve_sub_call(self, msg: dict[str, Any], generation: int) -> list[dict]:
+        raw = msg.get("prompts")
+        prompts = [p if isinstance(p, str) else str(p) for p in (raw if isinstance(raw, list) else [])]
         if not self._in_cell:
             return P.cancelled_slots(len(prompts), "cancelled: made between cells (sub-calls end "
                                                    "with the cell that made them)")
+        made_by = msg.get("cell") if "cell" in msg else (self._cell[1] if self._cell else None)
+        if self._cell is None or (generation, made_by) != self._cell:
+            # A thread of an earlier cell (or of a worker since replaced): its cell has ended.
+            what = f"cell {made_by}" if isinstance(made_by, int) else "no cell"
+            return P.cancelled_slots(len(prompts), f"cancelled: made by {what}, which has ended (sub-calls "
+                                                   "end with the cell that made them)")
         model, context = msg.get("model"), msg.get("context")
         request = SubCallRequest(kind=str(msg.get("kind") or "llm"), prompts=prompts,
                                  model=None if model is None else str(model),
-                                 context=None if context is None else str(context))
+                                 context=None if context is None else str(context), cell=self._cell_tag)
         try:
             results = list(await self._on_sub_call(request))
         except asyncio.CancelledError:

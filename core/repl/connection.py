@@ -30,6 +30,34 @@ class WorkerDied(Exception):
     """The worker's pipe closed while a reply was awaited."""
 
 
+def _decode(line: bytes, pid: int) -> dict[str, Any] | None:
+    """One protocol line, or None. A line the worker began and never finished (a signal
+    cut its write) runs into the next message: that whole message at its end is kept."""
+    try:
+        return P.decode(line)
+    except P.ProtocolError as exc:
+        start = line.rfind(b'{"id":')
+        if start > 0:
+            try:
+                msg = P.decode(line[start:])
+            except P.ProtocolError:
+                pass
+            else:
+                log.warning("worker %s: a cut line before a %s message was dropped", pid, msg["type"])
+                return msg
+        log.warning("worker %s sent a bad line: %s", pid, exc)
+        return None
+
+
+async def _reap(proc: asyncio.subprocess.Process) -> None:
+    for kill in (lambda: os.killpg(proc.pid, signal.SIGKILL), proc.kill):
+        try:
+            kill()
+        except (ProcessLookupError, PermissionError, OSError):
+            pass
+    await proc.wait()
+
+
 class WorkerConnection:
     def __init__(self, proc: asyncio.subprocess.Process, reader: asyncio.StreamReader,
                  writer: asyncio.StreamWriter, serve_sub_call: SubCallServer,
@@ -78,12 +106,25 @@ class WorkerConnection:
         finally:
             os.close(to_worker_r)
             os.close(from_worker_w)
-        reader = asyncio.StreamReader(limit=P.LINE_CAP_BYTES, loop=loop)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop),
-                                     os.fdopen(from_worker_r, "rb", buffering=0))
-        transport, protocol = await loop.connect_write_pipe(
-            asyncio.streams.FlowControlMixin, os.fdopen(to_worker_w, "wb", buffering=0))
-        writer = asyncio.StreamWriter(transport, protocol, None, loop)
+        read_file = write_file = None
+        try:
+            reader = asyncio.StreamReader(limit=P.LINE_CAP_BYTES, loop=loop)
+            read_file = os.fdopen(from_worker_r, "rb", buffering=0)
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), read_file)
+            write_file = os.fdopen(to_worker_w, "wb", buffering=0)
+            transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, write_file)
+            writer = asyncio.StreamWriter(transport, protocol, None, loop)
+        except BaseException:
+            # Cancelled (or failed) between the process's start and its connection: nobody
+            # else knows this process, so it is killed and reaped here, whatever came.
+            from core.lifecycle import finish
+            await finish(_reap(proc))
+            for f, fd in ((read_file, from_worker_r), (write_file, to_worker_w)):
+                try:
+                    f.close() if f is not None else os.close(fd)
+                except OSError:
+                    pass
+            raise
         return cls(proc, reader, writer, serve_sub_call)
 
     @classmethod
@@ -139,7 +180,10 @@ class WorkerConnection:
 
     async def request(self, type_: str, *, timeout: float, **fields: Any) -> dict[str, Any]:
         fut = await self.start_request(type_, **fields)
-        return await asyncio.wait_for(fut, timeout)
+        # (asyncio.timeout, not wait_for: in 3.11 wait_for returns a reply that came with a
+        # cancel and drops the cancel, so a Stop during the context's load could be lost)
+        async with asyncio.timeout(timeout):
+            return await fut
 
     async def _read_loop(self) -> None:
         reason = "the worker closed its pipe"
@@ -148,27 +192,13 @@ class WorkerConnection:
                 line = await self._reader.readline()
                 if not line.endswith(b"\n"):
                     break
+                msg = _decode(line, self.pid)
+                if msg is None:
+                    continue
                 try:
-                    msg = P.decode(line)
-                except P.ProtocolError as exc:
-                    log.warning("worker %s sent a bad line: %s", self.pid, exc)
-                    continue
-                if msg["type"] == P.SUB_CALL:
-                    id_ = str(msg["id"])
-                    task = asyncio.create_task(self._sub_call(msg), name=f"repl-sub-{id_}")
-                    self._waiting_starts()
-                    self._sub_tasks.add(task)
-                    self._sub_by_id[id_] = task
-                    task.add_done_callback(lambda t, i=id_: self._sub_done(t, i))
-                    continue
-                if msg["type"] == P.CANCEL:
-                    self.cancel_sub_call(str(msg.get("re", "")), "cancelled: the REPL stopped waiting for it")
-                    continue
-                fut = self._pending.pop(msg.get("re", ""), None)
-                if fut is not None and not fut.done():
-                    fut.set_result(msg)
-                else:
-                    log.debug("worker %s: unexpected %s (re=%s)", self.pid, msg["type"], msg.get("re"))
+                    self._dispatch(msg)
+                except Exception:    # a line the worker (or model code) forged must not end the reading
+                    log.exception("worker %s: a %s line could not be handled", self.pid, msg.get("type"))
         except ValueError:   # a line longer than LINE_CAP_BYTES: not read, the worker is stopped
             reason = (f"the REPL worker sent a protocol line longer than "
                       f"{P.LINE_CAP_BYTES // (1024 * 1024)} MB (model code writing to the protocol "
@@ -182,6 +212,31 @@ class WorkerConnection:
                 if not fut.done():
                     fut.set_exception(WorkerDied(reason))
             self._pending.clear()
+
+    def _dispatch(self, msg: dict[str, Any]) -> None:
+        re = msg.get("re")
+        if re is not None and not isinstance(re, str):
+            log.warning("worker %s: a %s line whose re is %s, dropped", self.pid, msg["type"], type(re).__name__)
+            return
+        if msg["type"] == P.SUB_CALL:
+            id_ = str(msg["id"])
+            if id_ in self._sub_by_id:
+                log.warning("worker %s: sub_call %s sent twice, the second dropped", self.pid, id_)
+                return
+            task = asyncio.create_task(self._sub_call(msg), name=f"repl-sub-{id_}")
+            self._waiting_starts()
+            self._sub_tasks.add(task)
+            self._sub_by_id[id_] = task
+            task.add_done_callback(lambda t, i=id_: self._sub_done(t, i))
+            return
+        if msg["type"] == P.CANCEL:
+            self.cancel_sub_call(re or "", "cancelled: the REPL stopped waiting for it")
+            return
+        fut = self._pending.pop(re or "", None)
+        if fut is not None and not fut.done():
+            fut.set_result(msg)
+        else:
+            log.debug("worker %s: unexpected %s (re=%s)", self.pid, msg["type"], re)
 
     async def _sub_call(self, msg: dict[str, Any]) -> None:
         """Serve one sub_call and answer it exactly once: results, or cancelled."""
@@ -280,6 +335,12 @@ class WorkerConnection:
     # ---------------------------------------------------------------- process
 
     def signal(self, sig: int, *, group: bool = False) -> None:
+        """Signal the worker (`group`: its whole process group). Nothing is sent once its
+        exit was seen: the pid, and so the group id, is then free and may belong to
+        another process (pid_max is 32768 on many hosts; another run's worker, say).
+        Inside its PID namespace nothing outlives the worker's PID 1 anyway."""
+        if self.proc.returncode is not None:
+            return
         try:
             if group and self.group_signals:
                 os.killpg(self.pid, sig)
@@ -324,7 +385,6 @@ class WorkerConnection:
         self.closed = True
         if self.proc.returncode is None:
             await self.kill()
-        self.signal(signal.SIGKILL, group=True)
         tasks = [*self._sub_tasks, self._read_task, self._drain_task]
         for task in tasks:
             task.cancel()

@@ -31,6 +31,7 @@ import time
 import traceback
 from typing import Any, BinaryIO
 
+from core.repl import cell_origin
 from core.repl import protocol as P
 from core.repl.capture import CappedText, DiscardText
 from core.repl.context_file import ContextFileError, read_context
@@ -64,6 +65,8 @@ class Channel:
         self._pending: dict[str, tuple[threading.Event, list, int]] = {}
         self._pending_lock = threading.Lock()
         self.cell: int | None = None          # the cell running now (sub_calls name it)
+        self.main_sending = False             # the main thread is writing a line (SIGINT waits)
+        self.interrupt_deferred = False       # a SIGINT came while it was
         self.wait_s = P.SUB_CALL_WAIT_S
         self.requests: queue.Queue[dict[str, Any]] = queue.Queue()
 
@@ -78,9 +81,25 @@ class Channel:
                 f"{msg.get('type')} message of {len(data) / 1e6:.1f} MB is over the protocol's "
                 f"{P.LINE_CAP_BYTES // (1024 * 1024)} MB line cap; send less at once (fewer or "
                 "shorter prompts per call)")
+        main = threading.current_thread() is threading.main_thread()
         with self._send_lock:
-            self._out.write(data)
-            self._out.flush()
+            # A cell's interrupt (SIGINT at its timeout) raised inside this write would leave
+            # half a line on the pipe, and the next message (the cell's result) glued to it
+            # would be lost: the main thread's interrupt waits until the line is whole.
+            if main:
+                self.main_sending = True
+            try:
+                self._out.write(data)
+                self._out.flush()
+            finally:
+                if main:
+                    self.main_sending = False
+
+    def raise_deferred(self) -> None:
+        """The interrupt that came during a write, now that the line is whole."""
+        if self.interrupt_deferred and threading.current_thread() is threading.main_thread():
+            self.interrupt_deferred = False
+            raise KeyboardInterrupt
 
     def reply(self, type_: str, re: str | None, **fields: Any) -> None:
         try:
@@ -100,8 +119,9 @@ class Channel:
         sent = False
         try:
             self.send(P.message(P.SUB_CALL, id_, kind=kind, prompts=prompts,
-                                model=model, context=context, cell=self.cell))
+                                model=model, context=context, cell=cell_origin.origin(self.cell)))
             sent = True
+            self.raise_deferred()
             if not done.wait(self.wait_s):
                 self.send(P.message(P.CANCEL, self._ids(), re=id_))
                 return [{"error": {"type": "SubCallTimeout", "message":
@@ -113,6 +133,7 @@ class Channel:
                     self.send(P.message(P.CANCEL, self._ids(), re=id_))
                 except (OSError, ValueError):
                     pass
+            self.interrupt_deferred = False       # (this interrupt is the one being handled)
             raise
         finally:
             with self._pending_lock:
@@ -166,6 +187,9 @@ class Worker:
 
     def on_sigint(self, signum: int, frame: Any) -> None:
         if self.in_cell:
+            if self.channel.main_sending:
+                self.channel.interrupt_deferred = True
+                return
             raise KeyboardInterrupt
         log.debug("SIGINT between cells, ignored")
 
@@ -212,6 +236,8 @@ class Worker:
 
     def exec_cell(self, msg: dict[str, Any]) -> None:
         self.cells += 1
+        self.channel.interrupt_deferred = False
+        cell_origin.cover_pools()
         self.channel.cell = self.cells
         try:
             self._exec_cell(msg)
@@ -360,6 +386,7 @@ def main(argv: list[str]) -> int:
     if sys.__stderr__ is not None:
         faulthandler.enable(file=sys.__stderr__)
     channel = Channel(args.fd_in, args.fd_out)
+    cell_origin.install(lambda: channel.cell)    # threads' sub-calls name the cell that started them
     worker = Worker(channel, info)
     signal.signal(signal.SIGINT, worker.on_sigint)
     threading.Thread(target=channel.read_forever, name="repl-reader", daemon=True).start()

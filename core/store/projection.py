@@ -59,7 +59,20 @@ class Projection:
         self._turns: dict[tuple[str, str], _Turn] = {}
 
     def apply(self, db: sqlite_utils.Database, events: Iterable[ev.Event]) -> int:
-        """Write a batch; returns the number of event rows written."""
+        """Write a batch; returns the number of event rows written. If the batch fails (its
+        transaction is rolled back and the writer tries it again), the streamed-token state
+        is put back as it was, so a retried batch appends no root text twice."""
+        saved = {key: (turn, len(turn.text), len(turn.extra_seqs)) for key, turn in self._turns.items()}
+        try:
+            return self._apply(db, list(events))
+        except BaseException:
+            self._turns = {}
+            for key, (turn, texts, extras) in saved.items():
+                del turn.text[texts:], turn.extra_seqs[extras:]
+                self._turns[key] = turn
+            raise
+
+    def _apply(self, db: sqlite_utils.Database, events: list[ev.Event]) -> int:
         rows: list[list[Any] | None] = []
         batch_tokens: dict[tuple[str, str], int] = {}     # (run, call) -> index in rows
         deltas: dict[str, _RunDelta] = {}

@@ -54,6 +54,7 @@ class EventWriter:
         self.error: BaseException | None = None   # the last batch that could not be written
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._closed = False
+        self._dead = False                         # the thread ended without being told to
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, name="rlm-store-writer", daemon=True)
         self._thread.start()
@@ -63,12 +64,16 @@ class EventWriter:
     def __call__(self, event: Event) -> None:
         if self._closed:
             raise StoreWriteError(f"the event writer of {self.path} is closed; {event.type} was not stored")
+        if self._dead:
+            raise StoreWriteError(f"the event writer of {self.path} stopped ({self.error}); "
+                                  f"{event.type} was not stored")
         self._queue.put(event)
 
     def flush(self, timeout: float = 10.0) -> None:
         """Block until every event enqueued before this call is committed."""
-        if not self._thread.is_alive():
-            raise StoreWriteError(f"the event writer thread of {self.path} is not running")
+        if not self._thread.is_alive() or self._dead:
+            raise StoreWriteError(f"the event writer thread of {self.path} is not running"
+                                  + (f": {self.error}" if self.error else ""))
         marker = _Flush()
         self._queue.put(marker)
         if not marker.done.wait(timeout):
@@ -92,30 +97,54 @@ class EventWriter:
 
     # -- the writer thread ---------------------------------------------------------------
     def _run(self) -> None:
-        db = connect(self.path)
-        projection = Projection(self.owner)
+        """The thread. Everything it does is guarded: if it cannot open the database (locked
+        past the busy timeout, an I/O error, no permission) or ends for any other reason, the
+        failure is `error` (the run's store_error) and later writes raise."""
+        db = None
         try:
-            while True:
-                items = [self._queue.get()]
-                while len(items) < MAX_BATCH:
-                    try:
-                        items.append(self._queue.get_nowait())
-                    except queue.Empty:
-                        break
-                try:
-                    if self._handle(db, projection, items):
-                        break
-                except Exception as exc:   # a bug must not kill the thread: later events still get written
-                    self.error = exc
-                    log.exception("event writer failed on a batch of %d items", len(items))
-                    for item in items:
-                        if isinstance(item, _Flush):
-                            item.done.set()
-                        elif item is _STOP:
-                            return self._mark_unfinished(db)
-            self._mark_unfinished(db)
+            db = connect(self.path)
+            self._serve(db)
+        except BaseException as exc:
+            self.error = exc
+            log.exception("the event writer of %s stopped", self.path)
         finally:
-            db.close()
+            if not self._closed:
+                self._dead = True
+            self._release_waiters()
+            if db is not None:
+                db.close()
+
+    def _release_waiters(self) -> None:
+        """Flush markers queued to a writer that no longer writes: answered (with `error` set)."""
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(item, _Flush):
+                item.done.set()
+
+    def _serve(self, db: Any) -> None:
+        projection = Projection(self.owner)
+        while True:
+            items = [self._queue.get()]
+            while len(items) < MAX_BATCH:
+                try:
+                    items.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            try:
+                if self._handle(db, projection, items):
+                    break
+            except Exception as exc:   # a bug must not kill the thread: later events still get written
+                self.error = exc
+                log.exception("event writer failed on a batch of %d items", len(items))
+                for item in items:
+                    if isinstance(item, _Flush):
+                        item.done.set()
+                    elif item is _STOP:
+                        return self._mark_unfinished(db)
+        self._mark_unfinished(db)
 
     def _handle(self, db: Any, projection: Projection, items: list[Any]) -> bool:
         """Write runs of events, then answer markers in order. True when told to stop."""
