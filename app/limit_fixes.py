@@ -13,6 +13,7 @@ Actions (core/trust/preview.py and core/limits.py make them):
   cost               a limited run: the cap doubled (at least $1), the cursor in the Cap box
   mark_free:MODEL    the model (as the user named it) marked free in the settings
   set_price:MODEL / prices   Settings > Models, to give it a price
+  models             Settings > Models (a model's max tokens: replies cut at theirs)
   sub_calls / cell_time      Settings > Caps (the sub-call cap, the time per cell)
   sub_model          the cursor in the sub model picker
 """
@@ -55,7 +56,7 @@ class LimitFixes:
             qp.focus_field("cost")
         elif kind == "mark_free" and arg:
             self._mark_free(arg)
-        elif kind in ("set_price", "prices"):
+        elif kind in ("set_price", "prices", "models"):
             self._open("models")
         elif kind in ("sub_calls", "cell_time"):
             self._open("caps")

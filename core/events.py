@@ -107,6 +107,7 @@ class RootReplied(Event):
     duration_ms: int
     model: str
     shortened_to: int | None = None   # the max_tokens the dollar cap granted, when below root_max_tokens
+    finish_reason: str | None = None  # the provider's: "stop", "length" (cut at max_tokens), ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -167,6 +168,7 @@ class SubCallFinished(Event):
     error_type: str | None = None
     usage_estimated: bool = False     # some attempt was settled on an estimate (no provider usage)
     shortened_to: int | None = None   # the max_tokens the dollar cap granted, when below sub_max_tokens
+    finish_reason: str | None = None  # "length": the reply was cut at its max_tokens
 
 
 @dataclass(frozen=True, kw_only=True)

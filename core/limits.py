@@ -16,7 +16,8 @@ CLI's exit code 4). Counted:
   the run may not call, sub-calls off at depth 0);
 - cells cut by the per-cell time limit;
 - calls shortened to fit the dollar cap (granted fewer max_tokens than asked);
-- root replies cut by the reply reader (a degenerate or over-long reply), when present.
+- replies (root turns and sub-calls) cut at their max_tokens (finish reason "length").
+A root reply the engine stops reading on purpose (after its code block) is not a limit.
 
 Everything comes from the events, so the store, replay and exports compute the same
 numbers as the engine did live. Only plain data here: no engine, no store, no Qt.
@@ -64,10 +65,12 @@ class Limits:
                 self.refused[limit] = self.refused.get(limit, 0) + 1
             if getattr(event, "shortened_to", None) is not None:
                 self.shortened_calls += 1
+            if getattr(event, "finish_reason", None) == "length":
+                self.cut_replies += 1
         elif kind == "RootReplied":
             if getattr(event, "shortened_to", None) is not None:
                 self.shortened_calls += 1
-            if getattr(event, "cut", None):
+            if getattr(event, "finish_reason", None) == "length":
                 self.cut_replies += 1
         elif kind == "CellExecuted" and event.fault == "timeout":
             self.cut_cells += 1
@@ -107,7 +110,8 @@ def summary(limited: dict[str, Any] | None) -> str | None:
         parts.append(f"{short:,} repl{'ies' if short != 1 else 'y'} shortened to fit the dollar cap")
     replies = int(limited.get("cut_replies") or 0)
     if replies:
-        parts.append(f"{replies:,} root repl{'ies' if replies != 1 else 'y'} cut off")
+        parts.append(f"{replies:,} repl{'ies' if replies != 1 else 'y'} cut at {'their' if replies != 1 else 'its'} "
+                     "max tokens")
     text = "; ".join(parts)
     return text[0].upper() + text[1:] + ": this answer may be incomplete."
 
@@ -115,7 +119,7 @@ def summary(limited: dict[str, Any] | None) -> str | None:
 def fix(limited: dict[str, Any] | None) -> tuple[str, str] | None:
     """The way forward the answer's flag offers as a button: (action id, label), in the
     window's words (no command-line advice); None when there is none or nothing was limited.
-    Action ids: "cost", "sub_calls", "prices", "sub_model", "cell_time"."""
+    Action ids: "cost", "sub_calls", "prices", "sub_model", "cell_time", "models"."""
     if not is_limited(limited):
         return None
     assert limited is not None
@@ -132,4 +136,6 @@ def fix(limited: dict[str, Any] | None) -> tuple[str, str] | None:
         return "cell_time", "More time per cell…"
     if limited.get("shortened_calls"):
         return "cost", "Raise the dollar cap…"
+    if limited.get("cut_replies"):
+        return "models", "Raise max tokens…"
     return None

@@ -313,7 +313,7 @@ class Rlm:
         ctx.emit(ev.RootReplied, call_id=turn_id, parent_id=self.rlm_id, text=reply.text,
                  input_tokens=meter.input_tokens, output_tokens=meter.output_tokens,
                  cost_usd=meter.cost_usd, duration_ms=reply.duration_ms, model=model,
-                 shortened_to=meter.shortened_to)
+                 shortened_to=meter.shortened_to, finish_reason=reply.finish_reason)
         self._cut_by_cap = meter.shortened_to if reply.finish_reason == "length" else None
         return reply
 

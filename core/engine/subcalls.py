@@ -201,12 +201,13 @@ class SubCaller:
                           keep_usd=lambda: ctx.root_reserve_usd)
 
         def finish(status: str, response: str | None = None, error: str | None = None,
-                   error_type: str | None = None) -> dict[str, Any]:
+                   error_type: str | None = None, finish_reason: str | None = None) -> dict[str, Any]:
             ctx.emit(ev.SubCallFinished, call_id=call_id, parent_id=parent, kind="llm", model=model,
                      status=status, response=response, error=error, error_type=error_type,
                      input_tokens=meter.input_tokens, output_tokens=meter.output_tokens,
                      cost_usd=meter.cost_usd, duration_ms=int((time.monotonic() - started) * 1000),
-                     usage_estimated=meter.estimated, shortened_to=meter.shortened_to)
+                     usage_estimated=meter.estimated, shortened_to=meter.shortened_to,
+                     finish_reason=finish_reason)
             return {"ok": response} if error_type is None else _error(error_type, error or status)
 
         if admission.refused:
@@ -235,7 +236,7 @@ class SubCaller:
             self._note_once("Some sub-call replies were", f"Some sub-call replies were cut at "
                             f"{meter.shortened_to:,} tokens to fit the dollar cap (asked: "
                             f"{cfg.sub_max_tokens:,}); they may be incomplete. Finish soon.")
-        return finish("ok", response=reply.text)
+        return finish("ok", response=reply.text, finish_reason=reply.finish_reason)
 
     def _note_once(self, mark: str, note: str) -> None:
         if not any(n.startswith(mark) for n in self.rlm.turn_notes):

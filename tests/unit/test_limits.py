@@ -50,3 +50,18 @@ def test_the_fix_follows_what_refused_first():
         ("prices", "Set a price…")
     assert summary({"refused_sub_calls": 1, "sub_calls": 1, "refused_by": {"the dollar cap": 1}}) == \
         "1 of 1 sub-call was refused by the dollar cap: this answer may be incomplete."
+
+
+def test_replies_cut_at_their_max_tokens_are_counted():
+    limits = Limits()
+    limits.observe(_finished("ok"))
+    cut = ev.SubCallFinished(run_id="r", seq=3, ts=0.0, call_id="R.s2", parent_id="c", kind="llm", model="m",
+                             status="ok", response="half", error=None, input_tokens=1, output_tokens=9,
+                             cost_usd=0.0, duration_ms=1, finish_reason="length")
+    limits.observe(cut)
+    limits.observe(ev.RootReplied(run_id="r", seq=4, ts=0.0, call_id="R.t1", parent_id="R", text="x",
+                                  input_tokens=1, output_tokens=1, cost_usd=0.0, duration_ms=1, model="m",
+                                  finish_reason="stop"))
+    d = limits.as_dict()
+    assert d["cut_replies"] == 1 and summary(d) == "1 reply cut at its max tokens: this answer may be incomplete."
+    assert fix(d) == ("models", "Raise max tokens…")
