@@ -105,6 +105,10 @@ class RootReplied(Event):
     cost_usd: float
     duration_ms: int
     model: str
+    # The reply was read only as far as it was useful (core/engine/reply_reader.py); `text` is
+    # what was kept: {reason: block|final|repetition, tokens, max_tokens, kept_chars,
+    # received_chars, piece?}. None: read to its end.
+    cut: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

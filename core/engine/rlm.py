@@ -7,13 +7,14 @@ another Rlm at depth + 1 with its own worker, sharing the run's budget.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
 from core import events as ev
-from core.engine import prompts
+from core.engine import prompts, reply_reader
 from core.engine.budget import BudgetExceeded, Tally
 from core.engine.costs import CallMeter, explain_no_fit, worst_case
 from core.engine.parse import parse_reply, truncate_middle
@@ -79,6 +80,7 @@ class Rlm:
         self._keep_repl = keep_repl
         self._reported = len(self.messages) if session and follow_up else 0
         self._shown: list[str] = []            # every cell output the root was shown (screen_block)
+        self._cut: dict | None = None          # RootReplied.cut of this turn's reply
 
     # -- lifecycle -----------------------------------------------------------------
     async def solve(self) -> RlmOutcome:
@@ -184,7 +186,8 @@ class Rlm:
         messages.append({"role": "assistant", "content": reply.text})
         self._reported = len(messages)           # RootReplied carries the reply itself
         parsed = parse_reply(reply.text)
-        self.turn_notes = []
+        told = reply_reader.note_for_root(self._cut) if self._cut else None
+        self.turn_notes = [told] if told else []
         if self.depth == 0 and ctx.budget.max_cost_usd is not None:
             # What the next root turn could cost at worst: sub-calls leave that much of the cap.
             allowance = "x" * min(cfg.max_output_chars * max(len(parsed.cells), 1), 200_000)
@@ -254,6 +257,8 @@ class Rlm:
         model = cfg.root_model
         meter = CallMeter(ctx, model, messages, cfg.root_max_tokens, tally=self.tally,
                           keep_usd=lambda: 0.0 if self.depth == 0 else ctx.root_reserve_usd)
+        reader = reply_reader.reader_for(cfg, model)
+        self._cut = None
 
         def on_delta(delta: str) -> None:
             ctx.emit(ev.RootTokens, call_id=turn_id, parent_id=self.rlm_id, delta=delta)
@@ -261,6 +266,8 @@ class Rlm:
         def on_retry(attempt: int, error: Exception) -> None:
             ctx.emit(ev.Notice, call_id=turn_id, parent_id=self.rlm_id, level="warning",
                      message=f"Root call failed ({error}); retrying (attempt {attempt + 1}).")
+            if reader is not None:
+                reader.reset()
 
         started = time.monotonic()
 
@@ -274,7 +281,8 @@ class Rlm:
         try:
             reply = await ctx.llm.complete(
                 model, messages, max_tokens=cfg.root_max_tokens, stream=True, on_delta=on_delta,
-                on_retry=on_retry, reasoning_effort=cfg.reasoning_effort.get(model), meter=meter)
+                on_retry=on_retry, reasoning_effort=cfg.reasoning_effort.get(model), meter=meter,
+                stop=reader.feed if reader is not None else None)
         except asyncio.CancelledError:
             failed("cancelled", "cancelled")
             raise
@@ -294,9 +302,16 @@ class Rlm:
         except Exception as exc:
             failed("error", str(exc) or type(exc).__name__)
             raise
+        self._cut = reply_reader.record(reader, meter.output_tokens, cfg.root_max_tokens)
+        if self._cut:                      # what was cut never enters the conversation
+            reply = dataclasses.replace(reply, text=reader.kept)
+            ctx.counters.cut_replies += 1
         ctx.emit(ev.RootReplied, call_id=turn_id, parent_id=self.rlm_id, text=reply.text,
                  input_tokens=meter.input_tokens, output_tokens=meter.output_tokens,
-                 cost_usd=meter.cost_usd, duration_ms=reply.duration_ms, model=model)
+                 cost_usd=meter.cost_usd, duration_ms=reply.duration_ms, model=model, cut=self._cut)
+        if self._cut:
+            ctx.emit(ev.Notice, call_id=turn_id, parent_id=self.rlm_id, level="info",
+                     message=reply_reader.sentence(self._cut))
         return reply
 
     def _count(self, result: Any) -> None:
