@@ -97,3 +97,15 @@ async def test_a_cut_reply_is_stored_and_counted_in_fitness(server):
         assert "cut" in render_fitness(model_fitness(store.db)).splitlines()[1]
     finally:
         store.close()
+
+
+async def test_five_blocks_each_calling_lowercase_final_end_at_the_first_and_it_is_told(server):
+    # issue 25: the first reply held five blocks, each calling final(...): five NameErrors.
+    five = "".join(f"Maybe this:\n```python\nfinal('SECRET_CODE is {c}')\n```\n" for c in ("QX-4471", "1", "2", "3", "4"))
+    server.script("root", replies=[five])
+    result, events = await run(server, "What is SECRET_CODE?", DOCS, mode="rlm")
+    assert result.status == "finished" and result.answer == "SECRET_CODE is QX-4471"
+    cells = of_type(events, "CellExecuted")
+    assert len(cells) == 1 and cells[0].error is None
+    assert "`final(...)` was taken as `FINAL(...)`" in cells[0].output_for_model
+    assert of_type(events, "RootReplied")[0].cut["reason"] == "final"
