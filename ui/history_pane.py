@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QMenu, QPushButton, QToolButton, QVBoxLayout, QWidget,
 )
 
+from core.trust.support import unsupported_line
 from ui import icons
 from ui.rows import RowTableModel, list_table
 
@@ -37,6 +38,7 @@ class HistoryRow:
     sub_model: str = ""
     cost_usd: float | None = None
     duration_ms: int | None = None
+    unsupported: tuple[str, ...] = ()    # values of the answer nothing the run read holds
 
     @classmethod
     def of_run(cls, run: dict) -> "HistoryRow":
@@ -51,7 +53,8 @@ class HistoryRow:
                    status=run.get("status") or "", created=created,
                    root_model=run.get("root_model_label") or run.get("root_model") or "",
                    sub_model=run.get("sub_model_label") or run.get("sub_model") or "",
-                   cost_usd=run.get("cost_usd"), duration_ms=duration)
+                   cost_usd=run.get("cost_usd"), duration_ms=duration,
+                   unsupported=tuple(str(v) for v in run.get("unsupported") or ()))
 
 
 def format_when(created: datetime | None, now: datetime | None = None) -> str:
@@ -104,7 +107,7 @@ class HistoryModel(RowTableModel):
             if col == 1:
                 return " ".join(row.question.split())[:200]
             if col == 2:
-                return row.status
+                return f"{row.status} · unsupported" if row.unsupported else row.status
             if col == 5:
                 return row.root_model if row.sub_model in ("", row.root_model) \
                     else f"{row.root_model} / {row.sub_model}"
@@ -114,7 +117,9 @@ class HistoryModel(RowTableModel):
                 return format_duration(row.duration_ms)
         if role == Qt.ItemDataRole.ToolTipRole:
             when = row.created.astimezone().strftime("%Y-%m-%d %H:%M") if row.created else ""
-            return f"{row.question}\n\nrun {row.id}, {when}\nroot {row.root_model}, sub {row.sub_model or row.root_model}"
+            tip = f"{row.question}\n\nrun {row.id}, {when}\nroot {row.root_model}, sub {row.sub_model or row.root_model}"
+            line = unsupported_line({"unsupported": list(row.unsupported)})
+            return tip + (f"\nUnsupported: {line}" if line else "")
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (3, 4):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == RUN_ID_ROLE:

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPushButton, QScroll
                                QToolButton, QVBoxLayout, QWidget)
 
 from core.runview import Cell, Change, RunView, Turn
+from core.trust.support import unsupported_line
 from ui.cost_meter import clock, money
 from ui.highlight import code_html, is_dark
 from ui.theme import PALETTES
@@ -310,9 +311,13 @@ class AnswerCard(QFrame):
         self.error = make_label("", self)
         self.error.setObjectName("answerError")
         self.error.setStyleSheet(f"QLabel {{ color: {colors['error']}; }}")
+        self.unsupported = make_label("", self)      # values nothing the run read holds
+        self.unsupported.setObjectName("answerUnsupported")
+        self.unsupported.setStyleSheet(f"QLabel {{ color: {colors['error']}; }}")
+        self.unsupported.setVisible(False)
         self.figures = make_label("", self)
         self.figures.setObjectName("hint")
-        for w in (self.body, self.error, self.figures):
+        for w in (self.body, self.unsupported, self.error, self.figures):
             layout.addWidget(w)
 
     def refresh(self, view: RunView) -> None:
@@ -325,6 +330,9 @@ class AnswerCard(QFrame):
         self.copy_button.setEnabled(bool(self.answer))
         self.error.setText(view.error or "")
         self.error.setVisible(bool(view.error))
+        line = unsupported_line(view.totals)
+        self.unsupported.setText(f"Unsupported: {line}" if line else "")
+        self.unsupported.setVisible(bool(line))
         f = view.figures
         self.figures.setText(
             f"{f.cells} cells · {f.syntax_error_rate * 100:.0f}% syntax errors · {f.runtime_errors} runtime"

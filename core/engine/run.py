@@ -77,6 +77,7 @@ class RunContext:
     nested_waiting: int = 0
     nested_peak: int = 0         # most nested RLMs that ran at once
     closing: list = field(default_factory=list)   # nested RLMs' workers shutting down
+    support: Any = None          # core.trust.support.SupportCorpus: what the run read and wrote
     _seq: Any = field(default_factory=lambda: itertools.count(1))
     _rlm_ids: Any = field(default_factory=lambda: itertools.count(1))
     _budget_pending: bool = False
@@ -85,6 +86,8 @@ class RunContext:
              parent_id: str | None = None, **fields: Any) -> ev.Event:
         event = cls(run_id=self.run_id, seq=next(self._seq), ts=time.time(),
                     call_id=call_id, parent_id=parent_id, **fields)
+        if self.support is not None:
+            self.support.observe(event)
         try:
             self.emit_event(event)
         except Exception:  # a broken sink must not end the run; it is logged
@@ -217,6 +220,8 @@ class Engine:
             deadline=(started + self.config.max_wall_seconds) if self.config.max_wall_seconds else None,
             worker_command=self._worker_command)
         ctx.budget._on_change = ctx.budget_changed
+        from core.trust.support import SupportCorpus
+        ctx.support = SupportCorpus(question, getattr(session, "messages", None) or ())
         ctx.budget.on_first = ctx.budget_notice
         self._ctx = ctx
         docs = list(documents)
@@ -267,6 +272,7 @@ class Engine:
         if ctx._budget_pending:
             ctx._emit_budget()
         totals = ctx.totals(started)
+        self._check_support(ctx, answer, docs, totals)
         if status in ("finished", "capped"):
             ctx.emit(ev.RunFinished, call_id="R", status=status, answer=answer, totals=totals)
         else:
@@ -279,6 +285,24 @@ class Engine:
             raise asyncio.CancelledError
         return RunResult(run_id=self.run_id, status=status, answer=answer, error=error, totals=totals,
                          started_at=started_at, finished_at=time.time(), session=kept)
+
+    @staticmethod
+    def _check_support(ctx: RunContext, answer: str | None, docs: Sequence[Any], totals: dict) -> None:
+        """totals["unsupported"]: the values the answer states that nothing the run read holds
+        (core/trust/support.py), told in a warning; [] when all are supported."""
+        if not answer or not answer.strip():
+            return
+        from core.trust.support import describe
+        try:
+            support = ctx.support.check(answer, docs)
+        except Exception:                 # a checker bug must not cost the run its answer
+            log.exception("checking the answer of run %s failed", ctx.run_id)
+            return
+        totals["support_values"] = len(support.values)
+        totals["unsupported"] = list(support.unsupported)
+        if support.unsupported:
+            ctx.emit(ev.Notice, call_id="R", level="warning",
+                     message=f"The answer states {describe(support.unsupported)}.")
 
     async def _guarded(self, ctx: RunContext, root: Rlm) -> RlmOutcome:
         left = ctx.time_left()

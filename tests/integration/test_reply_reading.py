@@ -109,3 +109,20 @@ async def test_five_blocks_each_calling_lowercase_final_end_at_the_first_and_it_
     assert len(cells) == 1 and cells[0].error is None
     assert "`final(...)` was taken as `FINAL(...)`" in cells[0].output_for_model
     assert of_type(events, "RootReplied")[0].cut["reason"] == "final"
+
+
+async def test_a_made_up_answer_is_flagged_and_a_read_one_is_not(server):
+    server.script("root", replies=[
+        code("print(context[:20])"),
+        code("FINAL('The value of SECRET_CODE in the log is 12345.')"),       # issue 25, made up
+        code("import re\nprint(re.search(r'SECRET_CODE=(\\S+)', context).group(1))"),
+        code("FINAL('The value of SECRET_CODE in the log is QX-4471.')"),     # printed by a cell
+    ])
+    made_up, events = await run(server, "What is SECRET_CODE?", DOCS)
+    assert made_up.answer.endswith("12345.") and made_up.totals["unsupported"] == ["12345"]
+    assert any(n.level == "warning" and n.message == "The answer states 12345: not found in anything the run read."
+               for n in of_type(events, "Notice"))
+    read, events = await run(server, "What is SECRET_CODE?", DOCS)
+    assert read.answer.endswith("QX-4471.") and read.totals["unsupported"] == []
+    assert read.totals["support_values"] == 2          # SECRET_CODE (from the question) and QX-4471
+    assert not [n for n in of_type(events, "Notice") if "not found" in n.message]
