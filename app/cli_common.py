@@ -41,6 +41,7 @@ def report_outcome(outcome: Any, *, as_json: bool, **extra: Any) -> int:
             "syntax_errors": t.get("syntax_errors", 0), "overrun_usd": t.get("overrun_usd", 0.0),
             "estimated_usage_calls": t.get("estimated_usage_calls", 0),
             "cut_replies": t.get("cut_replies", 0), "unsupported": t.get("unsupported"),
+            "mode": t.get("mode"), "mode_reason": t.get("mode_reason"),
             "store_error": getattr(outcome, "store_error", None), "started_at": outcome.started_at,
             "finished_at": outcome.finished_at, "version": __version__}, ensure_ascii=False))
     elif outcome.answer is not None:

@@ -137,6 +137,7 @@ class Controller(QObject):
         ui = self.settings.ui
         qp = self.window.question_panel
         qp.set_caps({**self._default_caps(), **(ui.get("last_caps") or {})})
+        qp.set_mode(ui.get("last_mode"))
         root = ui.get("last_root_model") or self.settings.root_model
         sub = ui.get("last_sub_model") or self.settings.sub_model
         qp.set_model_choices([ModelChoice(m) for m in self._known_model_ids()])
@@ -172,7 +173,8 @@ class Controller(QObject):
     def save_state(self) -> None:
         qp = self.window.question_panel
         self.settings.ui.update(window=self.window.save_state(), last_caps=qp.caps(),
-                                last_root_model=qp.root_model(), last_sub_model=qp.sub_model())
+                                last_root_model=qp.root_model(), last_sub_model=qp.sub_model(),
+                                last_mode=qp.mode())
         self.settings.ui["last_session"] = self.first_run.session_state()
         self._save_settings()
 
@@ -380,7 +382,7 @@ class Controller(QObject):
         from app.settings import build_run_config
         try:
             config = build_run_config(self.settings, root=qp.root_model(),
-                                      sub=qp.sub_model() or None, overrides=qp.caps())
+                                      sub=qp.sub_model() or None, overrides={**qp.caps(), "mode": qp.mode()})
         except ValueError as exc:
             return self.notifier.error(f"These caps cannot be used: {exc}", "Change them and run again.")
         config = self.trust.with_approver(config)      # large batches ask in the window (issue 9)

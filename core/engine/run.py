@@ -233,7 +233,12 @@ class Engine:
         started_at = time.time()
         root = Rlm(ctx, rlm_id="R", parent_id=None, depth=0, question=question, documents=docs,
                    session=session, follow_up=follow_up, keep_repl=self._keep_session)
-        self._task = asyncio.ensure_future(self._guarded(ctx, root))
+        from core.engine import mode
+        choice = mode.choose(self.config, prices, question, docs, session=session)
+        if choice.mode == "direct" or (self.config.mode == "auto" and session is None):
+            ctx.emit(ev.Notice, call_id="R", level="info", message=choice.sentence())   # which, and why
+        work = root.solve if choice.mode == "rlm" else (lambda: mode.run_direct(ctx, choice, question, docs))
+        self._task = asyncio.ensure_future(self._guarded(ctx, root, work))
         if self._cancel_requested:
             self._task.cancel()
         outcome: RlmOutcome | None = None
@@ -272,6 +277,7 @@ class Engine:
         if ctx._budget_pending:
             ctx._emit_budget()
         totals = ctx.totals(started)
+        totals["mode"], totals["mode_reason"] = choice.mode, choice.reason
         self._check_support(ctx, answer, docs, totals)
         if status in ("finished", "capped"):
             ctx.emit(ev.RunFinished, call_id="R", status=status, answer=answer, totals=totals)
@@ -304,12 +310,12 @@ class Engine:
             ctx.emit(ev.Notice, call_id="R", level="warning",
                      message=f"The answer states {describe(support.unsupported)}.")
 
-    async def _guarded(self, ctx: RunContext, root: Rlm) -> RlmOutcome:
+    async def _guarded(self, ctx: RunContext, root: Rlm, work: Callable[[], Any]) -> RlmOutcome:
         left = ctx.time_left()
         if left is None:
-            return await root.solve()
+            return await work()
         try:
-            return await asyncio.wait_for(root.solve(), timeout=max(left, 0.0))
+            return await asyncio.wait_for(work(), timeout=max(left, 0.0))
         except asyncio.TimeoutError:
             ctx.cap_hit = ctx.cap_hit or "wall_time"
             return RlmOutcome(answer=root.best_answer, status="capped",
