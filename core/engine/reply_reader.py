@@ -14,8 +14,8 @@ stops generating and a paid one stops billing). It stops:
   FINAL/FINAL_VAR (or `final`/`final_var`, which the worker takes as those), or a
   line outside code that starts with `FINAL(` / `FINAL_VAR(` and has ended with `)`.
   Nothing after it could run: a FINAL in code ends the run at that cell.
-- **repetition**: the last `REPEAT_SPAN` characters are one piece of at most
-  `REPEAT_PERIOD` characters repeated (`>>> >>> >>> ...`, a line printed over and
+- **repetition**: the last `REPEAT_SPAN` characters (`REPEAT_SPAN_IN_CODE` inside an
+  open code block) are one piece of at most `REPEAT_PERIOD` characters repeated (`>>> >>> >>> ...`, a line printed over and
   over): the model has degenerated.
 
 What is kept (`kept`): the reply up to the end of the closed block or the final
@@ -34,6 +34,7 @@ from core.engine.parse import RUNNABLE_TAGS, _FENCE
 
 AFTER_BLOCK_CHARS = 400      # text allowed after a closed block while waiting for another fence
 REPEAT_SPAN = 400            # how much of the tail must be one repeated piece
+REPEAT_SPAN_IN_CODE = 2_000  # inside an open code block (a long literal is rarer than a loop of text)
 REPEAT_PERIOD = 40           # the longest piece counted as "repeated"
 _CHECK_EVERY = 32            # look for repetition each time this many characters arrived
 _FINAL_CALL = re.compile(r"(?<![\w.])(FINAL|FINAL_VAR|final|final_var)\s*\(")
@@ -134,15 +135,16 @@ class ReplyReader:
                 self._stop("final", end)
 
     def _repetition(self) -> None:
-        tail = self.text[-REPEAT_SPAN:]
-        if len(tail) < REPEAT_SPAN:
+        span = REPEAT_SPAN if self._fence is None else REPEAT_SPAN_IN_CODE
+        tail = self.text[-span:]
+        if len(tail) < span:
             return
         for period in range(1, REPEAT_PERIOD + 1):
             if tail[period:] == tail[:-period]:
                 break
         else:
             return
-        start = len(self.text) - REPEAT_SPAN
+        start = len(self.text) - span
         while start > 0 and self.text[start - 1] == self.text[start - 1 + period]:
             start -= 1
         piece = self.text[start:start + period]

@@ -77,3 +77,9 @@ def test_a_retry_starts_over():
 def test_describe():
     cut = {"reason": "block", "tokens": 1230, "max_tokens": 8192}
     assert describe(cut) == "reply cut after its code block: 1,230 of up to 8,192 tokens"
+
+
+def test_inside_code_a_longer_run_is_needed():
+    literal = "```repl\nline = '" + "=" * 600 + "'\nprint(line)\n```\n"
+    assert feed(literal).cut is None                       # 600 '=' in a literal: not cut
+    assert feed("```repl\nx = [" + "0, " * 1000).cut.reason == "repetition"
