@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
 )
 
 from ui import icons
+from ui.mode_button import ModeButton
 
 MODEL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -40,11 +41,6 @@ class ModelChoice:
             detail += f"\ncontext window: {entry.context_window:,} tokens"
         return cls(entry.id, text, detail)
 
-
-# The mode choice beside Run (core/engine/mode.py): label, RunConfig.mode, tooltip.
-MODE_CHOICES = (("Auto", "auto", "A plain call for documents that fit well in the model's window, else the RLM"),
-                ("RLM", "rlm", "Always the RLM: the documents stay in the REPL"),
-                ("Plain call", "direct", "Always one plain call with every document in the prompt"))
 
 
 class ModelPicker(QComboBox):
@@ -195,6 +191,7 @@ class QuestionPanel(QWidget):
         form.addRow("", self.sub_price)
 
         caps = QHBoxLayout()
+        self.mode_button = ModeButton()
         self.depth_spin = QSpinBox()
         self.depth_spin.setRange(0, 3)
         self.depth_spin.setValue(1)
@@ -242,16 +239,8 @@ class QuestionPanel(QWidget):
         self.status_label.setObjectName("hint")
         self.status_label.setWordWrap(True)
         self.status_label.setMinimumHeight(self.status_label.fontMetrics().lineSpacing() * 2)
-        self.mode_combo = QComboBox()
-        self.mode_combo.setObjectName("runMode")
-        self.mode_combo.setAccessibleName("Run as")
-        for label, mode, tip in MODE_CHOICES:
-            self.mode_combo.addItem(label, mode)
-            self.mode_combo.setItemData(self.mode_combo.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
-        self.mode_combo.setToolTip("Auto: one plain call when the documents take at most a quarter of the "
-                                   "root model's context window, else the RLM. The transcript says which.")
         buttons.addWidget(self.run_button)
-        buttons.addWidget(self.mode_combo)
+        buttons.addWidget(self.mode_button)        # the mode, beside Run
         buttons.addWidget(self.stop_button)
         self.direct_check = QCheckBox("Also ask directly")
         self.direct_check.setToolTip("Also send every document and the question to the root model in one "
@@ -291,11 +280,10 @@ class QuestionPanel(QWidget):
 
     def mode(self) -> str:
         """The run's mode (RunConfig.mode): auto, rlm or direct."""
-        return str(self.mode_combo.currentData() or "auto")
+        return self.mode_button.mode()
 
     def set_mode(self, mode: str | None) -> None:
-        index = self.mode_combo.findData(mode or "auto")
-        self.mode_combo.setCurrentIndex(max(index, 0))
+        self.mode_button.set_mode(mode)
 
     def set_caps(self, caps: dict) -> None:
         if "max_depth" in caps:

@@ -370,6 +370,7 @@ class Transcript(QScrollArea):
         self._follow = True
         self._retry_labels: dict[str, QLabel] = {}
         self._answer_shown_at: int | None = None
+        self._placing_answer = False
         self._build_column()
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._on_scrolled)
@@ -563,8 +564,18 @@ class Transcript(QScrollArea):
         self._follow = value >= self.verticalScrollBar().maximum() - 8
 
     def _on_range(self, _low: int, high: int) -> None:
+        bar = self.verticalScrollBar()
         if self._follow:
-            self.verticalScrollBar().setValue(high)
+            bar.setValue(high)
+        elif (self._answer is not None and self._answer_shown_at is not None
+              and bar.value() == self._answer_shown_at and not self._placing_answer):
+            # The layout grew after the answer was scrolled to (a wrapped notice above it got
+            # its height late) and the user has not scrolled since: scroll to it again.
+            self._placing_answer = True
+            try:
+                self._scroll_to_answer()
+            finally:
+                self._placing_answer = False
 
     def _on_hover(self, href: str) -> None:
         if href and self.citations is not None and href.startswith("doc:"):

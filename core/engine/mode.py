@@ -89,9 +89,8 @@ def choose(config: Any, prices: Any, question: str, documents: Sequence[Any], *,
             fit = DirectFit(False, tokens, window, config.root_max_tokens,
                             f"{size}: with {config.root_max_tokens:,} tokens for the answer they do not fit")
         return ModeChoice("direct", f"one plain call (mode direct): {size}", tokens, window, fit)
-    if window is None:
-        return ModeChoice("rlm", f"the RLM: {size} (give it one in Settings and Auto can choose a "
-                                 "plain call for small documents)", tokens, None)
+    if window is None:      # short: said at the top of every such run's transcript
+        return ModeChoice("rlm", f"the RLM (Auto: the context window of {label} is unknown)", tokens, None)
     if tokens <= window * AUTO_SHARE and fits:
         return ModeChoice("direct", f"one plain call: {size} (at most a quarter: Auto)", tokens, window, fit)
     return ModeChoice("rlm", f"the RLM: {size}, more than a quarter of it (Auto)", tokens, window)

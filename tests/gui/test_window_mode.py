@@ -12,9 +12,10 @@ def test_the_mode_beside_run_sends_a_plain_call_or_the_rlm(studio, qloop, server
     window, controller = studio
     prepare(window, controller, server, tmp_path, qloop)
     qp = window.question_panel
-    assert qp.mode() == "auto" and qp.mode_combo.currentText() == "Auto"      # the default
+    assert qp.mode() == "auto" and qp.mode_button.text() == "Auto"      # the default
     server.script("root", replies=["one.txt and sub/two.md."])
-    qp.set_mode("direct")
+    next(a for a in qp.mode_button.menu().actions() if a.text() == "Plain").trigger()
+    assert qp.mode() == "direct" and qp.mode_button.text() == "Plain"
     run_and_wait(window, controller, qloop)
     view = window.run_panes.view
     assert view.answer == "one.txt and sub/two.md." and view.totals["mode"] == "direct"

@@ -48,7 +48,7 @@ async def test_auto_runs_the_rlm_when_the_window_is_unknown_and_says_so(server):
     server.script("root", replies=[code("FINAL('ok')")])
     result, events = await run(server, "What is this?", SMALL, mode="auto")
     assert result.totals["mode"] == "rlm" and len(of_type(events, "CellExecuted")) == 1
-    assert any("the context window of openai/root is unknown" in m for m in notices(events))
+    assert "The RLM (Auto: the context window of openai/root is unknown)." in notices(events)
 
 
 async def test_a_plain_call_is_costed_and_recorded_as_any_run(server):
