@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from app.first_run_glue import FirstRunGlue
 from app.history_glue import HistoryGlue
+from app.local_defaults_glue import LocalDefaultsGlue
 from app.models_glue import ModelsGlue
 from app.run_service import IMPORT_LOCK, RunRequest, RunService, preload_engine  # noqa: F401  (preload_engine: the bench)
 from app.session_glue import SessionGlue
@@ -93,6 +94,7 @@ class Controller(QObject):
             models_changed=self._models_changed, guide_numbers=lambda: self.models.guide_numbers(),
             store_documents=lambda run_id: self.history.store().documents(run_id),
             set_documents=self.set_documents)
+        self.local_defaults = LocalDefaultsGlue(window, settings=lambda: self.settings)   # issue 25
         self.models = ModelsGlue(              # fitness, scorecards, also ask directly (issue 17)
             window, notifier, store=self.history.store, settings=lambda: self.settings,
             documents=lambda: self.documents, run_task=lambda: self.run_task,
@@ -382,7 +384,7 @@ class Controller(QObject):
         from app.settings import build_run_config
         try:
             config = build_run_config(self.settings, root=qp.root_model(),
-                                      sub=qp.sub_model() or None, overrides={**qp.caps(), "mode": qp.mode()})
+                                      sub=qp.sub_model() or None, overrides={**qp.caps(), **qp.run_overrides()})
         except ValueError as exc:
             return self.notifier.error(f"These caps cannot be used: {exc}", "Change them and run again.")
         config = self.trust.with_approver(config)      # large batches ask in the window (issue 9)

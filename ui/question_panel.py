@@ -192,6 +192,7 @@ class QuestionPanel(QWidget):
 
         caps = QHBoxLayout()
         self.mode_button = ModeButton()
+        self._reply_tokens: int | None = None     # proposed for a local root model (app glue)
         self.depth_spin = QSpinBox()
         self.depth_spin.setRange(0, 3)
         self.depth_spin.setValue(1)
@@ -277,6 +278,18 @@ class QuestionPanel(QWidget):
         return {"max_depth": self.depth_spin.value(),
                 "max_cost_usd": round(cost, 2) if cost > 0 else None,
                 "max_iterations": self.iter_spin.value()}
+
+    def set_reply_tokens(self, tokens: int | None) -> None:
+        """Output tokens per root reply proposed for the picked model (None: the settings')."""
+        self._reply_tokens = tokens
+
+    def run_overrides(self) -> dict:
+        """What the next run takes from the panel besides caps(): the mode, and the reply
+        tokens proposed for a local model."""
+        out: dict = {"mode": self.mode()}
+        if self._reply_tokens:
+            out["root_max_tokens"] = self._reply_tokens
+        return out
 
     def mode(self) -> str:
         """The run's mode (RunConfig.mode): auto, rlm or direct."""
