@@ -40,7 +40,7 @@ async def test_a_block_followed_by_repetition_is_cut_and_the_server_stops(server
     replied = of_type(events, "RootReplied")[0]
     print(f"\nroute {route}: sent {len(first.sent_text):,} of {len(DEGENERATE):,} chars, hung up after "
           f"{first.disconnected_at - first.started:.2f} s (all of it: {full_stream_s:.1f} s); root call "
-          f"{replied.duration_ms} ms; run {wall:.2f} s")
+          f"{replied.duration_ms} ms; run {wall:.2f} s; billed {first.billed} (all: {len(DEGENERATE) // 4 + 1} completion tokens)")
     assert replied.duration_ms < full_stream_s * 1000 / 3
     assert wall < full_stream_s / 2             # the run took the time of the useful part
     assert replied.cut["reason"] in ("block", "repetition")
