@@ -51,7 +51,7 @@ async def test_auto_runs_the_rlm_when_the_window_is_unknown_and_says_so(server):
     assert "The RLM (Auto: the context window of openai/root is unknown)." in notices(events)
 
 
-async def test_a_plain_call_is_costed_and_recorded_as_any_run(server):
+async def test_a_plain_call_is_costed_and_recorded_as_any_run(server, tmp_path):
     server.script("root", replies=["3 apples."])
     server.price("root", 1.0, 2.0)
     store = RunStore.open()
@@ -68,5 +68,9 @@ async def test_a_plain_call_is_costed_and_recorded_as_any_run(server):
         calls = [c for c in store.calls(result.run_id) if c["kind"] == "root"]
         assert len(calls) == 1 and calls[0]["cost_usd"] == pytest.approx(result.totals["cost_usd"])
         assert "unknown" in run_row["totals"]["mode_reason"]           # forced, with the window unknown
+        from core.store import export_html, export_md
+        export_md.write(store, result.run_id, tmp_path / "r.md")
+        export_html.write(store, result.run_id, tmp_path / "r.html")
+        assert "3 apples." in (tmp_path / "r.md").read_text() and "3 apples." in (tmp_path / "r.html").read_text()
     finally:
         store.close()
