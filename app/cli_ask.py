@@ -23,6 +23,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--api-key-from", metavar="NAME",
                    help="send the key of provider or endpoint NAME to --api-base/--sub-api-base "
                         "(a URL that no configured endpoint or provider owns gets no key otherwise)")
+    p.add_argument("--mode", choices=("auto", "rlm", "direct"),
+                   help="auto (default): one plain call when the documents take at most a quarter of the "
+                        "root model's context window, else the RLM; rlm or direct: always that")
+    p.add_argument("--context-window", type=int, metavar="TOKENS",
+                   help="the root model's context window (input tokens), when litellm does not know it "
+                        "(local models): lets Auto choose")
     p.add_argument("--max-depth", type=int, help="0 = code only, 1 = llm_query, 2-3 = nested RLMs")
     p.add_argument("--max-iterations", type=int, help="root turns (default 20)")
     p.add_argument("--max-cost", type=float, metavar="USD", help="hard dollar cap for the whole run")
@@ -57,14 +63,19 @@ def config_from_args(args: argparse.Namespace) -> Any:
         "root_max_tokens": args.root_max_tokens, "sub_max_tokens": args.sub_max_tokens,
         "memory_limit_mb": args.memory_limit_mb, "sub_api_base": args.sub_api_base,
         "require_full_sandbox": True if getattr(args, "require_sandbox", False) else None,
-        "api_key_from": args.api_key_from,
+        "api_key_from": args.api_key_from, "mode": getattr(args, "mode", None),
     }
     overrides = {k: v for k, v in overrides.items() if v is not None}
     prices = parse_prices(args.price)
     if prices:
         overrides["prices"] = prices
-    return with_approval(args, build_run_config(load_settings(), root=args.root, sub=args.sub,
-                                                api_base=args.api_base, overrides=overrides))
+    config = build_run_config(load_settings(), root=args.root, sub=args.sub, api_base=args.api_base,
+                              overrides=overrides)
+    if getattr(args, "context_window", None):
+        if args.context_window < 1:
+            raise SystemExit("--context-window needs a number of tokens above 0")
+        config = config.replace(context_windows={**config.context_windows, config.root_model: args.context_window})
+    return with_approval(args, config)
 
 
 def run_ask(args: argparse.Namespace) -> int:

@@ -44,6 +44,8 @@ def report_outcome(outcome: Any, *, as_json: bool, **extra: Any) -> int:
             "syntax_errors": t.get("syntax_errors", 0), "overrun_usd": t.get("overrun_usd", 0.0),
             "estimated_usage_calls": t.get("estimated_usage_calls", 0),
             "limited": limited or None, "limited_summary": summary(limited),
+            "cut_replies": t.get("cut_replies", 0), "unsupported": t.get("unsupported"),
+            "mode": t.get("mode"), "mode_reason": t.get("mode_reason"),
             "store_error": getattr(outcome, "store_error", None), "started_at": outcome.started_at,
             "finished_at": outcome.finished_at, "version": __version__}, ensure_ascii=False))
     elif outcome.answer is not None:
@@ -58,6 +60,9 @@ def report_outcome(outcome: Any, *, as_json: bool, **extra: Any) -> int:
               f"cut or cancelled; ${t.get('estimated_usd', 0.0):.6f} of the cost is estimated", file=sys.stderr)
     if is_limited(limited):
         print(f"rlm-studio: warning: {summary(limited)}", file=sys.stderr)
+    if t.get("unsupported"):
+        from core.trust.support import describe
+        print(f"rlm-studio: warning: the answer states {describe(t['unsupported'])}", file=sys.stderr)
     store_error = getattr(outcome, "store_error", None)
     if store_error:
         print(f"rlm-studio: error: the run's record is incomplete: {store_error}", file=sys.stderr)

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QMessageBox
 from app.first_run_glue import FirstRunGlue
 from app.history_glue import HistoryGlue
 from app.limit_fixes import LimitFixes
+from app.local_defaults_glue import LocalDefaultsGlue
 from app.models_glue import ModelsGlue
 from app.run_service import IMPORT_LOCK, RunRequest, RunService, preload_engine  # noqa: F401  (preload_engine: the bench)
 from app.session_glue import SessionGlue
@@ -100,6 +101,7 @@ class Controller(QObject):
             models_changed=self._models_changed, guide_numbers=lambda: self.models.guide_numbers(),
             store_documents=lambda run_id: self.history.store().documents(run_id),
             set_documents=self.set_documents)
+        self.local_defaults = LocalDefaultsGlue(window, settings=lambda: self.settings)   # issue 25
         self.models = ModelsGlue(              # fitness, scorecards, also ask directly (issue 17)
             window, notifier, store=self.history.store, settings=lambda: self.settings,
             documents=lambda: self.documents, run_task=lambda: self.run_task,
@@ -144,6 +146,7 @@ class Controller(QObject):
         ui = self.settings.ui
         qp = self.window.question_panel
         qp.set_caps({**self._default_caps(), **(ui.get("last_caps") or {})})
+        qp.set_mode(ui.get("last_mode"))
         root = ui.get("last_root_model") or self.settings.root_model
         sub = ui.get("last_sub_model") or self.settings.sub_model
         qp.set_model_choices([ModelChoice(m) for m in self._known_model_ids()])
@@ -179,7 +182,8 @@ class Controller(QObject):
     def save_state(self) -> None:
         qp = self.window.question_panel
         self.settings.ui.update(window=self.window.save_state(), last_caps=qp.caps(),
-                                last_root_model=qp.root_model(), last_sub_model=qp.sub_model())
+                                last_root_model=qp.root_model(), last_sub_model=qp.sub_model(),
+                                last_mode=qp.mode())
         self.settings.ui["last_session"] = self.first_run.session_state()
         self._save_settings()
 
@@ -387,7 +391,7 @@ class Controller(QObject):
         from app.settings import build_run_config
         try:
             config = build_run_config(self.settings, root=qp.root_model(),
-                                      sub=qp.sub_model() or None, overrides=qp.caps())
+                                      sub=qp.sub_model() or None, overrides={**qp.caps(), **qp.run_overrides()})
         except ValueError as exc:
             return self.notifier.error(f"These caps cannot be used: {exc}", "Change them and run again.")
         config = self.trust.with_approver(config)      # large batches ask in the window (issue 9)

@@ -168,6 +168,7 @@ class HistoryGlue:
         qp.set_models(root, sub)
         qp.set_caps({k: config[k] for k in ("max_depth", "max_cost_usd", "max_iterations")
                      if k in config})
+        qp.set_mode(config.get("mode"))
         self._rerun_loaded(run_id)
         self.notifier.info(f"Loaded the sources ({len(documents)} documents) and question of run "
                            f"{run_id[:8]}. Change models or caps if you like, then press Run.")

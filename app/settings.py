@@ -63,6 +63,7 @@ class ModelSettings:
     reasoning_effort: str | None = None
     prompt_note: str | None = None  # appended to the root's system prompt for this model
     context_window: int | None = None   # max input tokens, overrides litellm's model info
+    one_block_per_turn: bool = False    # read the root's reply only to its first closed block
 
 
 @dataclass
@@ -161,7 +162,8 @@ def settings_to_dict(s: Settings) -> dict[str, Any]:
 def _model_to_dict(m: ModelSettings) -> dict[str, Any]:
     return {"price": [m.price.input_per_m, m.price.output_per_m] if m.price else None,
             "free": m.free, "max_tokens": m.max_tokens, "reasoning_effort": m.reasoning_effort,
-            "prompt_note": m.prompt_note, "context_window": m.context_window}
+            "prompt_note": m.prompt_note, "context_window": m.context_window,
+            "one_block_per_turn": m.one_block_per_turn}
 
 
 def settings_from_dict(data: dict[str, Any]) -> Settings:
@@ -256,7 +258,7 @@ def _model_from(raw: Any) -> ModelSettings:
     return ModelSettings(price=price, free=bool(raw.get("free", False)),
                          max_tokens=int(max_tokens) if max_tokens is not None else None,
                          reasoning_effort=effort, prompt_note=str(note) if note else None,
-                         context_window=window)
+                         context_window=window, one_block_per_turn=bool(raw.get("one_block_per_turn", False)))
 
 
 def _without_secrets(value: Any, warnings: list[str], where: str = "") -> Any:
@@ -334,8 +336,11 @@ def build_run_config(settings: Settings, *, root: str | None = None, sub: str | 
     efforts: dict[str, str] = {}
     notes: dict[str, str] = {}
     windows: dict[str, int] = {}
+    one_block: dict[str, bool] = {}
     for name, ms in settings.models.items():
         routed = route_model(name, settings.endpoints)[0]
+        if ms.one_block_per_turn:
+            one_block[routed] = True
         if ms.context_window:
             windows[routed] = ms.context_window
         if ms.free:
@@ -362,13 +367,15 @@ def build_run_config(settings: Settings, *, root: str | None = None, sub: str | 
     kwargs["sub_call_models"] = sub_call_routes(
         settings, (root_name, root_model, main_base), (sub_name, sub_model, sub_base or main_base))
     windows.update(kwargs.pop("context_windows", None) or {})
+    one_block.update(kwargs.pop("one_block_per_turn", None) or {})
     labels: dict[str, str] = {}
     for routed, name in ((root_model, root_name), (sub_model, sub_name)):
         if routed != name:
             labels.setdefault(routed, name)    # the name the user picked is what is shown
     return RunConfig(root_model=root_model, sub_model=sub_model, api_base=main_base,
                      sub_api_base=sub_base, prices=prices, reasoning_effort=efforts,
-                     prompt_notes=notes, context_windows=windows, model_labels=labels, **kwargs)
+                     prompt_notes=notes, context_windows=windows, model_labels=labels,
+                     one_block_per_turn=one_block, **kwargs)
 
 
 def _free_on_free_endpoints(settings: Settings, prices: dict[str, Price], names: list[str]) -> None:

@@ -336,7 +336,7 @@ class TrustGlue:
         qp = self.window.question_panel
         try:
             return build_run_config(self._settings(), root=qp.root_model(), sub=qp.sub_model() or None,
-                                    overrides=qp.caps())
+                                    overrides={**qp.caps(), **qp.run_overrides()})
         except ValueError as exc:
             log.info("no cost preview: %s", exc)
             return None

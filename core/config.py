@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
 
+MODES = ("auto", "rlm", "direct")
+
+
 @dataclass(frozen=True)
 class Price:
     """USD per million tokens."""
@@ -29,6 +32,9 @@ class RunConfig:
     sub_model: str
     api_base: str | None = None          # for both models unless sub_api_base is set
     sub_api_base: str | None = None
+    # auto: one plain call when the question and documents fit well inside the root's window,
+    # the RLM otherwise (core/engine/mode.py); rlm / direct: always that.
+    mode: str = "auto"
     max_depth: int = 1                   # 0 REPL only, 1 llm_query, >=2 nested rlm_query
     max_iterations: int = 20             # root turns per RLM
     max_cost_usd: float | None = None    # hard cap for the whole tree
@@ -51,6 +57,12 @@ class RunConfig:
     sub_call_models: dict[str, tuple[str, str | None]] = field(default_factory=dict)
     context_windows: dict[str, int] = field(default_factory=dict)   # per-model input-token overrides
     api_key_from: str | None = None      # whose key goes to an ad-hoc api_base nobody owns (--api-key-from)
+    # Root replies are read only as far as they are useful (core/engine/reply_reader.py):
+    # after a closed block and no more code, a final answer, or repetition the stream is closed.
+    cut_replies: bool = True
+    # Per model (routed name): stop reading at the first closing fence. Off by default until a
+    # measurement on a real small model says it helps (see docs/run-path.md).
+    one_block_per_turn: dict[str, bool] = field(default_factory=dict)
     request_timeout_s: float = 600.0
     max_retries: int = 4
     # The names the user chose, by the routed name litellm is given: a model of the
@@ -66,6 +78,8 @@ class RunConfig:
                                                                          repr=False)
 
     def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
         if not 0 <= self.max_depth <= 3:
             raise ValueError(f"max_depth must be 0..3, got {self.max_depth}")
         if self.max_iterations < 1:

@@ -108,6 +108,10 @@ class RootReplied(Event):
     model: str
     shortened_to: int | None = None   # the max_tokens the dollar cap granted, when below root_max_tokens
     finish_reason: str | None = None  # the provider's: "stop", "length" (cut at max_tokens), ...
+    # The reply was read only as far as it was useful (core/engine/reply_reader.py); `text` is
+    # what was kept: {reason: block|final|repetition, tokens, max_tokens, kept_chars,
+    # received_chars, piece?}. None: read to its end.
+    cut: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

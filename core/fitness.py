@@ -9,6 +9,8 @@ Per root model (runs.root_model), over every stored run except imported ones:
   cells, syntax_errors, syntax_error_rate = syntax errors / cells;
   runtime_errors (from the run totals), runtime_error_rate = runtime errors / cells;
   refused_cells (cells the engine would not run: copied feedback, reassigned `context`);
+  cut_replies (root replies read only as far as useful: core/engine/reply_reader.py) and
+  unsupported_answers (answers stating values nothing the run read holds: core/trust/support.py);
   turns_to_answer = mean root turns of the finished runs;
   cost_per_run_usd, seconds_per_run (mean wall time of runs that ended);
   root input/output tokens (calls of kind root with this model) and thinking tokens
@@ -44,8 +46,9 @@ def root_fitness(db: Any) -> list[dict[str, Any]]:
         "ORDER BY created_utc").fetchall()
     for run_id, model, status, answer, iterations, cells, syntax, cost, wall_ms, totals_json in runs:
         m = per.setdefault(model, {"model": model, "runs": 0, "finished": 0, "capped": 0, "failed": 0,
-                                   "stopped": 0, "answered": 0, "cells": 0, "syntax_errors": 0, "runtime_errors": 0,
-                                   "refused_cells": 0, "_turns": [], "_cost": 0.0, "_wall": []})
+                                   "stopped": 0, "answered": 0, "cells": 0, "syntax_errors": 0,
+                                   "runtime_errors": 0, "refused_cells": 0, "cut_replies": 0,
+                                   "unsupported_answers": 0, "_turns": [], "_cost": 0.0, "_wall": []})
         totals = _totals(totals_json)
         m["runs"] += 1
         if status == "finished":
@@ -63,6 +66,8 @@ def root_fitness(db: Any) -> list[dict[str, Any]]:
         m["syntax_errors"] += int(syntax or 0)
         m["runtime_errors"] += int(totals.get("runtime_errors") or 0)
         m["refused_cells"] += int(totals.get("refused_cells") or 0)
+        m["cut_replies"] += int(totals.get("cut_replies") or 0)
+        m["unsupported_answers"] += 1 if totals.get("unsupported") else 0
         m["_cost"] += float(cost or 0.0)
         if wall_ms is not None:
             m["_wall"].append(int(wall_ms))
@@ -135,11 +140,13 @@ def render_fitness(stats: dict[str, list[dict[str, Any]]]) -> str:
               _pct(m["answer_rate"]),
               str(m["cells"]), f"{_pct(m['syntax_error_rate'])} ({m['syntax_errors']})",
               f"{_pct(m['runtime_error_rate'])} ({m['runtime_errors']})", num(m["turns_to_answer"]),
+              str(m["cut_replies"]), str(m["unsupported_answers"]),
               num(m["cost_per_run_usd"], "{:.4f}"), num(m["seconds_per_run"], "{:.1f}"),
               str(m["root_output_tokens"]), num(m["thinking_tokens"]))
              for m in stats["roots"]]
     text = ["Root models", table(("model", "runs", "fin/cap/fail/stop", "answered", "cells", "syntax err",
-                                  "runtime err", "turns", "$/run", "s/run", "out tok", "thinking tok"), roots)]
+                                  "runtime err", "turns", "cut", "unsupported", "$/run", "s/run", "out tok",
+                                  "thinking tok"), roots)]
     if stats["subs"]:
         subs = [(m["model"], str(m["calls"]), str(m["runs"]), f"{_pct(m['error_rate'])} ({m['errors']})",
                  str(m["cancelled"]), str(m["refused"]),

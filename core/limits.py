@@ -54,7 +54,7 @@ class Limits:
     refused: dict[str, int] = field(default_factory=dict)
     cut_cells: int = 0
     shortened_calls: int = 0
-    cut_replies: int = 0
+    truncated_replies: int = 0
 
     def observe(self, event: Any) -> None:
         kind = getattr(event, "type", type(event).__name__)
@@ -66,26 +66,26 @@ class Limits:
             if getattr(event, "shortened_to", None) is not None:
                 self.shortened_calls += 1
             if getattr(event, "finish_reason", None) == "length":
-                self.cut_replies += 1
+                self.truncated_replies += 1
         elif kind == "RootReplied":
             if getattr(event, "shortened_to", None) is not None:
                 self.shortened_calls += 1
             if getattr(event, "finish_reason", None) == "length":
-                self.cut_replies += 1
+                self.truncated_replies += 1
         elif kind == "CellExecuted" and event.fault == "timeout":
             self.cut_cells += 1
 
     def as_dict(self) -> dict[str, Any]:
         return {"refused_sub_calls": sum(self.refused.values()), "refused_by": dict(self.refused),
                 "sub_calls": self.sub_calls, "cut_cells": self.cut_cells,
-                "shortened_calls": self.shortened_calls, "cut_replies": self.cut_replies}
+                "shortened_calls": self.shortened_calls, "truncated_replies": self.truncated_replies}
 
 
 def is_limited(limited: dict[str, Any] | None) -> bool:
     if not limited:
         return False
     return bool(limited.get("refused_sub_calls") or limited.get("cut_cells")
-                or limited.get("shortened_calls") or limited.get("cut_replies"))
+                or limited.get("shortened_calls") or limited.get("truncated_replies"))
 
 
 def summary(limited: dict[str, Any] | None) -> str | None:
@@ -108,7 +108,7 @@ def summary(limited: dict[str, Any] | None) -> str | None:
     short = int(limited.get("shortened_calls") or 0)
     if short:
         parts.append(f"{short:,} repl{'ies' if short != 1 else 'y'} shortened to fit the dollar cap")
-    replies = int(limited.get("cut_replies") or 0)
+    replies = int(limited.get("truncated_replies") or 0)
     if replies:
         parts.append(f"{replies:,} repl{'ies' if replies != 1 else 'y'} cut at {'their' if replies != 1 else 'its'} "
                      "max tokens")
@@ -136,6 +136,6 @@ def fix(limited: dict[str, Any] | None) -> tuple[str, str] | None:
         return "cell_time", "More time per cell…"
     if limited.get("shortened_calls"):
         return "cost", "Raise the dollar cap…"
-    if limited.get("cut_replies"):
+    if limited.get("truncated_replies"):
         return "models", "Raise max tokens…"
     return None

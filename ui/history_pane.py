@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QMenu, QPushButton, QToolButton, QVBoxLayout, QWidget,
 )
 
+from core.trust.support import unsupported_line
 from ui import icons
 from ui.rows import RowTableModel, list_table
 
@@ -39,6 +40,7 @@ class HistoryRow:
     duration_ms: int | None = None
     limited: str = ""            # what a cap or limit changed (core/limits.py), "" when nothing
     unpriced: str = ""           # models without a known price: the cost is unknown
+    unsupported: tuple[str, ...] = ()    # values of the answer nothing the run read holds
 
     @classmethod
     def of_run(cls, run: dict) -> "HistoryRow":
@@ -54,7 +56,8 @@ class HistoryRow:
                    root_model=run.get("root_model_label") or run.get("root_model") or "",
                    sub_model=run.get("sub_model_label") or run.get("sub_model") or "",
                    cost_usd=run.get("cost_usd"), duration_ms=duration, limited=run.get("limited") or "",
-                   unpriced=run.get("unpriced") or "")
+                   unpriced=run.get("unpriced") or "",
+                   unsupported=tuple(str(v) for v in run.get("unsupported") or ()))
 
 
 def format_when(created: datetime | None, now: datetime | None = None) -> str:
@@ -111,7 +114,8 @@ class HistoryModel(RowTableModel):
             if col == 1:
                 return " ".join(row.question.split())[:200]
             if col == 2:
-                return f"{row.status} · limited" if row.limited else row.status
+                return " · ".join([row.status] + ["limited"] * bool(row.limited)
+                                  + ["unsupported"] * bool(row.unsupported))
             if col == 5:
                 return row.root_model if row.sub_model in ("", row.root_model) \
                     else f"{row.root_model} / {row.sub_model}"
@@ -122,7 +126,9 @@ class HistoryModel(RowTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             when = row.created.astimezone().strftime("%Y-%m-%d %H:%M") if row.created else ""
             tip = f"{row.question}\n\nrun {row.id}, {when}\nroot {row.root_model}, sub {row.sub_model or row.root_model}"
-            return tip + (f"\n\nLimited: {row.limited}" if row.limited else "")
+            line = unsupported_line({"unsupported": list(row.unsupported)})
+            return (tip + (f"\n\nLimited: {row.limited}" if row.limited else "")
+                    + (f"\nUnsupported: {line}" if line else ""))
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (3, 4):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == RUN_ID_ROLE:

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
 )
 
 from ui import icons
+from ui.mode_button import ModeButton
 
 MODEL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -39,6 +40,7 @@ class ModelChoice:
         if entry.context_window:
             detail += f"\ncontext window: {entry.context_window:,} tokens"
         return cls(entry.id, text, detail)
+
 
 
 class ModelPicker(QComboBox):
@@ -190,6 +192,8 @@ class QuestionPanel(QWidget):
         form.addRow("", self.sub_price)
 
         caps = QHBoxLayout()
+        self.mode_button = ModeButton()
+        self._reply_tokens: int | None = None     # proposed for a local root model (app glue)
         self.depth_spin = QSpinBox()
         self.depth_spin.setRange(0, 3)
         self.depth_spin.setValue(1)
@@ -238,6 +242,7 @@ class QuestionPanel(QWidget):
         self.status_label.setWordWrap(True)
         self.status_label.setMinimumHeight(self.status_label.fontMetrics().lineSpacing() * 2)
         buttons.addWidget(self.run_button)
+        buttons.addWidget(self.mode_button)        # the mode, beside Run
         buttons.addWidget(self.stop_button)
         self.direct_check = QCheckBox("Also ask directly")
         self.direct_check.setToolTip("Also send every document and the question to the root model in one "
@@ -291,6 +296,25 @@ class QuestionPanel(QWidget):
         return {"max_depth": self.depth_spin.value(),
                 "max_cost_usd": round(cost, 2) if cost > 0 else None,
                 "max_iterations": self.iter_spin.value()}
+
+    def set_reply_tokens(self, tokens: int | None) -> None:
+        """Output tokens per root reply proposed for the picked model (None: the settings')."""
+        self._reply_tokens = tokens
+
+    def run_overrides(self) -> dict:
+        """What the next run takes from the panel besides caps(): the mode, and the reply
+        tokens proposed for a local model."""
+        out: dict = {"mode": self.mode()}
+        if self._reply_tokens:
+            out["root_max_tokens"] = self._reply_tokens
+        return out
+
+    def mode(self) -> str:
+        """The run's mode (RunConfig.mode): auto, rlm or direct."""
+        return self.mode_button.mode()
+
+    def set_mode(self, mode: str | None) -> None:
+        self.mode_button.set_mode(mode)
 
     def set_caps(self, caps: dict) -> None:
         if "max_depth" in caps:

@@ -21,7 +21,7 @@ from ui import icons
 PAGES = ("keys", "models", "endpoints", "caps", "appearance")
 EFFORTS = ("", "minimal", "low", "medium", "high")
 MODEL_COLUMNS = ("Model", "In $/M", "Out $/M", "Free", "Max tokens", "Reasoning", "Prompt note",
-                 "Context window")
+                 "Context window", "One block")
 ENDPOINT_COLUMNS = ("Name", "API base (OpenAI-compatible URL)", "Needs a key", "Models", "Cost")
 # Asked once per endpoint: do its models run on this computer (free) or are they paid?
 # None: not said yet; shown as the default for its address (core/endpoint_cost.py).
@@ -181,7 +181,8 @@ class ModelsPage(QWidget):
             "Per model: prices in USD per million tokens (leave empty to use the built-in price), "
             "'free' for local models, max_tokens (thinking models need room for thinking plus "
             "code), reasoning effort, a note added to the prompt for that model, and its context "
-            "window in tokens (leave at default to use the built-in one).", hint=True))
+            "window in tokens (leave at default to use the built-in one; Auto needs it to choose a "
+            "plain call), and 'one block' to read its replies only up to their first code block.", hint=True))
         self.table = QTableWidget(0, len(MODEL_COLUMNS))
         self.table.setHorizontalHeaderLabels(MODEL_COLUMNS)
         self.table.verticalHeader().hide()
@@ -232,6 +233,11 @@ class ModelsPage(QWidget):
         window.setValue(int(values.get("context_window") or 0))
         window.setAccessibleName("Context window")
         self.table.setCellWidget(row, 7, window)
+        one_block = QCheckBox()
+        one_block.setChecked(bool(values.get("one_block_per_turn")))
+        one_block.setAccessibleName("One block per turn")
+        one_block.setToolTip("Read this model's root replies only up to their first closed code block")
+        self.table.setCellWidget(row, 8, one_block)
         return row
 
     def sub_call_models(self) -> list[str]:
@@ -264,7 +270,8 @@ class ModelsPage(QWidget):
                 "max_tokens": self.table.cellWidget(row, 4).value() or None,
                 "reasoning_effort": self.table.cellWidget(row, 5).currentData() or None,
                 "prompt_note": note or None,
-                "context_window": self.table.cellWidget(row, 7).value() or None}
+                "context_window": self.table.cellWidget(row, 7).value() or None,
+                "one_block_per_turn": self.table.cellWidget(row, 8).isChecked()}
         return out
 
 

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPushButton, QScroll
 
 from core import limits
 from core.runview import Cell, Change, RunView, Turn
+from core.trust.support import unsupported_line
 from ui.cost_meter import clock, cost_text, money
 from ui.highlight import code_html, is_dark
 from ui.theme import PALETTES
@@ -313,6 +314,10 @@ class AnswerCard(QFrame):
         self.error = make_label("", self)
         self.error.setObjectName("answerError")
         self.error.setStyleSheet(f"QLabel {{ color: {colors['error']}; }}")
+        self.unsupported = make_label("", self)      # values nothing the run read holds
+        self.unsupported.setObjectName("answerUnsupported")
+        self.unsupported.setStyleSheet(f"QLabel {{ color: {colors['error']}; }}")
+        self.unsupported.setVisible(False)
         self.figures = make_label("", self)
         self.figures.setObjectName("hint")
         self.limited = QFrame(self)
@@ -334,7 +339,7 @@ class AnswerCard(QFrame):
         self.limited.hide()
         layout.addWidget(self.body)
         layout.addWidget(self.limited)
-        for w in (self.error, self.figures):
+        for w in (self.unsupported, self.error, self.figures):
             layout.addWidget(w)
 
     def refresh(self, view: RunView) -> None:
@@ -354,6 +359,9 @@ class AnswerCard(QFrame):
         self.fix_button.setText(fix[1] if fix else "")
         self.fix_button.setVisible(fix is not None)
         self.limited.setVisible(bool(text))
+        line = unsupported_line(view.totals)
+        self.unsupported.setText(f"Unsupported: {line}" if line else "")
+        self.unsupported.setVisible(bool(line))
         f = view.figures
         self.figures.setText(
             f"{f.cells} cells · {f.syntax_error_rate * 100:.0f}% syntax errors · {f.runtime_errors} runtime"
@@ -394,6 +402,7 @@ class Transcript(QScrollArea):
         self._follow = True
         self._retry_labels: dict[str, QLabel] = {}
         self._answer_shown_at: int | None = None
+        self._placing_answer = False
         self._build_column()
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._on_scrolled)
@@ -588,8 +597,18 @@ class Transcript(QScrollArea):
         self._follow = value >= self.verticalScrollBar().maximum() - 8
 
     def _on_range(self, _low: int, high: int) -> None:
+        bar = self.verticalScrollBar()
         if self._follow:
-            self.verticalScrollBar().setValue(high)
+            bar.setValue(high)
+        elif (self._answer is not None and self._answer_shown_at is not None
+              and bar.value() == self._answer_shown_at and not self._placing_answer):
+            # The layout grew after the answer was scrolled to (a wrapped notice above it got
+            # its height late) and the user has not scrolled since: scroll to it again.
+            self._placing_answer = True
+            try:
+                self._scroll_to_answer()
+            finally:
+                self._placing_answer = False
 
     def _on_hover(self, href: str) -> None:
         if href and self.citations is not None and href.startswith("doc:"):

@@ -7,13 +7,14 @@ another Rlm at depth + 1 with its own worker, sharing the run's budget.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
 from core import events as ev
-from core.engine import prompts
+from core.engine import prompts, reply_reader
 from core.engine.budget import BudgetExceeded, Tally
 from core.engine.costs import ROOT_FLOOR_TOKENS, CallMeter, explain_no_fit, root_reserve, worst_case
 from core.engine.parse import parse_reply, truncate_middle
@@ -81,6 +82,7 @@ class Rlm:
         self._reported = len(self.messages) if session and follow_up else 0
         self._shown: list[str] = []            # every cell output the root was shown (screen_block)
         self._cut_by_cap: int | None = None    # the last root reply stopped at a max_tokens the cap lowered
+        self._cut: dict | None = None          # RootReplied.cut of this turn's reply
 
     # -- lifecycle -----------------------------------------------------------------
     async def solve(self) -> RlmOutcome:
@@ -192,7 +194,8 @@ class Rlm:
         messages.append({"role": "assistant", "content": reply.text})
         self._reported = len(messages)           # RootReplied carries the reply itself
         parsed = parse_reply(reply.text)
-        self.turn_notes = []
+        told = reply_reader.note_for_root(self._cut) if self._cut else None
+        self.turn_notes = [told] if told else []
         if self._cut_by_cap is not None:
             self.turn_notes.append(
                 f"Your reply was limited to {self._cut_by_cap:,} tokens to fit the dollar cap and was "
@@ -270,6 +273,8 @@ class Rlm:
         meter = CallMeter(ctx, model, messages, cfg.root_max_tokens, tally=self.tally,
                           keep_usd=lambda: 0.0 if self.depth == 0 else ctx.root_reserve_usd,
                           floor_tokens=ROOT_FLOOR_TOKENS)
+        reader = reply_reader.reader_for(cfg, model)
+        self._cut = None
 
         def on_delta(delta: str) -> None:
             ctx.emit(ev.RootTokens, call_id=turn_id, parent_id=self.rlm_id, delta=delta)
@@ -277,6 +282,8 @@ class Rlm:
         def on_retry(attempt: int, error: Exception) -> None:
             ctx.emit(ev.Notice, call_id=turn_id, parent_id=self.rlm_id, level="warning",
                      message=f"Root call failed ({error}); retrying (attempt {attempt + 1}).")
+            if reader is not None:
+                reader.reset()
 
         started = time.monotonic()
 
@@ -290,7 +297,8 @@ class Rlm:
         try:
             reply = await ctx.llm.complete(
                 model, messages, max_tokens=cfg.root_max_tokens, stream=True, on_delta=on_delta,
-                on_retry=on_retry, reasoning_effort=cfg.reasoning_effort.get(model), meter=meter)
+                on_retry=on_retry, reasoning_effort=cfg.reasoning_effort.get(model), meter=meter,
+                stop=reader.feed if reader is not None else None)
         except asyncio.CancelledError:
             failed("cancelled", "cancelled")
             raise
@@ -310,11 +318,18 @@ class Rlm:
         except Exception as exc:
             failed("error", str(exc) or type(exc).__name__)
             raise
+        self._cut = reply_reader.record(reader, meter.output_tokens, cfg.root_max_tokens)
+        if self._cut:                      # what was cut never enters the conversation
+            reply = dataclasses.replace(reply, text=reader.kept)
+            ctx.counters.cut_replies += 1
         ctx.emit(ev.RootReplied, call_id=turn_id, parent_id=self.rlm_id, text=reply.text,
                  input_tokens=meter.input_tokens, output_tokens=meter.output_tokens,
-                 cost_usd=meter.cost_usd, duration_ms=reply.duration_ms, model=model,
+                 cost_usd=meter.cost_usd, duration_ms=reply.duration_ms, model=model, cut=self._cut,
                  shortened_to=meter.shortened_to, finish_reason=reply.finish_reason)
         self._cut_by_cap = meter.shortened_to if reply.finish_reason == "length" else None
+        if self._cut:
+            ctx.emit(ev.Notice, call_id=turn_id, parent_id=self.rlm_id, level="info",
+                     message=reply_reader.sentence(self._cut))
         return reply
 
     def _count(self, result: Any) -> None:

@@ -55,6 +55,7 @@ class Counters:
     runtime_errors: int = 0
     faults: int = 0
     refused_cells: int = 0       # blocks not run: copied feedback, a rebound `context` (engine/screen.py)
+    cut_replies: int = 0         # root replies read only as far as useful (engine/reply_reader.py)
 
 
 @dataclass
@@ -79,6 +80,7 @@ class RunContext:
     closing: list = field(default_factory=list)   # nested RLMs' workers shutting down
     limits: Limits = field(default_factory=Limits)  # what caps and limits changed (core/limits.py)
     unpriced: list = field(default_factory=list)    # models without a known price (cost unknown)
+    support: Any = None          # core.trust.support.SupportCorpus: what the run read and wrote
     _seq: Any = field(default_factory=lambda: itertools.count(1))
     _rlm_ids: Any = field(default_factory=lambda: itertools.count(1))
     _budget_pending: bool = False
@@ -88,6 +90,8 @@ class RunContext:
         event = cls(run_id=self.run_id, seq=next(self._seq), ts=time.time(),
                     call_id=call_id, parent_id=parent_id, **fields)
         self.limits.observe(event)     # counted from the events themselves, as replay does
+        if self.support is not None:
+            self.support.observe(event)
         try:
             self.emit_event(event)
         except Exception:  # a broken sink must not end the run; it is logged
@@ -132,6 +136,7 @@ class RunContext:
                 "output_tokens": b.output_tokens, "iterations": c.iterations, "sub_calls": b.sub_calls,
                 "cells": c.cells, "syntax_errors": c.syntax_errors, "runtime_errors": c.runtime_errors,
                 "faults": c.faults, "refused_calls": b.refusals, "refused_cells": c.refused_cells,
+                "cut_replies": c.cut_replies,
                 "overrun_usd": round(b.overrun_usd, 10), "overruns": b.overruns,
                 "estimated_usage_calls": b.estimated_calls, "estimated_usd": round(b.estimated_usd, 10),
                 "attempts": b.attempts, "nested_peak": self.nested_peak, "cap_hit": self.cap_hit,
@@ -233,6 +238,8 @@ class Engine:
             worker_command=self._worker_command)
         ctx.unpriced = self.unpriced(prices)
         ctx.budget._on_change = ctx.budget_changed
+        from core.trust.support import SupportCorpus
+        ctx.support = SupportCorpus(question, getattr(session, "messages", None) or ())
         ctx.budget.on_first = ctx.budget_notice
         self._ctx = ctx
         docs = list(documents)
@@ -244,7 +251,12 @@ class Engine:
         started_at = time.time()
         root = Rlm(ctx, rlm_id="R", parent_id=None, depth=0, question=question, documents=docs,
                    session=session, follow_up=follow_up, keep_repl=self._keep_session)
-        self._task = asyncio.ensure_future(self._guarded(ctx, root))
+        from core.engine import mode
+        choice = mode.choose(self.config, prices, question, docs, session=session)
+        if choice.mode == "direct" or (self.config.mode == "auto" and session is None):
+            ctx.emit(ev.Notice, call_id="R", level="info", message=choice.sentence())   # which, and why
+        work = root.solve if choice.mode == "rlm" else (lambda: mode.run_direct(ctx, choice, question, docs))
+        self._task = asyncio.ensure_future(self._guarded(ctx, root, work))
         if self._cancel_requested:
             self._task.cancel()
         # The ending (the run's task awaited, nested workers closed, RunFinished/RunFailed
@@ -292,6 +304,8 @@ class Engine:
         if ctx._budget_pending:
             ctx._emit_budget()
         totals = ctx.totals(started)
+        totals["mode"], totals["mode_reason"] = choice.mode, choice.reason
+        self._check_support(ctx, answer, docs, totals)
         if status in ("finished", "capped"):
             ctx.emit(ev.RunFinished, call_id="R", status=status, answer=answer, totals=totals)
         else:
@@ -303,12 +317,30 @@ class Engine:
         return RunResult(run_id=self.run_id, status=status, answer=answer, error=error, totals=totals,
                          started_at=started_at, finished_at=time.time(), session=kept)
 
-    async def _guarded(self, ctx: RunContext, root: Rlm) -> RlmOutcome:
+    @staticmethod
+    def _check_support(ctx: RunContext, answer: str | None, docs: Sequence[Any], totals: dict) -> None:
+        """totals["unsupported"]: the values the answer states that nothing the run read holds
+        (core/trust/support.py), told in a warning; [] when all are supported."""
+        if not answer or not answer.strip():
+            return
+        from core.trust.support import describe
+        try:
+            support = ctx.support.check(answer, docs)
+        except Exception:                 # a checker bug must not cost the run its answer
+            log.exception("checking the answer of run %s failed", ctx.run_id)
+            return
+        totals["support_values"] = len(support.values)
+        totals["unsupported"] = list(support.unsupported)
+        if support.unsupported:
+            ctx.emit(ev.Notice, call_id="R", level="warning",
+                     message=f"The answer states {describe(support.unsupported)}.")
+
+    async def _guarded(self, ctx: RunContext, root: Rlm, work: Callable[[], Any]) -> RlmOutcome:
         left = ctx.time_left()
         if left is None:
-            return await root.solve()
+            return await work()
         try:
-            return await asyncio.wait_for(root.solve(), timeout=max(left, 0.0))
+            return await asyncio.wait_for(work(), timeout=max(left, 0.0))
         except asyncio.TimeoutError:
             ctx.cap_hit = ctx.cap_hit or "wall_time"
             return RlmOutcome(answer=root.best_answer, status="capped",

@@ -70,19 +70,26 @@ def direct_fit(model: str, question: str, documents: Sequence[Any], prices: Any,
 
 
 async def ask_directly(client: Any, prices: Any, model: str, question: str, documents: Sequence[Any], *,
-                       max_tokens: int, window: int | None = None) -> DirectResult:
-    """One plain call; never raises for a provider error (the result says what happened)."""
+                       max_tokens: int, window: int | None = None, fit: DirectFit | None = None,
+                       meter: Any = None, on_delta: Any = None) -> DirectResult:
+    """One plain call; never raises for a provider error (the result says what happened).
+
+    A run in Auto or direct mode (core/engine/mode.py) passes the `fit` it decided on, the
+    engine's `meter` (the budget reserves and settles the call, as for a root call) and
+    `on_delta` (the reply is streamed into the transcript); the budget's refusal is raised."""
     from core.llm.errors import LLMError
-    fit = direct_fit(model, question, documents, prices, max_tokens, window)
+    fit = fit or direct_fit(model, question, documents, prices, max_tokens, window)
     if fit.fits is False:
         return DirectResult("too_large", None, 0, 0, 0.0, 0, fit.prompt_tokens, fit.window, fit.message)
     started = time.monotonic()
     try:
-        reply = await client.complete(model, direct_messages(question, documents), max_tokens=max_tokens)
+        reply = await client.complete(model, direct_messages(question, documents), max_tokens=max_tokens,
+                                      **({"meter": meter} if meter is not None else {}),
+                                      **({"stream": True, "on_delta": on_delta} if on_delta else {}))
     except LLMError as exc:
         status = "too_large" if getattr(exc, "kind", "") == "context_window" else "failed"
         return DirectResult(status, None, 0, 0, 0.0, int((time.monotonic() - started) * 1000),
                             fit.prompt_tokens, fit.window, f"{fit.message}: {exc}")
-    cost = prices.cost_usd(model, reply.input_tokens, reply.output_tokens)
+    cost = meter.cost_usd if meter is not None else prices.cost_usd(model, reply.input_tokens, reply.output_tokens)
     return DirectResult("answered", reply.text.strip(), reply.input_tokens, reply.output_tokens, cost,
                         reply.duration_ms, fit.prompt_tokens, fit.window)

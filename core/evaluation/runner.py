@@ -96,6 +96,8 @@ class Evaluation:
         direct_roots: dict[str, Any] = {}
         for pair in self.pairs:
             config = self.config_for(pair)
+            if getattr(config, "mode", "rlm") != "rlm":
+                config = config.replace(mode="rlm")    # the RLM's rows are the RLM's, whatever Auto would do
             first = records.next_repeat(db, evaluation_id, pair.label, "rlm")
             for repeat in range(first, first + self.repeats):
                 for q in self.qset.questions:

@@ -22,6 +22,10 @@ time and per-call CPU (RLM_STUDIO_HTTP=litellm sends every call through litellm)
 - Usage comes from the provider; if it sends none (some local servers do not
   honour stream_options.include_usage), tokens are estimated and the
   Completion says so (usage_estimated=True).
+- `stop(piece) -> bool` (streamed calls): asked after every piece; True ends the
+  reading there: the stream is closed (so the server stops generating) and the
+  Completion has what arrived, with finish_reason "cut" and estimated usage (the
+  server never sent its count). core/engine/reply_reader.py decides for root replies.
 - Cancelling the awaiting task cancels the HTTP request: CancelledError goes
   through untouched and litellm's aiohttp transport closes the connection.
 - A `meter` (AttemptMeter) sees every attempt: `await meter.begin(attempt)` before
@@ -120,7 +124,8 @@ class ModelClient:
                        on_retry: Callable[[int, LLMError], None] | None = None,
                        reasoning_effort: str | None = None,
                        temperature: float | None = None,
-                       meter: AttemptMeter | None = None) -> Completion:
+                       meter: AttemptMeter | None = None,
+                       stop: Callable[[str], bool] | None = None) -> Completion:
         kwargs = self._call_kwargs(model, messages, max_tokens, reasoning_effort, temperature)
         direct = openai_http.serves(model, kwargs.get("api_base"))
         if not direct:
@@ -137,11 +142,11 @@ class ModelClient:
             try:
                 if direct:
                     try:
-                        raw = await self._direct(kwargs, stream, on_delta, received)
+                        raw = await self._direct(kwargs, stream, on_delta, received, stop)
                     finally:              # litellm counts tokens for estimates: import it now,
                         start_background_import()   # after this request went out, not before
                 elif stream:
-                    raw = await self._streamed(kwargs, on_delta, received)
+                    raw = await self._streamed(kwargs, on_delta, received, stop)
                 else:
                     raw = await self._plain(kwargs)
             except _CallbackFailed as failed:
@@ -214,13 +219,14 @@ class ModelClient:
         return kwargs
 
     async def _direct(self, kwargs: dict[str, Any], stream: bool,
-                      on_delta: Callable[[str], None] | None, parts: list[str]) -> openai_http.Reply:
+                      on_delta: Callable[[str], None] | None, parts: list[str],
+                      stop: Callable[[str], bool] | None = None) -> openai_http.Reply:
         payload = openai_http.body(kwargs["model"], kwargs["messages"], max_tokens=kwargs["max_tokens"],
                                    stream=stream, temperature=kwargs.get("temperature"),
                                    reasoning_effort=kwargs.get("reasoning_effort"))
 
-        def piece(text: str) -> None:
-            _deliver(text, parts, on_delta)
+        def piece(text: str) -> bool:
+            return _deliver(text, parts, on_delta, stop)
 
         async with asyncio.timeout(self.timeout_s):
             if stream:
@@ -238,7 +244,7 @@ class ModelClient:
                                  *_tokens(getattr(response, "usage", None)))
 
     async def _streamed(self, kwargs: dict[str, Any], on_delta: Callable[[str], None] | None,
-                        parts: list[str]) -> openai_http.Reply:
+                        parts: list[str], stop: Callable[[str], bool] | None = None) -> openai_http.Reply:
         finish: str | None = None
         usage: Any = None
         async with asyncio.timeout(self.timeout_s):
@@ -249,8 +255,9 @@ class ModelClient:
                 if choices:
                     delta = getattr(choices[0], "delta", None)
                     piece = getattr(delta, "content", None)
-                    if piece:
-                        _deliver(piece, parts, on_delta)
+                    if piece and _deliver(piece, parts, on_delta, stop):
+                        await stream.aclose()      # closes the HTTP response: the server stops
+                        return openai_http.Reply("".join(parts), "cut", None, None)
                     finish = getattr(choices[0], "finish_reason", None) or finish
                 usage = getattr(chunk, "usage", None) or usage
         return openai_http.Reply("".join(parts), finish, *_tokens(_provider_usage(stream, usage)))
@@ -269,15 +276,17 @@ class ModelClient:
                           usage_estimated=estimated)
 
 
-def _deliver(text: str, parts: list[str], on_delta: Callable[[str], None] | None) -> None:
-    """A piece of a streamed reply: kept, and handed to the caller's callback (whose
-    failure is the caller's bug, never retried)."""
+def _deliver(text: str, parts: list[str], on_delta: Callable[[str], None] | None,
+             stop: Callable[[str], bool] | None = None) -> bool:
+    """A piece of a streamed reply: kept, and handed to the caller's callbacks (whose
+    failure is the caller's bug, never retried). True: stop reading here."""
     parts.append(text)
-    if on_delta is not None:
-        try:
+    try:
+        if on_delta is not None:
             on_delta(text)
-        except Exception as exc:
-            raise _CallbackFailed(exc) from exc
+        return bool(stop is not None and stop(text))
+    except Exception as exc:
+        raise _CallbackFailed(exc) from exc
 
 
 def needs_litellm(config: Any) -> bool:

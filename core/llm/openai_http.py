@@ -188,8 +188,10 @@ async def post(api_base: str, key: str, payload: dict[str, Any], timeout_s: floa
 
 
 async def stream(api_base: str, key: str, payload: dict[str, Any], timeout_s: float,
-                 on_piece: Callable[[str], None]) -> Reply:
-    """A streamed call: `on_piece(text)` for every piece of the reply as it arrives."""
+                 on_piece: Callable[[str], Any]) -> Reply:
+    """A streamed call: `on_piece(text)` for every piece of the reply as it arrives. When it
+    returns True the response is closed at once (the server sees the connection go and stops
+    generating) and the Reply has what arrived, finish_reason "cut", no usage."""
     return await _cancelled_once(_stream(api_base, key, payload, timeout_s, on_piece))
 
 
@@ -229,7 +231,7 @@ async def _post(api_base: str, key: str, payload: dict[str, Any], timeout_s: flo
 
 
 async def _stream(api_base: str, key: str, payload: dict[str, Any], timeout_s: float,
-                  on_piece: Callable[[str], None]) -> Reply:
+                  on_piece: Callable[[str], Any]) -> Reply:
     finish: str | None = None
     usage: tuple[int | None, int | None] = (None, None)
     parts: list[str] = []
@@ -247,7 +249,9 @@ async def _stream(api_base: str, key: str, payload: dict[str, Any], timeout_s: f
                 piece = (first.get("delta") or {}).get("content")
                 if piece:
                     parts.append(piece)
-                    on_piece(piece)
+                    if on_piece(piece):
+                        response.close()      # not release(): the connection must not be reused
+                        return Reply("".join(parts), "cut", None, None)
                 finish = first.get("finish_reason") or finish
             if event.get("usage"):
                 usage = _usage(event["usage"])

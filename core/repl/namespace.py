@@ -36,6 +36,10 @@ class VarListing(dict):
 EXCEPTION_NAMES = ("BudgetExceeded", "SubCallError")
 HELPER_NAMES = ("where", "tables")   # REPL names beyond protocol.REPL_NAMES (restored the same way)
 RESERVED = frozenset(REPL_NAMES) | frozenset(EXCEPTION_NAMES) | frozenset(HELPER_NAMES) | {"__builtins__"}
+# Near misses taken for what they obviously mean, and told (on the cell's stderr, which the
+# root sees): a small model called `final(...)` in five blocks and got five NameErrors. Unlike
+# the REPL names they are not restored: a cell that defines its own `final` keeps it.
+ALIASES = {"final": "FINAL", "final_var": "FINAL_VAR"}
 
 
 def _prompt(value: Any, func: str) -> str:
@@ -99,6 +103,8 @@ class Namespace:
             "SubCallError": SubCallError,
         }
         self.globals.update(self._names)
+        self._aliases = {alias: self._alias(alias, real) for alias, real in ALIASES.items()}
+        self.globals.update(self._aliases)
 
     # ---------------------------------------------------------------- state
 
@@ -128,7 +134,19 @@ class Namespace:
     def user_vars(self) -> dict[str, Any]:
         return {k: v for k, v in self.globals.items()
                 if k not in RESERVED and not k.startswith("_")
-                and not isinstance(v, types.ModuleType)}
+                and not isinstance(v, types.ModuleType) and self._aliases.get(k) is not v}
+
+    def _alias(self, alias: str, real: str) -> Callable[..., None]:
+        target = getattr(self, real)
+
+        def taken_as(*args: Any, **kwargs: Any) -> None:
+            print(f"[note: there is no `{alias}` in the REPL; `{alias}(...)` was taken as `{real}(...)`. "
+                  f"Write {real} next time.]", file=sys.stderr)
+            return target(*args, **kwargs)
+
+        taken_as.__name__ = taken_as.__qualname__ = alias
+        taken_as.__doc__ = f"Not a REPL name: taken as {real} (and told)."
+        return taken_as
 
     def _describe_vars(self) -> str:
         names = sorted(self.user_vars())

@@ -80,6 +80,8 @@ def render(r: rp.Report) -> str:
     if run.get("answer") is not None:
         body, passages = answer_html(run["answer"], r.documents)
         out.append(f'<h2>Answer</h2><div class="answer">{body}</div>')
+        if rp.unsupported_line(r.totals):
+            out.append(f'<p class="err">Unsupported: {esc(rp.unsupported_line(r.totals))}</p>')
     else:
         out.append('<h2>Answer</h2><p class="muted">no answer</p>')
     if passages:

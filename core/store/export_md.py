@@ -46,6 +46,8 @@ def render(r: rp.Report) -> str:
     out.append(f"\n## Question\n\n{question}")
     out.append("\n## Answer\n\n" + (answer_markdown(run["answer"]) if run.get("answer") is not None
                                     else "_no answer_"))
+    if rp.unsupported_line(r.totals):
+        out.append(f"\n> **Unsupported:** {md_text(rp.unsupported_line(r.totals))}")
     out.append("\n## Models and caps\n")
     out.append(f"- root model: {md_text(r.model_line('root'))}\n- sub model: {md_text(r.model_line('sub'))}")
     out.extend(f"- {k}: {r.config.get(k)}" for k in rp.CAP_KEYS if k in r.config)

@@ -101,10 +101,14 @@ def list_runs(db: sqlite_utils.Database, *, search: str | None = None, status: s
     if parent_run_id:
         where.append("parent_run_id = ?")
         params.append(parent_run_id)
-    sql = (f"SELECT {', '.join(LIST_COLUMNS)} FROM runs"
+    # + the values the answer states that nothing the run read holds (core/trust/support.py)
+    sql = (f"SELECT {', '.join(LIST_COLUMNS)}, json_extract(totals_json, '$.unsupported') FROM runs"
            + (" WHERE " + " AND ".join(where) if where else "")
            + " ORDER BY created_utc DESC, id LIMIT ? OFFSET ?")
-    rows = [dict(zip(LIST_COLUMNS, r)) for r in db.execute(sql, [*params, limit, offset])]
+    rows = []
+    for r in db.execute(sql, [*params, limit, offset]):
+        rows.append(dict(zip(LIST_COLUMNS, r)))
+        rows[-1]["unsupported"] = json.loads(r[-1]) if r[-1] else []
     for row in rows:
         row["created_at"] = iso_utc(row["created_utc"])
         row["finished_at"] = iso_utc(row["finished_utc"])

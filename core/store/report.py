@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.store.errors import MissingTextsError, RunNotFound
+from core.trust.support import unsupported_line  # noqa: F401  (the exports' one line)
 
 
 @dataclass

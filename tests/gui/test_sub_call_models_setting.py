@@ -37,3 +37,26 @@ def test_sub_call_models_and_context_window_round_trip(studio, qloop):
     assert again.models_page.sub_call_models() == ["groq/llama-3.3-70b-versatile", "lab/phi4"]
     assert again.models_page.models()["lab/qwen3"]["context_window"] == 32_768
     again.reject()
+
+
+def test_one_block_per_turn_is_set_per_model_in_the_dialog_and_kept(studio, qloop):
+    from app.settings import build_run_config, load_settings
+    window, controller = studio
+    dialog = controller.open_settings("models")
+    page = dialog.models_page
+    row = page.add_row("lab/qwen2.5-coder:1.5b", {})
+    page.add_row("openai/gpt-4o", {})
+    page.table.cellWidget(row, 8).setChecked(True)
+    erow = dialog.endpoints_page.add_row({})
+    dialog.endpoints_page.table.item(erow, 0).setText("lab")
+    dialog.endpoints_page.table.item(erow, 1).setText("http://127.0.0.1:8080/v1")
+    dialog.endpoints_page.table.item(erow, 3).setText("qwen2.5-coder:1.5b")
+    dialog.button_box.button(QDialogButtonBox.StandardButton.Save).click()
+    saved = load_settings()
+    assert saved.models["lab/qwen2.5-coder:1.5b"].one_block_per_turn is True
+    assert saved.models["openai/gpt-4o"].one_block_per_turn is False
+    assert build_run_config(saved, root="lab/qwen2.5-coder:1.5b").one_block_per_turn == \
+        {"openai/qwen2.5-coder:1.5b": True}
+    again = controller.open_settings("models")               # shown again, and kept by a second Save
+    again.button_box.button(QDialogButtonBox.StandardButton.Save).click()
+    assert load_settings().models["lab/qwen2.5-coder:1.5b"].one_block_per_turn is True

@@ -23,7 +23,9 @@ def code(src: str, tag: str = "repl") -> str:
 
 
 def config(server, **kw) -> RunConfig:
-    base = dict(root_model=ROOT, sub_model=SUB, api_base=server.url, max_iterations=6,
+    # mode="rlm": these tests script an RLM over tiny documents, which Auto would send as one
+    # plain call once the root's window is known. Auto's own tests say mode="auto".
+    base = dict(root_model=ROOT, sub_model=SUB, api_base=server.url, mode="rlm", max_iterations=6,
                 cell_timeout_s=20, max_retries=2, request_timeout_s=20, memory_limit_mb=2048)
     base.update(kw)
     return RunConfig(**base)

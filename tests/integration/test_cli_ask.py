@@ -98,3 +98,21 @@ def test_version_and_help():
     helptext = subprocess.run([sys.executable, "-m", "app.main", "ask", "--help"], capture_output=True,
                               text=True).stdout
     assert "--max-cost" in helptext and "--price" in helptext
+
+
+def test_mode_auto_with_a_known_window_sends_small_documents_as_one_plain_call(server, tmp_path):
+    server.script("root", replies=["3 apples and 4 pears."])
+    folder = make_folder(tmp_path)
+    cmd, env = ask(server, tmp_path, folder, "--json", "--context-window", "8000",
+                   "--root-max-tokens", "500", question="How many fruits?")
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["answer"] == "3 apples and 4 pears." and data["mode"] == "direct"
+    assert "One plain call: the documents are " in proc.stderr and "8k-token window" in proc.stderr
+    assert "pears: 4" in server.requests_for("root")[0].messages[-1]["content"]
+    # --mode rlm: the same question as an RLM
+    server.script("root", replies=[code("FINAL('seven')")])
+    cmd, env = ask(server, tmp_path, folder, "--json", "--context-window", "8000", "--mode", "rlm")
+    data = json.loads(subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120).stdout)
+    assert data["answer"] == "seven" and data["mode"] == "rlm"

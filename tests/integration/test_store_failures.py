@@ -52,7 +52,9 @@ def test_the_cli_says_so_in_its_json_and_exits_1(openai_server, tmp_path):
 
 
 def test_a_file_size_limit_on_the_cli_process_is_a_store_error(openai_server, tmp_path):
-    big = "x" * 400_000                               # a long reply: its events outgrow the limit
+    # A long reply: its events outgrow the limit. Not one character repeated: the engine stops
+    # reading a reply that repeats itself (core/engine/reply_reader.py).
+    big = "".join(str(i) for i in range(80_000))[:400_000]
     openai_server.script("root", replies=[code(f"# {big}\nFINAL('done')")], chunk_chars=20_000)
     cmd, env = ask(openai_server, tmp_path, make_folder(tmp_path), "--json", "--quiet")
     _prepare(env)

@@ -205,7 +205,7 @@ async def _run_mode(mode: str, targets: Targets, server: ScriptedOpenAI) -> Mode
 
     config = RunConfig(root_model="openai/root", sub_model="openai/sub", api_base=server.url,
                        max_iterations=3, cell_timeout_s=60, max_retries=1, request_timeout_s=60,
-                       memory_limit_mb=2048)
+                       memory_limit_mb=2048, mode="rlm")     # an RLM, whatever Auto would choose
     engine = Engine(config, emit=emit, key_for=lambda m: "sk-test", worker_command=worker_command(mode))
     rss_before = _rss_kb()
     result = await engine.run("What do the documents say?", [Doc("a.txt", "alpha beta beta gamma")])

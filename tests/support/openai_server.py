@@ -135,6 +135,7 @@ class Request:
     status: int | None = None           # HTTP status sent (None: nothing was sent)
     outcome: str = ""                   # "reply", "status", "hang", "malformed", "cut", "exhausted", ...
     disconnected: bool = False          # the client hung up before the response was complete
+    disconnected_at: float | None = None  # time.monotonic() when the server saw the hang-up
     billed: tuple[int, int] = (0, 0)    # (prompt, completion) tokens the server bills (see above)
     usage_sent: bool = False            # the usage reached the client in the response
     sent_text: str = ""                 # reply text sent so far (streams: chunk by chunk)
@@ -174,6 +175,7 @@ class _Script:
     usage: Callable[[Request, str], tuple[int, int]] | None = None
     chunk_chars: int = 16
     send_usage: bool = True
+    chunk_delay_s: float = 0.0
     failures: deque = field(default_factory=deque)
     scripted: bool = False
 
@@ -221,15 +223,18 @@ class ScriptedOpenAI:
     def script(self, model: str, *, replies: list | None = None,
                fn: Callable[[Request], Any] | None = None, latency_s: float = 0.0,
                usage: Callable[[Request, str], tuple[int, int]] | None = None,
-               chunk_chars: int = 16, send_usage: bool = True) -> None:
+               chunk_chars: int = 16, send_usage: bool = True, chunk_delay_s: float = 0.0) -> None:
         """(Re)script `model`. Pending fail_next failures are kept. `chunk_chars`:
         text per stream chunk; send_usage=False: like servers that never report
-        usage (no "usage" key, no usage chunk even when asked)."""
+        usage (no "usage" key, no usage chunk even when asked); `chunk_delay_s`: a
+        pause before each streamed chunk, like a slow local model (a client that
+        hangs up during one is recorded: Request.disconnected, disconnected_at)."""
         with self._lock:
             old = self._scripts.get(model)
             self._scripts[model] = _Script(
                 replies=deque(replies or ()), fn=fn, latency_s=latency_s, usage=usage,
-                chunk_chars=max(1, chunk_chars), send_usage=send_usage, failures=old.failures if old else deque(),
+                chunk_chars=max(1, chunk_chars), send_usage=send_usage, chunk_delay_s=max(0.0, chunk_delay_s),
+                failures=old.failures if old else deque(),
                 scripted=True)
 
     def fail_next(self, model: str, *failures: Failure) -> None:
@@ -399,11 +404,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.chat = request
         try:
             self._serve(request)
-        except _ClientGone:
+        except (_ClientGone, BrokenPipeError, ConnectionResetError):
             request.disconnected = True
-            self.close_connection = True
-        except (BrokenPipeError, ConnectionResetError):
-            request.disconnected = True
+            request.disconnected_at = time.monotonic()
             self.close_connection = True
         finally:
             self.chat = None
@@ -493,7 +496,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._start_stream(request)
         size = script.chunk_chars if script is not None else 16
+        pause = script.chunk_delay_s if script is not None else 0.0
         for chunk in _stream_chunks(request.model, reply.text, reply.finish_reason, size):
+            if pause:
+                self._wait(pause)         # a slow model; notices a client that hung up
             self._event(chunk)
             self._sent(request, chunk)
         if _wants_usage(request) and send_usage:

@@ -63,5 +63,5 @@ def test_replies_cut_at_their_max_tokens_are_counted():
                                   input_tokens=1, output_tokens=1, cost_usd=0.0, duration_ms=1, model="m",
                                   finish_reason="stop"))
     d = limits.as_dict()
-    assert d["cut_replies"] == 1 and summary(d) == "1 reply cut at its max tokens: this answer may be incomplete."
+    assert d["truncated_replies"] == 1 and summary(d) == "1 reply cut at its max tokens: this answer may be incomplete."
     assert fix(d) == ("models", "Raise max tokens…")

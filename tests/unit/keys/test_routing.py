@@ -137,3 +137,13 @@ def test_keys_test_never_sends_a_key_to_a_url_another_provider_owns(cli_here):
                               "--api-base", "https://api.groq.com/openai/v1")
     assert code == 2 and out == ""
     assert "https://api.groq.com/openai/v1 is served by groq: the openai key is never sent there" in err
+
+
+def test_one_block_per_turn_is_a_per_model_setting_carried_into_the_run(home):
+    settings = Settings(endpoints=ENDPOINTS, models={"local/llama3.1:8b": ModelSettings(one_block_per_turn=True)})
+    save_settings(settings)
+    loaded = load_settings()
+    assert loaded.models["local/llama3.1:8b"].one_block_per_turn is True
+    cfg = build_run_config(loaded, root="local/llama3.1:8b", sub="lab/qwen3")
+    assert cfg.one_block_per_turn == {"openai/llama3.1:8b": True}      # off for every other model
+    assert build_run_config(Settings(endpoints=ENDPOINTS), root="local/llama3.1:8b").one_block_per_turn == {}

@@ -166,3 +166,21 @@ async def test_handshake_version_mismatch_is_fatal_for_the_worker(tmp_path):
         assert await conn.wait_exit(10) == 2
     finally:
         await conn.dispose()
+
+
+async def test_lowercase_final_is_taken_as_final_and_told(repl):
+    r = await run(repl, "final('The code is 12')")
+    assert r.final == {"kind": "FINAL", "value": "The code is 12"} and r.error is None
+    assert "`final(...)` was taken as `FINAL(...)`" in r.stderr
+    r = await run(repl, "answer = 'forty-two'\nfinal_var('answer')")
+    assert r.final == {"kind": "FINAL_VAR", "value": "forty-two"}
+    assert "`final_var(...)` was taken as `FINAL_VAR(...)`" in r.stderr
+    r = await run(repl, "print(sorted(SHOW_VARS()))")
+    assert r.stdout.strip().splitlines()[-1] == "['answer']"   # the aliases are not the model's variables
+
+
+async def test_a_final_the_model_defined_itself_is_its_own(repl):
+    r = await run(repl, "final = 3\nprint(final + 1)")
+    assert r.stdout.strip() == "4" and r.final is None and not r.stderr
+    r = await run(repl, "def final_var(x):\n    return x * 2\nprint(final_var(21))")
+    assert r.stdout.strip() == "42" and r.final is None

@@ -1,0 +1,82 @@
+"""Caps proposed for a local model, from its size and window (issue 25, item 5).
+
+    proposal = propose("qwen2.5-coder:1.5b", window=16_384)
+    proposal.caps          # {"max_depth": 1, "max_iterations": 6, "root_max_tokens": 1024}
+    proposal.sentence()    # "Proposed for a local 1.5B model: depth 1, at most 6 turns, ..."
+
+A small model on a laptop writes about 5 tokens a second (the 1.5B model on 2 cores):
+8,192 output tokens is half an hour of one reply, depth 2 doubles the failure surface
+(the seeds: depth hurts weak models), and 20 turns of that is an afternoon. So:
+
+| parameters | depth | turns | root max tokens |
+|---|---|---|---|
+| up to 4B | 1 | 6 | 1,024 |
+| up to 16B | 1 | 10 | 2,048 |
+| larger | 1 | 15 | 4,096 |
+
+and never more than a quarter of the window for the reply. The size comes from the
+name (`:1.5b`, `-7B-`, `8x7b` counts as 56); a name without one gets no proposal. These
+are starting points, not measurements: the user changes them, and the real-model
+measurement of issue 25 is the thing that should move them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_SIZE = re.compile(r"(?<![\w.])(?:(\d+)x)?(\d+(?:\.\d+)?)\s*b(?![a-z0-9])", re.IGNORECASE)
+TIERS = ((4.0, 1, 6, 1024), (16.0, 1, 10, 2048), (float("inf"), 1, 15, 4096))
+
+
+def size_billions(model: str) -> float | None:
+    """Parameters in billions, read from the model's name; None when the name has none."""
+    name = model.rsplit("/", 1)[-1].replace("_", "-").replace(":", "-")
+    found = None
+    for match in _SIZE.finditer(name):
+        experts, size = match.group(1), float(match.group(2))
+        found = size * int(experts) if experts else size
+    return found
+
+
+@dataclass(frozen=True)
+class Proposal:
+    size_b: float
+    caps: dict[str, int]         # max_depth, max_iterations, root_max_tokens
+
+    def sentence(self) -> str:
+        size = f"{self.size_b:g}B"
+        c = self.caps
+        return (f"Proposed for a local {size} model: depth {c['max_depth']}, at most {c['max_iterations']} "
+                f"turns, {c['root_max_tokens']:,} output tokens per root reply. Change them if you like.")
+
+
+def propose(model: str, window: int | None = None) -> Proposal | None:
+    size = size_billions(model)
+    if size is None:
+        return None
+    for limit, depth, turns, tokens in TIERS:
+        if size <= limit:
+            break
+    if window:
+        tokens = max(256, min(tokens, window // 4))
+    return Proposal(size, {"max_depth": depth, "max_iterations": turns, "root_max_tokens": tokens})
+
+
+def is_local(model: str, api_base: str | None) -> bool:
+    """A model served on this computer or the local network: an Ollama name, or a URL whose
+    host is loopback or a private address."""
+    if model.startswith(("ollama/", "ollama_chat/", "lm_studio/", "llamafile/")):
+        return True
+    if not api_base:
+        return False
+    import ipaddress
+    from urllib.parse import urlsplit
+    host = (urlsplit(api_base if "//" in api_base else "http://" + api_base).hostname or "").lower()
+    if host == "localhost" or host.endswith(".local"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_unspecified

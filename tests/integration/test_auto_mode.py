@@ -1,0 +1,76 @@
+"""Auto: one plain call when the documents take at most a quarter of the root's window, the
+RLM otherwise; chosen, said and recorded. Real engine, real worker, litellm-free direct route."""
+
+import re
+
+import pytest
+
+from app.runner import QuestionRun
+from core.config import Price
+from core.store import RunStore
+from tests.integration.engine_helpers import KEY, ROOT, Doc, code, of_type, run
+
+SMALL = [Doc("orders.txt", "order 1: 3 apples\norder 2: 4 pears\n")]
+WINDOW = 4_000                                   # tokens: the scripted root's window in these tests
+LARGE = [Doc("big.log", "line of a long log\n" * 2_000)]      # 38,000 characters: ~9,500 tokens
+
+
+def notices(events):
+    return [n.message for n in of_type(events, "Notice")]
+
+
+async def test_auto_sends_a_small_document_as_one_plain_call(server):
+    server.script("root", replies=["There are 3 apples and 4 pears."])
+    result, events = await run(server, "How many fruits of each kind?", SMALL, mode="auto",
+                               context_windows={ROOT: WINDOW}, root_max_tokens=500)
+    assert result.status == "finished" and result.answer == "There are 3 apples and 4 pears."
+    [request] = server.requests_for("root")
+    assert "order 2: 4 pears" in request.messages[-1]["content"] and request.stream     # the documents themselves
+    assert not of_type(events, "CellExecuted") and result.totals["mode"] == "direct"
+    [said] = [m for m in notices(events) if m.startswith("One plain call: ")]
+    assert said.startswith("One plain call: the documents are ") and f"of the 4k-token window of {ROOT}" in said
+    assert result.totals["mode_reason"] == said[:1].lower() + said[1:-1]
+    assert of_type(events, "RootReplied")[0].text == result.answer
+    assert of_type(events, "RootTokens")                                            # streamed as a turn
+
+
+async def test_auto_runs_the_rlm_for_a_document_larger_than_the_window(server):
+    server.script("root", replies=[code("print(len(context))"), code("FINAL('a long log')")])
+    result, events = await run(server, "What is this?", LARGE, mode="auto", context_windows={ROOT: WINDOW})
+    assert result.answer == "a long log" and result.totals["mode"] == "rlm"
+    assert len(of_type(events, "CellExecuted")) == 2
+    assert len(server.requests_for("root")[0].messages[-1]["content"]) < 3_000    # metadata, not the log
+    assert any(re.fullmatch(r"The RLM: the documents are 9\.\dk of the 4k-token window of openai/root, "
+                            r"more than a quarter of it \(Auto\)\.", m) for m in notices(events))
+
+
+async def test_auto_runs_the_rlm_when_the_window_is_unknown_and_says_so(server):
+    server.script("root", replies=[code("FINAL('ok')")])
+    result, events = await run(server, "What is this?", SMALL, mode="auto")
+    assert result.totals["mode"] == "rlm" and len(of_type(events, "CellExecuted")) == 1
+    assert "The RLM (Auto: the context window of openai/root is unknown)." in notices(events)
+
+
+async def test_a_plain_call_is_costed_and_recorded_as_any_run(server, tmp_path):
+    server.script("root", replies=["3 apples."])
+    server.price("root", 1.0, 2.0)
+    store = RunStore.open()
+    try:
+        from tests.integration.engine_helpers import config
+        cfg = config(server, mode="direct", prices={ROOT: Price(1.0, 2.0), "openai/sub": Price(1.0, 2.0)},
+                     max_cost_usd=1.0)
+        result = await QuestionRun("How many apples?", documents=SMALL, config=cfg, key_for=lambda m: KEY,
+                                   store=store).execute()
+        assert result.status == "finished" and result.answer == "3 apples."
+        assert result.totals["cost_usd"] == pytest.approx(server.billed_usd()) and result.totals["cost_usd"] > 0
+        run_row = store.get_run(result.run_id)
+        assert run_row["answer"] == "3 apples." and run_row["totals"]["mode"] == "direct"
+        calls = [c for c in store.calls(result.run_id) if c["kind"] == "root"]
+        assert len(calls) == 1 and calls[0]["cost_usd"] == pytest.approx(result.totals["cost_usd"])
+        assert "unknown" in run_row["totals"]["mode_reason"]           # forced, with the window unknown
+        from core.store import export_html, export_md
+        export_md.write(store, result.run_id, tmp_path / "r.md")
+        export_html.write(store, result.run_id, tmp_path / "r.html")
+        assert "3 apples." in (tmp_path / "r.md").read_text() and "3 apples." in (tmp_path / "r.html").read_text()
+    finally:
+        store.close()
