@@ -263,7 +263,7 @@ class Engine:
         # emitted, a session closed) is one task that no cancel cuts short: a cancel of our
         # caller (Ctrl+C in asyncio.run) or a second Stop only cancels the run's own task,
         # and the caller's cancellation goes on once the run is recorded.
-        ending = asyncio.ensure_future(self._end(ctx, root, started, started_at))
+        ending = asyncio.ensure_future(self._end(ctx, root, started, started_at, choice, docs))
         caller_cancelled = False
         while not ending.done():
             try:
@@ -277,7 +277,8 @@ class Engine:
             raise asyncio.CancelledError
         return result
 
-    async def _end(self, ctx: RunContext, root: Rlm, started: float, started_at: float) -> RunResult:
+    async def _end(self, ctx: RunContext, root: Rlm, started: float, started_at: float, choice: Any,
+                   docs: Sequence[Any]) -> RunResult:
         assert self._task is not None
         outcome: RlmOutcome | None = None
         error: str | None = None
