@@ -209,6 +209,9 @@ class RunService:
         try:
             question, documents, skipped = request.question, list(request.documents), list(request.skipped)
             config, session_in, follow_up = request.config, request.session, request.kind == "follow-up"
+            if request.kind in ("fork", "rebuild") and config is not None:
+                from core.engine.run import Engine      # refused at the start check: before minutes of re-execution
+                Engine(config, emit=lambda _e: None, key_for=lambda _m: None).check()
             if request.kind in ("fork", "rebuild"):
                 # Re-executing the recorded cells can take minutes: a task of the run, so Stop
                 # ends it there (CancelledError from here: no run was started, nothing stored).
@@ -232,12 +235,13 @@ class RunService:
                                      parent_run_id=request.parent_run_id, run_id=request.run_id,
                                      worker_command=self._worker_command, session=session_in,
                                      follow_up=follow_up, keep_session=request.keep_session)
-            session = None                            # the run owns it now (it closes it)
             if handle.cancelled:
                 handle.run.cancel()
             return await handle.run.execute()
         finally:
-            if session is not None:
+            # A rebuilt session is the run's once its engine has started (it closes or keeps
+            # it); a run refused before that (its start check) leaves it to be closed here.
+            if session is not None and not (handle.run is not None and handle.run.engine_started):
                 await finish(session.close())
             if store is not self._borrowed:
                 store.close()

@@ -63,6 +63,7 @@ class QuestionRun:
         self._follow_up = follow_up
         self._keep_session = keep_session
         self._writer: Any = None
+        self.engine_started = False
         self._sink_failures: dict[int, int] = {}
 
     def cancel(self) -> None:
@@ -123,6 +124,7 @@ class QuestionRun:
                 from core.background import low_priority_call
                 sources_task = asyncio.wrap_future(low_priority_call(
                     store.save_sources, self.run_id, self.documents, self.skipped, name="rlm-save-sources"))
+            self.engine_started = True       # from here the engine owns a session it was given
             result = await self._engine.run(self.question, self.documents, session=self._session,
                                             follow_up=self._follow_up)
         finally:

@@ -19,9 +19,7 @@ import asyncio
 import dataclasses
 import logging
 import os
-import shutil
 import signal
-import stat
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -34,6 +32,9 @@ from core.repl.cell_clock import within_run_time
 from core.repl.connection import WorkerConnection, WorkerDied
 from core.repl import sandbox_report
 from core.repl.context_file import ContextFiles, write_context
+from core.repl.workdirs import ROOT_PREFIX as _ROOT_PREFIX, sweep_stale_dirs  # noqa: F401
+from core.repl.workdirs import compile_worker_modules as _compile_worker_modules
+from core.repl.workdirs import remove_tree as _remove_tree
 
 log = logging.getLogger(__name__)
 
@@ -135,75 +136,7 @@ def describe_exit(returncode: int | None) -> str:
     return f"exited with code {returncode}"
 
 
-_ROOT_PREFIX = "rlm-repl-"
 _swept = False
-
-
-def sweep_stale_dirs() -> list[str]:
-    """Remove temp dirs left by engines that died without close() (killed app).
-    A dir is named rlm-repl-<engine pid>-<random>; it is stale when that pid is gone."""
-    removed = []
-    tmp = tempfile.gettempdir()
-    try:
-        names = os.listdir(tmp)
-    except OSError as exc:
-        log.debug("cannot list %s: %s", tmp, exc)
-        return removed
-    for name in names:
-        parts = name[len(_ROOT_PREFIX):].split("-", 1)
-        if not name.startswith(_ROOT_PREFIX) or len(parts) != 2 or not parts[0].isdigit():
-            continue
-        pid = int(parts[0])
-        if pid == os.getpid():
-            continue
-        try:
-            os.kill(pid, 0)
-            continue                     # still running (or another user's: PermissionError)
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            continue
-        path = os.path.join(tmp, name)
-        _remove_tree(path)
-        removed.append(path)
-    return removed
-
-
-def _remove_tree(path: str | None) -> None:
-    if not path or not os.path.exists(path):
-        return
-
-    def retry(func: Callable[..., Any], target: str, _exc: Any) -> None:
-        try:
-            os.chmod(os.path.dirname(target), stat.S_IRWXU)
-            os.chmod(target, stat.S_IRWXU)
-            func(target)
-        except OSError as exc:
-            log.warning("could not remove %s: %s", target, exc)
-
-    shutil.rmtree(path, onerror=retry)
-
-
-def _compile_worker_modules() -> None:
-    """The worker runs with PYTHONDONTWRITEBYTECODE (model code must not write .pyc into the
-    app), so it would compile its own modules at every start (about 7 ms of the sandbox's
-    modules alone on a busy machine). Write their .pyc here once, from the engine, into the
-    app's tree when it is writable: py_compile writes even where the engine itself runs with
-    PYTHONDONTWRITEBYTECODE, which importing them (the earlier way) did not."""
-    if getattr(sys, "frozen", False):
-        return
-    import importlib.util
-    import py_compile
-    here = Path(__file__).resolve().parent
-    for path in [here.parent / "__init__.py", *sorted(here.glob("*.py"))]:
-        cached = importlib.util.cache_from_source(str(path))
-        try:
-            if os.path.exists(cached) and os.stat(cached).st_mtime >= path.stat().st_mtime:
-                continue
-            py_compile.compile(str(path), cfile=cached, doraise=True)
-        except (OSError, py_compile.PyCompileError) as exc:   # a read-only install: compiled at start
-            log.debug("%s not compiled: %s", path.name, exc)
-            return
 
 
 class ReplClient:

@@ -41,8 +41,8 @@ def _decode(line: bytes, pid: int) -> dict[str, Any] | None:
             try:
                 msg = P.decode(line[start:])
             except P.ProtocolError:
-                pass
-            else:
+                msg = None                # not a whole message either: the line is bad (below)
+            if msg is not None:
                 log.warning("worker %s: a cut line before a %s message was dropped", pid, msg["type"])
                 return msg
         log.warning("worker %s sent a bad line: %s", pid, exc)
@@ -53,8 +53,8 @@ async def _reap(proc: asyncio.subprocess.Process) -> None:
     for kill in (lambda: os.killpg(proc.pid, signal.SIGKILL), proc.kill):
         try:
             kill()
-        except (ProcessLookupError, PermissionError, OSError):
-            pass
+        except OSError as exc:            # (ProcessLookupError: already gone)
+            log.debug("killing worker %s: %s", proc.pid, exc)
     await proc.wait()
 
 
@@ -122,8 +122,8 @@ class WorkerConnection:
             for f, fd in ((read_file, from_worker_r), (write_file, to_worker_w)):
                 try:
                     f.close() if f is not None else os.close(fd)
-                except OSError:
-                    pass
+                except OSError as exc:
+                    log.debug("closing a pipe of worker %s: %s", proc.pid, exc)
             raise
         return cls(proc, reader, writer, serve_sub_call)
 

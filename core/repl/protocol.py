@@ -38,8 +38,11 @@ worker -> engine
                 cell: int|null}
                answered by the engine with sub_result; the asking thread blocks until then.
                Many sub_calls may be outstanding at once (threads in user code).
-               `cell` is the worker's count of the cell running when it was made (null:
-               between cells).
+               `cell` is the worker's number (its count of exec requests) of the cell that
+               made it: the cell the main thread runs, for a thread the cell that started
+               it, for a thread-pool item the cell that submitted it (null: no cell,
+               core/repl/cell_origin.py). The engine answers a sub_call whose cell is not
+               the one running now with cancelled slots.
   cancel       {re: <sub_call id>}               the asking thread stopped waiting (the cell
                                                  was interrupted, or its wait ran out): the
                                                  engine stops that work. It still answers the
@@ -59,8 +62,8 @@ Sub-calls: every sub_call gets exactly one reply
     the cell), the engine cancels that cell's outstanding sub-calls (their model calls
     stop; their reservations and concurrency slots are freed) and answers each with
     cancelled before it reports the cell;
-  - a sub_call made between cells (a thread a cell left running) is answered at once
-    with Cancelled error slots: there is no cell for it to belong to;
+  - a sub_call made between cells, or by a cell that has ended (a thread a cell left
+    running), is answered at once with Cancelled error slots: its cell is over;
   - a worker-side `cancel` (the thread was interrupted) makes the engine stop that
     call's work; the reply still comes and is dropped by the worker;
   - the worker's wait is bounded (sub_call_wait_s) as a safety net: when it runs out

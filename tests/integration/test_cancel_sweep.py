@@ -281,3 +281,20 @@ async def test_stop_while_a_fork_or_rebuild_is_prepared(openai_server, store, mo
     assert len(store.list_runs()) == runs_before       # nothing half-made in the record
     monkeypatch.undo()
     await _next_run_works(openai_server, store)
+
+
+@pytest.mark.parametrize("when", ["before-preparing", "after-preparing"])
+async def test_a_fork_refused_at_its_start_check_leaves_no_worker(openai_server, store, when):
+    """An unpriced model under a dollar cap: refused before the re-execution when the
+    request names its config, else after it; either way its rebuilt REPL is closed."""
+    from core.engine.run import ConfigError
+    parent = await _stored_parent(openai_server, store)
+    runs_before = len(store.list_runs())
+    if when == "before-preparing":
+        request = RunRequest.fork(parent, 3, config=config(openai_server, max_cost_usd=1.0))
+    else:
+        request = RunRequest.fork(parent, 3, fork_overrides={"max_cost_usd": 1.0})
+    with pytest.raises(ConfigError, match="No price"):
+        await RunService(store=store).run(request, [])
+    assert not leaks.repl_dirs() and not await asyncio.to_thread(leaks.settle, 2.0)
+    assert len(store.list_runs()) == runs_before

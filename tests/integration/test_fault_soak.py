@@ -134,6 +134,10 @@ async def test_fault_soak(openai_server):
             left = await asyncio.to_thread(leaks.settle, 2.0)
             leaks.clean_up()
             what = f"run {number} {faults}: {outcome.status}"
+            if outcome.status == "failed":
+                print(f"{what}: {outcome.error[:160]}")
+                if "internal error" in (outcome.error or ""):
+                    problems.append(f"{what}: {outcome.error}")
             if left or left_dirs:
                 problems.append(f"{what}: left {left} {left_dirs}")
             budget = run._engine.budget
