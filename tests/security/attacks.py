@@ -189,6 +189,17 @@ ATTACKS = [
            "sched_setaffinity on another process of the user"),
     Attack("ioprio_set_other", SYSCALLS + "sc(@NR_IOPRIO_SET@, 1, @VICTIM_PID@, (3 << 13) | 7)\nprint('ESCAPED')",
            "ioprio_set (idle class) on another process of the user"),
+    # issue 24: memory of the worker's processes together, the worker directory's total
+    Attack("memory_across_processes",
+           "import os, time\nkids = []\nfor _ in range(3):\n    pid = os.fork()\n    if pid == 0:\n"
+           "        data = b'\\1' * (800 << 20)\n        time.sleep(4)\n        os._exit(0)\n    kids.append(pid)\n"
+           "for k in kids:\n    os.waitpid(k, 0)\nprint('ESCAPED: 3 x 800 MB resident')",
+           "3 children x 800 MB resident against the 2,048 MB limit"),
+    Attack("fill_workdir_files",
+           "chunk = b'x' * (8 << 20)\nn = 0\nfor i in range(3):\n    with open(f'big{i}.bin', 'wb') as f:\n"
+           "        for _ in range(38):\n            f.write(chunk)\n            f.flush()\n            n += 1\n"
+           "print('ESCAPED: wrote', n * 8, 'MB')",
+           "fill the worker's dir with 3 files of 300 MB (the 512 MB limit was per file)"),
     Attack("protocol_flood",
            "import os, sys\nfd = int(sys.argv[sys.argv.index('--fd-out') + 1])\n"
            "os.write(fd, b'{' + b'x' * (300 << 20) + b'}\\n')\nprint('ESCAPED')",

@@ -16,7 +16,7 @@ from tests.security.attacks import ATTACKS
 from tests.security.conftest import SECRET
 
 # How a refusal reads in the cell's error (the exception the root is shown).
-REFUSALS = ("PermissionError", "Operation not permitted", "Operation not supported", "Permission denied", "Read-only file system",
+REFUSALS = ("PermissionError", "Operation not permitted", "Operation not supported", "MemoryError", "Permission denied", "Read-only file system",
             "FileNotFoundError", "No such file or directory", "ProcessLookupError", "No such process",
             "Network is unreachable", "ConnectionRefusedError", "File too large", "No space left on device",
             "BlockingIOError", "Resource temporarily unavailable", "sandbox: ", "protocol line longer",
