@@ -7,14 +7,15 @@ Two limits need a cgroup or a tmpfs that a system may not give:
              holds, per process: 3 children x 1,500 MB passed a 4,096 MB limit. Here the
              engine sums the resident memory (RSS, /proc/<pid>/stat) of the worker's process
              tree, found by parent pid from a scan of /proc (CONFIG_PROC_CHILDREN is not
-             always there), every INTERVAL_S while a cell runs
+             always there), every INTERVAL_S while a cell runs; past the limit it counts
+             again by PSS, so that pages a fork shares with its parent count once
   directory  the worker's directory, in total. In namespace mode it is its own tmpfs; in
              the fallback only RLIMIT_FSIZE holds, per file. Here the engine sums the
              allocated size (st_blocks) of the directory's files, and counts them
 
 Past a limit the worker is killed (and restarted by the client, its directory removed) and
-the cell ends with an error the root reads (`MemoryError: ...`, `OSError: ...`). The sum
-of RSS counts shared pages once per process, so it errs on the side of stopping early.
+the cell ends with an error the root reads (`MemoryError: ...`, `OSError: ...`). Where
+smaps_rollup cannot be read the RSS counts, which errs on the side of stopping early.
 A cell can overshoot by what it allocates or writes in one interval.
 
 `amend(report)` adds to the worker's hello_ok report what the engine watches, so that
@@ -68,20 +69,44 @@ def _processes() -> dict[int, tuple[int, int]]:
     return out
 
 
-def tree_rss(root: int) -> tuple[int, int]:
-    """(resident bytes, processes) of `root` and all its descendants."""
+def tree(root: int) -> dict[int, int]:
+    """pid -> resident bytes of `root` and all its descendants."""
     procs = _processes()
     children: dict[int, list[int]] = {}
     for pid, (ppid, _rss) in procs.items():
         children.setdefault(ppid, []).append(pid)
-    total, count, todo = 0, 0, [root]
+    out: dict[int, int] = {}
+    todo = [root]
     while todo:
         pid = todo.pop()
-        if pid in procs:
-            total += procs[pid][1]
-            count += 1
-        todo.extend(children.get(pid, ()))
-    return total, count
+        if pid in procs and pid not in out:
+            out[pid] = procs[pid][1]
+            todo.extend(children.get(pid, ()))
+    return out
+
+
+def _pss(pid: int) -> int | None:
+    """Proportional set size: a page shared by n processes counts 1/n in each."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+            for line in f:
+                if line.startswith(b"Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def tree_memory(root: int, limit: int) -> tuple[int, int]:
+    """(bytes, processes) of the tree. RSS first (cheap, one read of stat per process); only
+    past `limit` the PSS of each process (smaps_rollup walks its page tables), so that pages
+    a fork shares with its parent, counted in full in every RSS, count once: 125 forked
+    children of a 40 MB worker are ~50 MB, not 5 GB."""
+    procs = tree(root)
+    total = sum(procs.values())
+    if total > limit:
+        total = sum(p if (p := _pss(pid)) is not None else rss for pid, rss in procs.items())
+    return total, len(procs)
 
 
 def dir_usage(path: str, max_entries: int = MAX_DIR_ENTRIES) -> tuple[int, int]:
@@ -164,11 +189,11 @@ class Watch:
 
     def check(self) -> Breach | None:
         if self.memory:
-            rss, count = tree_rss(self.conn.pid)
+            rss, count = tree_memory(self.conn.pid, self.memory)
             if rss > self.memory:
                 return Breach(
                     f"MemoryError: the REPL worker's processes together held {rss / 2**20:,.0f} MB "
-                    f"resident ({count} processes), over the {self.memory / 2**20:,.0f} MB memory limit "
+                    f"({count} processes), over the {self.memory / 2**20:,.0f} MB memory limit "
                     "of the worker and its children; the engine stopped the worker",
                     "MemoryError", "memory")
         if self.dir and self.workdir:
