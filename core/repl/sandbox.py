@@ -214,8 +214,12 @@ def _build_linux(info: dict[str, Any], *, allow_namespace: bool, fds: tuple[int,
     done("limits_caps")
     dev = [f"/dev/{n}" for n in confine.DEV_NODES]
     write = [workdir] + (["/dev/shm"] if view.get("enforced") else [])
-    read = [p for p in (context_dir, "/proc", "/sys/devices/system/cpu") if p] + etc_files
-    info["landlock"] = landlock.restrict(read, run_dirs, write, dev)
+    read = [p for p in (context_dir, "/sys/devices/system/cpu") if p] + etc_files
+    # /proc: only the worker's own entries. With a PID namespace the worker is not forked yet,
+    # so PID 1 grants the namespace's /proc and the worker narrows it with a second ruleset.
+    info["landlock"] = landlock.restrict(read + (["/proc"] if pid_ns else landlock.own_proc(os.getpid())),
+                                         run_dirs, write, dev)
+    info["landlock"]["proc"] = "own entries" if not pid_ns else "namespace"
     done("landlock")
     # Metadata calls (chmod, chown, utime) stay allowed only where the mount view makes every
     # path outside the worker's own directory read-only.
@@ -240,6 +244,11 @@ def _build_linux(info: dict[str, Any], *, allow_namespace: bool, fds: tuple[int,
     if pid_ns:
         confine.start_worker(fds, forward_signals)         # PID 1 reaps there; we are PID 2
         done("worker")
+        if info["landlock"].get("enforced"):
+            second = landlock.restrict(read + landlock.own_proc(os.getpid()), run_dirs, write, dev)
+            info["landlock"]["proc"] = "own entries" if second.get("enforced") else \
+                f"namespace ({second.get('reason')})"
+            done("landlock_proc")
 
 
 # The fallback hook's tables (bound into the hook as positional defaults: see below).

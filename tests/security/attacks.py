@@ -200,6 +200,14 @@ ATTACKS = [
            "        for _ in range(38):\n            f.write(chunk)\n            f.flush()\n            n += 1\n"
            "print('ESCAPED: wrote', n * 8, 'MB')",
            "fill the worker's dir with 3 files of 300 MB (the 512 MB limit was per file)"),
+    # issue 24: what /proc tells
+    Attack("proc_other_cmdline", "print(open('/proc/@VICTIM_PID@/cmdline').read())\nprint('ESCAPED')",
+           "read another process's command line"),
+    Attack("proc_net_unix", "data = open('/proc/net/unix').read()\nprint('ESCAPED', '@SOCK@' in data)",
+           "list UNIX sockets through /proc/net/unix"),
+    Attack("proc_mountinfo", "data = open('/proc/self/mountinfo').read()\n"
+           "print('ESCAPED', len(data.splitlines()), 'mounts')",
+           "read /proc/self/mountinfo (the host paths of the binds)"),
     Attack("protocol_flood",
            "import os, sys\nfd = int(sys.argv[sys.argv.index('--fd-out') + 1])\n"
            "os.write(fd, b'{' + b'x' * (300 << 20) + b'}\\n')\nprint('ESCAPED')",
@@ -226,6 +234,8 @@ os.sched_setaffinity(0, os.sched_getaffinity(0))
 with open("own.txt", "w") as f:
     f.write("x")
 os.remove("own.txt")
+assert "Pid:" in open("/proc/self/status").read()          # its own /proc entries stay readable
+assert os.cpu_count() >= 1
 stats["tables"] = len(tables)
 print("ORDINARY", json.dumps(stats, sort_keys=True))
 """
