@@ -37,6 +37,7 @@ def app_version() -> str:
 
 
 def build(store: Any, run_id: str, *, include_texts: bool = False) -> dict[str, Any]:
+    from core.store.export_citations import citation_check
     run = store.get_run(run_id)
     if run is None:
         raise RunNotFound(f"no run with id {run_id!r}")
@@ -73,6 +74,7 @@ def build(store: Any, run_id: str, *, include_texts: bool = False) -> dict[str, 
             **trust_manifest(run, sources, calls, events),
         },
         "run": {k: v for k, v in run.items() if k not in LOCAL_COLUMNS},
+        "citations": citation_check(store, run_id, run.get("answer")),
         "config": config,
         "events": events,
         "calls": calls,
