@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable
 
+from core.control_chars import escape_controls
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
@@ -102,7 +103,7 @@ class HistoryModel(RowTableModel):
             if col == 0:
                 return format_when(row.created)
             if col == 1:
-                return " ".join(row.question.split())[:200]
+                return escape_controls(" ".join(row.question.split())[:200])
             if col == 2:
                 return row.status
             if col == 5:
@@ -114,7 +115,8 @@ class HistoryModel(RowTableModel):
                 return format_duration(row.duration_ms)
         if role == Qt.ItemDataRole.ToolTipRole:
             when = row.created.astimezone().strftime("%Y-%m-%d %H:%M") if row.created else ""
-            return f"{row.question}\n\nrun {row.id}, {when}\nroot {row.root_model}, sub {row.sub_model or row.root_model}"
+            return escape_controls(f"{row.question}\n\nrun {row.id}, {when}\nroot {row.root_model}, "
+                                   f"sub {row.sub_model or row.root_model}")
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (3, 4):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == RUN_ID_ROLE:

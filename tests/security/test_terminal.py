@@ -102,6 +102,14 @@ def test_cli_ingest_prints_file_and_member_names_inert(server, tmp_path, docs):
 
 
 def test_window_labels_show_control_characters_escaped(qapp):
+    from PySide6.QtCore import Qt
+    from ui.results_table import ResultsModel, ResultShown
     from ui.transcript_view import make_label
     label = make_label("out: " + NASTY)
     assert "\x1b" not in label.text() and "\\u001b]52" in label.text()
+    model = ResultsModel()
+    model.set_rows([ResultShown("c1", "ok", "sub", "", "prompt" + TITLE, "answer" + NASTY)])
+    for col in (4, 5):
+        for role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            shown = model.data(model.index(0, col), role)
+            assert "\x1b" not in shown and "\x07" not in shown and "\\u001b" in shown
