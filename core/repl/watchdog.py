@@ -150,7 +150,7 @@ def amend(report: dict[str, Any], *, enabled: bool = True) -> dict[str, Any]:
     limits = report.get("limits")
     if isinstance(limits, dict):
         if watch["memory"]:
-            limits["memory_scope"] = "engine watchdog (the worker and its children together, RSS)"
+            limits["memory_scope"] = "engine watchdog (the worker and its children together, RSS then PSS)"
         elif limits.get("processes") == "refused" and not want["memory"]:
             limits["memory_scope"] = "the worker's one process (no process can be started)"
         if watch["dir"]:
