@@ -146,7 +146,7 @@ ATTACKS = [
            "libc.shmctl(sid, 0, None)\nprint('ESCAPED')",
            "read (and remove) the host's SysV shared-memory segment"),
     Attack("sysv_shm_leave_segments", SYSCALLS +
-           "made = []\nfor _ in range(4):\n    sid = libc.shmget(0, 64 << 20, 0o1600)\n"
+           "made = []\nfor _ in range(4):\n    sid = libc.shmget(0, @SHM_LEAK_SIZE@, 0o1600)\n"
            "    if sid < 0:\n        e = ctypes.get_errno()\n"
            "        raise OSError(e, f'shmget (after {len(made)}): ' + os.strerror(e))\n"
            "    made.append(sid)\nprint('ESCAPED', made)",

@@ -60,6 +60,9 @@ def nr_any(pair: tuple[int | None, int | None]) -> int:
     return value
 
 
+SHM_LEAK_SIZE = (64 << 20) + 4321    # the size of the segments a cell tries to leave behind
+
+
 class HostShm:
     """A SysV shared-memory segment of the host holding the secret (as X11's MIT-SHM images
     of other apps would), and a count of the host's segments to see what a run leaves."""
@@ -79,8 +82,10 @@ class HostShm:
 
     @staticmethod
     def segments() -> set[str]:
+        """The host's segments of the size the attack uses (others' segments come and go)."""
         with open("/proc/sysvipc/shm") as f:
-            return {line.split()[1] for line in f.readlines()[1:]}
+            return {fields[1] for fields in (line.split() for line in f.readlines()[1:])
+                    if fields[3] == str(SHM_LEAK_SIZE)}
 
     def close(self) -> None:
         self.libc.shmctl(self.id, 0, None)   # IPC_RMID
@@ -141,6 +146,7 @@ class Targets:
                 "@NR_FSOPEN@": str(nr("fsopen")), "@NR_UNSHARE@": str(nr("unshare")),
                 "@NR_PTRACE@": str(nr("ptrace")), "@NR_MQ_OPEN@": str(nr_any((240, 180))),
                 "@NR_IOPRIO_SET@": str(nr_any((251, 30))), "@SHM_KEY@": str(self.shm.key),
+                "@SHM_LEAK_SIZE@": str(SHM_LEAK_SIZE),
                 "@SETUID_TARGET@": str(self.setuid_target),
                 "@KERNEL_CALLS@": repr([(n, nr(n)) for n in KERNEL_CALLS])}
 
@@ -313,6 +319,8 @@ def mode_run(request, tmp_path_factory) -> ModeRun:
                 os.environ[k] = v
         targets.sock.close()
         targets.shm.close()
+        for shmid in HostShm.segments() - targets.segments_before:   # only if an attack got through
+            targets.shm.libc.shmctl(int(shmid), 0, None)
         for path, (mode_text, uid, gid, mtime_ns, _x) in targets.meta.items():
             if metadata_of(path)[:4] != (mode_text, uid, gid, mtime_ns):   # only if an attack got through
                 os.chmod(path, int(mode_text, 8))
