@@ -33,12 +33,11 @@ def main(argv: list[str]) -> int:
     from core.control_chars import EscapingStream
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = EscapingStream(sys.stdout), EscapingStream(sys.stderr)
-    try:
-        return _main(argv)
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        sys.stdout, sys.stderr = saved
+    code = _main(argv)     # an exception leaves the wrappers on: its traceback is escaped too
+    sys.stdout.flush()
+    sys.stderr.flush()
+    sys.stdout, sys.stderr = saved
+    return code
 
 
 def _main(argv: list[str]) -> int:
