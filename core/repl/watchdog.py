@@ -32,6 +32,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from core.repl import sandbox_report
+
 log = logging.getLogger(__name__)
 
 INTERVAL_S = 0.1
@@ -155,7 +157,6 @@ def amend(report: dict[str, Any], *, enabled: bool = True) -> dict[str, Any]:
             limits["memory_scope"] = "the worker's one process (no process can be started)"
         if watch["dir"]:
             limits["dir_limit"] = "engine watchdog (total of the worker's directory)"
-    from core.repl import sandbox_report
     report["missing"] = sandbox_report.missing(report)
     report["full"] = not report["missing"]
     return report
