@@ -28,6 +28,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
+    """Everything the CLI prints goes through escape_controls (core/control_chars.py): model
+    text, cell output, notices, file and member names can hold terminal escape sequences."""
+    from core.control_chars import EscapingStream
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = EscapingStream(sys.stdout), EscapingStream(sys.stderr)
+    code = _main(argv)     # an exception leaves the wrappers on: its traceback is escaped too
+    sys.stdout.flush()
+    sys.stderr.flush()
+    sys.stdout, sys.stderr = saved
+    return code
+
+
+def _main(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING),

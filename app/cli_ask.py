@@ -7,6 +7,8 @@ import sys
 import time
 from typing import Any
 
+from core.control_chars import carriage_return
+
 from app.cli_common import (EXIT_CODES, add_approval_args, fail as _fail, parse_prices,  # noqa: F401
                             report_outcome, run_request, with_approval)
 
@@ -137,7 +139,8 @@ def _progress_printer():
         if now - last[0] < 0.1 and p.files_done < p.files_total:
             return
         last[0] = now
-        sys.stderr.write(f"\rreading {p.files_done:,}/{p.files_total:,} files "
+        carriage_return(sys.stderr)
+        sys.stderr.write(f"reading {p.files_done:,}/{p.files_total:,} files "
                          f"({p.bytes_done / 1e6:,.1f} MB)   ")
         sys.stderr.flush()
     return show

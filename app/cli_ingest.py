@@ -9,6 +9,8 @@ import os
 import sys
 from typing import Any, TextIO
 
+from core.control_chars import carriage_return
+
 MB = 1024 * 1024
 
 
@@ -108,9 +110,10 @@ class _ProgressLine:
     def __call__(self, p: Any) -> None:
         counting = "" if p.files_done or p.files_total == 0 else " (counting)"
         step = f"  {p.step}" if p.step else ""
-        line = (f"\rreading {p.files_done:,}/{p.files_total:,} files, "
+        carriage_return(self.stream)
+        line = (f"reading {p.files_done:,}/{p.files_total:,} files, "
                 f"{_size(p.bytes_done)}/{_size(p.bytes_total)}{counting}{step}")
-        self.stream.write(line[:120].ljust(60))
+        self.stream.write(line[:119].ljust(59))
         self.stream.flush()
         self.shown = True
 

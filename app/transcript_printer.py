@@ -7,6 +7,7 @@ from collections import Counter
 from typing import TextIO
 
 from core import events as ev
+from core.control_chars import escape_controls
 
 CELL_OUTPUT_CHARS = 1500
 
@@ -20,7 +21,7 @@ class TranscriptPrinter:
         self._suberrors: Counter[str] = Counter()
 
     def _w(self, text: str) -> None:
-        self.out.write(text)
+        self.out.write(escape_controls(text))   # model, cell and file-name text: inert on a terminal
         self.out.flush()
 
     def __call__(self, event: ev.Event) -> None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable
 
+from core.control_chars import escape_controls
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
@@ -112,7 +113,7 @@ class HistoryModel(RowTableModel):
             if col == 0:
                 return format_when(row.created)
             if col == 1:
-                return " ".join(row.question.split())[:200]
+                return escape_controls(" ".join(row.question.split())[:200])
             if col == 2:
                 return " · ".join([row.status] + ["limited"] * bool(row.limited)
                                   + ["unsupported"] * bool(row.unsupported))
@@ -127,8 +128,8 @@ class HistoryModel(RowTableModel):
             when = row.created.astimezone().strftime("%Y-%m-%d %H:%M") if row.created else ""
             tip = f"{row.question}\n\nrun {row.id}, {when}\nroot {row.root_model}, sub {row.sub_model or row.root_model}"
             line = unsupported_line({"unsupported": list(row.unsupported)})
-            return (tip + (f"\n\nLimited: {row.limited}" if row.limited else "")
-                    + (f"\nUnsupported: {line}" if line else ""))
+            return escape_controls(tip + (f"\n\nLimited: {row.limited}" if row.limited else "")
+                                   + (f"\nUnsupported: {line}" if line else ""))
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (3, 4):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == RUN_ID_ROLE:

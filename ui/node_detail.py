@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 
+from core.control_chars import escape_controls
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QTabWidget,
                                QVBoxLayout, QWidget)
@@ -91,6 +92,7 @@ class NodeDetail(QWidget):
             if 0 <= current < len(titles):
                 self.tabs.setCurrentIndex(current)
         for i, (_, text) in enumerate(texts):
+            text = escape_controls(text)     # prompts and responses: control characters as \u00XX
             editor = self._editor(i)
             if editor.toPlainText() != text:
                 editor.setPlainText(text)

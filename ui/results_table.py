@@ -14,6 +14,7 @@ import re
 
 from dataclasses import dataclass
 
+from core.control_chars import escape_controls
 from PySide6.QtCore import (QModelIndex, QSortFilterProxyModel, Qt, Signal)
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxLayout, QHeaderView,
                                QLabel, QLineEdit, QPushButton, QTableView, QVBoxLayout, QWidget)
@@ -53,13 +54,13 @@ class ResultsModel(RowTableModel):
         if not index.isValid():
             return None
         row, col = self._rows[index.row()], index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
-            return (row.call_id, row.status, row.model, row.source, _one_line(row.prompt),
+        if role == Qt.ItemDataRole.DisplayRole:   # model text: control characters shown as \u00XX
+            return escape_controls((row.call_id, row.status, row.model, row.source, _one_line(row.prompt),
                     _one_line(row.answer), f"{row.input_tokens:,}", f"{row.output_tokens:,}",
                     money(row.cost_usd),
-                    "" if row.duration_ms is None else f"{row.duration_ms / 1000:.2f} s")[col]
+                    "" if row.duration_ms is None else f"{row.duration_ms / 1000:.2f} s")[col])
         if role == Qt.ItemDataRole.ToolTipRole and col in (3, 4, 5):
-            return (row.source, row.prompt[:4000], row.answer[:4000])[col - 3]
+            return escape_controls((row.source, row.prompt[:4000], row.answer[:4000])[col - 3])
         if role == Qt.ItemDataRole.UserRole:       # sorting and filtering
             return (natural_key(row.call_id), row.status, row.model, row.source, row.prompt, row.answer,
                     row.input_tokens, row.output_tokens, row.cost_usd, row.duration_ms or 0)[col]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.control_chars import escape_controls
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
@@ -92,14 +93,14 @@ class SourcesModel(RowTableModel):
                 status = f"read ({row.note})" if row.note else "read"
             else:   # a duplicate is not lost: its text is in the context once, under the other path
                 status = "duplicate" if row.reason.startswith("duplicate of ") else "skipped"
-            return (row.name, status, human_size(row.size),
-                    human_count(row.tokens) if row.status == "read" else "", row.folder, row.format,
-                    row.reason if row.status != "read" else "")[col]
+            return escape_controls((row.name, status, human_size(row.size),   # file names: \u00XX
+                                    human_count(row.tokens) if row.status == "read" else "", row.folder,
+                                    row.format, row.reason if row.status != "read" else "")[col])
         if role == Qt.ItemDataRole.ToolTipRole:
             tip = row.path
             if row.status != "read":
                 tip += f"\nskipped: {row.reason}"
-            return tip
+            return escape_controls(tip)
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (self.COL_SIZE, self.COL_TOKENS):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == PATH_ROLE:

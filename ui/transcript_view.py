@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 
+from core.control_chars import escape_controls
 from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QCursor, QFont, QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy, QToolTip,
@@ -45,8 +46,10 @@ class WrapLabel(QLabel):
         self._hfw: dict[int, int] = {}
 
     def setText(self, text: str) -> None:  # type: ignore[override]
+        # Model, cell and file-name text: control characters shown as \u00XX (Qt would break
+        # lines at some, drop others, and a copied transcript would carry them to a terminal).
         self._hfw.clear()
-        super().setText(text)
+        super().setText(escape_controls(text))
 
     def setTextFormat(self, fmt: Qt.TextFormat) -> None:  # type: ignore[override]
         self._hfw.clear()

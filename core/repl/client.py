@@ -30,7 +30,7 @@ from core.lifecycle import finish
 from core.repl import protocol as P
 from core.repl.cell_clock import within_run_time
 from core.repl.connection import WorkerConnection, WorkerDied
-from core.repl import sandbox_report
+from core.repl import sandbox_report, watchdog
 from core.repl.context_file import ContextFiles, write_context
 from core.repl.workdirs import ROOT_PREFIX as _ROOT_PREFIX, sweep_stale_dirs  # noqa: F401
 from core.repl.workdirs import compile_worker_modules as _compile_worker_modules
@@ -143,7 +143,7 @@ class ReplClient:
     def __init__(self, *, on_sub_call: SubCallHandler, memory_limit_mb: int | None = 4096,
                  worker_command: list[str] | None = None, interrupt_grace_s: float = 2.0,
                  require_full_sandbox: bool = False, spawn: str = "fds",
-                 sub_call_wait_s: float = P.SUB_CALL_WAIT_S) -> None:
+                 sub_call_wait_s: float = P.SUB_CALL_WAIT_S, watchdog: bool = True) -> None:
         """`require_full_sandbox`: refuse to start (SandboxIncomplete) unless hello_ok reports
         every layer. `spawn`: "fds" (dedicated inherited pipes, own process group: Linux and
         other POSIX) or "stdio" (standard pipes only: Windows, and tested on Linux)."""
@@ -156,6 +156,7 @@ class ReplClient:
         self._in_cell = False             # sub-calls belong to the cell running now
         self.sub_calls_cancelled = 0      # cancelled because their cell ended (for tests, logs)
         self._memory_limit_mb = memory_limit_mb
+        self._watchdog = watchdog         # core/repl/watchdog.py: limits the box itself lacks
         self._command = list(worker_command) if worker_command else default_worker_command()
         if memory_limit_mb:
             self._command += ["--memory-limit-mb", str(int(memory_limit_mb))]
@@ -266,7 +267,7 @@ class ReplClient:
             tail = conn.output_tail()[-CRASH_OUTPUT_CHARS:]
             raise ReplStartError(f"REPL worker did not answer hello ({exc!r}); "
                                  f"its output: {tail or '(none)'}") from exc
-        sandbox = dict(reply.get("sandbox") or {})
+        sandbox = watchdog.amend(dict(reply.get("sandbox") or {}), enabled=self._watchdog)
         gaps = sandbox_report.missing(sandbox)
         if self._require_full and gaps:
             raise SandboxIncomplete(
@@ -411,16 +412,19 @@ class ReplClient:
             conn = None
             try:
                 conn, fut = await self._send_exec(code)
+                watch = watchdog.Watch(conn, self.sandbox, self._worker_dir).start()
                 try:
                     # sub-call waits not counted; asyncio.wait, unlike wait_for, never drops a cancel
                     reply = await within_run_time(conn, fut, timeout_s)
                 except asyncio.TimeoutError:
                     return await self._timed_out(conn, fut, timeout_s)
                 except WorkerDied:
-                    return await self._died(conn)
+                    return await self._died(conn, watch.breach)
                 except asyncio.CancelledError:
                     conn.signal(signal.SIGINT, group=True)   # abandon the cell, stop it
                     raise
+                finally:
+                    watch.stop()
                 return self._result(reply)
             finally:
                 self._in_cell = False
@@ -481,7 +485,7 @@ class ReplClient:
             "all variables were lost; `context` and `documents` are loaded again.",
             "TimeoutError", "timeout", int((timeout_s + self._grace) * 1000), failed)
 
-    async def _died(self, conn: WorkerConnection) -> CellResult:
+    async def _died(self, conn: WorkerConnection, breach: watchdog.Breach | None = None) -> CellResult:
         rc = await conn.wait_exit(2.0)
         if rc is None:            # pipe closed, process still there
             rc = await conn.kill()
@@ -491,6 +495,9 @@ class ReplClient:
         memory = any(m in tail for m in _MEMORY_MARKERS)
         failed = await self._restart(conn)
         what = describe_exit(rc)
+        if breach is not None:    # the engine's watchdog stopped it
+            text = f"{breach.message} while running this cell. It was restarted: all variables were lost."
+            return self._lost(text, breach.error_type, breach.fault, 0, failed)
         if memory:
             head = (f"MemoryError: the REPL worker ran out of memory (limit "
                     f"{self._memory_limit_mb} MB) and {what} while running this cell.")

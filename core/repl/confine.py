@@ -2,7 +2,7 @@
 
 Run by the worker before any model code, while it has one thread, in this order:
 
-  enter_namespaces()   unshare(user + net + mnt + pid); our uid/gid mapped to themselves
+  enter_namespaces()   unshare(user + net + mnt + pid + ipc); our uid/gid mapped to themselves
   split_pid1()         fork: the process the engine started stays outside as a small
                        supervisor (waits, turns SIGTERM into SIGKILL of the namespace);
                        the child is PID 1 of the new PID namespace
@@ -29,6 +29,7 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWPID = 0x20000, 0x10000000, 0x40000000, 0x20000000
+CLONE_NEWIPC = 0x08000000   # SysV IPC and POSIX message queues of its own, gone with the box
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 1 << 18
 MNT_DETACH = 2
@@ -123,13 +124,15 @@ def _write(path: str, text: str) -> bool:
 
 
 def enter_namespaces() -> dict[str, Any] | None:
-    """unshare user + net + mnt (+ pid). None when user namespaces are refused."""
+    """unshare user + net + mnt + ipc (+ pid). None when user namespaces are refused."""
     lib = libc()
     uid, gid = os.getuid(), os.getgid()
-    got = {"user": True, "net": True, "mnt": True, "pid": True}
-    for flags, lost in ((CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID, ()),
-                        (CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWNS, ("pid",)),
-                        (CLONE_NEWUSER | CLONE_NEWNET, ("pid", "mnt"))):
+    got = {"user": True, "net": True, "mnt": True, "pid": True, "ipc": True}
+    base = CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWIPC
+    for flags, lost in ((base | CLONE_NEWNS | CLONE_NEWPID, ()),
+                        (base | CLONE_NEWNS, ("pid",)),
+                        (base, ("pid", "mnt")),
+                        (CLONE_NEWUSER | CLONE_NEWNET, ("pid", "mnt", "ipc"))):
         if lib.unshare(flags) == 0:
             for name in lost:
                 got[name] = False

@@ -96,6 +96,20 @@ def missing_for(abi: int) -> list[str]:
     return missing
 
 
+# What of /proc the worker may read: its own process's entries, no other process's
+# (command lines, limits), nothing host-wide, and not its own `net` (the host's UNIX sockets
+# in the fallback), `mountinfo`/`mounts` (the host paths of the binds), `task` (each thread's
+# copy of both), `environ`, `mem`. Landlock rules name objects, so only entries that exist
+# when the rules are made can be granted: a child the worker starts later reads no /proc.
+OWN_PROC_ENTRIES = ("status", "stat", "statm", "cmdline", "comm", "limits", "io", "maps",
+                    "fd", "fdinfo", "oom_score", "cgroup")
+
+
+def own_proc(pid: int) -> list[str]:
+    """The /proc entries of process `pid` the worker may read (see OWN_PROC_ENTRIES)."""
+    return [f"/proc/{pid}/{name}" for name in OWN_PROC_ENTRIES]
+
+
 def restrict(read_paths: Iterable[str], run_paths: Iterable[str], write_paths: Iterable[str],
              dev_paths: Iterable[str] = ()) -> dict[str, Any]:
     """Enforce on this thread and everything it starts later (call while single-threaded,

@@ -4,7 +4,7 @@
 Worker side, `build()`, in this order (Linux; each layer is reported, a layer the
 kernel refuses is skipped and named in the report's "missing" list):
   1. RLIMIT_AS (memory, per process) and RLIMIT_CORE 0.
-  2. user + network + mount + PID namespaces (core/repl/confine.py); the process the
+  2. user + network + mount + PID + IPC namespaces (core/repl/confine.py); the process the
      engine started stays outside as a supervisor, PID 1 inside reaps and takes every
      descendant down with it.
   3. the mount view: a tmpfs root with read-only binds of the runtime, a size-limited
@@ -183,7 +183,7 @@ def _build_linux(info: dict[str, Any], *, allow_namespace: bool, fds: tuple[int,
     done("paths")
     ns = confine.enter_namespaces() if allow_namespace else None
     done("namespaces")
-    info["namespaces"] = {k: bool(ns and ns.get(k)) for k in ("user", "net", "mnt", "pid")}
+    info["namespaces"] = {k: bool(ns and ns.get(k)) for k in ("user", "net", "mnt", "pid", "ipc")}
     if ns and ns.get("net"):
         info["network"] = "namespace"
     info["die_with_parent"] = die_with_parent()
@@ -214,10 +214,16 @@ def _build_linux(info: dict[str, Any], *, allow_namespace: bool, fds: tuple[int,
     done("limits_caps")
     dev = [f"/dev/{n}" for n in confine.DEV_NODES]
     write = [workdir] + (["/dev/shm"] if view.get("enforced") else [])
-    read = [p for p in (context_dir, "/proc", "/sys/devices/system/cpu") if p] + etc_files
-    info["landlock"] = landlock.restrict(read, run_dirs, write, dev)
+    read = [p for p in (context_dir, "/sys/devices/system/cpu") if p] + etc_files
+    # /proc: only the worker's own entries. With a PID namespace the worker is not forked yet,
+    # so PID 1 grants the namespace's /proc and the worker narrows it with a second ruleset.
+    info["landlock"] = landlock.restrict(read + (["/proc"] if pid_ns else landlock.own_proc(os.getpid())),
+                                         run_dirs, write, dev)
+    info["landlock"]["proc"] = "own entries" if not pid_ns else "namespace"
     done("landlock")
-    info["seccomp"] = seccomp.install(allow_processes=pid_ns)
+    # Metadata calls (chmod, chown, utime) stay allowed only where the mount view makes every
+    # path outside the worker's own directory read-only.
+    info["seccomp"] = seccomp.install(allow_processes=pid_ns, metadata=bool(view.get("enforced")))
     done("seccomp")
     if group is not None:
         # Only now, just before PID 1 forks the worker: moving PID 1 into the cgroup waits
@@ -238,6 +244,11 @@ def _build_linux(info: dict[str, Any], *, allow_namespace: bool, fds: tuple[int,
     if pid_ns:
         confine.start_worker(fds, forward_signals)         # PID 1 reaps there; we are PID 2
         done("worker")
+        if info["landlock"].get("enforced"):
+            second = landlock.restrict(read + landlock.own_proc(os.getpid()), run_dirs, write, dev)
+            info["landlock"]["proc"] = "own entries" if second.get("enforced") else \
+                f"namespace ({second.get('reason')})"
+            done("landlock_proc")
 
 
 # The fallback hook's tables (bound into the hook as positional defaults: see below).

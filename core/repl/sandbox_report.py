@@ -20,6 +20,8 @@ MEANING = {
     "capabilities": "model code keeps capabilities and can undo mounts",
     "no_new_privs": "a set-uid program could raise model code's privileges",
     "die with parent": "the worker may survive a crashed app",
+    "memory limit": "the worker's processes together can hold more memory than the limit (it is per process)",
+    "directory limit": "model code can fill the disk through the worker's directory (the limit is per file)",
 }
 
 
@@ -53,6 +55,15 @@ def missing(report: dict[str, Any]) -> list[str]:
         out.append("no_new_privs")
     if not report.get("die_with_parent"):
         out.append("die with parent")
+    # Limits for the whole box: a memory cgroup or tmpfs, else the engine's watchdog
+    # (core/repl/watchdog.py adds "watchdog" to the report once the engine has it).
+    limits = report.get("limits") or {}
+    watch = report.get("watchdog") or {}
+    if (limits.get("processes") == "allowed" and limits.get("memory_mb")
+            and not (report.get("cgroup") or {}).get("memory_mb") and not watch.get("memory")):
+        out.append("memory limit")
+    if limits.get("dir_limit") == "per-file (RLIMIT_FSIZE)" and not watch.get("dir"):
+        out.append("directory limit")
     return out
 
 
@@ -75,7 +86,9 @@ def notes(report: dict[str, Any]) -> list[str]:
     """Plain facts that are not missing layers (limits that are per process)."""
     out = []
     limits = report.get("limits") or {}
-    if not (report.get("cgroup") or {}).get("enabled") and limits.get("memory_mb"):
+    if (not (report.get("cgroup") or {}).get("enabled") and limits.get("memory_mb")
+            and not (report.get("watchdog") or {}).get("memory")
+            and limits.get("processes") == "allowed"):
         out.append(f"memory limit is per process ({limits['memory_mb']} MB each; "
                    f"processes capped at {limits.get('pids_max') or limits.get('nproc') or 'none'})")
     return out

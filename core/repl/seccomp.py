@@ -3,7 +3,7 @@
 Why not a binding: libseccomp's Python module is not on PyPI as a maintained wheel
 (the distributions ship it as python3-seccomp, tied to their libseccomp), it would
 need libseccomp.so inside the PyInstaller bundle, and what we need is a deny list
-of some thirty syscalls: a ~40 instruction program. Writing it ourselves keeps the
+of some hundred syscalls and a few argument checks: a 95-140 instruction program. Writing it ourselves keeps the
 worker free of native dependencies; the tests run every refused call for real.
 
 The program (see Documentation/userspace-api/seccomp_filter.rst):
@@ -13,10 +13,14 @@ The program (see Documentation/userspace-api/seccomp_filter.rst):
     ld  nr                        ; offset 0
     jge 0x40000000 -> deny        ; x86_64 only: the x32 ABI
     jeq <each refused nr> -> deny ; EPERM, so model code reads a clear PermissionError
+    jeq <each xattr call> -> EOPNOTSUPP   ; "no xattrs here", which copy routines accept
     jeq clone -> check flags      ; namespace flags refused; in "no processes" mode only
                                   ; threads (CLONE_THREAD) may be made
     jeq clone3 -> ENOSYS          ; its flags sit in memory BPF cannot read; glibc then
                                   ; falls back to clone, which we can check
+    jeq kill, prlimit64, sched_set*, setpriority, ioprio_set -> self
+                                  ; "no processes" mode: the pid argument must be 0 or the
+                                  ; worker's own (setpriority/ioprio_set: a single process)
     ret ALLOW
 
 Refused with EPERM rather than killed: the root model reads "Operation not
@@ -64,7 +68,44 @@ REFUSED: dict[str, tuple[int | None, int | None]] = {
     "iopl": (172, None), "ioperm": (173, None), "uselib": (134, None), "_sysctl": (156, None),
     # memfd_create + execveat runs a binary no file rule sees
     "memfd_create": (319, 279),
+    # SysV IPC and POSIX message queues: segments outlive the process that made them and
+    # hold memory outside every limit; the host's (X11 MIT-SHM images) where there is no IPC
+    # namespace. Nothing model code needs uses them (multiprocessing uses /dev/shm files).
+    # ipc() exists only on i386/arm32, whose ABI the filter kills.
+    "shmget": (29, 194), "shmat": (30, 196), "shmctl": (31, 195), "shmdt": (67, 197),
+    "semget": (64, 190), "semop": (65, 193), "semctl": (66, 191), "semtimedop": (220, 192),
+    "msgget": (68, 186), "msgsnd": (69, 189), "msgrcv": (70, 188), "msgctl": (71, 187),
+    "mq_open": (240, 180), "mq_unlink": (241, 181), "mq_timedsend": (242, 182),
+    "mq_timedreceive": (243, 183), "mq_notify": (244, 184), "mq_getsetattr": (245, 185),
+    # pages of another process (same-user permission only)
+    "migrate_pages": (256, 238), "move_pages": (279, 239),
 }
+# Refused without a mount view (the fallback): Landlock has no right for metadata, so these
+# would reach every file the user owns (chmod ~ 0777, chown, utime, setuid bits as root).
+METADATA: dict[str, tuple[int | None, int | None]] = {
+    "chmod": (90, None), "fchmod": (91, 52), "fchmodat": (268, 53), "fchmodat2": (452, 452),
+    "chown": (92, None), "fchown": (93, 55), "lchown": (94, None), "fchownat": (260, 54),
+    "utime": (132, None), "utimes": (235, None), "futimesat": (261, None), "utimensat": (280, 88),
+}
+# Extended attributes, reads included (labels and user.* data of files outside the box):
+# answered EOPNOTSUPP, "this file system has no xattrs", which copy routines (shutil.copy2)
+# already accept; EPERM would make them fail.
+XATTR: dict[str, tuple[int | None, int | None]] = {
+    "setxattr": (188, 5), "lsetxattr": (189, 6), "fsetxattr": (190, 7),
+    "getxattr": (191, 8), "lgetxattr": (192, 9), "fgetxattr": (193, 10),
+    "listxattr": (194, 11), "llistxattr": (195, 12), "flistxattr": (196, 13),
+    "removexattr": (197, 14), "lremovexattr": (198, 15), "fremovexattr": (199, 16),
+    "setxattrat": (463, 463), "getxattrat": (464, 464), "listxattrat": (465, 465),
+    "removexattrat": (466, 466),
+}
+# Without a PID namespace: allowed only on the worker itself (pid argument 0 or its own
+# pid), so model code cannot set the engine's RLIMIT_FSIZE or another process's priority.
+SELF_ONLY_PID0 = {"prlimit64": (302, 261), "sched_setparam": (142, 118),
+                  "sched_setscheduler": (144, 119), "sched_setaffinity": (203, 122),
+                  "sched_setattr": (314, 274)}
+SETPRIORITY = (141, 140)    # (which, who): which must be PRIO_PROCESS (0)
+IOPRIO_SET = (251, 30)      # (which, who): which must be IOPRIO_WHO_PROCESS (1)
+PRIO_PROCESS, IOPRIO_WHO_PROCESS = 0, 1
 # Refused as well when the worker may not make processes (the fallback without namespaces:
 # no PID namespace would take a double-forked daemon down with the worker).
 NO_PROCESSES: dict[str, tuple[int | None, int | None]] = {
@@ -129,9 +170,12 @@ class _Program:
         return bytes(out)
 
 
-def build_filter(arch: str, *, allow_processes: bool, own_pid: int | None = None) -> bytes:
-    """The BPF program for `arch`. Without allow_processes: fork/exec refused and signals
-    only to the worker itself (own_pid) or its own process group (0)."""
+def build_filter(arch: str, *, allow_processes: bool, own_pid: int | None = None,
+                 metadata: bool = True) -> bytes:
+    """The BPF program for `arch`. Without allow_processes: fork/exec refused, signals only to
+    the worker itself (own_pid) or its own process group (0), and prlimit64, setpriority,
+    sched_set*, ioprio_set only on the worker itself. `metadata=False`: chmod, chown and
+    utime calls refused too (no mount view makes the rest of the tree read-only)."""
     index = 0 if arch == "x86_64" else 1
     nr_of = lambda pair: pair[index]   # noqa: E731
     deny = RET_ERRNO | errno.EPERM
@@ -148,15 +192,24 @@ def build_filter(arch: str, *, allow_processes: bool, own_pid: int | None = None
         refused["tkill"] = TKILL
         refused["pidfd_open"] = PIDFD_OPEN
         refused["pidfd_send_signal"] = PIDFD_SEND_SIGNAL
+    if not metadata:
+        refused.update(METADATA)
     for name, pair in sorted(refused.items()):
         nr = nr_of(pair)
         if nr is not None:
             p.add(_JEQ_K, nr, jt="deny")
+    for pair in XATTR.values():
+        p.add(_JEQ_K, nr_of(pair), jt="enotsup")
     p.add(_JEQ_K, nr_of(CLONE3), jt="enosys")
     p.add(_JEQ_K, nr_of(CLONE), jt="clone")
-    if not allow_processes and own_pid is not None:
+    self_only = not allow_processes and own_pid is not None
+    if self_only:
         for pair in KILL_LIKE.values():
-            p.add(_JEQ_K, nr_of(pair), jt="signal")
+            p.add(_JEQ_K, nr_of(pair), jt="self_arg0")
+        for pair in SELF_ONLY_PID0.values():
+            p.add(_JEQ_K, nr_of(pair), jt="self_arg0")
+        p.add(_JEQ_K, nr_of(SETPRIORITY), jt="prio")
+        p.add(_JEQ_K, nr_of(IOPRIO_SET), jt="ioprio")
     p.add(_RET_K, RET_ALLOW)
     # clone(flags, ...): args[0], low 32 bits at offset 16 (little endian on both arches)
     p.label("clone")
@@ -166,9 +219,22 @@ def build_filter(arch: str, *, allow_processes: bool, own_pid: int | None = None
         p.add(_JSET_K, CLONE_THREAD, jt="allow", jf="deny")
     p.label("allow")
     p.add(_RET_K, RET_ALLOW)
-    if not allow_processes and own_pid is not None:
-        # kill(pid, sig), tgkill(tgid, ...), rt_sigqueueinfo(tgid, ...): pid must be ours or 0
-        p.label("signal")
+    if self_only:
+        # setpriority(which, who, ..), ioprio_set(which, who, ..): `which` a single process,
+        # then `who` (args[1], offset 24) as below
+        p.label("prio")
+        p.add(_LD_W_ABS, 16)
+        p.add(_JEQ_K, PRIO_PROCESS, jt="self_arg1", jf="deny")
+        p.label("ioprio")
+        p.add(_LD_W_ABS, 16)
+        p.add(_JEQ_K, IOPRIO_WHO_PROCESS, jt="self_arg1", jf="deny")
+        p.label("self_arg1")
+        p.add(_LD_W_ABS, 24)
+        p.add(_JEQ_K, own_pid, jt="allow2")
+        p.add(_JEQ_K, 0, jt="allow2", jf="deny")
+        # kill(pid, sig), tgkill(tgid, ...), rt_sigqueueinfo(tgid, ...), prlimit64(pid, ...),
+        # sched_set*(pid, ...): pid (args[0], pid_t: its low 32 bits) must be ours or 0
+        p.label("self_arg0")
         p.add(_LD_W_ABS, 16)
         p.add(_JEQ_K, own_pid, jt="allow2")
         p.add(_JEQ_K, 0, jt="allow2", jf="deny")
@@ -176,6 +242,8 @@ def build_filter(arch: str, *, allow_processes: bool, own_pid: int | None = None
         p.add(_RET_K, RET_ALLOW)
     p.label("enosys")
     p.add(_RET_K, RET_ERRNO | errno.ENOSYS)
+    p.label("enotsup")
+    p.add(_RET_K, RET_ERRNO | errno.EOPNOTSUPP)
     p.label("deny")
     p.add(_RET_K, deny)
     return p.build()
@@ -185,10 +253,12 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def install(*, allow_processes: bool) -> dict[str, Any]:
+def install(*, allow_processes: bool, metadata: bool = True) -> dict[str, Any]:
     """Load the filter for this process (and every thread and child it makes later).
     Sets no_new_privs first (the kernel requires it). Returns the report for hello_ok."""
-    report: dict[str, Any] = {"enforced": False, "arch": None, "processes": allow_processes}
+    report: dict[str, Any] = {"enforced": False, "arch": None, "processes": allow_processes,
+                              "metadata": "allowed" if metadata else "refused",
+                              "other_processes": "refused" if not allow_processes else "pid namespace"}
     arch = native_arch()
     if arch is None:
         report["reason"] = f"no filter for {os.uname().machine}"
@@ -199,7 +269,7 @@ def install(*, allow_processes: bool) -> dict[str, Any]:
     except OSError as exc:
         report["reason"] = f"libc not loadable: {exc}"
         return report
-    program = build_filter(arch, allow_processes=allow_processes, own_pid=os.getpid())
+    program = build_filter(arch, allow_processes=allow_processes, own_pid=os.getpid(), metadata=metadata)
     buf = ctypes.create_string_buffer(program, len(program))
     prog = _SockFprog(len(program) // 8, ctypes.cast(buf, ctypes.c_void_p))
     libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong,

@@ -14,6 +14,7 @@ from typing import Any
 from core.limits import summary
 from core.store import report as rp
 from core.store.answer_render import answer_html
+from core.store.export_citations import check, summary_lines
 from core.store.export_json import write_text_atomically
 
 PROMPT_PREVIEW = 4000
@@ -82,6 +83,10 @@ def render(r: rp.Report) -> str:
         out.append(f'<h2>Answer</h2><div class="answer">{body}</div>')
         if rp.unsupported_line(r.totals):
             out.append(f'<p class="err">Unsupported: {esc(rp.unsupported_line(r.totals))}</p>')
+        flags = summary_lines(check(run["answer"], r.documents if r.texts_stored else None))
+        if flags:
+            out.append('<ul class="unresolved">' + "".join(f'<li class="err">{esc(f)}</li>' for f in flags)
+                       + "</ul>")
     else:
         out.append('<h2>Answer</h2><p class="muted">no answer</p>')
     if passages:

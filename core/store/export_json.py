@@ -37,6 +37,7 @@ def app_version() -> str:
 
 
 def build(store: Any, run_id: str, *, include_texts: bool = False) -> dict[str, Any]:
+    from core.store.export_citations import citation_check
     run = store.get_run(run_id)
     if run is None:
         raise RunNotFound(f"no run with id {run_id!r}")
@@ -76,6 +77,7 @@ def build(store: Any, run_id: str, *, include_texts: bool = False) -> dict[str, 
         # None: not checked (no answer, or a run stored before the check existed)
         "unsupported": (run.get("totals") or {}).get("unsupported"),
         "run": {k: v for k, v in run.items() if k not in LOCAL_COLUMNS},
+        "citations": citation_check(store, run_id, run.get("answer")),
         "config": config,
         "events": events,
         "calls": calls,

@@ -11,6 +11,7 @@ from typing import Any
 from core.limits import summary
 from core.store import report as rp
 from core.store.answer_render import answer_markdown
+from core.store.export_citations import check, summary_lines
 from core.store.export_json import write_text_atomically
 
 PROMPT_PREVIEW = 300
@@ -48,6 +49,11 @@ def render(r: rp.Report) -> str:
                                     else "_no answer_"))
     if rp.unsupported_line(r.totals):
         out.append(f"\n> **Unsupported:** {md_text(rp.unsupported_line(r.totals))}")
+    if run.get("answer") is not None:
+        flags = summary_lines(check(run["answer"], r.documents if r.texts_stored else None))
+        if flags:
+            out.append("\n**Unresolved citations**\n")
+            out.extend(f"- {md_text(line)}" for line in flags)
     out.append("\n## Models and caps\n")
     out.append(f"- root model: {md_text(r.model_line('root'))}\n- sub model: {md_text(r.model_line('sub'))}")
     out.extend(f"- {k}: {r.config.get(k)}" for k in rp.CAP_KEYS if k in r.config)

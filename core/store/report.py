@@ -52,6 +52,7 @@ class Report:
     tree: list[Node]                  # the top-level RLM's turns, in order
     notices: list[dict[str, Any]]
     documents: list[Any] = field(default_factory=list)   # with texts, for cited passages
+    texts_stored: bool = True            # False: imported without texts (citations unchecked)
 
     def model_line(self, which: str) -> str:
         """"ollama/qwen2.5-coder:7b (sent as openai/qwen2.5-coder:7b to http://...)": the
@@ -98,11 +99,12 @@ def build(store: Any, run_id: str) -> Report:
         else:
             roots.append(node)
     try:
-        documents = list(store.documents(run_id))
+        documents, stored = list(store.documents(run_id)), True
     except MissingTextsError:            # imported without texts: citations stay as text
-        documents = []
+        documents, stored = [], False
     return Report(run=run, config=run.get("config") or {}, totals=run.get("totals") or {},
-                  sources=store.sources(run_id), tree=roots, notices=notices, documents=documents)
+                  sources=store.sources(run_id), tree=roots, notices=notices, documents=documents,
+                  texts_stored=stored)
 
 
 def _turn_of_cell(cell_id: str) -> str:

@@ -74,6 +74,10 @@ def test_csv_export_and_the_manifest(openai_server, cli_env, capsys, tmp_path):
     run_id = _stored(openai_server)
     assert main(["runs", "export", run_id, "-o", str(tmp_path / "results.csv")]) == 0
     rows = list(csv.DictReader(io.StringIO((tmp_path / "results.csv").read_text())))
+    # the answer's row, its broken citation flagged as `trust` flags it (issue 24)
+    assert rows[-1]["kind"] == "answer" and "[doc:report.pdf:page 7] points to nothing" in rows[-1][
+        "unresolved_citations"] and "page 2" not in rows[-1]["unresolved_citations"]
+    rows = rows[:-1]
     assert len(rows) == 1 and rows[0]["call_id"] == "R.s1" and rows[0]["response"] == "42"
     assert rows[0]["source"] == "report.pdf:page 2, line 1" and rows[0]["status"] == "ok"
     assert main(["runs", "export", run_id, "--format", "json", "-o", str(tmp_path / "run.json")]) == 0

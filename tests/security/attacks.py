@@ -16,6 +16,7 @@ class Attack:
     code: str
     what: str                  # one line for the table in docs/sandbox.md
     contained: bool = False    # may run inside the box (namespace mode): checked from outside
+                               # (the daemon is dead after the run, the victim's nice unchanged)
 
 
 SYSCALLS = """
@@ -136,6 +137,77 @@ ATTACKS = [
            "        except PermissionError as e:\n            print('hook', attr, 'kept:', e)\n"
            "socket.create_connection(('127.0.0.1', @PORT@), timeout=2)\nprint('ESCAPED')",
            "sys.audit = ..., replace the hook's code/defaults, then TCP"),
+    # issue 24: host IPC
+    Attack("sysv_shm_read_host", SYSCALLS +
+           "libc.shmat.restype = ctypes.c_void_p\n"
+           "sid = libc.shmget(@SHM_KEY@, 0, 0)\n"
+           "if sid < 0:\n    e = ctypes.get_errno()\n    raise OSError(e, 'shmget: ' + os.strerror(e))\n"
+           "addr = libc.shmat(sid, None, 0)\nprint(ctypes.string_at(addr, 32))\n"
+           "libc.shmctl(sid, 0, None)\nprint('ESCAPED')",
+           "read (and remove) the host's SysV shared-memory segment"),
+    Attack("sysv_shm_leave_segments", SYSCALLS +
+           "made = []\nfor _ in range(4):\n    sid = libc.shmget(0, @SHM_LEAK_SIZE@, 0o1600)\n"
+           "    if sid < 0:\n        e = ctypes.get_errno()\n"
+           "        raise OSError(e, f'shmget (after {len(made)}): ' + os.strerror(e))\n"
+           "    made.append(sid)\nprint('ESCAPED', made)",
+           "leave 4 SysV segments behind (memory outside every limit)"),
+    Attack("sysv_msg_sem", SYSCALLS +
+           "for name, rc in (('msgget', libc.msgget(0, 0o1600)), ('semget', libc.semget(0, 1, 0o1600))):\n"
+           "    if rc >= 0:\n        print('ESCAPED', name)\n"
+           "e = ctypes.get_errno()\nraise OSError(e, 'msgget/semget: ' + os.strerror(e))",
+           "SysV message queue and semaphore set"),
+    Attack("posix_mqueue", SYSCALLS +
+           "fd = sc(@NR_MQ_OPEN@, ctypes.cast(ctypes.c_char_p(b'rlm-mq'), ctypes.c_void_p).value, 0o102, 0o600, 0)\n"
+           "print('ESCAPED', fd)",
+           "a POSIX message queue (mq_open)"),
+    # issue 24: file metadata
+    Attack("chmod_home", "import os\nos.chmod('@HOME@', 0o777)\nprint('ESCAPED')", "chmod ~ to 0777"),
+    Attack("chmod_ssh_key", "import os\nos.chmod('@HOME@/.ssh/id_rsa', 0o644)\nprint('ESCAPED')",
+           "chmod ~/.ssh/id_rsa to 0644"),
+    Attack("chmod_database", "import os\nos.chmod('@DATA@/rlm-studio.sqlite', 0)\nprint('ESCAPED')",
+           "chmod the app's database to 000"),
+    Attack("setuid_bit", "import os\nos.chmod('@SETUID_TARGET@', 0o4755)\nprint('ESCAPED')",
+           "set the setuid bit on a binary"),
+    Attack("chown_key", "import os\nos.chown('@HOME@/.ssh/id_rsa', os.getuid(), os.getgid())\nprint('ESCAPED')",
+           "chown ~/.ssh/id_rsa"),
+    Attack("utime_bashrc", "import os\nos.utime('@HOME@/.bashrc', (0, 0))\nprint('ESCAPED')",
+           "utime ~/.bashrc to 1970"),
+    Attack("setxattr_bashrc", "import os\nos.setxattr('@HOME@/.bashrc', 'user.rlm', b'planted')\nprint('ESCAPED')",
+           "setxattr on ~/.bashrc"),
+    # issue 24: other processes' limits and scheduling
+    Attack("prlimit_engine", "import resource\nnow = resource.prlimit(@ENGINE_PID@, resource.RLIMIT_FSIZE)\n"
+           "resource.prlimit(@ENGINE_PID@, resource.RLIMIT_FSIZE, now)\nprint('ESCAPED', now)",
+           "prlimit64 on the engine (RLIMIT_FSIZE)"),
+    Attack("prlimit_other_process", "import resource\n"
+           "resource.prlimit(@VICTIM_PID@, resource.RLIMIT_CPU, (1, 1))\nprint('ESCAPED')",
+           "prlimit64 RLIMIT_CPU 1 s on another process of the user"),
+    Attack("setpriority_other", "import os\nos.setpriority(os.PRIO_PROCESS, @VICTIM_PID@, 19)\nprint('ESCAPED')",
+           "setpriority on another process of the user"),
+    Attack("setpriority_all_of_user", "import os\nos.setpriority(os.PRIO_USER, 0, 19)\nprint('reniced every process of the user it sees')",
+           "setpriority on every process of the user (PRIO_USER)", contained=True),
+    Attack("sched_setaffinity_other", "import os\nos.sched_setaffinity(@VICTIM_PID@, {0})\nprint('ESCAPED')",
+           "sched_setaffinity on another process of the user"),
+    Attack("ioprio_set_other", SYSCALLS + "sc(@NR_IOPRIO_SET@, 1, @VICTIM_PID@, (3 << 13) | 7)\nprint('ESCAPED')",
+           "ioprio_set (idle class) on another process of the user"),
+    # issue 24: memory of the worker's processes together, the worker directory's total
+    Attack("memory_across_processes",
+           "import os, time\nkids = []\nfor _ in range(3):\n    pid = os.fork()\n    if pid == 0:\n"
+           "        data = b'\\1' * (800 << 20)\n        time.sleep(4)\n        os._exit(0)\n    kids.append(pid)\n"
+           "for k in kids:\n    os.waitpid(k, 0)\nprint('ESCAPED: 3 x 800 MB resident')",
+           "3 children x 800 MB resident against the 2,048 MB limit"),
+    Attack("fill_workdir_files",
+           "chunk = b'x' * (8 << 20)\nn = 0\nfor i in range(3):\n    with open(f'big{i}.bin', 'wb') as f:\n"
+           "        for _ in range(38):\n            f.write(chunk)\n            f.flush()\n            n += 1\n"
+           "print('ESCAPED: wrote', n * 8, 'MB')",
+           "fill the worker's dir with 3 files of 300 MB (the 512 MB limit was per file)"),
+    # issue 24: what /proc tells
+    Attack("proc_other_cmdline", "print(open('/proc/@VICTIM_PID@/cmdline').read())\nprint('ESCAPED')",
+           "read another process's command line"),
+    Attack("proc_net_unix", "data = open('/proc/net/unix').read()\nprint('ESCAPED', '@SOCK@' in data)",
+           "list UNIX sockets through /proc/net/unix"),
+    Attack("proc_mountinfo", "data = open('/proc/self/mountinfo').read()\n"
+           "print('ESCAPED', len(data.splitlines()), 'mounts')",
+           "read /proc/self/mountinfo (the host paths of the binds)"),
     Attack("protocol_flood",
            "import os, sys\nfd = int(sys.argv[sys.argv.index('--fd-out') + 1])\n"
            "os.write(fd, b'{' + b'x' * (300 << 20) + b'}\\n')\nprint('ESCAPED')",
@@ -153,5 +225,17 @@ total = con.execute("select sum(x) from t").fetchone()[0]
 stats = {"mean": statistics.mean([1, 2, 3]), "day": datetime.date(2026, 1, 2).isoformat(),
          "common": collections.Counter(words).most_common(1)[0][0], "rows": len(rows), "sum": total,
          "docs": len(documents), "sub": llm_query("ping")}
+# the worker's own limits and scheduling stay its own to change (issue 24)
+import os, resource
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+resource.prlimit(0, resource.RLIMIT_NOFILE, resource.getrlimit(resource.RLIMIT_NOFILE))
+os.setpriority(os.PRIO_PROCESS, 0, os.getpriority(os.PRIO_PROCESS, 0))
+os.sched_setaffinity(0, os.sched_getaffinity(0))
+with open("own.txt", "w") as f:
+    f.write("x")
+os.remove("own.txt")
+assert "Pid:" in open("/proc/self/status").read()          # its own /proc entries stay readable
+assert os.cpu_count() >= 1
+stats["tables"] = len(tables)
 print("ORDINARY", json.dumps(stats, sort_keys=True))
 """

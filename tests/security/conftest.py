@@ -10,6 +10,7 @@ UNIX socket at a host path, a victim process of the same user.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import os
 import random
 import socket
@@ -50,11 +51,44 @@ def worker_command(mode: str) -> list[str]:
 
 
 def nr(name: str) -> int:
-    arch = seccomp.native_arch()
-    pair = seccomp.REFUSED[name]
-    value = pair[0 if arch == "x86_64" else 1]
+    return nr_any(seccomp.REFUSED[name])
+
+
+def nr_any(pair: tuple[int | None, int | None]) -> int:
+    value = pair[0 if seccomp.native_arch() == "x86_64" else 1]
     assert value is not None
     return value
+
+
+SHM_LEAK_SIZE = (64 << 20) + 4321    # the size of the segments a cell tries to leave behind
+
+
+class HostShm:
+    """A SysV shared-memory segment of the host holding the secret (as X11's MIT-SHM images
+    of other apps would), and a count of the host's segments to see what a run leaves."""
+
+    def __init__(self) -> None:
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.libc.shmat.restype = ctypes.c_void_p
+        self.key = random.randint(0x10000, 0x7FFFFFFF)
+        self.id = self.libc.shmget(self.key, 4096, 0o1600)   # IPC_CREAT | 0600
+        assert self.id >= 0, os.strerror(ctypes.get_errno())
+        addr = self.libc.shmat(self.id, None, 0)
+        ctypes.memmove(addr, SECRET.encode(), len(SECRET))
+        self.libc.shmdt(ctypes.c_void_p(addr))
+
+    def still_there(self) -> bool:
+        return self.libc.shmget(self.key, 0, 0) == self.id
+
+    @staticmethod
+    def segments() -> set[str]:
+        """The host's segments of the size the attack uses (others' segments come and go)."""
+        with open("/proc/sysvipc/shm") as f:
+            return {fields[1] for fields in (line.split() for line in f.readlines()[1:])
+                    if fields[3] == str(SHM_LEAK_SIZE)}
+
+    def close(self) -> None:
+        self.libc.shmctl(self.id, 0, None)   # IPC_RMID
 
 
 class UnixListener:
@@ -96,7 +130,11 @@ class Targets:
     sock: UnixListener
     victim: subprocess.Popen
     daemon_mark: str
+    shm: HostShm
+    setuid_target: Path
     snapshot: dict[str, bytes] = field(default_factory=dict)
+    meta: dict[str, tuple] = field(default_factory=dict)
+    segments_before: set[str] = field(default_factory=set)
 
     def tokens(self, port: int) -> dict[str, str]:
         site = sysconfig.get_paths()["purelib"]
@@ -106,12 +144,28 @@ class Targets:
                 "@APP_CODE@": os.path.abspath(worker_module.__file__), "@SITE@": site,
                 "@DAEMON_MARK@": self.daemon_mark, "@NR_SOCKET@": str(nr("socket")),
                 "@NR_FSOPEN@": str(nr("fsopen")), "@NR_UNSHARE@": str(nr("unshare")),
-                "@NR_PTRACE@": str(nr("ptrace")),
+                "@NR_PTRACE@": str(nr("ptrace")), "@NR_MQ_OPEN@": str(nr_any((240, 180))),
+                "@NR_IOPRIO_SET@": str(nr_any((251, 30))), "@SHM_KEY@": str(self.shm.key),
+                "@SHM_LEAK_SIZE@": str(SHM_LEAK_SIZE),
+                "@SETUID_TARGET@": str(self.setuid_target),
                 "@KERNEL_CALLS@": repr([(n, nr(n)) for n in KERNEL_CALLS])}
 
     def watched(self) -> list[str]:
         return [str(self.home / ".bashrc"), str(self.data / "settings.json"),
                 os.path.abspath(worker_module.__file__)]
+
+    def metadata_watched(self) -> list[str]:
+        return [str(self.home), str(self.home / ".ssh" / "id_rsa"), str(self.home / ".bashrc"),
+                str(self.data / "rlm-studio.sqlite"), str(self.setuid_target)]
+
+
+def metadata_of(path: str) -> tuple:
+    st = os.stat(path)
+    try:
+        xattrs = tuple(sorted(os.listxattr(path)))
+    except OSError:
+        xattrs = ()
+    return (oct(st.st_mode), st.st_uid, st.st_gid, st.st_mtime_ns, xattrs)
 
 
 def make_targets(root: Path) -> Targets:
@@ -139,8 +193,13 @@ def make_targets(root: Path) -> Targets:
     sock = UnixListener(str(root / "host.sock"))
     victim = subprocess.Popen(["sleep", "300"])
     mark = f"{86000 + random.randint(0, 399)}.{random.randint(100000, 999999)}"
-    t = Targets(root, home, data, outside, host_tmp, sock, victim, mark)
+    setuid_target = outside / "tool"
+    setuid_target.write_bytes(Path("/bin/true").read_bytes())
+    setuid_target.chmod(0o755)
+    t = Targets(root, home, data, outside, host_tmp, sock, victim, mark, HostShm(), setuid_target)
     t.snapshot = {p: Path(p).read_bytes() for p in t.watched()}
+    t.meta = {p: metadata_of(p) for p in t.metadata_watched()}
+    t.segments_before = HostShm.segments()
     return t
 
 
@@ -162,6 +221,11 @@ class ModeRun:
     victim_alive_after: bool
     engine_rss_growth_mb: float
     result: Any
+    victim_after: dict[str, Any] = field(default_factory=dict)
+    meta_after: dict[str, tuple] = field(default_factory=dict)
+    segments_after: set[str] = field(default_factory=set)
+    host_shm_kept: bool = True
+    engine_fsize_after: tuple[int, int] = (0, 0)
 
 
 def _rss_kb() -> int:
@@ -222,9 +286,17 @@ async def _run_mode(mode: str, targets: Targets, server: ScriptedOpenAI) -> Mode
         alive = daemon_running(targets.daemon_mark)
     roots = server.requests_for("root")
     feedback = roots[1].messages[-1]["content"] if len(roots) > 1 else ""
+    import resource
+    victim = targets.victim.pid
+    victim_after = {"nice": os.getpriority(os.PRIO_PROCESS, victim),
+                    "affinity": sorted(os.sched_getaffinity(victim)),
+                    "rlimit_cpu": resource.prlimit(victim, resource.RLIMIT_CPU)}
     return ModeRun(mode, targets, cells, [executed[0], executed[-1]], feedback, sandbox,
                    daemon_alive_after=alive, victim_alive_after=targets.victim.poll() is None,
-                   engine_rss_growth_mb=rss_growth, result=result)
+                   engine_rss_growth_mb=rss_growth, result=result, victim_after=victim_after,
+                   meta_after={p: metadata_of(p) for p in targets.metadata_watched()},
+                   segments_after=HostShm.segments(), host_shm_kept=targets.shm.still_there(),
+                   engine_fsize_after=resource.getrlimit(resource.RLIMIT_FSIZE))
 
 
 @pytest.fixture(scope="module", params=MODES)
@@ -246,6 +318,17 @@ def mode_run(request, tmp_path_factory) -> ModeRun:
             else:
                 os.environ[k] = v
         targets.sock.close()
+        targets.shm.close()
+        for shmid in HostShm.segments() - targets.segments_before:   # only if an attack got through
+            targets.shm.libc.shmctl(int(shmid), 0, None)
+        for path, (mode_text, uid, gid, mtime_ns, _x) in targets.meta.items():
+            if metadata_of(path)[:4] != (mode_text, uid, gid, mtime_ns):   # only if an attack got through
+                os.chmod(path, int(mode_text, 8))
+                os.utime(path, ns=(mtime_ns, mtime_ns))
+        try:
+            os.removexattr(str(targets.home / ".bashrc"), "user.rlm")
+        except OSError:
+            pass
         targets.victim.kill()
         targets.victim.wait()
         os.unlink(targets.host_tmp)

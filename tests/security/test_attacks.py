@@ -16,7 +16,7 @@ from tests.security.attacks import ATTACKS
 from tests.security.conftest import SECRET
 
 # How a refusal reads in the cell's error (the exception the root is shown).
-REFUSALS = ("PermissionError", "Operation not permitted", "Permission denied", "Read-only file system",
+REFUSALS = ("PermissionError", "Operation not permitted", "Operation not supported", "MemoryError", "Permission denied", "Read-only file system",
             "FileNotFoundError", "No such file or directory", "ProcessLookupError", "No such process",
             "Network is unreachable", "ConnectionRefusedError", "File too large", "No space left on device",
             "BlockingIOError", "Resource temporarily unavailable", "sandbox: ", "protocol line longer",
@@ -39,7 +39,8 @@ def test_attack_is_refused_and_the_root_reads_why(mode_run, attack):
     if attack.contained and mode_run.mode == "namespace":
         # Allowed inside the box; what matters is that it does not outlive the run.
         assert not mode_run.daemon_alive_after, "a double-forked daemon outlived the run"
-        _record(mode_run.mode, attack.name, f"ran inside the box; dead after the run")
+        assert mode_run.victim_after["nice"] == os.getpriority(os.PRIO_PROCESS, 0)
+        _record(mode_run.mode, attack.name, "ran inside the box; checked from the host")
         return
     assert cell.error, f"{attack.name} raised nothing: {cell.stdout!r}"
     assert any(r in cell.error for r in REFUSALS), cell.error
@@ -55,7 +56,7 @@ def test_ordinary_work_runs_before_and_after_the_attacks(mode_run):
         line = next(ln for ln in cell.stdout.splitlines() if ln.startswith("ORDINARY "))
         stats = json.loads(line.split(" ", 1)[1])
         assert stats == {"common": "beta", "day": "2026-01-02", "docs": 1, "mean": 2, "rows": 3,
-                         "sub": "pong", "sum": 6}
+                         "sub": "pong", "sum": 6, "tables": 0}
     assert mode_run.result.status == "finished" and mode_run.result.answer == "done"
 
 
@@ -68,6 +69,27 @@ def test_the_host_is_untouched(mode_run):
     assert t.sock.accepted == 0, "the host's UNIX socket was reached"
     assert mode_run.victim_alive_after, "another process of the user was killed"
     assert not mode_run.daemon_alive_after
+
+
+def test_host_ipc_is_untouched(mode_run):
+    # issue 24: the host's segment is still there (not removed), and the run left none behind
+    assert mode_run.host_shm_kept, "the host's SysV segment was removed"
+    left = mode_run.segments_after - mode_run.targets.segments_before
+    assert not left, f"the run left SysV segments behind: {sorted(left)}"
+
+
+def test_file_metadata_is_untouched(mode_run):
+    t = mode_run.targets
+    for path, before in t.meta.items():
+        assert mode_run.meta_after[path] == before, f"metadata of {path} changed"
+
+
+def test_other_processes_keep_their_limits_and_scheduling(mode_run):
+    import resource
+    assert mode_run.victim_after["nice"] == os.getpriority(os.PRIO_PROCESS, 0)
+    assert mode_run.victim_after["affinity"] == sorted(os.sched_getaffinity(0))
+    assert mode_run.victim_after["rlimit_cpu"] == resource.getrlimit(resource.RLIMIT_CPU)
+    assert mode_run.engine_fsize_after == resource.getrlimit(resource.RLIMIT_FSIZE)
 
 
 def test_fork_bomb_is_bounded(mode_run):

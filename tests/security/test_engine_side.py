@@ -214,3 +214,34 @@ async def test_a_rebuilt_repl_for_a_follow_up_refuses_a_degraded_sandbox_when_re
     relaxed = await service.run(RunRequest.rebuild(first.run_id, "And x + 2?", config(server)))
     assert relaxed.status == "finished" and relaxed.answer == "43"      # x came back from the record
     store.close()
+
+
+@pytest.mark.parametrize("mode", ["namespace", "fallback"])
+async def test_without_the_watchdog_the_box_wide_limit_is_missing_and_required_refuses(mode):
+    # issue 24: where neither a memory cgroup (or the worker's own tmpfs) nor the engine's
+    # watchdog holds, the limit is named missing, told to the user, and a required full
+    # sandbox refuses. This host (cgroup v1) has no memory cgroup; the fallback no tmpfs.
+    command = default_worker_command() + ([] if mode == "namespace" else ["--no-namespace"])
+    probe = ReplClient(on_sub_call=_echo, worker_command=command, watchdog=False)
+    await probe.start()
+    report = probe.sandbox
+    await probe.close()
+    layer = "memory limit" if mode == "namespace" else "directory limit"
+    if mode == "namespace" and (report.get("cgroup") or {}).get("memory_mb"):
+        pytest.skip("this host gives the worker a memory cgroup: nothing for the watchdog to do")
+    assert layer in report["missing"] and not report["full"]
+    from core.repl.sandbox_report import describe
+    assert layer in describe(report)
+    repl = ReplClient(on_sub_call=_echo, worker_command=command, watchdog=False, require_full_sandbox=True)
+    with pytest.raises(SandboxIncomplete) as info:
+        await repl.start()
+    assert layer in info.value.missing and "No model code was run" in str(info.value)
+    await repl.close()
+    watched = ReplClient(on_sub_call=_echo, worker_command=command)
+    await watched.start()
+    try:
+        assert layer not in watched.sandbox["missing"]
+        key = "memory" if mode == "namespace" else "dir"
+        assert watched.sandbox["watchdog"][key] is True
+    finally:
+        await watched.close()

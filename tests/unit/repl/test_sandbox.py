@@ -83,7 +83,7 @@ async def test_namespaces_used_where_the_kernel_allows_it(make_repl):
     if unshare.returncode != 0:
         pytest.skip("unprivileged user namespaces are not available here")
     assert repl.sandbox["network"] == "namespace" and repl.sandbox["audit_hook"] is False
-    assert repl.sandbox["namespaces"] == {"user": True, "net": True, "mnt": True, "pid": True}
+    assert repl.sandbox["namespaces"] == {"user": True, "net": True, "mnt": True, "pid": True, "ipc": True}
 
 
 def test_harden_engine_process_makes_it_non_dumpable():
