@@ -31,7 +31,7 @@ def by_address(url: str) -> bool:
         address = ipaddress.ip_address(host)
     except ValueError:
         return False
-    return address.is_loopback or address.is_private or address.is_link_local
+    return address.is_loopback or address.is_private or address.is_link_local or address.is_unspecified
 
 
 def endpoint_free(endpoint: Any) -> bool:

@@ -70,13 +70,5 @@ def is_local(model: str, api_base: str | None) -> bool:
         return True
     if not api_base:
         return False
-    import ipaddress
-    from urllib.parse import urlsplit
-    host = (urlsplit(api_base if "//" in api_base else "http://" + api_base).hostname or "").lower()
-    if host == "localhost" or host.endswith(".local"):
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return address.is_loopback or address.is_private or address.is_unspecified
+    from core.endpoint_cost import by_address
+    return by_address(api_base if "//" in api_base else "http://" + api_base)
