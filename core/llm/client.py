@@ -49,8 +49,8 @@ from typing import Any, Callable, Protocol
 
 from core.llm.errors import LLMError, classify
 from core.llm import openai_http
-from core.llm.litellm_import import litellm, litellm_async, start_background_import
 from core.llm.pricing import estimate_text_tokens, estimate_tokens
+from core.llm.transport import CallbackFailed, Reply, Request, transport_for
 
 log = logging.getLogger(__name__)
 
@@ -94,14 +94,6 @@ def attempt_usage(model: str, messages: list[dict], received: str, error: LLMErr
                         True, outcome, error)
 
 
-class _CallbackFailed(Exception):
-    """An on_delta callback raised: that is the caller's bug, not a provider failure."""
-
-    def __init__(self, error: BaseException) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-
 class ModelClient:
     def __init__(self, *, key_for: Callable[[str], str | None],
                  api_base_for: Callable[[str], str | None], max_retries: int = 4,
@@ -122,10 +114,8 @@ class ModelClient:
                        temperature: float | None = None,
                        meter: AttemptMeter | None = None) -> Completion:
         kwargs = self._call_kwargs(model, messages, max_tokens, reasoning_effort, temperature)
-        direct = openai_http.serves(model, kwargs.get("api_base"))
-        if not direct:
-            await litellm_async()       # the first import takes seconds: off the loop, and not part
-                                        # of any attempt's duration
+        transport = transport_for(model, kwargs.get("api_base"))
+        await transport.prepare()
         attempt = 0
         while True:
             attempt += 1
@@ -135,18 +125,10 @@ class ModelClient:
                 kwargs["max_tokens"] = granted or max_tokens
             started = time.monotonic()
             try:
-                if direct:
-                    try:
-                        raw = await self._direct(kwargs, stream, on_delta, received)
-                    finally:              # litellm counts tokens for estimates: import it now,
-                        start_background_import()   # after this request went out, not before
-                elif stream:
-                    raw = await self._streamed(kwargs, on_delta, received)
-                else:
-                    raw = await self._plain(kwargs)
-            except _CallbackFailed as failed:
+                raw = await transport.send(_request(kwargs, stream, self.timeout_s),
+                                           lambda text: _deliver(text, received, on_delta))
+            except CallbackFailed as failed:
                 if meter is not None:
-                    await _estimates_ready(direct)
                     meter.end(attempt_usage(model, messages, "".join(received), None))
                 raise failed.error from None
             except asyncio.CancelledError:
@@ -156,11 +138,8 @@ class ModelClient:
             except (LLMError, Exception) as exc:
                 error = classify(exc, model, self.api_base_for(model))
                 if meter is not None:
-                    await _estimates_ready(direct)
                     meter.end(attempt_usage(model, messages, "".join(received), error))
             else:
-                if raw.prompt_tokens is None:
-                    await _estimates_ready(direct)
                 reply = self._completion(model, messages, raw, started, attempt)
                 if meter is not None:
                     meter.end(AttemptUsage(reply.input_tokens, reply.output_tokens,
@@ -208,49 +187,7 @@ class ModelClient:
             kwargs["temperature"] = temperature
         return kwargs
 
-    async def _direct(self, kwargs: dict[str, Any], stream: bool,
-                      on_delta: Callable[[str], None] | None, parts: list[str]) -> openai_http.Reply:
-        payload = openai_http.body(kwargs["model"], kwargs["messages"], max_tokens=kwargs["max_tokens"],
-                                   stream=stream, temperature=kwargs.get("temperature"),
-                                   reasoning_effort=kwargs.get("reasoning_effort"))
-
-        def piece(text: str) -> None:
-            _deliver(text, parts, on_delta)
-
-        async with asyncio.timeout(self.timeout_s):
-            if stream:
-                return await openai_http.stream(kwargs["api_base"], kwargs["api_key"], payload,
-                                                self.timeout_s, piece)
-            return await openai_http.post(kwargs["api_base"], kwargs["api_key"], payload, self.timeout_s)
-
-    async def _plain(self, kwargs: dict[str, Any]) -> openai_http.Reply:
-        async with asyncio.timeout(self.timeout_s):
-            response = await litellm().acompletion(**kwargs)
-        choice = response.choices[0] if response.choices else None
-        message = getattr(choice, "message", None)
-        return openai_http.Reply(getattr(message, "content", None) or "",
-                                 getattr(choice, "finish_reason", None),
-                                 *_tokens(getattr(response, "usage", None)))
-
-    async def _streamed(self, kwargs: dict[str, Any], on_delta: Callable[[str], None] | None,
-                        parts: list[str]) -> openai_http.Reply:
-        finish: str | None = None
-        usage: Any = None
-        async with asyncio.timeout(self.timeout_s):
-            stream = await litellm().acompletion(**kwargs, stream=True,
-                                                 stream_options={"include_usage": True})
-            async for chunk in stream:
-                choices = getattr(chunk, "choices", None) or ()
-                if choices:
-                    delta = getattr(choices[0], "delta", None)
-                    piece = getattr(delta, "content", None)
-                    if piece:
-                        _deliver(piece, parts, on_delta)
-                    finish = getattr(choices[0], "finish_reason", None) or finish
-                usage = getattr(chunk, "usage", None) or usage
-        return openai_http.Reply("".join(parts), finish, *_tokens(_provider_usage(stream, usage)))
-
-    def _completion(self, model: str, messages: list[dict], raw: openai_http.Reply,
+    def _completion(self, model: str, messages: list[dict], raw: Reply,
                     started: float, attempt: int) -> Completion:
         prompt_tokens, completion_tokens = raw.prompt_tokens, raw.completion_tokens
         estimated = prompt_tokens is None
@@ -264,6 +201,12 @@ class ModelClient:
                           usage_estimated=estimated)
 
 
+def _request(kwargs: dict[str, Any], stream: bool, timeout_s: float) -> Request:
+    return Request(kwargs["model"], kwargs["messages"], kwargs["max_tokens"], stream,
+                   kwargs.get("api_base"), kwargs.get("api_key"), timeout_s,
+                   kwargs.get("temperature"), kwargs.get("reasoning_effort"))
+
+
 def _deliver(text: str, parts: list[str], on_delta: Callable[[str], None] | None) -> None:
     """A piece of a streamed reply: kept, and handed to the caller's callback (whose
     failure is the caller's bug, never retried)."""
@@ -272,7 +215,7 @@ def _deliver(text: str, parts: list[str], on_delta: Callable[[str], None] | None
         try:
             on_delta(text)
         except Exception as exc:
-            raise _CallbackFailed(exc) from exc
+            raise CallbackFailed(exc) from exc
 
 
 def needs_litellm(config: Any) -> bool:
@@ -282,33 +225,3 @@ def needs_litellm(config: Any) -> bool:
     models = [config.root_model, config.sub_model]
     models += [routed for routed, _ in getattr(config, "sub_call_models", {}).values()]
     return not all(openai_http.serves(m, config.api_base_for(m)) for m in models)
-
-
-def _tokens(usage: Any) -> tuple[int | None, int | None]:
-    """(prompt, completion) tokens of a litellm usage object; prompt None when it has none."""
-    prompt = getattr(usage, "prompt_tokens", None) or 0
-    completion = getattr(usage, "completion_tokens", None) or 0
-    return (int(prompt) if prompt > 0 else None), int(completion)
-
-
-async def _estimates_ready(direct: bool) -> None:
-    """Token estimates count with litellm's tokenizers: on the direct route litellm may still be
-    importing; wait for it off the loop rather than block the loop in the counter."""
-    if direct:
-        await litellm_async()
-
-
-def _provider_usage(stream: Any, seen: Any) -> Any:
-    """The usage the provider itself sent in the stream, or None.
-
-    At the end of a stream litellm adds a usage chunk of its own, computed with
-    its token counter when the provider sent none; that one is an estimate.
-    The provider's own chunks are kept on the stream wrapper (`chunks`)."""
-    raw = getattr(stream, "chunks", None)
-    if not isinstance(raw, list):
-        return seen          # a litellm without `chunks`: take what came out
-    for chunk in reversed(raw):
-        usage = getattr(chunk, "usage", None)
-        if usage is not None and (getattr(usage, "prompt_tokens", 0) or 0) > 0:
-            return usage
-    return None

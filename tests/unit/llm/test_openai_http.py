@@ -244,6 +244,23 @@ def test_the_proxy_comes_from_the_environment_and_no_proxy_bypasses_it(monkeypat
     assert openai_http.proxy_for("https://other.example.org/v1") == "http://proxy.corp:3128"
 
 
+def test_no_proxy_cidr_entries_cover_the_addresses_inside_them(monkeypatch):
+    # Decided: as curl and requests read them (urllib never matches a CIDR entry, httpx only
+    # the network's own address), so a lab server under NO_PROXY=10.0.0.0/8 is not proxied.
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY",
+                 "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.corp:3128")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.corp:3128")
+    monkeypatch.setenv("NO_PROXY", "example.org, 10.0.0.0/8,fd00::/8 ,192.168.1.0/24")
+    for url in ("http://10.1.2.3:8000/v1", "https://[fd00::5]:8443/v1", "http://192.168.1.77/v1",
+                "https://lab.example.org/v1"):
+        assert openai_http.proxy_for(url) is None, url
+    for url in ("http://11.0.0.1:8000/v1", "http://192.168.2.1/v1", "https://[fe80::1]/v1",
+                "https://lab.example.com/v1", "http://10.example.net/v1"):
+        assert openai_http.proxy_for(url) == "http://proxy.corp:3128", url
+
+
 async def test_a_call_really_goes_through_the_proxy_unless_no_proxy_says_not(openai_server, monkeypatch):
     for name in ("http_proxy", "no_proxy", "all_proxy", "HTTP_PROXY", "NO_PROXY", "ALL_PROXY"):
         monkeypatch.delenv(name, raising=False)
