@@ -243,6 +243,53 @@ def test_a_direct_call_and_a_price_need_no_litellm(openai_server):
     assert openai_server.history[0].headers["user-agent"] == "rlm-studio"
 
 
+CANCEL_STALL = r"""
+import asyncio, json, sys, time
+from core.llm.client import ModelClient
+
+class Meter:
+    async def begin(self, attempt): return None
+    def end(self, usage): self.usage = usage
+
+async def main():
+    client = ModelClient(key_for=lambda m: "k", api_base_for=lambda m: sys.argv[1])
+    meter = Meter()
+    prompt = [{"role": "user", "content": "word " * 20_000}]          # 100k characters
+    task = asyncio.create_task(client.complete("openai/m", prompt, max_tokens=8, meter=meter))
+    await asyncio.sleep(0.5)                       # the request is out, the server waits
+    lags = []
+    async def ticker():
+        while True:
+            t = time.perf_counter(); await asyncio.sleep(0.001); lags.append(time.perf_counter() - t)
+    tick = asyncio.create_task(ticker())
+    await asyncio.sleep(0.05)
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+    await asyncio.sleep(0.1)
+    tick.cancel()
+    print(json.dumps({"lag_ms": max(lags) * 1000, "litellm": "litellm" in sys.modules,
+                      "usage": [meter.usage.input_tokens, meter.usage.outcome, meter.usage.estimated]}))
+asyncio.run(main())
+"""
+
+
+def test_a_cancelled_direct_call_does_not_stall_the_loop_or_load_litellm(openai_server):
+    # Before issue 28 the cancelled attempt's estimate waited for litellm's import (started
+    # after the request went out) on the loop: 2.2-2.9 s of lag, measured.
+    openai_server.script("m", fn=lambda r: "late", latency_s=30)
+    proc = subprocess.run([sys.executable, "-c", CANCEL_STALL, openai_server.url], cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.splitlines()[-1])
+    assert report["lag_ms"] < 200 and report["litellm"] is False, report
+    tokens, outcome, estimated = report["usage"]
+    assert outcome == "cancelled" and estimated and 15_000 < tokens < 30_000
+
+
 def test_the_proxy_comes_from_the_environment_and_no_proxy_bypasses_it(monkeypatch):
     for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY",
                  "ALL_PROXY", "NO_PROXY"):
