@@ -1,9 +1,12 @@
 """ModelClient: one model call, with our retries and typed errors.
 
-Each attempt goes through litellm, except a model the user serves themselves at
-an OpenAI-compatible URL ("openai/NAME" at a URL that is not OpenAI's own), which
-goes through core/llm/openai_http.py: the same request, without litellm's import
-time and per-call CPU (RLM_STUDIO_HTTP=litellm sends every call through litellm).
+Each attempt goes through one Transport (core/llm/transport.py: send one attempt,
+return text, finish reason and usage, or raise a typed LLMError): the direct client
+(core/llm/openai_http.py) for a model the user serves themselves at an
+OpenAI-compatible URL ("openai/NAME" at a URL that is not OpenAI's own), litellm
+(core/llm/litellm_route.py) for every other; RLM_STUDIO_HTTP=litellm sends every
+call through litellm. Both pass one contract suite (test_transport_contract.py).
+This module owns what is around the attempts: retries, the meter, cancellation.
 
     client = ModelClient(key_for=keys.lookup, api_base_for=config.api_base_for)
     reply = await client.complete("openai/gpt-4o-mini", messages, max_tokens=4096,
@@ -23,7 +26,8 @@ time and per-call CPU (RLM_STUDIO_HTTP=litellm sends every call through litellm)
   honour stream_options.include_usage), tokens are estimated and the
   Completion says so (usage_estimated=True).
 - Cancelling the awaiting task cancels the HTTP request: CancelledError goes
-  through untouched and litellm's aiohttp transport closes the connection.
+  through untouched and the transport closes the connection. Nothing is awaited
+  after a cancellation, and the estimate needs no litellm (core/llm/pricing.py).
 - A `meter` (AttemptMeter) sees every attempt: `await meter.begin(attempt)` before
   it is sent (the budget reserves its worst case there, and may refuse by raising; it
   returns the max_tokens that attempt may ask for, lower when the cap affords less),
@@ -49,8 +53,9 @@ from typing import Any, Callable, Protocol
 
 from core.llm.errors import LLMError, classify
 from core.llm import openai_http
+from core.llm.litellm_route import LITELLM
 from core.llm.pricing import estimate_text_tokens, estimate_tokens
-from core.llm.transport import CallbackFailed, Reply, Request, transport_for
+from core.llm.transport import CallbackFailed, Reply, Request, Transport
 
 log = logging.getLogger(__name__)
 
@@ -171,10 +176,7 @@ class ModelClient:
                      reasoning_effort: str | None, temperature: float | None) -> dict[str, Any]:
         api_base = self.api_base_for(model)
         key = self.key_for(model)
-        kwargs: dict[str, Any] = {
-            "model": model, "messages": messages, "max_tokens": max_tokens,
-            "timeout": self.timeout_s, "num_retries": 0, "max_retries": 0,
-        }
+        kwargs: dict[str, Any] = {"model": model, "messages": messages, "max_tokens": max_tokens}
         if api_base:
             kwargs["api_base"] = api_base
         if key:
@@ -216,6 +218,14 @@ def _deliver(text: str, parts: list[str], on_delta: Callable[[str], None] | None
             on_delta(text)
         except Exception as exc:
             raise CallbackFailed(exc) from exc
+
+
+def transport_for(model: str, api_base: str | None) -> Transport:
+    """The route `model` at `api_base` takes: the direct client when it serves it
+    (openai_http.serves), else litellm."""
+    if openai_http.serves(model, api_base):
+        return openai_http.DIRECT
+    return LITELLM
 
 
 def needs_litellm(config: Any) -> bool:

@@ -25,12 +25,16 @@ connection for every request it places, and 64 concurrent calls over reused
 keep-alive connections took 2-6 s instead of 0.6 s (measured: 1.9 million
 is_idle calls in one such round).
 
-Failures are raised as the exceptions `core.llm.errors.classify` already
-knows: aiohttp's own transport errors (ClientConnectorError,
-ServerDisconnectedError, ClientPayloadError...), `HTTPStatusError` for a
-status other than 200 (its text is the server's own error message, its
-`response` has `status_code` and `headers`), json.JSONDecodeError for a body
-that is not JSON, `APIError` for an error event inside a stream.
+`DIRECT` is this route's core/llm/transport.py Transport; every failure leaves
+`send` as a typed LLMError (transport.typed_errors). Underneath, the request
+functions raise what `core.llm.errors.classify` knows: aiohttp's own transport
+errors (ClientConnectorError, ServerDisconnectedError, ClientPayloadError...),
+`HTTPStatusError` for a status other than 200 (its text is the server's own
+error message, its `response` has `status_code` and `headers`),
+json.JSONDecodeError for a body that is not JSON; and the contract's own:
+`BadReply` for a 200 that is not a complete reply (not an object, no choices, a
+stream that stopped without [DONE] and without a finish reason), `ErrorBody` for
+`{"error": ...}` as a body or a stream event.
 """
 
 from __future__ import annotations
@@ -39,13 +43,12 @@ import asyncio
 import json
 import os
 import weakref
-from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable
 
 import aiohttp
 
-from core.llm.transport import BadReply, CallbackFailed, ErrorBody, Reply, Request, error_message, \
-    error_status, typed_errors
+from core.llm.transport import BadReply, CallbackFailed, ErrorBody, HTTPStatusError, Reply, Request, \
+    error_message, error_status, typed_errors
 
 PREFIX = "openai/"
 OPENAI_HOSTS = ("api.openai.com",)
@@ -65,20 +68,6 @@ def serves(model: str, api_base: str | None) -> bool:
         return False
     host = api_base.split("//", 1)[-1].split("/", 1)[0].rsplit("@", 1)[-1].split(":", 1)[0].lower()
     return host not in OPENAI_HOSTS
-
-
-class HTTPStatusError(Exception):
-    """The server answered with an error status; the text is its own message."""
-
-    def __init__(self, message: str, status_code: int, headers: Any) -> None:
-        super().__init__(message)
-        self.response = _Status(status_code, headers)
-
-
-@dataclass(frozen=True)
-class _Status:
-    status_code: int
-    headers: Any                       # case-insensitive: Retry-After is read from it
 
 
 def body(model: str, messages: list[dict], *, max_tokens: int, stream: bool,

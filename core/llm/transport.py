@@ -1,8 +1,9 @@
 """The one contract every route to a model implements: send one attempt.
 
-    transport = transport_for(model, api_base)          # DIRECT or LITELLM
+    transport = transport_for(model, api_base)          # openai_http.DIRECT or litellm_route.LITELLM
     await transport.prepare()                           # before the first attempt
     reply = await transport.send(request, on_piece)     # one attempt: a Reply, or an LLMError
+    (transport_for: core/llm/client.py, which decides the route)
 
 core/llm/client.py (ModelClient) owns everything around an attempt: retries and
 their backoff, the meter (budget reservations), cancellation and what a failed
@@ -38,6 +39,7 @@ patching it, the case says so (a strict xfail with the reason).
 
 from __future__ import annotations
 
+import json
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Protocol
@@ -86,6 +88,21 @@ class CallbackFailed(Exception):
         self.error = error
 
 
+class HTTPStatusError(Exception):
+    """The server answered with an error status; the text is its own message (classify reads
+    `response.status_code` and `response.headers`, as on httpx's exception)."""
+
+    def __init__(self, message: str, status_code: int, headers: Any) -> None:
+        super().__init__(message)
+        self.response = _Status(status_code, headers)
+
+
+@dataclass(frozen=True)
+class _Status:
+    status_code: int
+    headers: Any                       # case-insensitive: Retry-After is read from it
+
+
 class BadReply(Exception):
     """A 200 whose body or event is not a reply (not an object, no choices, a stream that
     stopped without an end): classified as bad_response."""
@@ -116,7 +133,6 @@ def error_status(error: Any) -> int | None:
 
 def error_message(data: Any) -> str:
     """The message of an OpenAI-style error body: {"error": {"message": ...}} or {"error": "..."}."""
-    import json
     error = data.get("error", data) if isinstance(data, dict) else data
     if isinstance(error, dict):
         return str(error.get("message") or error.get("code") or json.dumps(error))
@@ -143,20 +159,9 @@ def typed_errors(request: Request) -> Iterator[None]:
 
 def _error_body(exc: ErrorBody, request: Request) -> LLMError:
     if exc.status is not None and not exc.in_stream:
-        from core.llm.openai_http import HTTPStatusError
         return classify(HTTPStatusError(str(exc), exc.status, {}), request.model, request.api_base)
     provider, display, _, shown = who_answers(request.model, request.api_base)
     kind = "server" if exc.in_stream else "bad_request"
     what = "failed while answering" if exc.in_stream else "refused the request"
     return LLMError(kind, f"{display} {what} for {shown}: {exc}", provider=provider,
                     model=request.model, detail=str(exc))
-
-
-def transport_for(model: str, api_base: str | None) -> Transport:
-    """The route `model` at `api_base` takes: the direct client (core/llm/openai_http.py) when
-    it serves it, else litellm (core/llm/litellm_route.py)."""
-    from core.llm import openai_http
-    if openai_http.serves(model, api_base):
-        return openai_http.DIRECT
-    from core.llm.litellm_route import LITELLM
-    return LITELLM

@@ -15,7 +15,8 @@ import pytest
 from core.llm import openai_http
 from core.llm.errors import LLMError
 from core.llm.litellm_route import LITELLM
-from core.llm.transport import CallbackFailed, Request, transport_for
+from core.llm.client import transport_for
+from core.llm.transport import CallbackFailed, Request
 from tests.support.openai_server import Body, CutStream, EndStream, Hang, Malformed, Reply, Status
 
 MESSAGES = [{"role": "system", "content": "You are terse."},
