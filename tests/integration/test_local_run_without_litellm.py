@@ -48,7 +48,7 @@ def test_a_local_run_with_estimates_and_a_cancelled_call_never_imports_litellm(o
            "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring", "PYTHONPATH": str(ROOT_DIR)}
     env.pop("RLM_STUDIO_HTTP", None)
     cmd = [sys.executable, "-c", PROBE, "ask", "How many apples?", str(folder), "--root", "openai/root",
-           "--sub", "openai/sub", "--api-base", openai_server.url, "--json", "--max-wall-seconds", "4"]
+           "--sub", "openai/sub", "--api-base", openai_server.url, "--json", "--max-wall-seconds", "6"]
     proc = subprocess.run(cmd, cwd=ROOT_DIR, env=env, capture_output=True, text=True, timeout=180)
     probe = json.loads(proc.stderr.rsplit("PROBE ", 1)[1])
     assert probe == {"loaded": [], "asked": []}, proc.stderr[-3000:]
