@@ -1,9 +1,12 @@
 """ModelClient: one model call, with our retries and typed errors.
 
-Each attempt goes through litellm, except a model the user serves themselves at
-an OpenAI-compatible URL ("openai/NAME" at a URL that is not OpenAI's own), which
-goes through core/llm/openai_http.py: the same request, without litellm's import
-time and per-call CPU (RLM_STUDIO_HTTP=litellm sends every call through litellm).
+Each attempt goes through one Transport (core/llm/transport.py: send one attempt,
+return text, finish reason and usage, or raise a typed LLMError): the direct client
+(core/llm/openai_http.py) for a model the user serves themselves at an
+OpenAI-compatible URL ("openai/NAME" at a URL that is not OpenAI's own), litellm
+(core/llm/litellm_route.py) for every other; RLM_STUDIO_HTTP=litellm sends every
+call through litellm. Both pass one contract suite (test_transport_contract.py).
+This module owns what is around the attempts: retries, the meter, cancellation.
 
     client = ModelClient(key_for=keys.lookup, api_base_for=config.api_base_for)
     reply = await client.complete("openai/gpt-4o-mini", messages, max_tokens=4096,
@@ -27,7 +30,8 @@ time and per-call CPU (RLM_STUDIO_HTTP=litellm sends every call through litellm)
   Completion has what arrived, with finish_reason "cut" and estimated usage (the
   server never sent its count). core/engine/reply_reader.py decides for root replies.
 - Cancelling the awaiting task cancels the HTTP request: CancelledError goes
-  through untouched and litellm's aiohttp transport closes the connection.
+  through untouched and the transport closes the connection. Nothing is awaited
+  after a cancellation, and the estimate needs no litellm (core/llm/pricing.py).
 - A `meter` (AttemptMeter) sees every attempt: `await meter.begin(attempt)` before
   it is sent (the budget reserves its worst case there, and may refuse by raising; it
   returns the max_tokens that attempt may ask for, lower when the cap affords less),
@@ -53,8 +57,9 @@ from typing import Any, Callable, Protocol
 
 from core.llm.errors import LLMError, classify
 from core.llm import openai_http
-from core.llm.litellm_import import litellm, litellm_async, start_background_import
+from core.llm.litellm_route import LITELLM
 from core.llm.pricing import estimate_text_tokens, estimate_tokens
+from core.llm.transport import CallbackFailed, Reply, Request, Transport
 
 log = logging.getLogger(__name__)
 
@@ -98,14 +103,6 @@ def attempt_usage(model: str, messages: list[dict], received: str, error: LLMErr
                         True, outcome, error)
 
 
-class _CallbackFailed(Exception):
-    """An on_delta callback raised: that is the caller's bug, not a provider failure."""
-
-    def __init__(self, error: BaseException) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-
 class ModelClient:
     def __init__(self, *, key_for: Callable[[str], str | None],
                  api_base_for: Callable[[str], str | None], max_retries: int = 4,
@@ -127,10 +124,8 @@ class ModelClient:
                        meter: AttemptMeter | None = None,
                        stop: Callable[[str], bool] | None = None) -> Completion:
         kwargs = self._call_kwargs(model, messages, max_tokens, reasoning_effort, temperature)
-        direct = openai_http.serves(model, kwargs.get("api_base"))
-        if not direct:
-            await litellm_async()       # the first import takes seconds: off the loop, and not part
-                                        # of any attempt's duration
+        transport = transport_for(model, kwargs.get("api_base"))
+        await transport.prepare()
         attempt = 0
         while True:
             attempt += 1
@@ -140,19 +135,11 @@ class ModelClient:
                 kwargs["max_tokens"] = granted or max_tokens
             started = time.monotonic()
             try:
-                if direct:
-                    try:
-                        raw = await self._direct(kwargs, stream, on_delta, received, stop)
-                    finally:              # litellm counts tokens for estimates: import it now,
-                        start_background_import()   # after this request went out, not before
-                elif stream:
-                    raw = await self._streamed(kwargs, on_delta, received, stop)
-                else:
-                    raw = await self._plain(kwargs)
-            except _CallbackFailed as failed:
+                raw = await transport.send(_request(kwargs, stream, self.timeout_s),
+                                           lambda text: _deliver(text, received, on_delta, stop))
+            except CallbackFailed as failed:
                 if meter is not None:
-                    await _end_attempt(meter, direct, lambda c: attempt_usage(
-                        model, messages, "".join(received), None, cancelled=c))
+                    meter.end(attempt_usage(model, messages, "".join(received), None))
                 raise failed.error from None
             except asyncio.CancelledError:
                 if meter is not None:    # no await here: the task is being cancelled
@@ -161,16 +148,8 @@ class ModelClient:
             except (LLMError, Exception) as exc:
                 error = classify(exc, model, self.api_base_for(model))
                 if meter is not None:
-                    await _end_attempt(meter, direct, lambda c: attempt_usage(
-                        model, messages, "".join(received), error, cancelled=c))
+                    meter.end(attempt_usage(model, messages, "".join(received), error))
             else:
-                if raw.prompt_tokens is None:
-                    try:
-                        await _estimates_ready(direct)
-                    except asyncio.CancelledError:
-                        if meter is not None:
-                            meter.end(attempt_usage(model, messages, "".join(received), None, cancelled=True))
-                        raise
                 reply = self._completion(model, messages, raw, started, attempt)
                 if meter is not None:
                     meter.end(AttemptUsage(reply.input_tokens, reply.output_tokens,
@@ -202,10 +181,7 @@ class ModelClient:
                      reasoning_effort: str | None, temperature: float | None) -> dict[str, Any]:
         api_base = self.api_base_for(model)
         key = self.key_for(model)
-        kwargs: dict[str, Any] = {
-            "model": model, "messages": messages, "max_tokens": max_tokens,
-            "timeout": self.timeout_s, "num_retries": 0, "max_retries": 0,
-        }
+        kwargs: dict[str, Any] = {"model": model, "messages": messages, "max_tokens": max_tokens}
         if api_base:
             kwargs["api_base"] = api_base
         if key:
@@ -218,51 +194,7 @@ class ModelClient:
             kwargs["temperature"] = temperature
         return kwargs
 
-    async def _direct(self, kwargs: dict[str, Any], stream: bool,
-                      on_delta: Callable[[str], None] | None, parts: list[str],
-                      stop: Callable[[str], bool] | None = None) -> openai_http.Reply:
-        payload = openai_http.body(kwargs["model"], kwargs["messages"], max_tokens=kwargs["max_tokens"],
-                                   stream=stream, temperature=kwargs.get("temperature"),
-                                   reasoning_effort=kwargs.get("reasoning_effort"))
-
-        def piece(text: str) -> bool:
-            return _deliver(text, parts, on_delta, stop)
-
-        async with asyncio.timeout(self.timeout_s):
-            if stream:
-                return await openai_http.stream(kwargs["api_base"], kwargs["api_key"], payload,
-                                                self.timeout_s, piece)
-            return await openai_http.post(kwargs["api_base"], kwargs["api_key"], payload, self.timeout_s)
-
-    async def _plain(self, kwargs: dict[str, Any]) -> openai_http.Reply:
-        async with asyncio.timeout(self.timeout_s):
-            response = await litellm().acompletion(**kwargs)
-        choice = response.choices[0] if response.choices else None
-        message = getattr(choice, "message", None)
-        return openai_http.Reply(getattr(message, "content", None) or "",
-                                 getattr(choice, "finish_reason", None),
-                                 *_tokens(getattr(response, "usage", None)))
-
-    async def _streamed(self, kwargs: dict[str, Any], on_delta: Callable[[str], None] | None,
-                        parts: list[str], stop: Callable[[str], bool] | None = None) -> openai_http.Reply:
-        finish: str | None = None
-        usage: Any = None
-        async with asyncio.timeout(self.timeout_s):
-            stream = await litellm().acompletion(**kwargs, stream=True,
-                                                 stream_options={"include_usage": True})
-            async for chunk in stream:
-                choices = getattr(chunk, "choices", None) or ()
-                if choices:
-                    delta = getattr(choices[0], "delta", None)
-                    piece = getattr(delta, "content", None)
-                    if piece and _deliver(piece, parts, on_delta, stop):
-                        await stream.aclose()      # closes the HTTP response: the server stops
-                        return openai_http.Reply("".join(parts), "cut", None, None)
-                    finish = getattr(choices[0], "finish_reason", None) or finish
-                usage = getattr(chunk, "usage", None) or usage
-        return openai_http.Reply("".join(parts), finish, *_tokens(_provider_usage(stream, usage)))
-
-    def _completion(self, model: str, messages: list[dict], raw: openai_http.Reply,
+    def _completion(self, model: str, messages: list[dict], raw: Reply,
                     started: float, attempt: int) -> Completion:
         prompt_tokens, completion_tokens = raw.prompt_tokens, raw.completion_tokens
         estimated = prompt_tokens is None
@@ -276,6 +208,12 @@ class ModelClient:
                           usage_estimated=estimated)
 
 
+def _request(kwargs: dict[str, Any], stream: bool, timeout_s: float) -> Request:
+    return Request(kwargs["model"], kwargs["messages"], kwargs["max_tokens"], stream,
+                   kwargs.get("api_base"), kwargs.get("api_key"), timeout_s,
+                   kwargs.get("temperature"), kwargs.get("reasoning_effort"))
+
+
 def _deliver(text: str, parts: list[str], on_delta: Callable[[str], None] | None,
              stop: Callable[[str], bool] | None = None) -> bool:
     """A piece of a streamed reply: kept, and handed to the caller's callbacks (whose
@@ -286,7 +224,15 @@ def _deliver(text: str, parts: list[str], on_delta: Callable[[str], None] | None
             on_delta(text)
         return bool(stop is not None and stop(text))
     except Exception as exc:
-        raise _CallbackFailed(exc) from exc
+        raise CallbackFailed(exc) from exc
+
+
+def transport_for(model: str, api_base: str | None) -> Transport:
+    """The route `model` at `api_base` takes: the direct client when it serves it
+    (openai_http.serves), else litellm."""
+    if openai_http.serves(model, api_base):
+        return openai_http.DIRECT
+    return LITELLM
 
 
 def needs_litellm(config: Any) -> bool:
@@ -296,44 +242,3 @@ def needs_litellm(config: Any) -> bool:
     models = [config.root_model, config.sub_model]
     models += [routed for routed, _ in getattr(config, "sub_call_models", {}).values()]
     return not all(openai_http.serves(m, config.api_base_for(m)) for m in models)
-
-
-def _tokens(usage: Any) -> tuple[int | None, int | None]:
-    """(prompt, completion) tokens of a litellm usage object; prompt None when it has none."""
-    prompt = getattr(usage, "prompt_tokens", None) or 0
-    completion = getattr(usage, "completion_tokens", None) or 0
-    return (int(prompt) if prompt > 0 else None), int(completion)
-
-
-async def _end_attempt(meter: Any, direct: bool, usage: Callable[[bool], AttemptUsage]) -> None:
-    """End a failed attempt once its tokens can be estimated. A cancel during that wait
-    (litellm still importing) still ends it, as cancelled: its reservation never stays."""
-    try:
-        await _estimates_ready(direct)
-    except asyncio.CancelledError:
-        meter.end(usage(True))
-        raise
-    meter.end(usage(False))
-
-
-async def _estimates_ready(direct: bool) -> None:
-    """Token estimates count with litellm's tokenizers: on the direct route litellm may still be
-    importing; wait for it off the loop rather than block the loop in the counter."""
-    if direct:
-        await litellm_async()
-
-
-def _provider_usage(stream: Any, seen: Any) -> Any:
-    """The usage the provider itself sent in the stream, or None.
-
-    At the end of a stream litellm adds a usage chunk of its own, computed with
-    its token counter when the provider sent none; that one is an estimate.
-    The provider's own chunks are kept on the stream wrapper (`chunks`)."""
-    raw = getattr(stream, "chunks", None)
-    if not isinstance(raw, list):
-        return seen          # a litellm without `chunks`: take what came out
-    for chunk in reversed(raw):
-        usage = getattr(chunk, "usage", None)
-        if usage is not None and (getattr(usage, "prompt_tokens", 0) or 0) > 0:
-            return usage
-    return None

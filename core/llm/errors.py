@@ -193,21 +193,28 @@ def _own_server(provider: str, api_base: str | None) -> bool:
     return not (official and host in official) and "api.openai.com" not in api_base
 
 
+def who_answers(model: str, api_base: str | None) -> tuple[str, str, str, str]:
+    """(provider, who answered, who could not be reached, the model as messages name it):
+    "openai/x" at 127.0.0.1 is "the OpenAI-compatible server at 127.0.0.1:..." and "x"."""
+    provider = provider_of(model)
+    display = providers.get(provider).display if providers.get(provider) else provider
+    reach = display
+    if _own_server(provider, api_base):
+        reach = server_name(api_base)
+        display = (f"the OpenAI-compatible {reach.removeprefix('the ')}" if provider == "openai"
+                   else reach)
+        model = model.removeprefix("openai/")
+    return provider, display, reach, model
+
+
 def classify(exc: BaseException, model: str, api_base: str | None = None) -> LLMError:
     """Turn any exception raised by a litellm call into an LLMError. With `api_base`
     (a local or custom server) the messages name that server, not the route's provider:
     "openai/x" at 127.0.0.1 is not OpenAI."""
     if isinstance(exc, LLMError):
         return exc
-    provider = provider_of(model)
-    display = providers.get(provider).display if providers.get(provider) else provider
     routed = model
-    reach = display          # who could not be reached (transport errors)
-    if _own_server(provider, api_base):
-        reach = server_name(api_base)
-        display = (f"the OpenAI-compatible {reach.removeprefix('the ')}" if provider == "openai"
-                   else reach)
-        model = model.removeprefix("openai/")
+    provider, display, reach, model = who_answers(model, api_base)
     names: set[str] = set()
     for link in _chain(exc):
         names |= _names(link)
@@ -224,6 +231,11 @@ def classify(exc: BaseException, model: str, api_base: str | None = None) -> LLM
         return make("timeout", f"The call to {model} ({reach}) timed out.", None)
     if names & _BAD_BODY:
         return make("bad_response", f"{display} sent a reply for {model} that is not valid JSON.")
+    if status is None and (event := _stream_error_event(exc)) is not None:
+        return make("server", f"{display} failed while answering for {model}: {event}", None)
+    if status is None and any(words in str(link) for link in _chain(exc) for words in _NOT_A_REPLY):
+        return make("bad_response", f"{display} sent a reply for {model} that is not a complete reply: "
+                                    f"{detail}", None)
     if status is None:        # no HTTP status: a transport problem (or litellm's own)
         if names & _TIMEOUT:
             return make("timeout", f"The call to {model} ({reach}) timed out.", None)
@@ -261,6 +273,21 @@ def classify(exc: BaseException, model: str, api_base: str | None = None) -> LLM
     if names & {"APIError", "OpenAIError", "ServiceUnavailableError", "InternalServerError"}:
         return make("server", f"{display} failed on {model}: {detail}")
     return make("bad_request", f"The call to {model} failed: {type(exc).__name__}: {detail}")
+
+
+# litellm's words (with an "HTTP 500" of its own making) for a 200 whose body is not a
+# completion: not an object, no choices, choices that are not a list, a choice not a dict
+_NOT_A_REPLY = ("Empty or invalid response from LLM endpoint", "LiteLLM: provider returned",
+                "Invalid response object")
+
+
+def _stream_error_event(exc: BaseException) -> str | None:
+    """The message of an error event inside a stream, as the openai SDK raises it (a bare
+    openai.APIError, without a status), anywhere in the chain; None when there is none."""
+    for link in _chain(exc):
+        if type(link).__name__ == "APIError" and type(link).__module__.split(".")[0] == "openai":
+            return _detail(link)
+    return None
 
 
 def _mentions_context(text: str) -> bool:

@@ -25,7 +25,6 @@ import os
 import threading
 from concurrent.futures import Future
 from types import ModuleType
-from typing import Any
 
 from core import switch_interval
 
@@ -120,7 +119,6 @@ def _import() -> ModuleType:
     for name in CALLBACK_LISTS:
         if isinstance(getattr(lm, name, None), list):
             getattr(lm, name).clear()
-    _skip_success_logging_without_callbacks(lm)
     for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
         logging.getLogger(name).setLevel(logging.ERROR)
     log.debug("litellm %s loaded, %d priced models", _version(lm), len(lm.model_cost))
@@ -135,60 +133,6 @@ def _import() -> ModuleType:
         gc.collect()
     gc.freeze()
     return lm
-
-
-def _skip_success_logging_without_callbacks(lm: ModuleType) -> None:
-    """Work litellm does on the event loop after every successful call for its callbacks and
-    its proxy, which this app has none of: a logging payload (standard logging object, deep
-    copies and redaction of the messages), the response's own cost (we price calls
-    ourselves, core/llm/pricing.py), and the stream's complete response built in a worker
-    thread (several thread hops per call). Measured on the 2-core build machine: about half
-    of the process CPU of a streamed call (21-26 ms -> 10.7-11.3 ms), and most of the time
-    between the end of a reply and the engine seeing it. While no callback is registered the first two are skipped and the
-    third runs inline; with one registered (by anyone, at any time) litellm runs unchanged."""
-    try:
-        from litellm.litellm_core_utils.litellm_logging import Logging
-        from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
-    except ImportError as exc:             # another litellm layout: keep its behaviour
-        log.debug("litellm's Logging not found (%s); success logging left as is", exc)
-        return
-
-    def none_registered() -> bool:
-        return not any(getattr(lm, name, None) for name in CALLBACK_LISTS)
-
-    body = getattr(Logging, "_async_success_handler_body", None)
-    sync = getattr(Logging, "success_handler", None)
-    cost = getattr(Logging, "response_cost_calculator", None)
-    build = getattr(CustomStreamWrapper, "_build_complete_streaming_response", None)
-    abuild = getattr(CustomStreamWrapper, "_async_build_complete_streaming_response", None)
-    if None in (body, sync, cost, build, abuild) or getattr(body, "_rlm_guarded", False):
-        return
-
-    async def guarded_body(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if none_registered():
-            return None
-        return await body(self, *args, **kwargs)
-
-    def guarded_sync(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if none_registered():
-            return None
-        return sync(self, *args, **kwargs)
-
-    def guarded_cost(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if none_registered():
-            return None                    # "cost unknown", as litellm itself returns for streams
-        return cost(self, *args, **kwargs)
-
-    async def inline_build(self: Any) -> Any:
-        if none_registered():
-            return build(self)             # the same builder, without the hop to a thread
-        return await abuild(self)
-
-    guarded_body._rlm_guarded = True      # type: ignore[attr-defined]
-    Logging._async_success_handler_body = guarded_body
-    Logging.success_handler = guarded_sync
-    Logging.response_cost_calculator = guarded_cost
-    CustomStreamWrapper._async_build_complete_streaming_response = inline_build
 
 
 def _version(lm: ModuleType) -> str:

@@ -25,12 +25,16 @@ connection for every request it places, and 64 concurrent calls over reused
 keep-alive connections took 2-6 s instead of 0.6 s (measured: 1.9 million
 is_idle calls in one such round).
 
-Failures are raised as the exceptions `core.llm.errors.classify` already
-knows: aiohttp's own transport errors (ClientConnectorError,
-ServerDisconnectedError, ClientPayloadError...), `HTTPStatusError` for a
-status other than 200 (its text is the server's own error message, its
-`response` has `status_code` and `headers`), json.JSONDecodeError for a body
-that is not JSON, `APIError` for an error event inside a stream.
+`DIRECT` is this route's core/llm/transport.py Transport; every failure leaves
+`send` as a typed LLMError (transport.typed_errors). Underneath, the request
+functions raise what `core.llm.errors.classify` knows: aiohttp's own transport
+errors (ClientConnectorError, ServerDisconnectedError, ClientPayloadError...),
+`HTTPStatusError` for a status other than 200 (its text is the server's own
+error message, its `response` has `status_code` and `headers`),
+json.JSONDecodeError for a body that is not JSON; and the contract's own:
+`BadReply` for a 200 that is not a complete reply (not an object, no choices, a
+stream that stopped without [DONE] and without a finish reason), `ErrorBody` for
+`{"error": ...}` as a body or a stream event.
 """
 
 from __future__ import annotations
@@ -39,10 +43,12 @@ import asyncio
 import json
 import os
 import weakref
-from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable
 
 import aiohttp
+
+from core.llm.transport import BadReply, CallbackFailed, ErrorBody, HTTPStatusError, Reply, Request, \
+    error_message, error_status, typed_errors
 
 PREFIX = "openai/"
 OPENAI_HOSTS = ("api.openai.com",)
@@ -64,33 +70,6 @@ def serves(model: str, api_base: str | None) -> bool:
     return host not in OPENAI_HOSTS
 
 
-class HTTPStatusError(Exception):
-    """The server answered with an error status; the text is its own message."""
-
-    def __init__(self, message: str, status_code: int, headers: Any) -> None:
-        super().__init__(message)
-        self.response = _Status(status_code, headers)
-
-
-@dataclass(frozen=True)
-class _Status:
-    status_code: int
-    headers: Any                       # case-insensitive: Retry-After is read from it
-
-
-class APIError(Exception):
-    """An error event inside a stream (`data: {"error": ...}`)."""
-
-
-@dataclass
-class Reply:
-    """What one attempt got back."""
-    text: str
-    finish_reason: str | None
-    prompt_tokens: int | None          # the server's own counts, None when it sent none
-    completion_tokens: int | None
-
-
 def body(model: str, messages: list[dict], *, max_tokens: int, stream: bool,
          temperature: float | None = None, reasoning_effort: str | None = None) -> dict[str, Any]:
     payload: dict[str, Any] = {"model": model.removeprefix(PREFIX), "messages": messages}
@@ -103,6 +82,28 @@ def body(model: str, messages: list[dict], *, max_tokens: int, stream: bool,
         payload["stream"] = True
         payload["stream_options"] = {"include_usage": True}
     return payload
+
+
+class DirectTransport:
+    """core/llm/transport.py's Transport over this module."""
+    name = "direct"
+
+    async def prepare(self) -> None:
+        return None
+
+    async def send(self, request: Request, on_piece: Callable[[str], Any]) -> Reply:
+        payload = body(request.model, request.messages, max_tokens=request.max_tokens,
+                       stream=request.stream, temperature=request.temperature,
+                       reasoning_effort=request.reasoning_effort)
+        key = request.api_key or ""
+        with typed_errors(request):
+            async with asyncio.timeout(request.timeout_s):
+                if request.stream:
+                    return await stream(request.api_base or "", key, payload, request.timeout_s, on_piece)
+                return await post(request.api_base or "", key, payload, request.timeout_s)
+
+
+DIRECT = DirectTransport()
 
 
 def url_for(api_base: str) -> str:
@@ -137,8 +138,14 @@ _proxies: dict[tuple, str | None] = {}
 
 def proxy_for(url: str) -> str | None:
     """The proxy a request to `url` goes through: HTTP(S)_PROXY / ALL_PROXY unless NO_PROXY
-    covers the host (urllib's rules, which the openai SDK and aiohttp follow too); None for
-    none. Remembered per scheme, host and the variables' values."""
+    covers the host; None for none. Remembered per scheme, host and the variables' values.
+
+    NO_PROXY follows urllib's rules (what aiohttp's trust_env uses: `*`, host names with or
+    without a leading dot, matching the host and its subdomains, an optional :port) plus
+    CIDR entries (`10.0.0.0/8`, `fd00::/8`) for IP hosts, the way curl and requests read
+    them. Neither urllib nor httpx does: urllib never matches them, httpx matches only the
+    network's own address (`all://10.0.0.0` with a path `/8`), so without this a lab URL
+    under NO_PROXY=10.0.0.0/8 would go to the corporate proxy, prompts and key included."""
     from urllib.parse import urlsplit
     from urllib.request import getproxies, proxy_bypass
     parts = urlsplit(url)
@@ -147,10 +154,31 @@ def proxy_for(url: str) -> str | None:
     if key not in _proxies:
         found = getproxies()
         proxy = found.get(parts.scheme) or found.get("all")
-        if proxy and parts.hostname and proxy_bypass(parts.hostname):
+        if proxy and parts.hostname and (proxy_bypass(parts.hostname)
+                                         or in_cidr(parts.hostname, env[-1] or "")):
             proxy = None
         _proxies[key] = proxy or None
     return _proxies[key]
+
+
+def in_cidr(host: str, no_proxy: str) -> bool:
+    """True when `host` is an IP address inside a CIDR entry of `no_proxy`."""
+    import ipaddress
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False                      # a name: urllib's rules decide
+    for entry in no_proxy.split(","):
+        entry = entry.strip()
+        if "/" not in entry:
+            continue
+        try:
+            network = ipaddress.ip_network(entry.strip("[]"), strict=False)
+        except ValueError:
+            continue
+        if address.version == network.version and address in network:
+            return True
+    return False
 
 
 async def close_clients() -> None:
@@ -225,9 +253,24 @@ async def _post(api_base: str, key: str, payload: dict[str, Any], timeout_s: flo
         if response.status != 200:
             _raise_status(response, await response.content.read(MAX_ERROR_BODY))
         data = json.loads(await response.read())
-    choice = (data.get("choices") or [None])[0] or {}
-    message = choice.get("message") or {}
-    return Reply(message.get("content") or "", choice.get("finish_reason"), *_usage(data.get("usage")))
+    return _completion(data)
+
+
+def _completion(data: Any) -> Reply:
+    """The Reply of a chat.completion body; BadReply / ErrorBody when it is not one."""
+    if not isinstance(data, dict):
+        raise BadReply(f"the body is a JSON {type(data).__name__}, not an object")
+    if "error" in data and data["error"] is not None:
+        raise ErrorBody(error_message(data), error_status(data["error"]), in_stream=False)
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise BadReply("the body has no choices")
+    message = choices[0].get("message")
+    if not isinstance(message, dict):
+        raise BadReply("the first choice has no message")
+    content = message.get("content")
+    return Reply(content if isinstance(content, str) else "", choices[0].get("finish_reason"),
+                 *_usage(data.get("usage")))
 
 
 async def _stream(api_base: str, key: str, payload: dict[str, Any], timeout_s: float,
@@ -240,27 +283,52 @@ async def _stream(api_base: str, key: str, payload: dict[str, Any], timeout_s: f
                               timeout=aiohttp.ClientTimeout(total=timeout_s)) as response:
         if response.status != 200:
             _raise_status(response, await response.content.read(MAX_ERROR_BODY))
-        async for event in _events(response):
-            if isinstance(event.get("error"), (dict, str)):
-                raise APIError(_error_text(event))
+        ended = _Ended()
+        async for event in _events(response, ended):
+            if not isinstance(event, dict):
+                raise BadReply(f"a stream event is a JSON {type(event).__name__}, not an object")
+            if event.get("error") is not None:
+                raise ErrorBody(error_message(event), None, in_stream=True)
             choices = event.get("choices") or ()
-            if choices:
-                first = choices[0] or {}
-                piece = (first.get("delta") or {}).get("content")
-                if piece:
+            first = choices[0] if isinstance(choices, list) and choices else None
+            if isinstance(first, dict):
+                ended.choices = True
+                delta = first.get("delta")
+                piece = delta.get("content") if isinstance(delta, dict) else None
+                if isinstance(piece, str) and piece:
                     parts.append(piece)
-                    if on_piece(piece):
+                    if _hand_over(on_piece, piece):
                         response.close()      # not release(): the connection must not be reused
                         return Reply("".join(parts), "cut", None, None)
                 finish = first.get("finish_reason") or finish
             if event.get("usage"):
                 usage = _usage(event["usage"])
+    if not ended.done and finish is None:
+        raise BadReply("the stream ended without a finish reason and without [DONE]")
+    if not ended.choices:
+        raise BadReply("the stream carried no choices")
     return Reply("".join(parts), finish, *usage)
 
 
-async def _events(response: aiohttp.ClientResponse) -> AsyncIterator[dict]:
-    """The JSON payloads of a server-sent event stream, up to `data: [DONE]`. Lines are split
-    here (aiohttp's own readline refuses lines over 64 KB; one event may carry a long reply)."""
+def _hand_over(on_piece: Callable[[str], Any], piece: str) -> bool:
+    """True: the caller has read enough (the stream is closed there)."""
+    try:
+        return bool(on_piece(piece))
+    except CallbackFailed:
+        raise
+    except Exception as exc:
+        raise CallbackFailed(exc) from exc
+
+
+class _Ended:
+    done = False                       # `data: [DONE]` was seen
+    choices = False                    # some event carried a choice
+
+
+async def _events(response: aiohttp.ClientResponse, ended: _Ended) -> AsyncIterator[Any]:
+    """The JSON payloads of a server-sent event stream, up to `data: [DONE]` (then
+    `ended.done`). Lines are split here (aiohttp's own readline refuses lines over 64 KB;
+    one event may carry a long reply)."""
     pending = b""
     async for chunk in response.content.iter_any():
         pending += chunk
@@ -270,11 +338,15 @@ async def _events(response: aiohttp.ClientResponse) -> AsyncIterator[dict]:
                 continue                  # blank separators, comments, event:/id: fields
             data = line[5:].strip()
             if data == b"[DONE]":
+                ended.done = True
                 return
             if data:
                 yield json.loads(data)
-    if pending.startswith(b"data:") and pending[5:].strip() not in (b"", b"[DONE]"):
-        yield json.loads(pending[5:].strip())
+    last = pending[5:].strip() if pending.startswith(b"data:") else b""
+    if last == b"[DONE]":
+        ended.done = True
+    elif last:
+        yield json.loads(last)
 
 
 def _encode(payload: dict[str, Any]) -> bytes:
@@ -292,15 +364,7 @@ def _usage(usage: Any) -> tuple[int | None, int | None]:
 def _raise_status(response: aiohttp.ClientResponse, content: bytes) -> None:
     text = content[:MAX_ERROR_BODY].decode("utf-8", "replace")
     try:
-        message = _error_text(json.loads(text))
+        message = error_message(json.loads(text))
     except (ValueError, AttributeError):
         message = text.strip()
     raise HTTPStatusError(message or f"HTTP {response.status}", response.status, response.headers)
-
-
-def _error_text(data: Any) -> str:
-    """The message of an OpenAI-style error body: {"error": {"message": ...}} or {"error": "..."}."""
-    error = data.get("error", data) if isinstance(data, dict) else data
-    if isinstance(error, dict):
-        return str(error.get("message") or error.get("code") or json.dumps(error))
-    return str(error)

@@ -72,15 +72,34 @@ def ask(server: ServerProcess, home: Path, paths: list[Path], turns: int, timeou
     cmd = [sys.executable, "-m", "app.main", "ask", "How long is the context?", *map(str, paths),
            "--root", "openai/root", "--sub", "openai/root", "--api-base", server.url,
            "--price", "openai/root=0,0", "--max-iterations", str(turns + 2), "--json", "--quiet"]
-    wall0, t0 = time.time(), time.monotonic()
-    proc = subprocess.run(cmd, cwd=code_root, env={**env_for(home, code_root), **(extra_env or {})},
-                          capture_output=True, text=True, timeout=timeout)
-    t_end = time.monotonic()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        wall0, t0 = time.time(), time.monotonic()
+        proc = subprocess.Popen(cmd, cwd=code_root, env={**env_for(home, code_root), **(extra_env or {})},
+                                stdout=out, stderr=err)
+        # wait4: the process's own peak RSS (ru_maxrss: the largest of it and the children it
+        # waited for, i.e. the engine process, or its REPL worker if that grew larger)
+        rusage = _wait4(proc, timeout)
+        t_end = time.monotonic()
+        err.seek(0)
+        stderr = err.read().decode("utf-8", "replace")
     if proc.returncode != 0:
-        raise RuntimeError(f"rlm-studio ask exited {proc.returncode}: {proc.stderr[-2000:]}")
+        raise RuntimeError(f"rlm-studio ask exited {proc.returncode}: {stderr[-2000:]}")
     log = [r for r in server.log() if r["model"] == "root"]
     return {"t0": t0, "wall0": wall0, "t_end": t_end, "log": log, "events": stored_events(home),
-            "offset": wall0 - t0}
+            "offset": wall0 - t0, "peak_rss_mb": rusage.ru_maxrss / 1024}
+
+
+def _wait4(proc: subprocess.Popen, timeout: float):
+    deadline = time.monotonic() + timeout
+    while True:
+        pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return rusage
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError("rlm-studio ask timed out")
+        time.sleep(0.005)
 
 
 def split_gaps(r: dict) -> list[tuple[float, float, float]]:
@@ -143,7 +162,7 @@ def bench_start(server: ServerProcess, tmp: Path, repeats: int, roots: dict[str,
     doc.write_text(line * (10_000 // len(line) + 1))
     variants = {label: (root, {}) for label, root in roots.items()}
     variants["via litellm: "] = (ROOT, {"RLM_STUDIO_HTTP": "litellm"})
-    got = {label: {"first": [], "run": [], "turn": []} for label in variants}
+    got = {label: {"first": [], "run": [], "turn": [], "rss": []} for label in variants}
     for k, (root, extra) in enumerate(variants.values()):
         ask(server, tmp / f"home-warm-{k}", [doc], 0, 120, root, extra)   # disk cache, .pyc files
     load = load1()
@@ -154,10 +173,13 @@ def bench_start(server: ServerProcess, tmp: Path, repeats: int, roots: dict[str,
             g["first"].append(r["log"][0]["started"] - r["t0"])
             g["run"].append(next(e.ts for e in r["events"] if e.type == "RunStarted") - r["wall0"])
             g["turn"].append(next(e.ts for e in r["events"] if e.type == "RootTurnStarted") - r["wall0"])
+            g["rss"].append(r["peak_rss_mb"])
     imp = [litellm_import_s() for _ in range(max(1, repeats // 2))]
     rows = []
     for label, g in got.items():
         rows += start_rows(label, g["first"], g["run"], g["turn"], imp, load)
+        rows.append(row(f"  {label}peak RSS of the run (ru_maxrss), 10 kB context", median(g["rss"]), "MB",
+                        load=load, note=", ".join(f"{v:.0f}" for v in sorted(g["rss"])) + " MB"))
     return rows
 
 

@@ -3,7 +3,7 @@
 The engine's rule (core/llm/client.py, attempt_usage): an attempt answered with an
 HTTP error status costs nothing; a complete reply whose usage reached the engine
 costs that usage; every other attempt the server accepted (cut, timed out,
-cancelled, no usage sent) costs the engine's estimate: litellm's token count of
+cancelled, no usage sent) costs the engine's estimate (core/llm/pricing.py) of
 the messages plus of the text received. The server bills by its own count
 (characters / 4), so on estimated attempts the two differ by the estimation error;
 everything else must agree to the last cent. One thing the server cannot know: how

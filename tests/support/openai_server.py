@@ -14,7 +14,8 @@ reaches it with model "openai/<name>" and api_base=server.url; the server sees
 
 What a request gets, in order: the model's fail_next queue, then its `replies`
 (in order), then `fn(request)`. Replies are a str, a Reply (text plus
-finish_reason/usage) or a failure: Status, Hang, Malformed, CutStream, Delay.
+finish_reason/usage) or a failure: Status, Hang, Malformed, CutStream, EndStream,
+Body, Delay.
 A model that was never scripted gets 404 (model_not_found); a script whose
 replies ran out and has no fn gets 500 "script exhausted for model X".
 
@@ -86,6 +87,21 @@ class CutStream:
 
 
 @dataclass(frozen=True)
+class EndStream:
+    """Send `after_chars` characters of the reply, then end the response cleanly: no
+    finish_reason, no usage, no `data: [DONE]` (a server that stopped mid-reply but
+    closed its chunked body properly). On a non-stream request: a Malformed body."""
+    after_chars: int
+
+
+@dataclass(frozen=True)
+class Body:
+    """200 with `value` (any JSON value) as the body; in a stream, one event whose data
+    is `value`, then `data: [DONE]`. E.g. Body({"error": {...}}), Body([]), Body(None)."""
+    value: Any
+
+
+@dataclass(frozen=True)
 class Delay:
     """Extra latency, then a normal reply: `reply` if given, else whatever comes
     next (the next failure or the script's reply; from `fn`, an empty reply)."""
@@ -102,7 +118,7 @@ class Reply:
     usage: tuple[int, int] | None = None     # (prompt_tokens, completion_tokens)
 
 
-Failure = Status | Hang | Malformed | CutStream | Delay
+Failure = Status | Hang | Malformed | CutStream | EndStream | Body | Delay
 Action = str | Reply | Failure
 
 
@@ -445,6 +461,12 @@ class _Handler(BaseHTTPRequestHandler):
         elif isinstance(action, CutStream):
             request.outcome = "cut"
             self._cut(request, action, script)
+        elif isinstance(action, EndStream):
+            request.outcome = "ended"
+            self._ended(request, action, script)
+        elif isinstance(action, Body):
+            request.outcome = "body"
+            self._body(request, action)
         elif isinstance(action, (str, Reply)):
             request.outcome = "reply"
             reply = action if isinstance(action, Reply) else Reply(action)
@@ -535,6 +557,29 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data[: min(len(data) - 1, max(1, cut.after_chars))])
         self.wfile.flush()
         self._drop()
+
+    def _ended(self, request: Request, end: EndStream, script: _Script | None) -> None:
+        if not request.stream:
+            self._malformed(request)
+            return
+        self._start_stream(request)
+        text = "x" * end.after_chars
+        for chunk in _stream_chunks(request.model, text, None, script.chunk_chars if script else 16):
+            self._event(chunk)
+            self._sent(request, chunk)
+        self._done()
+        self._chunk(b"")
+
+    def _body(self, request: Request, body: Body) -> None:
+        data = json.dumps(body.value).encode()
+        if not request.stream:
+            self._send(200, data, "application/json")
+            return
+        self._start_stream(request)
+        self._done()
+        self._event_raw(b"data: " + data + b"\n\n")
+        self._event_raw(b"data: [DONE]\n\n")
+        self._chunk(b"")
 
     def _malformed(self, request: Request) -> None:
         if request.stream:

@@ -13,7 +13,7 @@ import pytest
 
 from core.llm.client import NO_KEY, ModelClient
 from core.llm.errors import LLMError
-from tests.support.openai_server import CutStream, Hang, Malformed, Reply, Status
+from tests.support.openai_server import Body, CutStream, EndStream, Hang, Malformed, Reply, Status
 
 AGENTS = {"direct": "rlm-studio", "litellm": "AsyncOpenAI/"}
 
@@ -156,6 +156,33 @@ async def test_cut_body_is_retried(openai_server):
     openai_server.script("m", replies=[CutStream(after_chars=30), "complete"])
     reply = await client_for(openai_server).complete("openai/m", MESSAGES, max_tokens=8)
     assert reply.text == "complete" and reply.attempts == 2
+
+
+async def test_a_stream_that_stops_without_done_or_finish_reason_is_retried(openai_server):
+    # Issue 28: the direct route took the first 5 characters for the whole reply.
+    openai_server.script("m", replies=[EndStream(after_chars=5), "the whole reply"])
+    retries = []
+    reply = await client_for(openai_server).complete("openai/m", MESSAGES, max_tokens=8, stream=True,
+                                                     on_retry=lambda n, err: retries.append(err.kind))
+    assert (reply.text, reply.attempts, retries) == ("the whole reply", 2, ["bad_response"])
+
+
+async def test_a_200_with_an_error_body_is_a_refused_request_not_an_empty_reply(openai_server):
+    # Issue 28: the direct route returned "" as a successful reply.
+    openai_server.script("m", replies=[Body({"error": {"message": "unknown parameter 'foo'"}}), "never"])
+    with pytest.raises(LLMError) as info:
+        await client_for(openai_server).complete("openai/m", MESSAGES, max_tokens=8)
+    assert (info.value.kind, info.value.attempts) == ("bad_request", 1)
+    assert "unknown parameter 'foo'" in str(info.value) and len(openai_server.history) == 1
+
+
+@pytest.mark.parametrize("body", [[], None, "hello", {"id": "no choices"}], ids=repr)
+async def test_a_body_that_is_not_a_completion_is_retried(openai_server, body):
+    openai_server.script("m", replies=[Body(body), "fine"])
+    retries = []
+    reply = await client_for(openai_server).complete("openai/m", MESSAGES, max_tokens=8,
+                                                     on_retry=lambda n, err: retries.append(err.kind))
+    assert reply.text == "fine" and reply.attempts == 2 and len(retries) == 1
 
 
 @pytest.mark.parametrize("code", [401, 403])

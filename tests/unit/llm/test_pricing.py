@@ -1,12 +1,15 @@
 """PriceBook: litellm's bundled price map, user overrides, and the worst case."""
 
+import json
 import random
+import time
+from pathlib import Path
 
 import pytest
 
 from core.config import Price
 from core.llm.litellm_import import litellm
-from core.llm.pricing import PriceBook, estimate_tokens, worst_case_input_tokens
+from core.llm.pricing import PriceBook, estimate_text_tokens, estimate_tokens, worst_case_input_tokens
 
 
 def test_known_model_from_litellms_map():
@@ -78,3 +81,36 @@ def test_estimate_tokens_is_close_to_a_real_count():
     estimate = estimate_tokens("openai/gpt-4o-mini", messages)
     assert 150 <= estimate <= 250
     assert PriceBook().estimate_tokens("openai/some-local-model", messages) > 0
+
+
+ROOT = Path(__file__).resolve().parents[3]
+SAMPLES = {
+    "english": (ROOT / "README.md").read_text(encoding="utf-8"),
+    "python": (ROOT / "core" / "llm" / "errors.py").read_text(encoding="utf-8"),
+    "german": "Die Käsesorten der Schweiz sind berühmt für ihren würzigen Geschmack. " * 30,
+    "chinese": "递归语言模型在长文档上回答问题，它把上下文放在一个沙箱里，然后编写代码去阅读它。" * 30,
+    "russian": "Рекурсивная языковая модель отвечает на вопросы по длинным документам. " * 30,
+    "digits": " ".join(str(n * 7919 % 1_000_003) for n in range(500)),
+    "json": json.dumps({"values": list(range(300)), "name": "x"}),
+}
+# what estimate / real count may be, per sample: prose and code close, the rest a factor of 2.5
+BOUNDS = {"english": (0.8, 1.3), "python": (0.8, 1.3)}
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+@pytest.mark.parametrize("model", ["gpt-4o-mini", "gpt-4"])      # o200k and cl100k
+def test_the_estimate_needs_no_tokenizer_and_is_near_a_real_count(name, model):
+    text = SAMPLES[name]
+    real = litellm().token_counter(model=model, text=text)
+    estimate = estimate_text_tokens(model, text)
+    low, high = BOUNDS.get(name, (0.4, 2.5))
+    assert low <= estimate / real <= high, (estimate, real)
+    messages = [{"role": "user", "content": text}]
+    assert estimate_tokens(model, messages) <= worst_case_input_tokens(messages)   # never above
+
+
+def test_the_estimate_is_cheap_enough_for_the_event_loop():
+    text = SAMPLES["english"] * 100                      # about a million characters
+    started = time.perf_counter()
+    estimate_text_tokens("openai/m", text)
+    assert time.perf_counter() - started < 0.05          # measured: about 5 ms
