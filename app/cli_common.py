@@ -43,7 +43,7 @@ def report_outcome(outcome: Any, *, as_json: bool, **extra: Any) -> int:
             "iterations": t.get("iterations", 0), "sub_calls": t.get("sub_calls", 0),
             "syntax_errors": t.get("syntax_errors", 0), "overrun_usd": t.get("overrun_usd", 0.0),
             "estimated_usage_calls": t.get("estimated_usage_calls", 0),
-            "limited": limited or None, "limited_summary": summary(limited),
+            "limited": limited if is_limited(limited) else None, "limited_summary": summary(limited),
             "cut_replies": t.get("cut_replies", 0), "unsupported": t.get("unsupported"),
             "mode": t.get("mode"), "mode_reason": t.get("mode_reason"),
             "store_error": getattr(outcome, "store_error", None), "started_at": outcome.started_at,
@@ -174,7 +174,11 @@ async def run_request(request: Any, args: argparse.Namespace, service: Any, *, s
     finally:
         try:
             loop.remove_signal_handler(signal.SIGINT)
-        except (NotImplementedError, RuntimeError):
+            if interrupts:
+                # Ctrl+C was pressed: one more while the process winds down (its helper threads
+                # joined at exit) quits at once with 130. The run's record is already written.
+                signal.signal(signal.SIGINT, _quit_now)
+        except (NotImplementedError, RuntimeError, ValueError):
             pass
         from core.llm.openai_http import close_clients
         await close_clients()                 # this loop's connections, before asyncio.run ends
@@ -191,6 +195,16 @@ async def run_request(request: Any, args: argparse.Namespace, service: Any, *, s
     if request.parent_run_id:
         report.setdefault("parent_run_id", request.parent_run_id)
     return report_outcome(outcome, as_json=args.json, **report)
+
+
+def _quit_now(_signum: int, _frame: Any) -> None:
+    import os
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(130)
 
 
 def _prepared_printer(verbose: bool):

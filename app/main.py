@@ -21,7 +21,14 @@ def main(argv: list[str] | None = None) -> int:
     if not args or args[0] in GUI_FLAGS:
         from app.gui import run_gui
         return run_gui(args)
-    return cli_main(args)
+    code = cli_main(args)
+    if argv is None:
+        # The command is done and its record written; the interpreter now winds down, and its
+        # last step puts SIGINT back to the kernel's default: a Ctrl+C that lands then would
+        # end the process "killed by SIGINT" instead of with this exit code.
+        import signal
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return code
 
 
 if __name__ == "__main__":
