@@ -89,8 +89,8 @@ def run_ask(args: argparse.Namespace) -> int:
         return _fail(args, f"cannot start: {exc}", 2)
     # litellm's import is seconds of CPU. A run that calls it starts it now, in a thread, so
     # that reading the documents and starting the REPL worker happen meanwhile. A run whose
-    # models are all on the user's own OpenAI-compatible servers does not wait for it at all
-    # (core/llm/openai_http.py); its first call starts the import once its request is out.
+    # models are all on the user's own OpenAI-compatible servers never imports it
+    # (core/llm/openai_http.py; tests/integration/test_local_run_without_litellm.py).
     from core.llm.client import needs_litellm
     if needs_litellm(config):
         from core.llm.litellm_import import start_background_import

@@ -43,8 +43,8 @@ def preload_engine(wait_for_litellm: bool = True) -> Any:
     """Import the runner, the engine and litellm (run this in a thread); returns app.runner.
     Idempotent; the cost preview and the run share the lock. Without `wait_for_litellm`
     litellm is left to the model client (core/llm/client.py): a call through litellm waits
-    for its import; a call to the user's own OpenAI-compatible server does not need it
-    (core/llm/openai_http.py) and starts it once its request is out."""
+    for its import; a call to the user's own OpenAI-compatible server never needs it
+    (core/llm/openai_http.py; token estimates need no tokenizer, core/llm/pricing.py)."""
     with IMPORT_LOCK:
         runner = importlib.import_module("app.runner")
         importlib.import_module("core.engine.run")

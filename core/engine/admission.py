@@ -16,7 +16,7 @@ In this order:
 Counting tokens of a huge prompt is slow, so the window check first tries two cheap
 bounds: more than MAX_CHARS_PER_TOKEN characters per window token proves it cannot fit
 (no encoding, no counting), and its UTF-8 bytes (every token covers at least one byte)
-prove a prompt fits; only in between are tokens counted (in a thread when the prompt is
+prove a prompt fits; only in between are tokens estimated (in a thread when the prompt is
 large, off the event loop). A refused prompt is stored clipped (`stored_prompt`: its head
 and a digest), so a 300 MB prompt does not go into the run's events.
 """
@@ -119,7 +119,7 @@ async def _too_large(ctx: Any, model: str, prompt: str, window: int, max_tokens:
             need = await asyncio.to_thread(ctx.prices.estimate_tokens, model, messages)
         else:
             need = ctx.prices.estimate_tokens(model, messages)
-        how = "counted"
+        how = "estimated from its characters"
         if need + room <= window:
             return None
     return (f"prompt too large for {model}: {len(prompt):,} characters, about {need:,} tokens ({how}); "

@@ -123,7 +123,7 @@ class RunContext:
                        "that difference. The run's overrun_usd says by how much.")
         else:
             message = ("The provider sent no token usage for a call (or the call was cut or cancelled): "
-                       "its cost is an estimate (litellm's token count, else characters / 4). The run's "
+                       "its cost is an estimate (from the text's characters, core/llm/pricing.py). The run's "
                        "estimated_usage_calls says how many.")
         self.emit(ev.Notice, call_id="R", level="warning", message=message)
 
