@@ -600,6 +600,8 @@ class RunView:
         b.reserved_usd, b.in_flight, b.nested_running, b.nested_waiting = 0.0, 0, 0, 0
         b.overrun_usd = float(t.get("overrun_usd", b.overrun_usd))
         b.estimated_usage_calls = int(t.get("estimated_usage_calls", b.estimated_usage_calls))
+        if t.get("unpriced_models"):
+            b.unpriced = tuple(self.meta.label(m) for m in t["unpriced_models"])
         if first:
             self.timeline.append(("final", None))
         return Change("finished", added=tuple(added), updated=tuple(updated))

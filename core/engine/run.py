@@ -90,6 +90,9 @@ class RunContext:
         event = cls(run_id=self.run_id, seq=next(self._seq), ts=time.time(),
                     call_id=call_id, parent_id=parent_id, **fields)
         self.limits.observe(event)     # counted from the events themselves, as replay does
+        if cls is ev.SubCallFinished and (fields.get("input_tokens") or fields.get("output_tokens")) \
+                and fields.get("model") not in self.unpriced and self.prices.price(fields.get("model")) is None:
+            self.unpriced.append(fields["model"])     # a model= call at no known price: cost unknown
         if self.support is not None:
             self.support.observe(event)
         try:

@@ -184,3 +184,18 @@ async def test_a_small_cap_whose_worst_root_reserve_exceeds_it_still_runs_small_
     assert result.status == "finished"
     assert [f.status for f in of_type(events, "SubCallFinished")] == ["ok"] * 3
     assert result.totals["limited"]["refused_sub_calls"] == 0 and result.totals["cost_usd"] <= 0.03
+
+
+async def test_a_model_call_at_no_known_price_makes_the_cost_unknown(server, store):
+    from app.settings import Endpoint, Settings, build_run_config
+    server.script("helper", fn=lambda r: "helped")
+    server.script("root", replies=[code("print(llm_query('x', model='lab/helper'))\nFINAL('done')")])
+    settings = Settings(endpoints=[Endpoint("lab", server.url, ["root", "sub", "helper"], runs_here=False)],
+                        sub_call_models=["lab/helper"])
+    cfg = build_run_config(settings, root="lab/root", sub="lab/sub", overrides={
+        "prices": {"lab/root": Price(1, 2), "lab/sub": Price(1, 2)}, "mode": "rlm"})
+    result = await QuestionRun("q", documents=[Doc("a.txt", "x")], config=cfg, store=store,
+                               key_for=lambda m: KEY).execute()
+    assert result.status == "finished"
+    assert result.totals["unpriced_models"] == ["openai/helper"]
+    assert store.get_run(result.run_id)["unpriced"] == "openai/helper"
