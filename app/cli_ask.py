@@ -107,11 +107,16 @@ async def _ask(args: argparse.Namespace, config: Any) -> int:
     try:
         from app.settings import ingest_options, load_settings
         options = ingest_options(load_settings(), ocr=True if getattr(args, "ocr", False) else None)
-        found = await ingest(args.paths, options, on_progress=progress)
+        from core.store.extracts import opened_cache
+        with opened_cache() as cache:            # what earlier runs read of the same files
+            found = await ingest(args.paths, options, on_progress=progress, cache=cache)
     except FileNotFoundError as exc:
         return _fail(args, str(exc), 2)
     if progress:
         sys.stderr.write("\n")
+    if found.unchanged and not args.quiet:
+        print(f"{found.unchanged:,} of {len(found.documents):,} files unchanged since an earlier read: "
+              "not read again", file=sys.stderr)
     duplicates = 0
     for skip in found.skipped:
         if skip.reason == "duplicate":

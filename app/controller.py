@@ -222,8 +222,9 @@ class Controller(QObject):
             paths, self._queued_paths = self._queued_paths, []
             try:
                 from app.settings import ingest_options
+                from core.store.extracts import ExtractCache
                 result = await ingest(paths, ingest_options(self.settings),
-                                      on_progress=self._on_progress)
+                                      on_progress=self._on_progress, cache=ExtractCache(self.history.store()))
             except OSError as exc:
                 self.notifier.error(f"Could not read the sources: {exc}",
                                     "Check that the files exist and that you may read them.")
@@ -276,8 +277,10 @@ class Controller(QObject):
                 topic="sources")
         duplicates = len(result.skipped) - len(problems) + len(repeats)
         once = f" ({duplicates} duplicate{'s' if duplicates != 1 else ''} read once)" if duplicates else ""
+        same = getattr(result, "unchanged", 0)
+        kept = f", {same:,} unchanged since an earlier read" if same else ""
         self.notifier.info(f"Read {len(fresh)} documents "
-                           f"in {result.duration_ms / 1000:.1f} s{once}.")
+                           f"in {result.duration_ms / 1000:.1f} s{once}{kept}.")
 
     def _remember_folders(self, paths: list[str]) -> None:
         for p in paths:

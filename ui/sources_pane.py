@@ -36,6 +36,7 @@ class SourceRow:
     reason: str = ""           # for skipped rows: why
     source_path: str = ""      # the file or folder the user added
     note: str = ""             # for read rows: "OCR: pages 2, 3"
+    unchanged: bool = False    # not read again: the same file as an earlier read
 
     @classmethod
     def of_document(cls, doc) -> "SourceRow":
@@ -43,7 +44,8 @@ class SourceRow:
         pages = tuple(getattr(doc, "ocr_pages", ()) or ())
         note = f"OCR: page{'s' if len(pages) > 1 else ''} {', '.join(map(str, pages))}" if pages else ""
         return cls(path=doc.path, status="read", format=doc.format or "", size=doc.size or 0,
-                   chars=doc.chars, source_path=getattr(doc, "source_path", "") or "", note=note)
+                   chars=doc.chars, source_path=getattr(doc, "source_path", "") or "", note=note,
+                   unchanged=bool(getattr(doc, "unchanged", False)))
 
     @classmethod
     def of_skip(cls, skip) -> "SourceRow":
@@ -391,7 +393,8 @@ class SourcesPane(QWidget):
         rows = self.model.rows()
         read = [r for r in rows if r.status == "read"]
         return {"read": len(read), "skipped": len(rows) - len(read),
-                "bytes": sum(r.size for r in read), "chars": sum(r.chars for r in read)}
+                "bytes": sum(r.size for r in read), "chars": sum(r.chars for r in read),
+                "unchanged": sum(r.unchanged for r in read)}
 
     def _show_reason(self, *_args) -> None:
         rows = [self.model.rows()[i.row()] for i in self.table.selectionModel().selectedRows()]
@@ -415,8 +418,8 @@ class SourcesPane(QWidget):
         if not t["read"] and not t["skipped"]:
             self.totals_label.setText("No sources yet.")
             return
-        text = (f"{t['read']} read · {human_size(t['bytes'])} · "
-                f"~{human_count(t['chars'] // 4)} tokens")
+        files = f"{t['read']} read" + (f" ({t['unchanged']} unchanged)" if t["unchanged"] else "")
+        text = f"{files} · {human_size(t['bytes'])} · ~{human_count(t['chars'] // 4)} tokens"
         if t["skipped"]:
             text += f" · {t['skipped']} skipped"
         self.totals_label.setText(text)

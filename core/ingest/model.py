@@ -72,6 +72,8 @@ class Document:
     ocr_pages: tuple[int, ...] = ()     # 1-based pages whose text was read by OCR
     tables: tuple[Table, ...] = ()      # CSV/TSV/XLSX as parsed tables (see Table)
     duplicates: tuple[str, ...] = ()    # paths of other files with the same bytes (not read again)
+    mtime_ns: int = 0                   # the file's modification time when it was read (0: a member)
+    unchanged: bool = False             # taken from an earlier read of the same file, not read again
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,7 @@ class IngestResult:
     total_chars: int
     total_bytes: int
     duration_ms: int
+    unchanged: int = 0   # files taken from what an earlier read of them stored (core/store/extracts.py)
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,7 @@ class FileEntry:
     path: str           # relative POSIX path (becomes Document.path)
     source_path: str    # absolute path on disk
     size: int
+    mtime_ns: int = 0   # modification time (st_mtime_ns) when the walk found it
 
 
 @dataclass(frozen=True)

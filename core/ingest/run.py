@@ -38,10 +38,12 @@ MAX_RESTARTS = 5          # workers one archive may crash before the rest of it 
 
 
 async def ingest(paths: Sequence[str | Path], options: IngestOptions = IngestOptions(),
-                 on_progress: ProgressCallback | None = None) -> IngestResult:
+                 on_progress: ProgressCallback | None = None, cache: Any = None) -> IngestResult:
     """Read files and folders into Documents; every file ends as a Document or a
-    Skip. Raises FileNotFoundError only when none of `paths` exists."""
-    return await Ingestion(paths, options, on_progress).run()
+    Skip. Raises FileNotFoundError only when none of `paths` exists. `cache`
+    (core/store/extracts.py: ExtractCache) gives back what an earlier read of an
+    unchanged file produced, so it is not read again."""
+    return await Ingestion(paths, options, on_progress, cache=cache).run()
 
 
 def ingest_sync(paths: Sequence[str | Path], options: IngestOptions = IngestOptions(),
@@ -57,8 +59,10 @@ class Ingestion:
 
     def __init__(self, paths: Sequence[str | Path], options: IngestOptions = IngestOptions(),
                  on_progress: ProgressCallback | None = None,
-                 extractor: Extractor | None = None) -> None:
+                 extractor: Extractor | None = None, cache: Any = None) -> None:
         self.paths = [os.path.expanduser(os.fspath(p)) for p in paths]
+        self.cache = cache                       # .lookup(FileEntry) -> Document | None, in a thread
+        self.unchanged = 0
         self.options = options
         self.on_progress = on_progress
         self.extractor = extractor
@@ -100,7 +104,7 @@ class Ingestion:
         return IngestResult(documents=documents, skipped=skipped,
                             total_chars=sum(d.chars for d in documents),
                             total_bytes=sum(d.size for d in documents),
-                            duration_ms=int((time.monotonic() - started) * 1000))
+                            duration_ms=int((time.monotonic() - started) * 1000), unchanged=self.unchanged)
 
     # -- the walk (a thread) feeds the queue through the loop -----------------
 
@@ -166,10 +170,15 @@ class Ingestion:
             while (job := await self._next()) is not None:
                 seq, entry = job
                 member = _Members()
+                kept = await self._unchanged(entry, threads)
+                if kept is not None:
+                    self.unchanged += 1
+                    self._finish(seq, kept, entry.size)
+                    continue
                 outcome = None if self.extractor is not None else await asyncio.wrap_future(
                     threads.submit(inline.read_if_plain, entry, self.options.max_file_bytes, self.options))
                 if outcome is not None:
-                    self._finish(seq, outcome[1] if outcome[0] == "doc" else
+                    self._finish(seq, _stamped(outcome[1], entry) if outcome[0] == "doc" else
                                  Skip(entry.path, entry.source_path, outcome[1], outcome[2], entry.size),
                                  entry.size)
                     continue
@@ -200,7 +209,7 @@ class Ingestion:
                             continue
                     break
                 if outcome[0] == "doc":
-                    result: Document | Skip | None = outcome[1]
+                    result: Document | Skip | None = _stamped(outcome[1], entry)
                 elif outcome[0] == "end":
                     result = None
                 else:
@@ -213,6 +222,17 @@ class Ingestion:
         finally:
             if worker is not None:
                 self._retire(worker, pending, threads)
+
+    async def _unchanged(self, entry: FileEntry, threads: ThreadPoolExecutor) -> Document | None:
+        """What an earlier read of this unchanged file produced, or None (read it)."""
+        if self.cache is None or self.extractor is not None or looks_like_archive(entry.path):
+            return None
+        try:
+            return await asyncio.wrap_future(threads.submit(self.cache.lookup, entry))
+        except Exception:   # noqa: BLE001 - a broken cache only costs a fresh read
+            log.warning("the store of earlier reads failed for %s; reading it again", entry.path,
+                        exc_info=True)
+            return None
 
     def _messages(self, seq: int, member: "_Members") -> Callable[[tuple], None]:
         """A worker's in-between messages, received in a thread, handled on the loop."""
@@ -280,6 +300,13 @@ class Ingestion:
             self.on_progress(progress)
         except Exception:  # noqa: BLE001 - a broken progress display must not stop ingestion
             log.exception("progress callback failed")
+
+
+def _stamped(doc: Any, entry: FileEntry) -> Any:
+    """A document read from `entry`, with the file's modification time (for ExtractCache)."""
+    if isinstance(doc, Document) and entry.mtime_ns and doc.source_path == entry.source_path:
+        return replace(doc, mtime_ns=entry.mtime_ns)
+    return doc
 
 
 class _Members:

@@ -71,7 +71,7 @@ def _walk_root(source: str, prefix: str, options: IngestOptions) -> Iterator[Fil
         yield Skip(name, source, _loop_or_unreadable(exc), _os_message(exc, source))
         return
     if stat.S_ISREG(info.st_mode):
-        yield FileEntry(name, source, info.st_size)
+        yield FileEntry(name, source, info.st_size, info.st_mtime_ns)
         return
     if not stat.S_ISDIR(info.st_mode):
         yield Skip(name, source, UNSUPPORTED, "not a regular file or folder")
@@ -141,7 +141,7 @@ def _visit(entry: os.DirEntry, rel: str, shown: str, rules: list, root_real: str
         visited[key] = rel
         return (rel,)
     if stat.S_ISREG(info.st_mode):
-        return FileEntry(shown, entry.path, info.st_size)
+        return FileEntry(shown, entry.path, info.st_size, info.st_mtime_ns)
     kind = "FIFO" if stat.S_ISFIFO(info.st_mode) else "socket" if stat.S_ISSOCK(info.st_mode) \
         else "device"
     return Skip(shown, entry.path, UNSUPPORTED, f"{kind}, not a regular file")

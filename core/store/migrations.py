@@ -221,6 +221,26 @@ def m004_runs_limited_and_unpriced(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE runs ADD COLUMN unpriced TEXT")
 
 
+@migration
+def m005_extracts(db: sqlite_utils.Database) -> None:
+    # What reading a file on disk produced, by its path, so an unchanged file is not read
+    # again (core/store/extracts.py). The text and spans are blobs (shared with sources);
+    # a row whose blobs were collected is a miss, never an error.
+    db.execute("""
+        CREATE TABLE extracts (
+            source_path TEXT PRIMARY KEY,
+            size INTEGER NOT NULL,
+            mtime_ns INTEGER NOT NULL,
+            sha256 TEXT NOT NULL,
+            format TEXT NOT NULL,
+            chars INTEGER NOT NULL,
+            text_sha256 TEXT NOT NULL,
+            spans_sha256 TEXT,
+            ocr_pages_json TEXT,
+            updated_utc REAL NOT NULL
+        )""")
+
+
 def migrate(db: sqlite_utils.Database) -> list[str]:
     """Apply pending migrations; returns the names applied. BEGIN IMMEDIATE makes two
     processes opening a fresh database at once take turns instead of colliding."""

@@ -18,7 +18,7 @@ from typing import Any, Iterable, Iterator
 
 from core import paths
 from core.events import Event
-from core.store import queries
+from core.store import extracts, queries
 from core.store.blobs import collect_garbage, get_blob, has_blob, prepare_sources, write_sources
 from core.store.db import connect, write_transaction
 from core.store.errors import RunBusyError
@@ -91,9 +91,22 @@ class RunStore:
         def known(sha: str) -> bool:
             with self._lock:
                 return has_blob(self.db, sha)
-        prepared = prepare_sources(list(documents), list(skipped), known)
+        documents = list(documents)
+        prepared = prepare_sources(documents, list(skipped), known)
+        shas = {item.row["source_path"]: (item.row["text_sha256"], item.row["spans_sha256"])
+                for item in prepared if item.row["status"] == "read" and item.row["source_path"]}
         with self._lock, write_transaction(self.db):
             write_sources(self.db, run_id, prepared)
+            extracts.remember(self.db, documents, shas)      # an unchanged file is not read again
+
+    def extract_row(self, source_path: str) -> tuple | None:
+        """What the last read of a file on disk produced (core/store/extracts.py)."""
+        with self._lock:
+            return extracts.row(self.db, source_path)
+
+    def touch_extract(self, source_path: str, mtime_ns: int) -> None:
+        with self._lock, write_transaction(self.db):
+            extracts.touch(self.db, source_path, mtime_ns)
 
     # -- reading -----------------------------------------------------------------------
     def list_runs(self, *, search: str | None = None, status: str | None = None, model: str | None = None,

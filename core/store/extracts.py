@@ -1,0 +1,110 @@
+"""What reading a file produced, kept so that an unchanged file is not read again.
+
+    cache = ExtractCache(store)
+    result = await ingest(paths, options, cache=cache)     # result.unchanged: files not read again
+    store.save_sources(run_id, documents)                  # remembers what was read (extracts table)
+
+A file counts as unchanged when its size and modification time are those of the last
+read; a file whose time changed but whose size did not is hashed, and the same bytes
+count as unchanged too (a `touch`, a copy that kept the content). Only whole files
+are kept, not archive members, and not documents with parsed tables (`tables` are not
+stored). The text and spans are the blobs the sources already store, so this costs a
+row per file; a row whose blob was collected (its runs deleted) is a miss.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import time
+from typing import Any, Iterable, Iterator
+
+from core.ingest.model import Document, Span
+
+_HASH_CHUNK = 1 << 20
+log = logging.getLogger(__name__)
+
+
+class ExtractCache:
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    def lookup(self, entry: Any) -> Document | None:
+        """The Document an earlier read of `entry` (a FileEntry) produced, or None. Runs in a
+        thread of the ingestion: it may hash the file."""
+        row = self.store.extract_row(entry.source_path)
+        if row is None or row[0] != entry.size:
+            return None
+        size, mtime_ns, sha, fmt, chars, text_sha, spans_sha, ocr = row
+        if mtime_ns != entry.mtime_ns:
+            if _file_sha256(entry.source_path) != sha:
+                return None
+            self.store.touch_extract(entry.source_path, entry.mtime_ns)
+        text = self.store.blob(text_sha)
+        if text is None:
+            return None
+        spans: tuple[Span, ...] = ()
+        if spans_sha:
+            raw = self.store.blob(spans_sha)
+            if raw is None:
+                return None
+            spans = tuple(Span(int(a), int(b), str(c)) for a, b, c in json.loads(raw))
+        return Document(path=entry.path, source_path=entry.source_path, format=fmt,
+                        text=text.decode("utf-8"), chars=int(chars), size=int(size), sha256=sha,
+                        spans=spans, ocr_pages=tuple(json.loads(ocr or "[]")), mtime_ns=entry.mtime_ns,
+                        unchanged=True)
+
+
+def row(db: Any, source_path: str) -> tuple | None:
+    return db.execute("SELECT size, mtime_ns, sha256, format, chars, text_sha256, spans_sha256, "
+                      "ocr_pages_json FROM extracts WHERE source_path = ?", [source_path]).fetchone()
+
+
+def touch(db: Any, source_path: str, mtime_ns: int) -> None:
+    db.execute("UPDATE extracts SET mtime_ns = ?, updated_utc = ? WHERE source_path = ?",
+               [mtime_ns, time.time(), source_path])
+
+
+def remember(db: Any, documents: Iterable[Any], text_shas: dict[str, tuple[str, str | None]]) -> None:
+    """Rows for the whole files among `documents` (inside the sources' write transaction);
+    `text_shas`: source_path -> (text_sha256, spans_sha256) as the sources stored them."""
+    now = time.time()
+    for doc in documents:
+        mtime = getattr(doc, "mtime_ns", 0)
+        shas = text_shas.get(getattr(doc, "source_path", "") or "")
+        if not mtime or shas is None or getattr(doc, "tables", ()) or not getattr(doc, "sha256", None):
+            continue
+        db.execute("INSERT OR REPLACE INTO extracts (source_path, size, mtime_ns, sha256, format, chars, "
+                   "text_sha256, spans_sha256, ocr_pages_json, updated_utc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   [doc.source_path, doc.size, mtime, doc.sha256, doc.format, doc.chars, shas[0], shas[1],
+                    json.dumps(list(getattr(doc, "ocr_pages", ()) or ())), now])
+
+
+@contextlib.contextmanager
+def opened_cache() -> Iterator[ExtractCache | None]:
+    """An ExtractCache on the user's database, or None when it cannot be opened (then every
+    file is read, as without it); closed at the end."""
+    from core.store import RunStore
+    try:
+        store = RunStore.open()
+    except Exception as exc:   # noqa: BLE001 - a locked or damaged database only costs fresh reads
+        log.warning("earlier reads are not reused: the database could not be opened: %s", exc)
+        yield None
+        return
+    try:
+        yield ExtractCache(store)
+    finally:
+        store.close()
+
+
+def _file_sha256(path: str) -> str | None:
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            while chunk := f.read(_HASH_CHUNK):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return digest.hexdigest()
