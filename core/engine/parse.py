@@ -152,3 +152,31 @@ def display_prose(text: str) -> str:
         if closes:
             fence = None
     return _BLANKS.sub("\n\n", "\n".join(out)).strip()
+
+
+# "Final answer:", "**Final Answer**", "The final answer is" ... (small models' way of finishing)
+_FINAL_WORDS = re.compile(r"^\W*(the\s+)?final\s+answer\b", re.IGNORECASE)
+
+
+def stated_final(text: str) -> str | None:
+    """The value a reply calls its final answer without FINAL(...): the first non-empty line
+    after a line that starts with "Final answer", inside a fence or not, or the rest of that
+    line itself ("Final answer: 2610"). None when there is no such line. The engine does not
+    end the run on it (a passing thought would end it, the seeds warn); it tells the root
+    how to finish (resources/prompts/stated_final.md)."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        match = _FINAL_WORDS.match(line)
+        if not match:
+            continue
+        rest = line[match.end():].strip(" :*`-\t")
+        if rest.lower().startswith("is "):
+            rest = rest[3:]
+        if rest.strip(" .*`"):
+            return rest.strip(" .*`")
+        for later in lines[i + 1:i + 6]:
+            value = later.strip()
+            if not value or _FENCE.match(later):
+                continue
+            return value.strip("`*")
+    return None

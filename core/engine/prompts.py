@@ -93,6 +93,12 @@ def no_code() -> str:
     return fill("no_code.md")
 
 
+def stated_final(value: str) -> str:
+    """A reply said "Final answer: VALUE" without FINAL: how to finish (stated_final.md)."""
+    shown = value if len(value) <= 200 else value[:200] + "…"
+    return fill("stated_final.md", value=shown, literal=repr(shown))
+
+
 def final_request(max_iterations: int) -> str:
     return fill("final_request.md", max_iterations=max_iterations)
 

@@ -17,7 +17,7 @@ from core import events as ev
 from core.engine import prompts, reply_reader
 from core.engine.budget import BudgetExceeded, Tally
 from core.engine.costs import ROOT_FLOOR_TOKENS, CallMeter, explain_no_fit, root_reserve, worst_case
-from core.engine.parse import parse_reply, truncate_middle
+from core.engine.parse import parse_reply, stated_final, truncate_middle
 from core.engine.screen import screen_block
 from core.engine.subcalls import SubCaller
 from core.lifecycle import finish
@@ -255,6 +255,11 @@ class Rlm:
             # variable never filled), not an answer: say so and let it try again.
             self.turn_notes.append("The final answer you gave is empty, so the run did not end. Check "
                                    "the variable (print it), then finish with the real answer.")
+        if answer is None and parsed.final is None:
+            stated = stated_final(reply.text)       # "Final answer: 2610" without FINAL: say how
+            if stated:
+                ctx.counters.stated_finals += 1
+                self.turn_notes.append(prompts.stated_final(stated))
         if not parsed.cells and parsed.final is None:
             if reply.finish_reason == "length":
                 self.turn_notes.append(

@@ -55,6 +55,7 @@ class Counters:
     runtime_errors: int = 0
     faults: int = 0
     refused_cells: int = 0       # blocks not run: copied feedback, a rebound `context` (engine/screen.py)
+    stated_finals: int = 0       # replies that said "Final answer: ..." without FINAL (the root was told)
     cut_replies: int = 0         # root replies read only as far as useful (engine/reply_reader.py)
 
 
@@ -139,7 +140,7 @@ class RunContext:
                 "output_tokens": b.output_tokens, "iterations": c.iterations, "sub_calls": b.sub_calls,
                 "cells": c.cells, "syntax_errors": c.syntax_errors, "runtime_errors": c.runtime_errors,
                 "faults": c.faults, "refused_calls": b.refusals, "refused_cells": c.refused_cells,
-                "cut_replies": c.cut_replies,
+                "cut_replies": c.cut_replies, "stated_finals": c.stated_finals,
                 "overrun_usd": round(b.overrun_usd, 10), "overruns": b.overruns,
                 "estimated_usage_calls": b.estimated_calls, "estimated_usd": round(b.estimated_usd, 10),
                 "attempts": b.attempts, "nested_peak": self.nested_peak, "cap_hit": self.cap_hit,

@@ -199,3 +199,15 @@ async def test_a_model_call_at_no_known_price_makes_the_cost_unknown(server, sto
     assert result.status == "finished"
     assert result.totals["unpriced_models"] == ["openai/helper"]
     assert store.get_run(result.run_id)["unpriced"] == "openai/helper"
+
+
+async def test_a_reply_that_states_a_final_answer_without_final_is_told_how_to_finish(server, store):
+    # Measured on the real 1.5B model: "Final answer:" then the value in a bare fence, seven
+    # turns running, the run capped with no answer.
+    server.script("root", replies=["Counted.\nFinal answer:\n```\n2610\n```", "FINAL('2610')"])
+    result = await QuestionRun("q", documents=[Doc("a.txt", "x")], config=config(server), store=store,
+                               key_for=lambda m: KEY).execute()
+    assert result.status == "finished" and result.answer == "2610"
+    told = server.requests_for("root")[1].messages[-1]["content"]
+    assert "calls 2610 its final answer" in told and "FINAL('2610')" in told
+    assert result.totals["stated_finals"] == 1

@@ -61,3 +61,12 @@ def test_truncate_keeps_head_and_tail_and_says_what_was_cut():
 
 def test_truncate_leaves_short_text_alone():
     assert truncate_middle("short", 20_000) == "short"
+
+
+def test_a_stated_final_answer_is_found_in_a_fence_after_it_or_on_its_line():
+    from core.engine.parse import stated_final
+    assert stated_final("Counting.\nFinal answer:\n```\n2610\n```") == "2610"
+    assert stated_final("**Final Answer**: Harbor Blend") == "Harbor Blend"
+    assert stated_final("The final answer is 92.") == "92"
+    assert stated_final("I will give the final answer later") is None   # not at the line's start
+    assert stated_final("no such words here\n```repl\nprint(1)\n```") is None
