@@ -103,8 +103,14 @@ def test_fork_bomb_is_bounded(mode_run):
 
 def test_the_worker_dir_is_size_limited(mode_run):
     cell = mode_run.cells["fill_workdir"]
-    wrote = int(re.search(r"wrote (\d+) MB", cell.stdout).group(1))
-    assert wrote <= 520
+    found = re.search(r"wrote (\d+) MB", cell.stdout)
+    if found is None:
+        # In fallback two layers race: the file-size limit (the write fails at 512 MB) and the
+        # engine's directory watchdog (it kills the worker before the cell can print).
+        assert cell.fault == "crash" and "No space left on device: the worker's directory" in cell.error, \
+            (cell.stdout, cell.error)
+        return
+    assert int(found.group(1)) <= 520
 
 
 def test_a_protocol_flood_stops_the_worker_with_a_clear_error(mode_run):
