@@ -2,18 +2,19 @@
 
     tree_cpu_s(pid)       # float, or None where /proc cannot tell (macOS, a process gone)
 
-utime + stime of every live process in the tree (children found through
-/proc/<pid>/task/<tid>/children), plus cutime + cstime: what children that already
-ended used. The cell clock (core/repl/cell_clock.py) uses it to count the work a cell's
-code does while one of its sub-calls is out.
+utime + stime of every live process in the tree (found by parent pid, as the
+watchdog finds it), plus cutime + cstime: what children that already ended used.
+The cell clock (core/repl/cell_clock.py) uses it to count the work a cell's code
+does while one of its sub-calls is out.
 """
 
 from __future__ import annotations
 
 import os
 
+from core.repl.watchdog import tree
+
 _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-_MAX_PROCESSES = 4096
 
 
 def _stat_ticks(pid: int) -> int | None:
@@ -29,33 +30,14 @@ def _stat_ticks(pid: int) -> int | None:
         return None
 
 
-def _children(pid: int) -> list[int]:
-    out: list[int] = []
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return out
-    for tid in tids:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
-                out += [int(x) for x in f.read().split()]
-        except (OSError, ValueError):
-            continue
-    return out
-
-
 def tree_cpu_s(pid: int) -> float | None:
-    top = _stat_ticks(pid)
-    if top is None:
+    """CPU seconds of `pid` and its descendants (the same tree the watchdog sums memory
+    over, found by parent pid: core/repl/watchdog.py), or None when /proc cannot tell."""
+    if _stat_ticks(pid) is None:
         return None
-    total, seen, todo = top, {pid}, _children(pid)
-    while todo and len(seen) < _MAX_PROCESSES:
-        child = todo.pop()
-        if child in seen:
-            continue
-        seen.add(child)
-        ticks = _stat_ticks(child)
+    total = 0
+    for member in tree(pid):
+        ticks = _stat_ticks(member)
         if ticks is not None:
             total += ticks
-            todo += _children(child)
     return total / _TICKS
