@@ -82,6 +82,7 @@ class FirstRunGlue:
         self.view.try_samples.connect(self.load_samples)
         self.view.rescan_requested.connect(self.refresh)
         self.view.keys_requested.connect(lambda: open_settings("keys"))
+        self.view.endpoints_requested.connect(lambda: open_settings("endpoints"))
         self.view.guide_requested.connect(self.open_guide)
         self.view.close_requested.connect(self.hide_welcome)
         self._fill_samples()
