@@ -26,8 +26,8 @@ MODEL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 HEADER_ROLE = Qt.ItemDataRole.UserRole + 2
 LOCAL_GROUP = "Your servers and local models"
 # Cloud providers in this order (the ones analysts use most first), then the others A-Z.
-PROVIDER_ORDER = ("openai", "anthropic", "gemini", "openrouter", "groq", "mistral", "deepseek",
-                  "together", "xai", "azure", "cohere", "fireworks", "perplexity")
+PROVIDER_ORDER = ("ollama", "openai", "anthropic", "gemini", "openrouter", "groq", "mistral",
+                  "deepseek", "together", "xai", "azure", "cohere", "fireworks", "perplexity")
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class ModelChoice:
         detail = f"{entry.id}\nprovider: {entry.provider or '?'}\nprice from: {src}"
         if entry.context_window:
             detail += f"\ncontext window: {entry.context_window:,} tokens"
-        local = entry.source in ("endpoint", "remote") or entry.provider == "ollama"
+        local = entry.source in ("endpoint", "remote")     # litellm's ollama/* ids: under "Ollama"
         return cls(entry.id, text, detail, provider=entry.provider or "", local=local)
 
     @property
@@ -211,6 +211,5 @@ class ModelPicker(QComboBox):
 
     def set_model_id(self, model_id: str) -> None:
         index = self.findData(model_id, MODEL_ID_ROLE, Qt.MatchFlag.MatchExactly)
-        if index >= 0:
-            self.setCurrentIndex(index)
+        self.setCurrentIndex(index)          # -1 (no row, never a header) for a typed id
         self.setEditText(model_id)
