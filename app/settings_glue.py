@@ -80,8 +80,14 @@ class SettingsGlue:
 
     def _accepted(self, dialog: Any) -> None:
         self.apply_values(dialog.values())
+        from core.secrets import KeychainUnavailable
         for name, key in dialog.endpoints_page.typed_keys().items():   # typed in an endpoint's form
-            self.set_key(name, key)
+            try:
+                self.keys().set(name, key)
+            except (KeychainUnavailable, ValueError) as exc:
+                self.notifier.warning(f"The key of the endpoint {name} was not saved: {exc}",
+                                      "Open Settings > Keys to use it for this session instead.",
+                                      action="keys", action_label="Open Keys")
 
     def check_endpoint(self, url: str, key: str, *, fetch: bool) -> "asyncio.Task":
         """Test connection / Fetch models: GET {url}/models in the background (the key typed

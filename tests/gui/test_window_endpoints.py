@@ -141,3 +141,21 @@ def test_the_welcome_page_says_how_to_use_a_server_on_another_port(studio, qloop
     dialog = controller.settings_dialog
     assert dialog is not None and dialog.tabs.currentWidget() is dialog.endpoints_page
     dialog.reject()
+
+
+def test_a_key_the_keychain_cannot_store_is_said_not_lost_silently(studio, qloop):
+    from keyring.backends import null
+    from core.secrets import KeyStore
+    window, controller = studio
+    controller.settings_glue.use_keys(KeyStore(null.Keyring()))
+    dialog = controller.open_settings("endpoints")
+    page = dialog.endpoints_page
+    page.add_row({})
+    page.name_edit.setText("gateway")
+    page.url_edit.setText("https://gateway.example.com/v1")
+    page.key_edit.setText("sk-gateway-0123456789")
+    dialog.button_box.button(QDialogButtonBox.StandardButton.Save).click()
+    assert controller.settings.endpoint("gateway").needs_key is True           # the endpoint is kept
+    note = window.notifier.last
+    assert note.message.startswith("The key of the endpoint gateway was not saved: No usable keychain")
+    assert note.action == "keys"
