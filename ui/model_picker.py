@@ -17,14 +17,16 @@ shows, so the catalog can load lazily. What is shown and returned is the id the 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from PySide6.QtCore import QStringListModel, Qt, Signal
-from PySide6.QtGui import QStandardItem, QStandardItemModel
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QStringListModel, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QCompleter, QTreeView
 
 MODEL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 HEADER_ROLE = Qt.ItemDataRole.UserRole + 2
 LOCAL_GROUP = "Your servers and local models"
+_CHOICE_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+_HEADER_FLAGS = Qt.ItemFlag.NoItemFlags
 # Cloud providers in this order (the ones analysts use most first), then the others A-Z.
 PROVIDER_ORDER = ("ollama", "openai", "anthropic", "gemini", "openrouter", "groq", "mistral",
                   "deepseek", "together", "xai", "azure", "cohere", "fireworks", "perplexity")
@@ -91,6 +93,61 @@ def ordered(choices: list[ModelChoice]) -> list[tuple[str, list[ModelChoice]]]:
     return out
 
 
+class ChoicesModel(QAbstractTableModel):
+    """The picker's list as a thin adapter: rows are group headers (a title) or choices;
+    columns are the id and the price. Nothing is built per row, so refilling with
+    litellm's 3,500 models costs a sort, and Qt asks only for the rows it shows."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.rows: list[str | ModelChoice] = []      # str: a header
+        self.row_of: dict[str, int] = {}             # model id -> row
+        self.dim: Any = None                         # the price column's brush
+        self._bold: Any = None
+
+    def set_groups(self, groups: list[tuple[str, list[ModelChoice]]]) -> None:
+        self.beginResetModel()
+        self.rows = [item for title, members in groups for item in (title, *members)]
+        self.row_of = {item.id: i for i, item in enumerate(self.rows) if not isinstance(item, str)}
+        self.endResetModel()
+
+    def rowCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else 2
+
+    def flags(self, index: QModelIndex) -> Qt.ItemFlag:
+        # a header: shown, never picked (Qt asks every row when the list is reset)
+        return _HEADER_FLAGS if self.rows[index.row()].__class__ is str else _CHOICE_FLAGS
+
+    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        item, column = self.rows[index.row()], index.column()
+        if isinstance(item, str):
+            if role == HEADER_ROLE:
+                return True
+            if role == Qt.ItemDataRole.FontRole:
+                if self._bold is None:
+                    from PySide6.QtGui import QFont
+                    self._bold = QFont()
+                    self._bold.setBold(True)
+                return self._bold
+            if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
+                return item if column == 0 else ""
+            return None
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
+            return item.id if column == 0 else item.price
+        if role == MODEL_ID_ROLE:
+            return item.id
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return item.detail or item.id
+        if role == Qt.ItemDataRole.ForegroundRole and column == 1:
+            return self.dim
+        return None
+
+
 class ModelPicker(QComboBox):
     """Editable combo box of model ids under group headers; typing filters (see the module)."""
 
@@ -102,13 +159,14 @@ class ModelPicker(QComboBox):
         self.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.setMinimumContentsLength(18)
         self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self._model = QStandardItemModel(0, 2, self)
+        self._model = ChoicesModel(self)
         self.setModel(self._model)
         view = QTreeView()
         view.setHeaderHidden(True)
         view.setRootIsDecorated(False)
         view.setItemsExpandable(False)
         view.setAllColumnsShowFocus(True)
+        view.setUniformRowHeights(True)      # 3,500 rows: no per-row height to ask
         view.setMinimumWidth(480)
         view.setStyleSheet("QTreeView::item { padding: 3px 8px; }")
         self.setView(view)
@@ -148,35 +206,16 @@ class ModelPicker(QComboBox):
 
     def set_choices(self, choices: list[ModelChoice]) -> None:
         current = self.model_id()
+        groups = ordered(list(choices))
+        self._choices = [c for _title, members in groups for c in members]
+        self._model.dim = self.palette().placeholderText()
         self.blockSignals(True)          # refilling is not a pick: the text is put back below
         try:
-            self._model.removeRows(0, self._model.rowCount())
-            self._choices = []
-            for title, members in ordered(list(choices)):
-                header = QStandardItem(title)
-                header.setData(True, HEADER_ROLE)
-                header.setFlags(Qt.ItemFlag.NoItemFlags)        # shown, never picked
-                font = header.font()
-                font.setBold(True)
-                header.setFont(font)
-                self._model.appendRow([header, QStandardItem("")])
-                for choice in members:
-                    self._model.appendRow(self._row(choice))
-                    self._choices.append(choice)
+            self._model.set_groups(groups)
             self._ids.setStringList([c.id for c in self._choices])
         finally:
             self.blockSignals(False)
         self.set_model_id(current)
-
-    def _row(self, choice: ModelChoice) -> list[QStandardItem]:
-        name = QStandardItem(choice.id)
-        name.setData(choice.id, MODEL_ID_ROLE)
-        price = QStandardItem(choice.price)
-        price.setForeground(self.palette().placeholderText())
-        for item in (name, price):
-            item.setToolTip(choice.detail or choice.id)
-            item.setEditable(False)
-        return [name, price]
 
     def all_choices(self) -> list[ModelChoice]:
         """The choices in the order listed (headers left out)."""
@@ -188,12 +227,11 @@ class ModelPicker(QComboBox):
     def groups(self) -> list[tuple[str, list[str]]]:
         """(header, model ids) as the list shows them."""
         out: list[tuple[str, list[str]]] = []
-        for row in range(self._model.rowCount()):
-            item = self._model.item(row, 0)
-            if item.data(HEADER_ROLE):
-                out.append((item.text(), []))
+        for item in self._model.rows:
+            if isinstance(item, str):
+                out.append((item, []))
             elif out:
-                out[-1][1].append(item.text())
+                out[-1][1].append(item.id)
         return out
 
     def matches(self, text: str) -> list[str]:
@@ -210,6 +248,6 @@ class ModelPicker(QComboBox):
         return self.currentText().strip()
 
     def set_model_id(self, model_id: str) -> None:
-        index = self.findData(model_id, MODEL_ID_ROLE, Qt.MatchFlag.MatchExactly)
+        index = self._model.row_of.get(model_id, -1)   # not findData: it asks every row
         self.setCurrentIndex(index)          # -1 (no row, never a header) for a typed id
         self.setEditText(model_id)

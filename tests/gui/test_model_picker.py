@@ -33,11 +33,16 @@ def test_local_models_first_then_providers_under_headers(qtbot):
     assert picker.choices() == ["lab/qwen3-14b", "lab/coder-7b", "openai/gpt-4o", "openai/gpt-4o-mini",
                                 "anthropic/claude-haiku-4-5", "groq/llama-3.3-70b-versatile", "zz-cloud/m1"]
     model = picker.model()
-    headers = [r for r in range(model.rowCount()) if model.item(r, 0).text() in
+    headers = [r for r in range(model.rowCount()) if model.index(r, 0).data() in
                (LOCAL_GROUP, "OpenAI", "Anthropic", "Groq", "zz-cloud")]
-    assert len(headers) == 5
+    assert len(headers) == 5 and model.rowCount() == 5 + 7
     for row in headers:                                        # shown, never picked
-        assert model.item(row, 0).flags() == Qt.ItemFlag.NoItemFlags and model.item(row, 0).font().bold()
+        index = model.index(row, 0)
+        assert model.flags(index) == Qt.ItemFlag.NoItemFlags
+        assert index.data(Qt.ItemDataRole.FontRole).bold()
+    picker.setCurrentIndex(headers[1])                          # a header is never the current row
+    picker.set_model_id("openai/gpt-4o")
+    assert picker.currentIndex() == headers[1] + 1 and picker.itemText(picker.currentIndex()) == "openai/gpt-4o"
     assert picker.price_of("lab/coder-7b") == "free" and picker.price_of("OpenAI") == ""
 
 
