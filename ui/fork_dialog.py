@@ -29,6 +29,15 @@ class ForkChoice:
     caps: dict                        # max_depth, max_cost_usd, max_iterations
 
 
+def _run_model(model: str, choices) -> list[ModelChoice]:
+    """The run's own model when the pickers' list lacks it: with the local models when
+    another model of its endpoint is one."""
+    if not model or any(c.id == model for c in choices):
+        return []
+    prefix = model.partition("/")[0]
+    return [ModelChoice(model, local=any(c.local and c.id.partition("/")[0] == prefix for c in choices))]
+
+
 class ForkDialog(QDialog):
     def __init__(self, parent: QWidget | None, *, run_title: str, turns: list[tuple[int, str]], turn: int,
                  root_model: str, sub_model: str, caps: dict,
@@ -66,7 +75,7 @@ class ForkDialog(QDialog):
         self.sub_picker = ModelPicker(self)
         self.sub_picker.setAccessibleName("Sub model of the fork")
         for picker, model in ((self.root_picker, root_model), (self.sub_picker, sub_model)):
-            picker.set_choices([ModelChoice(model, local=True), *choices] if model else list(choices))
+            picker.set_choices([*_run_model(model, choices), *choices])
             picker.set_model_id(model)
         models.addRow("Root model", self.root_picker)
         models.addRow("Sub model", self.sub_picker)

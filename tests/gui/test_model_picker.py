@@ -94,10 +94,12 @@ def test_the_question_panel_lists_the_endpoint_model_by_its_picked_name(studio, 
 def test_the_fork_dialog_has_the_same_pickers(qtbot):
     from ui.fork_dialog import ForkDialog
     dialog = ForkDialog(None, run_title="run a1b2", turns=[(1, "print(1)")], turn=1,
-                        root_model="lab/root", sub_model="lab/sub", caps={}, choices=MIXED)
+                        root_model="lab/root", sub_model="openai/gpt-4o", caps={}, choices=MIXED)
     qtbot.addWidget(dialog)
     assert isinstance(dialog.root_picker, ModelPicker) and isinstance(dialog.sub_picker, ModelPicker)
     assert dialog.root_picker.groups()[0] == (LOCAL_GROUP, ["lab/root", "lab/qwen3-14b", "lab/coder-7b"])
+    assert dialog.sub_picker.groups()[0] == (LOCAL_GROUP, ["lab/qwen3-14b", "lab/coder-7b"])   # listed once
+    assert dialog.sub_picker.model_id() == "openai/gpt-4o"
     assert dialog.root_picker.matches("gpt-4o") == ["openai/gpt-4o", "openai/gpt-4o-mini"]
     dialog.sub_picker.set_model_id("lab/coder-7b")
     choice = dialog.values()
