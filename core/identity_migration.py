@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 
 MARKER = "identity-migration.json"
 _NOTES: list[str] = []                    # said once: the window's banner or the CLI's stderr
+_TRIED = False                            # the platform directories were looked at in this process
 OURS = ("runs.db", "settings.json")       # a directory with either holds this app's data
 
 
@@ -91,10 +92,12 @@ def _holds_data(folder: Path) -> bool:
 def migrate_data(new: Path | None = None, old: Path | None = None) -> str:
     """Copy the old default data directory to the new one, once; "" when nothing was done.
     Defaults: the platform directories (core/paths.py); nothing when a variable names one."""
+    global _TRIED
     from core import paths
     if new is None or old is None:
-        if paths.home_override() is not None:
-            return ""
+        if paths.home_override() is not None or _TRIED:
+            return ""                     # the user's own folder, or tried once already (run_gui)
+        _TRIED = True
         new, old = paths.default_data_dir(), paths.old_default_data_dir()
     if _read_marker(new).get("data") or not old.is_dir() or not _holds_data(old) or _holds_data(new):
         return ""

@@ -23,6 +23,7 @@ def test_the_window_says_the_data_and_keys_moved(qapp, qloop, studio_home, tmp_p
     ring.set_password(OLD_SERVICE, "openai", "sk-ours-openai-0123456789")
     ring.set_password(OLD_SERVICE, INDEX_ENTRY, "openai")
     identity_migration.take_notes()
+    monkeypatch.setattr(identity_migration, "_TRIED", False)
 
     from app.gui import build_window
     window, controller = build_window(qapp)

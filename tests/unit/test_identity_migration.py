@@ -27,6 +27,7 @@ def platform_dirs(tmp_path, monkeypatch):
     for name in ("RLMSTUDIO_DESKTOP_HOME", "RLM_STUDIO_HOME"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(moving, "_TRIED", False)
     moving.take_notes()
     return tmp_path / "xdg" / OLD_APP_NAME, tmp_path / "xdg" / APP_ID
 
@@ -98,6 +99,8 @@ def test_the_data_directory_is_copied_once_and_the_old_one_left(platform_dirs):
     assert moving.take_notes() == [note] and moving.take_notes() == []       # said once
     (new / "settings.json").write_text("{}")
     assert moving.migrate_data() == ""                                        # once: never again
+    moving._TRIED = False
+    assert moving.migrate_data() == ""                                        # nor in the next process
     assert (new / "settings.json").read_text() == "{}"
     from core.paths import data_dir
     assert data_dir() == new
@@ -110,6 +113,7 @@ def test_no_copy_over_data_already_there_or_into_a_directory_the_user_named(plat
     new.mkdir(parents=True)
     (new / "settings.json").write_text('{"root_model": "mine"}')
     assert moving.migrate_data() == "" and not (new / "runs.db").exists()
+    monkeypatch.setattr(moving, "_TRIED", False)
     monkeypatch.setenv("RLMSTUDIO_DESKTOP_HOME", str(tmp_path / "chosen"))
     (new / "settings.json").unlink()
     assert moving.migrate_data() == "" and not (tmp_path / "chosen").exists()
@@ -121,6 +125,7 @@ def test_a_copy_that_fails_leaves_nothing_half_done(platform_dirs):
     (old / "runs.db").write_bytes(b"not a database at all" * 100)
     note = moving.migrate_data()
     assert "could not be copied" in note and "tried again at the next start" in note
+    assert moving.migrate_data() == "" and moving.take_notes() == [note]     # said once a process
     assert not new.exists() and not [p for p in new.parent.iterdir() if ".migrating-" in p.name]
 
 
