@@ -27,6 +27,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def migrate_identity() -> list[str]:
+    """Data and keys kept under the old, shared names move to this app's own, once
+    (core/identity_migration.py); what was done, for stderr. The keychain is opened only
+    until its step is recorded."""
+    from core import identity_migration as moving
+    moving.migrate_data()
+    if not moving.keys_done():
+        from core.secrets import KeyStore
+        moving.migrate_keys(KeyStore())
+    return moving.take_notes()
+
+
 def main(argv: list[str]) -> int:
     """Everything the CLI prints goes through escape_controls (core/control_chars.py): model
     text, cell output, notices, file and member names can hold terminal escape sequences."""
@@ -48,6 +60,8 @@ def _main(argv: list[str]) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 0
+    for note in migrate_identity():
+        print(f"note: {note}", file=sys.stderr)
     try:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:

@@ -25,6 +25,7 @@ from app.history_glue import HistoryGlue
 from app.limit_fixes import LimitFixes
 from app.local_defaults_glue import LocalDefaultsGlue
 from app.models_glue import ModelsGlue
+from app.paste_glue import PasteGlue
 from app.run_service import IMPORT_LOCK, RunRequest, RunService, preload_engine  # noqa: F401  (preload_engine: the bench)
 from app.session_glue import SessionGlue
 from app.settings_glue import SettingsGlue
@@ -33,7 +34,7 @@ from app.window_runs import WindowRuns
 from core import limits
 from core.repl.sandbox_report import NOTICE_PREFIX as SANDBOX_NOTICE
 from ui.notifier import Notification, Notifier, explain_error
-from ui.question_panel import ModelChoice
+from ui.model_picker import ModelChoice
 from ui.sources_pane import SourceRow
 
 log = logging.getLogger(__name__)
@@ -102,6 +103,7 @@ class Controller(QObject):
             store_documents=lambda run_id: self.history.store().documents(run_id),
             set_documents=self.set_documents)
         self.local_defaults = LocalDefaultsGlue(window, settings=lambda: self.settings)   # issue 25
+        self.paste = PasteGlue(window, notifier, add_paths=self.add_paths)               # issue 27
         self.models = ModelsGlue(              # fitness, scorecards, also ask directly (issue 17)
             window, notifier, store=self.history.store, settings=lambda: self.settings,
             documents=lambda: self.documents, run_task=lambda: self.run_task,
@@ -149,13 +151,18 @@ class Controller(QObject):
         qp.set_mode(ui.get("last_mode"))
         root = ui.get("last_root_model") or self.settings.root_model
         sub = ui.get("last_sub_model") or self.settings.sub_model
-        qp.set_model_choices([ModelChoice(m) for m in self._known_model_ids()])
+        qp.set_model_choices([self._choice(m) for m in self._known_model_ids()])
         qp.set_models(root, sub)
         self.window.restore_state(ui.get("window") or {})
 
     def _default_caps(self) -> dict:
         caps = self.settings.caps
         return {k: caps[k] for k in ("max_depth", "max_cost_usd", "max_iterations") if k in caps}
+
+    def _choice(self, model_id: str, detail: str = "") -> ModelChoice:
+        """A model of the settings: an endpoint's is listed with the local ones."""
+        local = model_id.partition("/")[0] in {e.name for e in self.settings.endpoints}
+        return ModelChoice(model_id, "", detail, local=local)
 
     def _known_model_ids(self) -> list[str]:
         ids = [self.settings.root_model, self.settings.sub_model,
@@ -354,7 +361,7 @@ class Controller(QObject):
     def _fill_model_choices(self) -> None:
         overrides = self.settings.models
         known = {e.id for e in self.catalog}
-        choices = [ModelChoice(m, "", m) for m in self._known_model_ids() if m not in known]
+        choices = [self._choice(m, detail=m) for m in self._known_model_ids() if m not in known]
         for entry in self.catalog:
             own = overrides.get(entry.id)
             price = (0.0, 0.0) if own is not None and own.free else \

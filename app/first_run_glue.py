@@ -4,7 +4,7 @@ the guide, the Recent menu, and re-opening the last session on start.
 Part of app/controller.py's job, kept apart so each module stays small.
 Discovery asks only 127.0.0.1 (core/discovery.py); nothing is sent anywhere
 else until the user presses Run. Extra ports to probe come from the settings
-(`ui.discovery_ports`) or RLM_STUDIO_DISCOVERY_PORTS ("5001,5002").
+(`ui.discovery_ports`) or RLMSTUDIO_DESKTOP_DISCOVERY_PORTS ("5001,5002"; the old RLM_STUDIO_ name is still read).
 """
 
 from __future__ import annotations
@@ -19,19 +19,20 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QToolButton
 
+from core.identity import env
 from ui import icons
 from ui.recent_menu import RecentMenu
 from ui.welcome_view import WelcomeView
 
 log = logging.getLogger(__name__)
 
-PORTS_ENV = "RLM_STUDIO_DISCOVERY_PORTS"
+PORTS_ENV = "RLMSTUDIO_DESKTOP_DISCOVERY_PORTS"
 
 
 def extra_ports(settings: Any) -> list[int]:
     """Ports to probe besides the usual ones: settings, then the environment."""
     raw: list[Any] = list(settings.ui.get("discovery_ports") or [])
-    raw += [p for p in os.environ.get(PORTS_ENV, "").replace(";", ",").split(",") if p.strip()]
+    raw += [p for p in (env("DISCOVERY_PORTS") or "").replace(";", ",").split(",") if p.strip()]
     ports = []
     for value in raw:
         try:
@@ -82,6 +83,7 @@ class FirstRunGlue:
         self.view.try_samples.connect(self.load_samples)
         self.view.rescan_requested.connect(self.refresh)
         self.view.keys_requested.connect(lambda: open_settings("keys"))
+        self.view.endpoints_requested.connect(lambda: open_settings("endpoints"))
         self.view.guide_requested.connect(self.open_guide)
         self.view.close_requested.connect(self.hide_welcome)
         self._fill_samples()
@@ -176,6 +178,11 @@ class FirstRunGlue:
 
     async def check_keys(self) -> list[Any]:
         keys = self._keys()
+        from core import identity_migration
+        if not identity_migration.keys_done():       # keys under the old, shared name move once
+            await asyncio.to_thread(identity_migration.migrate_keys, keys)
+            for note in identity_migration.take_notes():
+                self.notifier.info(note)
         extra = [e.name for e in self._settings().endpoints]
         found = await asyncio.to_thread(keys.list, extra)
         from core import providers

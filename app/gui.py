@@ -114,6 +114,8 @@ def build_window(app, settings=None):
     from ui.notifier import Notifier
     from ui.theme import ThemeManager
 
+    from core import identity_migration
+    identity_migration.migrate_data()        # once (done already when run_gui started us)
     error = ""
     if settings is None:
         settings, error = load_settings_safely()
@@ -130,6 +132,8 @@ def build_window(app, settings=None):
     window.first_painted.connect(lambda: QTimer.singleShot(0, controller.start))
     if error:
         notifier.warning("Your settings could not be read; defaults are used.", error)
+    for note in identity_migration.take_notes():   # data (and keys) moved to this app's own names
+        notifier.info(note)
     return window, controller
 
 
@@ -153,6 +157,8 @@ def run_gui(argv: list[str]) -> int:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
 
+    from core.identity_migration import migrate_data
+    migrate_data()              # before the log or the store opens the data directory
     log_path = setup_logging()
     window, controller = build_window(app)
     install_excepthook(window.notifier, log_path)

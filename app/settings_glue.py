@@ -33,6 +33,7 @@ class SettingsGlue:
         self._on_engine = on_engine
         self.dialog: Any = None
         self._keys: Any = None
+        self._check_task: "asyncio.Task | None" = None
 
     @property
     def settings(self) -> Any:
@@ -66,7 +67,10 @@ class SettingsGlue:
         dialog.keys_page.key_session.connect(self.set_session_key)
         dialog.keys_page.key_delete.connect(self.delete_key)
         dialog.keys_page.key_test.connect(lambda p: asyncio.ensure_future(self.test_key(p)))
-        dialog.accepted.connect(lambda: self.apply_values(dialog.values()))
+        ep = dialog.endpoints_page
+        ep.test_requested.connect(lambda url, key: self.check_endpoint(url, key, fetch=False))
+        ep.fetch_requested.connect(lambda url, key: self.check_endpoint(url, key, fetch=True))
+        dialog.accepted.connect(lambda: self._accepted(dialog))
         dialog.finished.connect(self._closed)
         self.dialog = dialog
         self.refresh_keys()
@@ -74,7 +78,42 @@ class SettingsGlue:
         dialog.open()
         return dialog
 
+    def _accepted(self, dialog: Any) -> None:
+        self.apply_values(dialog.values())
+        from core.secrets import KeychainUnavailable
+        for name, key in dialog.endpoints_page.typed_keys().items():   # typed in an endpoint's form
+            try:
+                self.keys().set(name, key)
+            except (KeychainUnavailable, ValueError) as exc:
+                self.notifier.warning(f"The key of the endpoint {name} was not saved: {exc}",
+                                      "Open Settings > Keys to use it for this session instead.",
+                                      action="keys", action_label="Open Keys")
+
+    def check_endpoint(self, url: str, key: str, *, fetch: bool) -> "asyncio.Task":
+        """Test connection / Fetch models: GET {url}/models in the background (the key typed
+        in the form, else the one stored for the endpoint of that URL); the answer goes to
+        the Endpoints page. Closing the dialog cancels it."""
+        if not key:
+            owner = next((e.name for e in self.settings.endpoints
+                          if e.base_url.rstrip("/") == url.rstrip("/") and e.needs_key), "")
+            key = (self.keys().resolve(owner)[0] or "") if owner else ""
+
+        async def ask() -> Any:
+            from core.discovery import check_endpoint
+            check = await check_endpoint(url, key)
+            log.info("endpoint check %s: %s", url, check.summary())
+            if self.dialog is not None:
+                self.dialog.endpoints_page.show_check(check, fetch)
+            return check
+        if self._check_task is not None:
+            self._check_task.cancel()
+        self._check_task = asyncio.ensure_future(ask())
+        return self._check_task
+
     def _closed(self, _result: int) -> None:
+        if self._check_task is not None:
+            self._check_task.cancel()
+            self._check_task = None
         if self.dialog is not None:
             self.dialog.deleteLater()
         self.dialog = None

@@ -168,7 +168,8 @@ class TrustActions:
         root = h.unroute(record.root_model, config.get("api_base"))
         sub = h.unroute(record.sub_model, config.get("sub_api_base") or config.get("api_base"))
         dialog = ForkDialog(self.window, run_title=f"run {run_id[:8]}", turns=turns,
-                            turn=turn or turns[-1][0], root_model=root, sub_model=sub, caps=config)
+                            turn=turn or turns[-1][0], root_model=root, sub_model=sub, caps=config,
+                            choices=self.window.question_panel.root_picker.all_choices())
         dialog.run_id = run_id                        # type: ignore[attr-defined]
         dialog.original_models = (root, sub)          # type: ignore[attr-defined]
         self.fork_dialog = dialog

@@ -14,6 +14,10 @@ A probe never raises: a port where no model server answers comes back with
 `found == False` and the reason in `error` ("nothing is listening", "no
 answer within 0.5 s", "answered HTTP 404", "answered, but not with a model
 list").
+
+`check_endpoint(url, key)` asks one configured endpoint (any host, the user's own URL)
+for GET {url}/models with the key as a bearer token, for Settings > Endpoints' Test
+connection and Fetch models; it too never raises and says what went wrong.
 """
 
 from __future__ import annotations
@@ -199,6 +203,90 @@ def summary(servers: Iterable[LocalServer]) -> str:
     """One line for logs and the CLI: what was found, what was not."""
     found = [f"{s.label} ({len(s.models)} models)" for s in servers if s.found]
     return "; ".join(found) if found else "no local model server found"
+
+
+@dataclass(frozen=True)
+class EndpointCheck:
+    """What GET {url}/models answered: the model ids, or why there are none."""
+    url: str
+    models: tuple[str, ...] = ()
+    error: str = ""                  # "" when the server answered with a model list
+    status: int | None = None        # the HTTP status, when there was an answer
+    duration_ms: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+    def summary(self) -> str:
+        """"Reached: 3 models" or the reason, as Settings > Endpoints shows it."""
+        if self.error:
+            return self.error
+        count = len(self.models)
+        return f"Reached: {count} model{'s' if count != 1 else ''}"
+
+
+async def check_endpoint(url: str, key: str = "", *, timeout_s: float = 5.0) -> EndpointCheck:
+    """GET {url}/models with `key` (if any) as the bearer token. Proxies from the environment
+    are used only for a remote host: a loopback or private address is asked directly."""
+    import httpx
+    from core.endpoint_cost import by_address
+    base = url.strip().rstrip("/")
+    if not base.startswith(("http://", "https://")):
+        return EndpointCheck(url, error="The URL must start with http:// or https:// "
+                                        "(e.g. http://127.0.0.1:1234/v1).")
+    target = base + "/models"
+    headers = {"Authorization": f"Bearer {key.strip()}"} if key.strip() else {}
+    started = time.monotonic()
+
+    def done(**fields: Any) -> EndpointCheck:
+        return EndpointCheck(url, duration_ms=round((time.monotonic() - started) * 1000, 1), **fields)
+
+    try:
+        async with httpx.AsyncClient(timeout=httpx.Timeout(timeout_s), trust_env=not by_address(base),
+                                     follow_redirects=True) as client:
+            response = await client.get(target, headers=headers)
+    except httpx.ConnectError as exc:
+        refused = _refused(exc)
+        why = "the connection was refused: nothing is listening there" if refused else \
+            f"could not connect ({exc or type(exc).__name__})"
+        return done(error=f"Not reached: {why}. Is the server running, and is the port right?")
+    except httpx.TimeoutException:
+        return done(error=f"Not reached: no answer within {timeout_s:g} s.")
+    except httpx.InvalidURL as exc:
+        return done(error=f"Not a usable URL: {exc}.")
+    except (httpx.HTTPError, OSError) as exc:
+        return done(error=f"Not reached: the connection failed ({type(exc).__name__}: {exc}).")
+    status = response.status_code
+    if status in (401, 403):
+        what = "a key" if not headers else "this key"
+        return done(status=status, error=f"Reached, but the server refused {what} (HTTP {status}). "
+                                         "Check the key, and tick Needs a key.")
+    if status != 200:
+        return done(status=status, error=f"Reached, but GET {target} answered HTTP {status}: "
+                                         "is this the OpenAI-compatible base URL (often ending in /v1)?")
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    items = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        return done(status=status, error=f"Reached, but {target} did not answer with an OpenAI-compatible "
+                                         "model list: is this the server's /v1 URL?")
+    ids = [str(i["id"]) for i in items if isinstance(i, dict) and i.get("id")]
+    return done(status=status, models=tuple(dict.fromkeys(ids)))
+
+
+def _refused(exc: BaseException) -> bool:
+    """A connection refused somewhere in the chain (httpx words it "All connection attempts failed")."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, ConnectionRefusedError) or "refused" in str(seen).lower():
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 _PARAMS = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*[bB](?![a-zA-Z])")

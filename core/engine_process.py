@@ -5,7 +5,7 @@
 1. Non-dumpable (Linux: prctl(PR_SET_DUMPABLE, 0), core.repl.sandbox.harden_engine_process):
    no process of the same user can ptrace it or read its /proc/<pid>/mem and environ.
 2. No keys in the environment: every provider's key variable (core/providers.py, and
-   RLM_STUDIO_<ENDPOINT>_API_KEY) moves from os.environ into the key store's memory
+   RLMSTUDIO_DESKTOP_<ENDPOINT>_API_KEY, or the old RLM_STUDIO_ name) moves from os.environ into the key store's memory
    (core.key_env.take_keys_from_environment; KeyStore.resolve still finds it there), and
    its value in the process's initial environment block, which /proc/<pid>/environ shows
    for the life of the process, is overwritten with NUL bytes. Every process started

@@ -16,10 +16,12 @@ import re
 from typing import Any
 
 from core import providers
+from core.identity import ENV_PREFIX, OLD_ENV_PREFIX, deprecated
 
 # Keys that came from environment variables, after take_keys_from_environment(): name -> value.
 _MEMORY: dict[str, str] = {}
-_ENDPOINT_ENV = re.compile(r"^RLM_STUDIO_[A-Z0-9_]+_API_KEY$")
+# An endpoint's key: RLMSTUDIO_DESKTOP_<NAME>_API_KEY, or the deprecated RLM_STUDIO_<NAME>_API_KEY.
+_ENDPOINT_ENV = re.compile(rf"^({ENV_PREFIX}|{OLD_ENV_PREFIX})[A-Z0-9_]+_API_KEY$")
 
 
 def key_env_names(environ: Any = None) -> list[str]:
@@ -44,4 +46,7 @@ def take_keys_from_environment() -> list[str]:
 
 def env_key(name: str) -> str:
     """The key in environment variable `name` (set now, or moved out earlier), or ""."""
-    return os.environ.get(name, "").strip() or _MEMORY.get(name, "")
+    value = os.environ.get(name, "").strip() or _MEMORY.get(name, "")
+    if value and name.startswith(OLD_ENV_PREFIX):
+        deprecated(name, ENV_PREFIX + name[len(OLD_ENV_PREFIX):])
+    return value

@@ -87,12 +87,14 @@ def get(name: str) -> Provider | None:
 
 
 def env_vars(provider: str) -> tuple[str, ...]:
-    """Environment variables that may hold the key of `provider` (a custom
-    endpoint `lab` reads RLM_STUDIO_LAB_API_KEY)."""
+    """Environment variables that may hold the key of `provider`, in the order read (a custom
+    endpoint `lab` reads RLMSTUDIO_DESKTOP_LAB_API_KEY, then the deprecated RLM_STUDIO_LAB_API_KEY)."""
     known = get(provider)
     if known is not None:
         return known.env_vars
-    return ("RLM_STUDIO_" + re.sub(r"[^A-Z0-9]", "_", provider.upper()) + "_API_KEY",)
+    from core.identity import ENV_PREFIX, OLD_ENV_PREFIX
+    tail = re.sub(r"[^A-Z0-9]", "_", provider.upper()) + "_API_KEY"
+    return (ENV_PREFIX + tail, OLD_ENV_PREFIX + tail)
 
 
 def endpoint_names(custom_endpoints: Iterable[Any] | None) -> list[str]:

@@ -5,8 +5,10 @@
     keys.resolve("openai")                  # ("sk-...", "keychain") or (key, "env:OPENAI_API_KEY")
     keys.key_for_model("openai/gpt-4o", settings)   # core/routing.py decides which key a URL gets
 
-One keychain entry per provider under the service "rlm-studio"; the entry
-`__providers__` lists the names stored so far (keyring cannot enumerate).
+One keychain entry per provider under the service "io.github.rlm-studio-desktop"
+(core/identity.py: until issue 27 it was "rlm-studio", which another app uses too;
+core/identity_migration.py moves the old entries once); the entry `__providers__` lists
+the names stored so far (keyring cannot enumerate).
 Keys are read at call time and handed to litellm as `api_key=`: they are never
 put into os.environ, argv, SQLite, logs or the REPL worker. This module logs
 provider names and backend names only, never a key.
@@ -26,11 +28,13 @@ import keyring.errors
 from keyring.backends import chainer, fail, null
 
 from core import providers
+from core.identity import APP_ID, OLD_APP_NAME
 from core.key_env import env_key
 
 log = logging.getLogger(__name__)
 
-SERVICE = "rlm-studio"
+SERVICE = APP_ID
+OLD_SERVICE = OLD_APP_NAME       # read only by core/identity_migration.py
 INDEX_ENTRY = "__providers__"
 
 

@@ -3,7 +3,8 @@ root turns, as a new run linked to it; optionally after editing that turn's
 code, with other models or caps.
 
     dialog = ForkDialog(parent, run_title="run a1b2", turns=[(1, code1), (2, code2)], turn=2,
-                        root_model="lab/root", sub_model="lab/sub", caps={...})
+                        root_model="lab/root", sub_model="lab/sub", caps={...},
+                        choices=[ModelChoice("lab/root", local=True), ...])   # the model pickers' list
     if dialog.exec(): dialog.values() -> ForkChoice
 """
 
@@ -13,8 +14,10 @@ from dataclasses import dataclass
 
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox,
-                               QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QSpinBox,
+                               QFormLayout, QHBoxLayout, QLabel, QPlainTextEdit, QSpinBox,
                                QVBoxLayout, QWidget)
+
+from ui.model_picker import ModelChoice, ModelPicker
 
 
 @dataclass(frozen=True)
@@ -26,9 +29,19 @@ class ForkChoice:
     caps: dict                        # max_depth, max_cost_usd, max_iterations
 
 
+def _run_model(model: str, choices) -> list[ModelChoice]:
+    """The run's own model when the pickers' list lacks it: with the local models when
+    another model of its endpoint is one."""
+    if not model or any(c.id == model for c in choices):
+        return []
+    prefix = model.partition("/")[0]
+    return [ModelChoice(model, local=any(c.local and c.id.partition("/")[0] == prefix for c in choices))]
+
+
 class ForkDialog(QDialog):
     def __init__(self, parent: QWidget | None, *, run_title: str, turns: list[tuple[int, str]], turn: int,
-                 root_model: str, sub_model: str, caps: dict) -> None:
+                 root_model: str, sub_model: str, caps: dict,
+                 choices: list[ModelChoice] | tuple = ()) -> None:
         super().__init__(parent)
         self.setObjectName("forkDialog")
         self.setWindowTitle(f"Fork {run_title}")
@@ -57,12 +70,15 @@ class ForkDialog(QDialog):
         self.code_edit.setReadOnly(True)
         layout.addWidget(self.code_edit, 1)
         models = QFormLayout()
-        self.root_edit = QLineEdit(root_model, self)
-        self.root_edit.setAccessibleName("Root model of the fork")
-        self.sub_edit = QLineEdit(sub_model, self)
-        self.sub_edit.setAccessibleName("Sub model of the fork")
-        models.addRow("Root model", self.root_edit)
-        models.addRow("Sub model", self.sub_edit)
+        self.root_picker = ModelPicker(self)
+        self.root_picker.setAccessibleName("Root model of the fork")
+        self.sub_picker = ModelPicker(self)
+        self.sub_picker.setAccessibleName("Sub model of the fork")
+        for picker, model in ((self.root_picker, root_model), (self.sub_picker, sub_model)):
+            picker.set_choices([*_run_model(model, choices), *choices])
+            picker.set_model_id(model)
+        models.addRow("Root model", self.root_picker)
+        models.addRow("Sub model", self.sub_picker)
         caps_row = QHBoxLayout()
         self.depth_spin = QSpinBox(self)
         self.depth_spin.setRange(0, 3)
@@ -103,7 +119,7 @@ class ForkDialog(QDialog):
         edited = self.edit_check.isChecked() and code != self._codes.get(turn, "")
         cost = self.cost_spin.value()
         return ForkChoice(turn=turn, code=code if edited else None,
-                          root_model=self.root_edit.text().strip(), sub_model=self.sub_edit.text().strip(),
+                          root_model=self.root_picker.model_id(), sub_model=self.sub_picker.model_id(),
                           caps={"max_depth": self.depth_spin.value(),
                                 "max_cost_usd": round(cost, 2) if cost > 0 else None,
                                 "max_iterations": self.iter_spin.value()})

@@ -17,16 +17,12 @@ from PySide6.QtWidgets import (
 )
 
 from ui import icons
+from ui.endpoints_page import EndpointsPage
 
 PAGES = ("keys", "models", "endpoints", "caps", "appearance")
 EFFORTS = ("", "minimal", "low", "medium", "high")
 MODEL_COLUMNS = ("Model", "In $/M", "Out $/M", "Free", "Max tokens", "Reasoning", "Prompt note",
                  "Context window", "One block")
-ENDPOINT_COLUMNS = ("Name", "API base (OpenAI-compatible URL)", "Needs a key", "Models", "Cost")
-# Asked once per endpoint: do its models run on this computer (free) or are they paid?
-# None: not said yet; shown as the default for its address (core/endpoint_cost.py).
-ENDPOINT_COSTS = (("free", "Free: runs on this computer or my network", True),
-                  ("paid", "Paid: give its models prices in Models", False))
 
 
 def _label(text: str, hint: bool = False) -> QLabel:
@@ -272,88 +268,6 @@ class ModelsPage(QWidget):
                 "prompt_note": note or None,
                 "context_window": self.table.cellWidget(row, 7).value() or None,
                 "one_block_per_turn": self.table.cellWidget(row, 8).isChecked()}
-        return out
-
-
-class EndpointsPage(QWidget):
-    def __init__(self, data: dict, parent=None) -> None:
-        super().__init__(parent)
-        layout = QVBoxLayout(self)
-        layout.addWidget(_label(
-            "Custom OpenAI-compatible servers (Ollama, LM Studio, llama.cpp, vLLM, a company "
-            "gateway). Use a model as <name>/<model id>, e.g. lab/qwen2.5-coder.", hint=True))
-        self.table = QTableWidget(0, len(ENDPOINT_COLUMNS))
-        self.table.setHorizontalHeaderLabels(ENDPOINT_COLUMNS)
-        self.table.verticalHeader().hide()
-        self.table.setAccessibleName("Custom endpoints")
-        self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        layout.addWidget(self.table, 1)
-        buttons = QHBoxLayout()
-        add = QPushButton("Add endpoint")
-        add.clicked.connect(lambda: self.add_row({}))
-        remove = QPushButton("Remove endpoint")
-        remove.clicked.connect(self._remove_selected)
-        buttons.addWidget(add)
-        buttons.addWidget(remove)
-        buttons.addStretch(1)
-        layout.addLayout(buttons)
-        for endpoint in data.get("endpoints") or []:
-            self.add_row(dict(endpoint))
-        self.table.itemChanged.connect(self._url_edited)
-
-    def add_row(self, values: dict) -> int:
-        row = self.table.rowCount()
-        self.table.insertRow(row)
-        self.table.setItem(row, 0, QTableWidgetItem(values.get("name", "")))
-        self.table.setItem(row, 1, QTableWidgetItem(values.get("base_url", "")))
-        needs = QCheckBox()
-        needs.setChecked(bool(values.get("needs_key")))
-        needs.setAccessibleName("Needs a key")
-        self.table.setCellWidget(row, 2, needs)
-        self.table.setItem(row, 3, QTableWidgetItem(", ".join(values.get("models") or [])))
-        cost = QComboBox()
-        cost.setAccessibleName("Cost of its models")
-        for key, label, _free in ENDPOINT_COSTS:
-            cost.addItem(label, key)
-        here = values.get("runs_here")
-        if here is None:
-            from core.endpoint_cost import by_address
-            here = by_address(str(values.get("base_url") or "")) if values.get("base_url") else True
-        cost.setCurrentIndex(0 if here else 1)
-        cost.setToolTip("Local servers (loopback or private addresses) are free by default; a proxy "
-                        "or gateway to a paid API is not: mark it Paid and give its models prices.")
-        cost.setProperty("said", values.get("runs_here") is not None)
-        cost.activated.connect(lambda _i, c=cost: c.setProperty("said", True))
-        self.table.setCellWidget(row, 4, cost)
-        return row
-
-    def _url_edited(self, item: QTableWidgetItem) -> None:
-        """Until the user chooses, an endpoint's cost follows its address."""
-        cost = self.table.cellWidget(item.row(), 4)
-        if item.column() != 1 or not isinstance(cost, QComboBox) or cost.property("said"):
-            return
-        from core.endpoint_cost import by_address
-        cost.setCurrentIndex(0 if by_address(item.text().strip()) else 1)
-
-    def _remove_selected(self) -> None:
-        for row in sorted({i.row() for i in self.table.selectedIndexes()}, reverse=True):
-            self.table.removeRow(row)
-
-    def endpoints(self) -> list[dict]:
-        out = []
-        for row in range(self.table.rowCount()):
-            def text(col: int) -> str:
-                item = self.table.item(row, col)
-                return item.text().strip() if item else ""
-            if not text(0):
-                continue
-            models = [m.strip() for m in text(3).split(",") if m.strip()]
-            if not text(1).startswith(("http://", "https://")):
-                raise ValueError(f"endpoint {text(0)}: the URL must start with http:// or https://")
-            cost = self.table.cellWidget(row, 4)
-            out.append({"name": text(0), "base_url": text(1),
-                        "needs_key": self.table.cellWidget(row, 2).isChecked(), "models": models,
-                        "runs_here": cost.currentData() == "free"})
         return out
 
 

@@ -46,6 +46,7 @@ class WelcomeView(QScrollArea):
     try_samples = Signal(str)            # the suggested question to fill in
     rescan_requested = Signal()
     keys_requested = Signal()            # open Settings > Keys
+    endpoints_requested = Signal()       # open Settings > Endpoints (a server on another port or host)
     guide_requested = Signal()
     close_requested = Signal()
 
@@ -105,6 +106,19 @@ class WelcomeView(QScrollArea):
         layout.addWidget(self.servers_box)
         self.missing_label = _label("", "hint")
         layout.addWidget(self.missing_label)
+        other_row = QHBoxLayout()
+        self.other_server_label = _label(
+            "A server on another port or another computer (LM Studio on 5001, a vLLM box, a "
+            "company gateway)? Add its URL in Settings > Endpoints, e.g. http://127.0.0.1:5001/v1: "
+            "Test connection checks it and Fetch models lists its models.", "hint")
+        self.endpoints_button = QPushButton("Add a server…")
+        self.endpoints_button.setAccessibleName("Add a model server in Settings > Endpoints")
+        self.endpoints_button.setToolTip("Open Settings > Endpoints")
+        icons.bind(self.endpoints_button, "settings")
+        self.endpoints_button.clicked.connect(self.endpoints_requested)
+        other_row.addWidget(self.other_server_label, 1)
+        other_row.addWidget(self.endpoints_button, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addLayout(other_row)
         self.selected_label = _label("", "welcomeSelected")
         self.selected_label.hide()
         layout.addWidget(self.selected_label)

@@ -4,7 +4,7 @@ Each attempt goes through one Transport (core/llm/transport.py: send one attempt
 return text, finish reason and usage, or raise a typed LLMError): the direct client
 (core/llm/openai_http.py) for a model the user serves themselves at an
 OpenAI-compatible URL ("openai/NAME" at a URL that is not OpenAI's own), litellm
-(core/llm/litellm_route.py) for every other; RLM_STUDIO_HTTP=litellm sends every
+(core/llm/litellm_route.py) for every other; RLMSTUDIO_DESKTOP_HTTP=litellm sends every
 call through litellm. Both pass one contract suite (test_transport_contract.py).
 This module owns what is around the attempts: retries, the meter, cancellation.
 

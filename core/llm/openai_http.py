@@ -10,7 +10,7 @@ litellm has finished importing, and each call costs a fraction of the CPU.
 
 Which calls: `serves(model, api_base)` - an "openai/..." model at a URL that is
 not OpenAI's own API (OpenAI's models need litellm's parameter mapping).
-Every other route, and every call when RLM_STUDIO_HTTP=litellm is set, goes
+Every other route, and every call when RLMSTUDIO_DESKTOP_HTTP=litellm is set, goes
 through litellm. core/llm/client.py decides, and owns retries, the meter and
 the typed errors; this module is one attempt.
 
@@ -47,12 +47,13 @@ from typing import Any, AsyncIterator, Callable
 
 import aiohttp
 
+from core.identity import env
 from core.llm.transport import BadReply, CallbackFailed, ErrorBody, HTTPStatusError, Reply, Request, \
     error_message, error_status, typed_errors
 
 PREFIX = "openai/"
 OPENAI_HOSTS = ("api.openai.com",)
-FORCE_LITELLM = "RLM_STUDIO_HTTP"          # =litellm: every call through litellm
+FORCE_LITELLM = "HTTP"          # RLMSTUDIO_DESKTOP_HTTP=litellm: every call through litellm (core/identity.py)
 MAX_ERROR_BODY = 64 * 1024
 
 _sessions: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aiohttp.ClientSession]" = \
@@ -62,7 +63,7 @@ _closers: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]" = weakref.
 
 def serves(model: str, api_base: str | None) -> bool:
     """True when this module sends `model`'s calls (see the module docstring)."""
-    if os.environ.get(FORCE_LITELLM, "").strip().lower() == "litellm":
+    if (env(FORCE_LITELLM) or "").strip().lower() == "litellm":
         return False
     if not api_base or not model.startswith(PREFIX) or len(model) == len(PREFIX):
         return False

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable
 
+from core.identity import env
 from core.lifecycle import finish
 from core.repl import protocol as P
 from core.repl.cell_clock import within_run_time
@@ -93,9 +94,9 @@ class ReplClosedError(ReplError):
 
 
 def default_worker_command() -> list[str]:
-    """The worker's command line. RLM_STUDIO_REPL_NO_NAMESPACE=1 (the engine's environment)
+    """The worker's command line. RLMSTUDIO_DESKTOP_REPL_NO_NAMESPACE=1 (the engine's environment)
     starts it without namespaces, for hosts where they misbehave: reported as missing."""
-    extra = ["--no-namespace"] if os.environ.get("RLM_STUDIO_REPL_NO_NAMESPACE") == "1" else []
+    extra = ["--no-namespace"] if env("REPL_NO_NAMESPACE") == "1" else []
     if getattr(sys, "frozen", False):
         return [sys.executable, "--repl-worker", *extra]
     # -P: the worker's cwd (writable by model code) is not put on sys.path.

@@ -18,10 +18,11 @@ def test_sub_call_models_and_context_window_round_trip(studio, qloop):
     row = page.add_row("lab/qwen3", {})
     page.table.cellWidget(row, 3).setChecked(True)
     page.table.cellWidget(row, 7).setValue(32_768)
-    erow = dialog.endpoints_page.add_row({})
-    dialog.endpoints_page.table.item(erow, 0).setText("lab")
-    dialog.endpoints_page.table.item(erow, 1).setText("http://127.0.0.1:8080/v1")
-    dialog.endpoints_page.table.item(erow, 3).setText("qwen3, phi4")
+    ep = dialog.endpoints_page
+    ep.add_row({})
+    ep.name_edit.setText("lab")
+    ep.url_edit.setText("http://127.0.0.1:8080/v1")
+    ep.add_models(["qwen3", "phi4"])
     dialog.button_box.button(QDialogButtonBox.StandardButton.Save).click()
     assert controller.settings_dialog is None
 
@@ -47,10 +48,11 @@ def test_one_block_per_turn_is_set_per_model_in_the_dialog_and_kept(studio, qloo
     row = page.add_row("lab/qwen2.5-coder:1.5b", {})
     page.add_row("openai/gpt-4o", {})
     page.table.cellWidget(row, 8).setChecked(True)
-    erow = dialog.endpoints_page.add_row({})
-    dialog.endpoints_page.table.item(erow, 0).setText("lab")
-    dialog.endpoints_page.table.item(erow, 1).setText("http://127.0.0.1:8080/v1")
-    dialog.endpoints_page.table.item(erow, 3).setText("qwen2.5-coder:1.5b")
+    ep = dialog.endpoints_page
+    ep.add_row({})
+    ep.name_edit.setText("lab")
+    ep.url_edit.setText("http://127.0.0.1:8080/v1")
+    ep.add_models(["qwen2.5-coder:1.5b"])
     dialog.button_box.button(QDialogButtonBox.StandardButton.Save).click()
     saved = load_settings()
     assert saved.models["lab/qwen2.5-coder:1.5b"].one_block_per_turn is True

@@ -53,7 +53,7 @@ def test_fork_from_turn_2_makes_a_linked_run(parent, qloop, openai_server):
     dialog = actions.fork_dialog
     assert dialog is not None and dialog.isVisible()
     assert dialog.turn_combo.currentData() == 2 and "Revenue in Q3" in dialog.code_edit.toPlainText()
-    assert dialog.root_edit.text() == "lab/root" and dialog.sub_edit.text() == "lab/sub"
+    assert dialog.root_picker.model_id() == "lab/root" and dialog.sub_picker.model_id() == "lab/sub"
     dialog.iter_spin.setValue(4)
     openai_server.script("root", replies=[code("FINAL('forked after ' + str(len(lines)) + ' lines')")])
     asked_root = len(openai_server.requests_for("root"))

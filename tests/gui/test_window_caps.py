@@ -39,15 +39,15 @@ def test_an_endpoint_its_user_calls_paid_blocks_a_capped_run_until_its_models_ar
     # Added by hand in Settings > Endpoints: asked once whether its models are free.
     dialog = controller.open_settings("endpoints")
     page = dialog.endpoints_page
-    row = page.add_row({})
-    page.table.item(row, 0).setText("lab")
-    page.table.item(row, 1).setText(server.url)
-    page.table.item(row, 3).setText("root, sub")
-    cost = page.table.cellWidget(row, 4)
+    page.add_row({})
+    page.name_edit.setText("lab")
+    page.url_edit.setText(server.url)
+    page.add_models(["root", "sub"])
+    cost = page.cost_combo
     assert cost.currentData() == "free"                       # 127.0.0.1: free by its address
-    page.table.item(row, 1).setText("https://gateway.example.com/v1")
+    page.url_edit.setText("https://gateway.example.com/v1")
     assert cost.currentData() == "paid"                       # a remote gateway: paid by default
-    page.table.item(row, 1).setText(server.url)
+    page.url_edit.setText(server.url)
     cost.setCurrentIndex(cost.findData("paid"))                # the user says: a proxy to a paid API
     cost.activated.emit(cost.currentIndex())
     dialog.button_box.button(QDialogButtonBox.StandardButton.Save).click()

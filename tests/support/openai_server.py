@@ -331,6 +331,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
+            auth = self.headers.get("Authorization") or ""
+            if self.owner.require_key is not None and auth != f"Bearer {self.owner.require_key}":
+                self._json(401, _error_body(401, "Incorrect API key provided"))
+                return
             with self.owner._lock:
                 names = [m for m, s in self.owner._scripts.items() if s.scripted]
             data = [{"id": n, "object": "model", "created": 0, "owned_by": "scripted"} for n in names]

@@ -18,7 +18,7 @@ def test_provider_of(model, provider):
 def test_key_hints_name_the_command_and_the_variable():
     assert key_hint("openai") == ("Set its key with `rlm-studio keys set openai` or the "
                                   "OPENAI_API_KEY environment variable.")
-    assert "RLM_STUDIO_LAB_API_KEY" in key_hint("lab")
+    assert "RLMSTUDIO_DESKTOP_LAB_API_KEY" in key_hint("lab")
 
 
 def test_llmerror_fields_and_kinds():
