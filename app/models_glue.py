@@ -136,19 +136,28 @@ class ModelsGlue:
         return self.show_comparison(outcome, direct, config)
 
     def show_comparison(self, outcome: Any, direct: Any, config: Any) -> dict:
+        """Both answers side by side. Models are named as the user picked them (config.label);
+        the documents' size is the one estimate Sources shows (core.token_count), the direct
+        call's tokens are what its provider counted."""
+        from core.token_count import about_tokens, counted_tokens, documents_tokens
         from ui.direct_compare import DirectCompareView
         t = outcome.totals if outcome is not None else {}
-        rlm = {"title": f"RLM · {config.root_model} → {config.sub_model}",
+        root, sub = config.label(config.root_model), config.label(config.sub_model)
+        rlm = {"title": f"RLM · {root} → {sub}",
                "answer": outcome.answer if outcome is not None else "(the run did not end)",
                "figures": f"{outcome.status if outcome else '-'} · ${t.get('cost_usd', 0):.4f} · "
                           f"{t.get('wall_ms', 0) / 1000:.1f} s · {t.get('iterations', 0)} turns · "
                           f"{t.get('sub_calls', 0)} sub-calls"}
-        side = {"title": f"Direct call · {config.root_model}",
+        measured = (f"{counted_tokens(direct.input_tokens)} in, {direct.output_tokens:,} out"
+                    if direct.status == "answered" else "nothing sent")
+        side = {"title": f"Direct call · {root}",
                 "answer": direct.answer if direct.status == "answered" else f"Not asked: {direct.error}",
                 "figures": f"{direct.status} · ${direct.cost_usd:.4f} · {direct.duration_ms / 1000:.1f} s · "
-                           f"{direct.input_tokens:,} tokens in, {direct.output_tokens:,} out"}
+                           f"{measured}"}
         window = f"the {direct.window:,}-token window" if direct.window else "an unknown window"
-        note = (f"The documents are about {direct.prompt_tokens:,} tokens; the root model has {window}. "
+        documents = list(self.documents().values())
+        note = (f"The documents are {about_tokens(documents_tokens(documents))} (estimated, as in Sources); "
+                f"the root model {root} has {window}. "
                 "An RLM pays off when the input is large and the task needs many steps over it; "
                 "for a simple lookup in documents that fit, one plain call is usually enough.")
         if self.compare is None:

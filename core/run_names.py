@@ -74,3 +74,14 @@ def run_file_stem(run: Any) -> str:
         stem = f"run-{run_id[:8]}" if run_id else "run"
     when = _started(run)
     return f"{stem}-{when.strftime('%Y-%m-%d-%H%M')}" if when else stem
+
+
+def title_of(store: Any, run_id: str | None) -> str:
+    """run_title of a stored run, by id (`store.get_run`); a run not in the store: 'run 1a2b3c4d'."""
+    if not run_id:
+        return "run"
+    try:
+        run = store.get_run(run_id) if store is not None else None
+    except Exception:          # a name is never worth an error: the short id is a name too
+        run = None
+    return run_title(run or {"id": run_id})
