@@ -84,6 +84,7 @@ class RunRequest:
     fork_overrides: dict = field(default_factory=dict)   # fork without `config`: changes to the parent's
     keep_session: bool = False         # keep the REPL alive after the run (the window's follow-ups)
     run_id: str | None = None
+    evaluation_id: str | None = None   # an evaluation's question (core/evaluation): tagged, kept out of History
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -234,7 +235,8 @@ class RunService:
                                      sinks=sinks, store=store, key_for=self.key_for(config),
                                      parent_run_id=request.parent_run_id, run_id=request.run_id,
                                      worker_command=self._worker_command, session=session_in,
-                                     follow_up=follow_up, keep_session=request.keep_session)
+                                     follow_up=follow_up, keep_session=request.keep_session,
+                                     evaluation_id=request.evaluation_id)
             if handle.cancelled:
                 handle.run.cancel()
             return await handle.run.execute()
