@@ -105,7 +105,8 @@ class Controller(QObject):
         self.models = ModelsGlue(              # fitness, scorecards, also ask directly (issue 17)
             window, notifier, store=self.history.store, settings=lambda: self.settings,
             documents=lambda: self.documents, run_task=lambda: self.run_task,
-            last_outcome=lambda: self.last_outcome, key_for=self.key_for, on_engine=self.runs.on_engine)
+            last_outcome=lambda: self.last_outcome, key_for=self.key_for, on_engine=self.runs.on_engine,
+            keys=self.keys)
 
     # --- wiring ---------------------------------------------------------------
     def _wire(self) -> None:

@@ -56,7 +56,8 @@ class HistoryGlue:
         from core.store.errors import StoreError
         try:
             runs = self.store().list_runs(search=f.get("search"), status=f.get("status"),
-                                          model=f.get("model"), since=since, limit=HISTORY_LIMIT)
+                                          model=f.get("model"), since=since, limit=HISTORY_LIMIT,
+                                          evaluations=bool(f.get("evaluations")))
         except (StoreError, OSError) as exc:
             self.notifier.error(f"The run history could not be read: {exc}",
                                 "Check the data folder; details are in the log.")

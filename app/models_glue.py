@@ -39,12 +39,14 @@ class ModelsGlue:
                  settings: Callable[[], Any], documents: Callable[[], dict],
                  run_task: Callable[[], asyncio.Task | None], last_outcome: Callable[[], Any],
                  key_for: Callable[[Any, Any], Callable[[str], str | None]],
-                 on_engine: Callable[[Any], Awaitable[Any]]) -> None:
+                 on_engine: Callable[[Any], Awaitable[Any]], keys: Callable[[], Any] | None = None) -> None:
         self.window, self.notifier = window, notifier
         self.store, self.settings, self.documents = store, settings, documents
         self.run_task, self.last_outcome, self.key_for, self.on_engine = \
             run_task, last_outcome, key_for, on_engine
+        self.keys = keys
         self.view: Any = None
+        self.scorecards: Any = None            # app/scorecard_glue.py, made with the view
         self.compare: Any = None
         self.direct_task: asyncio.Task | None = None
         self.action = QAction("Models", window)
@@ -61,6 +63,7 @@ class ModelsGlue:
             self.view = ModelsView(self.window)
             self.view.evaluation_chosen.connect(self.show_scorecard)
             self.view.export_requested.connect(self.export_dialog)
+            self.view.evaluate_requested.connect(self.new_evaluation)
         self.refresh()
         self.view.show()
         self.view.raise_()
@@ -72,6 +75,23 @@ class ModelsGlue:
         db = self.store().db
         self.view.set_fitness(model_fitness(db))
         self.view.set_evaluations(records.list_evaluations(db))
+
+    def new_evaluation(self) -> Any:
+        """Models > Scorecards > New evaluation…: the dialog that starts, shows and stops one."""
+        from app.scorecard_glue import ScorecardGlue
+        if self.scorecards is None:
+            qp = self.window.question_panel
+            self.scorecards = ScorecardGlue(
+                self.window, store=self.store, settings=self.settings, keys=self.keys or _keychain,
+                documents=self.documents, caps=qp.caps, pair=lambda: (qp.root_model(), qp.sub_model()),
+                on_engine=self.on_engine, shown=self.evaluation_done)
+        return self.scorecards.open_dialog(self.view)
+
+    def evaluation_done(self, evaluation_id: str) -> None:
+        """An evaluation ended (or was stopped): its scorecard chosen in the Scorecards tab."""
+        self.open_view()
+        self.view.tabs.setCurrentIndex(1)
+        self.view.choose_evaluation(evaluation_id)
 
     def guide_numbers(self) -> str:
         from core.fitness import guide_numbers
@@ -165,3 +185,8 @@ class ModelsGlue:
         self.compare.set_sides(rlm, side, note)
         self.compare.show()
         return {"rlm": rlm, "direct": side, "note": note}
+
+
+def _keychain() -> Any:
+    from core.secrets import KeyStore
+    return KeyStore()

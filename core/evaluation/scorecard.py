@@ -73,7 +73,8 @@ def build_scorecard(rows: Iterable[Row], questions: Sequence[dict[str, Any]] = (
                 "correct": r.correct, "answer": r.answer, "detail": r.detail, "cost_usd": r.cost_usd,
                 "error": r.error}
                for (q, p, m), r in latest.items()]
-    return {"lines": lines, "questions": list(questions), "latest_answers": answers}
+    return {"lines": lines, "questions": list(questions), "latest_answers": answers,
+            "stopped": sum(stopped.values())}           # answers the user stopped, in no line's accuracy
 
 
 def _cell(value: Any) -> str:
