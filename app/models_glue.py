@@ -64,6 +64,7 @@ class ModelsGlue:
             self.view.evaluation_chosen.connect(self.show_scorecard)
             self.view.export_requested.connect(self.export_dialog)
             self.view.evaluate_requested.connect(self.new_evaluation)
+            self.view.beside_chosen.connect(self.show_beside)
         self.refresh()
         self.view.show()
         self.view.raise_()
@@ -108,6 +109,14 @@ class ModelsGlue:
 
     def show_scorecard(self, evaluation_id: str) -> None:
         self.view.set_scorecard(self.scorecard(evaluation_id))
+
+    def show_beside(self, evaluation_id: str) -> None:
+        """Compare scorecards: another evaluation's lines under the chosen one's."""
+        from core.evaluation import records
+        from core.run_names import run_title
+        row = records.get_evaluation(self.store().db, evaluation_id) if evaluation_id else None
+        title = run_title({"question": row["name"], "created_utc": row.get("updated_utc")}) if row else ""
+        self.view.set_beside(self.scorecard(evaluation_id) if row else None, title)
 
     def export_dialog(self, evaluation_id: str, fmt: str) -> None:
         name = "CSV (*.csv)" if fmt == "csv" else "Markdown (*.md)"

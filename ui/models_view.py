@@ -132,6 +132,7 @@ class ModelsView(QDialog):
     export_requested = Signal(str, str)        # evaluation id, "csv" | "md"
     refresh_requested = Signal()
     evaluate_requested = Signal()
+    beside_chosen = Signal(str)                # another evaluation to compare with ("" for none)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -167,6 +168,13 @@ class ModelsView(QDialog):
         self.evaluation_box.setAccessibleName("Evaluation")
         self.evaluation_box.currentIndexChanged.connect(self._chosen)
         top.addWidget(self.evaluation_box, 1)
+        top.addWidget(QLabel("beside"))
+        self.beside_box = QComboBox()
+        self.beside_box.setAccessibleName("Compare with evaluation")
+        self.beside_box.setToolTip("Another evaluation's lines under this one's, to compare scorecards")
+        self.beside_box.currentIndexChanged.connect(
+            lambda _i: self.beside_chosen.emit(self.beside_box.currentData() or ""))
+        top.addWidget(self.beside_box, 1)
         self.evaluate_button = QPushButton("New evaluation…")
         self.evaluate_button.setToolTip("Score model pairs and modes on a question set over documents")
         self.evaluate_button.clicked.connect(self.evaluate_requested)
@@ -194,6 +202,8 @@ class ModelsView(QDialog):
         self.answers_table.horizontalHeader().setStretchLastSection(True)
         cl.addWidget(self.answers_table, 2)
         self.tabs.addTab(cards, "Scorecards")
+        self._card: dict[str, Any] | None = None
+        self._beside: tuple[dict[str, Any], str] | None = None
         self._set_export_enabled(False)
 
     # --- fitness -------------------------------------------------------------
@@ -211,12 +221,18 @@ class ModelsView(QDialog):
 
     # --- scorecards ------------------------------------------------------------
     def set_evaluations(self, items: list[dict[str, Any]]) -> None:
-        self.evaluation_box.blockSignals(True)
-        self.evaluation_box.clear()
+        beside = self.beside_box.currentData()
+        for box in (self.evaluation_box, self.beside_box):
+            box.blockSignals(True)
+            box.clear()
+        self.beside_box.addItem("nothing", None)
         for e in items:
             when = run_title({"question": e["name"], "created_utc": e.get("updated_utc")})   # "name · 1 Dec 14:03"
             self.evaluation_box.addItem(f"{when} · {e.get('answers') or 0} answers", e["id"])
-        self.evaluation_box.blockSignals(False)
+            self.beside_box.addItem(when, e["id"])
+        self.beside_box.setCurrentIndex(max(0, self.beside_box.findData(beside)) if beside else 0)
+        for box in (self.evaluation_box, self.beside_box):
+            box.blockSignals(False)
         if items:
             self.evaluation_box.setCurrentIndex(0)
             self._chosen(0)
@@ -236,12 +252,25 @@ class ModelsView(QDialog):
     def current_evaluation(self) -> str | None:
         return self.evaluation_box.currentData()
 
-    def set_scorecard(self, card: dict[str, Any] | None) -> None:
-        lines = (card or {}).get("lines", [])
+    def set_beside(self, card: dict[str, Any] | None, title: str = "") -> None:
+        """Another evaluation's lines under the chosen one's, their pairs marked with its name."""
+        self._beside = (card, title) if card else None
+        self._show_lines()
+
+    def _show_lines(self) -> None:
+        lines = list((self._card or {}).get("lines", []))
+        if self._beside is not None:
+            card, title = self._beside
+            lines += [{**ln, "pair": f"{ln['pair']} · {title}"} for ln in card.get("lines", [])]
         _fill(self.card_table, CARD_COLUMNS, lines)
         self.card_chart.set_data(["accuracy", "syntax errors per cell"],
                                  [(f"{ln['pair']} ({ln['mode']})", [ln.get("accuracy"), ln.get("syntax_error_rate")])
                                   for ln in lines])
+
+    def set_scorecard(self, card: dict[str, Any] | None) -> None:
+        self._card = card
+        lines = (card or {}).get("lines", [])
+        self._show_lines()
         answers = (card or {}).get("latest_answers", [])
         # the question as asked, not its id (the id is in the tooltip), in the set's order
         questions = {q.get("id"): q for q in (card or {}).get("questions", []) if isinstance(q, dict)}

@@ -137,3 +137,29 @@ def test_stop_ends_the_evaluation_and_stops_the_run_in_flight(studio, qloop, ser
     assert runs == [("cancelled",)]
     card = controller.models.scorecard(evaluation_id)
     assert card["stopped"] == 1 and card["lines"] == []                       # a stop is nobody's failure
+
+
+def test_two_scorecards_side_by_side(studio, qloop, server, tmp_path):
+    window, controller = studio
+    server.script("root", fn=root_fn)
+    prepare(window, controller, server, tmp_path, qloop)
+    view, dialog = open_dialog(controller)
+    ids = []
+    for name, questions in (("first", SET), ("second", SET[:1])):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(q) + "\n" for q in questions))
+        dialog.set_edit.setText(str(path))
+
+        async def body():
+            dialog.start_button.click()
+            return await controller.models.scorecards.task
+        ids.append(run_async(qloop, body(), timeout=120))
+    assert ids[0] != ids[1] and view.current_evaluation() == ids[1]
+    assert view.card_table.rowCount() == 1
+    view.beside_box.setCurrentIndex(view.beside_box.findData(ids[0]))
+    pairs = [view.card_table.item(r, 0).text() for r in range(view.card_table.rowCount())]
+    assert pairs[0] == "lab/root:lab/sub" and pairs[1].startswith("lab/root:lab/sub · first · ")
+    accuracy = [view.card_table.item(r, 3).text() for r in range(view.card_table.rowCount())]
+    assert accuracy == ["100%", "50%"]
+    view.beside_box.setCurrentIndex(0)                                          # nothing beside
+    assert view.card_table.rowCount() == 1
