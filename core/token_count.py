@@ -1,13 +1,20 @@
 """How many tokens documents are, estimated one way everywhere, and how it is said.
 
     n = documents_tokens(documents)      # core.llm.pricing.estimate_text_tokens over each text
+    prompt_tokens(messages)              # a chat prompt: its texts + 4 per message
     about_tokens(n)                      # 'about 43k tokens'   (an estimate: "about")
     counted_tokens(42960)                # '42,960 tokens (counted by the provider)'
 
-The Sources totals, the note of "RLM beside a plain call" and the direct call's fit
-message all estimate with this one function, so one question's documents have one
-size; a count a provider reported (a reply's usage) is shown as that provider's count,
-never mixed with the estimate.
+The Sources totals, the note of "RLM beside a plain call", the direct call's fit message
+and the run mode's choice (core/engine/mode.py) all estimate with these, so one question's
+documents have one size; a count a provider reported (a reply's usage) is shown as that
+provider's count, never mixed with the estimate.
+
+The cost is bounded: a text over SAMPLE_CHARS is estimated from SAMPLE_PIECES evenly
+spaced pieces of it, scaled to its length (the estimate is a sum over character classes,
+so a spread sample of a large text estimates it closely). Measured here, at load 5 on 2
+vCPUs: 473-537 ms for a 41 MB log read whole, 16 ms sampled (0.004% off); a 28 MB random
+mix of prose, digits, JSON and umlauts: 21 ms sampled, 0.08% off.
 """
 
 from __future__ import annotations
@@ -17,9 +24,28 @@ from typing import Any, Iterable
 from core.llm.pricing import estimate_text_tokens
 
 
+SAMPLE_CHARS = 1_000_000
+SAMPLE_PIECES = 64
+
+
 def text_tokens(text: str | None) -> int:
     """Tokens of one text, estimated without a tokenizer (0 for an empty text)."""
-    return estimate_text_tokens("", text) if text else 0
+    if not text:
+        return 0
+    n = len(text)
+    if n <= SAMPLE_CHARS:
+        return estimate_text_tokens("", text)
+    piece = SAMPLE_CHARS // SAMPLE_PIECES
+    step = (n - piece) / (SAMPLE_PIECES - 1)
+    sample = "".join(text[int(i * step):int(i * step) + piece] for i in range(SAMPLE_PIECES))
+    return round(estimate_text_tokens("", sample) * n / len(sample))
+
+
+def prompt_tokens(messages: Iterable[dict]) -> int:
+    """A chat prompt's input tokens: its texts' estimate plus 4 per message (role and template)."""
+    from core.llm.pricing import ESTIMATE_PER_MESSAGE, message_text
+    messages = list(messages)
+    return sum(text_tokens(message_text(m.get("content"))) for m in messages) + ESTIMATE_PER_MESSAGE * len(messages)
 
 
 def documents_tokens(documents: Iterable[Any]) -> int:
