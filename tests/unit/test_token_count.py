@@ -36,12 +36,12 @@ def test_small_texts_are_estimated_whole_and_large_ones_from_a_sample():
     small = LOG * 100
     assert text_tokens(small) == estimate_text_tokens("", small)
     big = LOG * (3 * SAMPLE_CHARS // len(LOG))
-    assert abs(text_tokens(big) - estimate_text_tokens("", big)) / estimate_text_tokens("", big) < 0.001
+    assert abs(text_tokens(big) - estimate_text_tokens("", big)) / estimate_text_tokens("", big) < 0.002
     rng = random.Random(7)
     mixed = "".join(rng.choice(["hello world ", "12345 ", "Grüße ", '{"a": [1,2]} ', "\n"])
                     for _ in range(400_000))
     assert len(mixed) > SAMPLE_CHARS
-    assert abs(text_tokens(mixed) - estimate_text_tokens("", mixed)) / estimate_text_tokens("", mixed) < 0.01
+    assert abs(text_tokens(mixed) - estimate_text_tokens("", mixed)) / estimate_text_tokens("", mixed) < 0.05   # an estimate of an estimate
 
 
 def test_how_counts_are_said():
