@@ -206,6 +206,7 @@ class Controller(QObject):
             await asyncio.wait([self.ingest_task], timeout=timeout)
         await self.first_run.close()
         self.sessions.close()
+        await self.models.shutdown(timeout)        # an evaluation's runs (Models > Scorecards) stop too
         await self.runs.shutdown(timeout)
         self.history.close()
 

@@ -88,6 +88,11 @@ class ModelsGlue:
                 on_engine=self.on_engine, shown=self.evaluation_done)
         return self.scorecards.open_dialog(self.view)
 
+    async def shutdown(self, timeout: float = 5.0) -> None:
+        """The window closes: a running evaluation is stopped and given `timeout` to end."""
+        if self.scorecards is not None:
+            await self.scorecards.shutdown(timeout)
+
     def evaluation_done(self, evaluation_id: str) -> None:
         """An evaluation ended (or was stopped): its scorecard chosen in the Scorecards tab."""
         self.open_view()

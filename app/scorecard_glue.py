@@ -227,6 +227,17 @@ class ScorecardGlue:
             return
         asyncio.ensure_future(self.on_engine(self._stop_on_engine()))
 
+    async def shutdown(self, timeout: float = 5.0) -> None:
+        """Stop, and wait up to `timeout` for the runs in flight to end; then cancel what is left."""
+        task = self.task
+        if task is None or task.done():
+            return
+        self.stop()
+        done, _ = await asyncio.wait([task], timeout=timeout)
+        if not done:
+            task.cancel()
+            await asyncio.wait([task], timeout=timeout)
+
     async def _stop_on_engine(self) -> None:
         if self._stop is not None:
             self._stop()

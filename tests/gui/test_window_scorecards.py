@@ -163,3 +163,23 @@ def test_two_scorecards_side_by_side(studio, qloop, server, tmp_path):
     assert accuracy == ["100%", "50%"]
     view.beside_box.setCurrentIndex(0)                                          # nothing beside
     assert view.card_table.rowCount() == 1
+
+
+def test_closing_the_window_stops_a_running_evaluation(studio, qloop, server, tmp_path):
+    window, controller = studio
+    server.script("root", fn=lambda req: Delay(60, code("FINAL('2')")))
+    prepare(window, controller, server, tmp_path, qloop)
+    _view, dialog = open_dialog(controller)
+    dialog.set_edit.setText(str(write_set(tmp_path)))
+
+    async def body():
+        dialog.start_button.click()
+        await wait_until(lambda: len(server.requests_for("root")) == 2, timeout=60, what="both model calls")
+        await controller.shutdown(timeout=20)                              # the window closes
+    run_async(qloop, body(), timeout=60)
+    assert controller.models.scorecards.task.done()
+    from core.store import RunStore
+    with RunStore.open() as store:
+        statuses = [r[0] for r in store.db.execute("SELECT status FROM runs WHERE evaluation_id IS NOT NULL")]
+    assert statuses == ["cancelled", "cancelled"]                      # none left "running"
+    assert dialog.status_label.text().startswith("Stopped: 0 answers scored, 2 stopped"), dialog.status_label.text()
