@@ -337,5 +337,9 @@ def compare_shown(store: Any, left: str, right: str) -> ComparisonShown:
         first = "the final answer"
     if result.notes and first:
         first += "\n" + "; ".join(result.notes)
-    return ComparisonShown(title_of(store, left), title_of(store, right), rows, first,
-                           (a.answer or "", b.answer or ""))
+    titles = title_of(store, left), title_of(store, right)
+    if titles[0] == titles[1] and left != right:      # one question twice in a minute: the seconds tell them apart
+        titles = title_of(store, left, seconds=True), title_of(store, right, seconds=True)
+    if titles[0] == titles[1] and left != right:      # ... and in one second: their ids, as a last resort
+        titles = f"{titles[0]} · {left[:6]}", f"{titles[1]} · {right[:6]}"
+    return ComparisonShown(*titles, rows, first, (a.answer or "", b.answer or ""))

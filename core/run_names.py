@@ -50,8 +50,9 @@ def short_question(question: str | None, limit: int = TITLE_CHARS) -> str:
     return cut.rstrip(" ,.;:") + "…"
 
 
-def run_title(run: Any) -> str:
-    """'How many ERROR lines… · 1 Dec 14:03'; a run without a question is named by its id."""
+def run_title(run: Any, seconds: bool = False) -> str:
+    """'How many ERROR lines… · 1 Dec 14:03' ('… 14:03:27' with `seconds`, to tell apart two runs
+    of one question in one minute); a run without a question is named by its id."""
     question = short_question(_field(run, "question"))
     if not question:
         run_id = str(_field(run, "id") or _field(run, "run_id") or "")
@@ -59,7 +60,7 @@ def run_title(run: Any) -> str:
     when = _started(run)
     if when is None:
         return question
-    return f"{question} · {when.day} {when.strftime('%b %H:%M')}"
+    return f"{question} · {when.day} {when.strftime('%b %H:%M:%S' if seconds else '%b %H:%M')}"
 
 
 def run_file_stem(run: Any) -> str:
@@ -76,7 +77,7 @@ def run_file_stem(run: Any) -> str:
     return f"{stem}-{when.strftime('%Y-%m-%d-%H%M')}" if when else stem
 
 
-def title_of(store: Any, run_id: str | None) -> str:
+def title_of(store: Any, run_id: str | None, seconds: bool = False) -> str:
     """run_title of a stored run, by id (`store.get_run`); a run not in the store: 'run 1a2b3c4d'."""
     if not run_id:
         return "run"
@@ -84,4 +85,4 @@ def title_of(store: Any, run_id: str | None) -> str:
         run = store.get_run(run_id) if store is not None else None
     except Exception:          # a name is never worth an error: the short id is a name too
         run = None
-    return run_title(run or {"id": run_id})
+    return run_title(run or {"id": run_id}, seconds)

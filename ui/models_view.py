@@ -199,7 +199,12 @@ class ModelsView(QDialog):
         self.answers_table.setAccessibleName("Latest answers side by side")
         self.answers_table.verticalHeader().hide()
         self.answers_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.answers_table.horizontalHeader().setStretchLastSection(True)
+        header = self.answers_table.horizontalHeader()
+        header.setStretchLastSection(True)
+        for column in (1, 2, 3):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        self.answers_table.setColumnWidth(0, 320)          # the question as asked: it needs the room
+        self.answers_table.setWordWrap(False)
         cl.addWidget(self.answers_table, 2)
         self.tabs.addTab(cards, "Scorecards")
         self._card: dict[str, Any] | None = None

@@ -79,7 +79,8 @@ def test_compare_and_fitness_show_picked_names_and_run_titles(studio, qloop, ser
     assert rows["Answer"][0].startswith("Fruit apples and pears")
     title = run_title(store.get_run(a.run_id))
     assert title.startswith("Which files are there? · ")
-    assert view.table.horizontalHeaderItem(1).text() == title
+    left, right = view.table.horizontalHeaderItem(1).text(), view.table.horizontalHeaderItem(2).text()
+    assert left.startswith(title) and left != right                       # two runs, two names
     assert a.run_id[:8] not in view.windowTitle() and "Which files are there?" in view.windowTitle()
     plain = view.left_answer.toPlainText()
     assert "Fruit" in plain and "##" not in plain and "**" not in plain

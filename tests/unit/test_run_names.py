@@ -32,6 +32,11 @@ def test_title_is_question_and_time():
     assert run_title(run) == "How many ERROR lines are in webshop.log? · 1 Dec 14:03"
 
 
+def test_seconds_tell_two_runs_of_a_minute_apart():
+    run = {"question": "Sum the sales", "created_utc": STARTED + 27}
+    assert run_title(run, seconds=True) == "Sum the sales · 1 Dec 14:03:27"
+
+
 def test_long_question_is_cut_at_a_word():
     q = ("Find the outage in the web shop log: when did card payments start failing and when did "
          "they work again, how many orders failed")
