@@ -127,7 +127,8 @@ class TrustActions:
         self.last_report = report
         self.verify_view.set_result(verify_shown(report))
         if report.matches:
-            self.notifier.info(f"{title_of(self.history.store(), run_id)} verified: the re-execution matches the record.")
+            self.notifier.info(f"{title_of(self.history.store(), run_id)} verified: the re-execution matches "
+                               "the record.")
         else:
             self.notifier.warning(f"{title_of(self.history.store(), run_id)} diverges when re-executed.",
                                     "The Verify window shows the first divergence.")
@@ -213,8 +214,8 @@ class TrustActions:
         if self.compare_first is None or self.compare_first == selected:
             self.compare_first = selected
             self._update_buttons()
-            self.notifier.info(f"{title_of(self.history.store(), selected)} is marked: select the run to compare it with and "
-                                 "press Compare again.")
+            self.notifier.info(f"{title_of(self.history.store(), selected)} is marked: select the run to compare "
+                               "it with and press Compare again.")
             return None
         first, self.compare_first = self.compare_first, None
         self._update_buttons()

@@ -65,7 +65,8 @@ def test_evaluation_from_the_window_compares_modes_and_stays_out_of_history(stud
     assert evaluation_id
     progress = {(dialog.progress_table.item(r, 0).text(), dialog.progress_table.item(r, 2).text()):
                 dialog.progress_table.item(r, 4).text() for r in range(4)}
-    assert progress == {("How many files are there?", "rlm"): "right", ("Which fruit is counted 4 times?", "rlm"): "wrong",
+    assert progress == {("How many files are there?", "rlm"): "right",
+                        ("Which fruit is counted 4 times?", "rlm"): "wrong",
                         ("How many files are there?", "direct"): "right",
                         ("Which fruit is counted 4 times?", "direct"): "right"}
     assert any(v == "running" for v in seen_running[0].values())
