@@ -1,5 +1,5 @@
 """The one run path: every run, from the CLI or the window, is a RunRequest
-handed to RunService.run.
+handed to RunService.run (an evaluation's answers too: app/eval_runs.py).
 
     request = RunRequest.ask(question, documents, config)          # or .follow_up/.fork/.rerun/.rebuild
     outcome = await RunService().run(request, sinks=[printer])     # handle.cancel() stops it

@@ -222,7 +222,8 @@ class ModelsView(QDialog):
         self.fitness_hint.setText(
             f"{runs:,} stored runs over {len(roots)} root models. A good root writes code that parses "
             "(few syntax errors per cell) and finishes with an answer in few turns."
-            if roots else "No runs stored yet: ask a question, or run `rlm-studio eval` on a question set.")
+            if roots else "No runs stored yet: ask a question, or score models on a question set "
+                          "(Scorecards > New evaluation…).")
 
     # --- scorecards ------------------------------------------------------------
     def set_evaluations(self, items: list[dict[str, Any]]) -> None:
