@@ -110,9 +110,10 @@ class Evaluation:
         if self.repeats < 1:
             raise ValueError("--repeats must be at least 1")
         unknown = [m for m in self.modes if m not in MODES]
-        if unknown or not (self.modes or self.direct):
-            raise ValueError(f"unknown mode {', '.join(unknown) or '(none)'}; use one or more of "
-                             f"{', '.join(MODES)}")
+        if unknown:
+            raise ValueError(f"unknown mode {', '.join(unknown)}; use one or more of {', '.join(MODES)}")
+        if not (self.modes or self.direct):
+            raise ValueError(f"no mode to run: give one or more of {', '.join(MODES)}")
         if self.qset.needs_judge and not self.judge_model:
             raise ValueError("the question set has questions with checker 'judge': name a judge "
                              "model with --judge MODEL")
