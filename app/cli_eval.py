@@ -26,6 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="root and sub model, e.g. openai/gpt-4o:openai/gpt-4o-mini (repeatable)")
     p.add_argument("--repeats", type=int, default=1, help="answers per question and pair (default 1)")
     p.add_argument("--parallel", type=int, default=2, help="questions running at once (default 2)")
+    p.add_argument("--mode", action="append", choices=("rlm", "auto", "direct"), metavar="MODE",
+                   help="the runs' mode: rlm (default), auto or direct (one plain call as a run); "
+                        "repeat it to compare modes in one scorecard")
     p.add_argument("--direct", action="store_true",
                    help="also ask each root model directly, all documents in one prompt, when they fit")
     p.add_argument("--direct-max-tokens", type=int, default=1024)
@@ -106,16 +109,19 @@ def _config_for(args: argparse.Namespace):
 
 
 async def _eval(args: argparse.Namespace, qset: Any, pairs: list, windows: dict[str, int]) -> int:
-    from app.runner import QuestionRun, default_key_for
+    """Every answer is a RunRequest on RunService (app/eval_runs.py), like every other run,
+    over documents read with the settings' ingest options, as `ask` reads them."""
+    from app.eval_runs import EvaluationRuns
+    from app.run_service import RunService, harden_once
+    from app.settings import ingest_options, load_settings
     from core.engine.run import ConfigError, Engine
     from core.evaluation.runner import Evaluation
     from core.ingest import ingest
-    from core.llm.client import ModelClient
-    from core.repl.sandbox import harden_engine_process
     from core.store import RunStore
     from core.store.db import connect
+    from core.store.extracts import opened_cache
 
-    harden_engine_process()
+    harden_once()
     try:
         config_for = _config_for(args)
         for pair in pairs:                     # unknown prices with a cap etc.: refuse before any run
@@ -123,20 +129,14 @@ async def _eval(args: argparse.Namespace, qset: Any, pairs: list, windows: dict[
     except (ValueError, ConfigError) as exc:
         return _fail(f"cannot start: {exc}")
     try:
-        found = await ingest(args.paths)
+        with opened_cache() as cache:            # what earlier runs read of the same files
+            found = await ingest(args.paths, ingest_options(load_settings()), cache=cache)
     except FileNotFoundError as exc:
         return _fail(str(exc))
     if not found.documents:
         return _fail("no readable documents in " + ", ".join(args.paths))
     store = RunStore.open()
-
-    async def run_rlm(question: str, config: Any) -> Any:
-        return await QuestionRun(question, documents=found.documents, skipped=found.skipped,
-                                 config=config, store=store).execute()
-
-    def llm_for(config: Any) -> Any:
-        return ModelClient(key_for=default_key_for(config), api_base_for=config.api_base_for,
-                           max_retries=config.max_retries, timeout_s=config.request_timeout_s)
+    runs = EvaluationRuns(RunService(store=store), found.documents, found.skipped)
 
     def progress(row: Any) -> None:
         if not args.quiet:
@@ -144,10 +144,10 @@ async def _eval(args: argparse.Namespace, qset: Any, pairs: list, windows: dict[
             print(f"{row.pair} [{row.mode}] {row.question_id} #{row.repeat}: {row.status}, {mark} "
                   f"({row.detail}); ${row.cost_usd:.4f}", file=sys.stderr)
 
-    evaluation = Evaluation(qset, found.documents, pairs, config_for=config_for, run_rlm=run_rlm,
-                            llm_for=llm_for, repeats=args.repeats, parallel=args.parallel,
+    evaluation = Evaluation(qset, found.documents, pairs, config_for=config_for, run_rlm=runs.run_rlm,
+                            llm_for=runs.llm_for, repeats=args.repeats, parallel=args.parallel,
                             direct=args.direct, direct_max_tokens=args.direct_max_tokens,
-                            windows=windows, judge_model=args.judge)
+                            windows=windows, judge_model=args.judge, modes=tuple(args.mode or ("rlm",)))
     # The evaluation's own rows go through a connection of their own: the store's is used by
     # the runs' threads meanwhile (sources), and two writers on one connection share a
     # transaction. Both take the write lock up front and wait for it (core/store/db.py).

@@ -32,6 +32,7 @@ from app.settings_glue import SettingsGlue
 from app.trust_glue import TrustGlue
 from app.window_runs import WindowRuns
 from core import limits
+from core.run_names import title_of
 from core.repl.sandbox_report import NOTICE_PREFIX as SANDBOX_NOTICE
 from ui.notifier import Notification, Notifier, explain_error
 from ui.model_picker import ModelChoice
@@ -107,7 +108,8 @@ class Controller(QObject):
         self.models = ModelsGlue(              # fitness, scorecards, also ask directly (issue 17)
             window, notifier, store=self.history.store, settings=lambda: self.settings,
             documents=lambda: self.documents, run_task=lambda: self.run_task,
-            last_outcome=lambda: self.last_outcome, key_for=self.key_for, on_engine=self.runs.on_engine)
+            last_outcome=lambda: self.last_outcome, key_for=self.key_for, on_engine=self.runs.on_engine,
+            keys=self.keys)
 
     # --- wiring ---------------------------------------------------------------
     def _wire(self) -> None:
@@ -211,6 +213,7 @@ class Controller(QObject):
             await asyncio.wait([self.ingest_task], timeout=timeout)
         await self.first_run.close()
         self.sessions.close()
+        await self.models.shutdown(timeout)        # an evaluation's runs (Models > Scorecards) stop too
         await self.runs.shutdown(timeout)
         self.history.close()
 
@@ -455,12 +458,13 @@ class Controller(QObject):
         self.history.leave_replay()
         self.panes.reset()
         qp.set_running(True)
-        qp.set_status(_starting(request))
+        qp.set_status(_starting(request, title_of(self.history.store(), request.parent_run_id)))
 
     def _run_prepared(self, request: RunRequest, prepared: Any) -> None:
         qp = self.window.question_panel
         if prepared.kind == "fork":
-            qp.set_status(f"Fork of run {prepared.parent_run_id[:8]} from turn {prepared.turn}: running…")
+            qp.set_status(f"Fork of “{title_of(self.history.store(), prepared.parent_run_id)}” from turn "
+                          f"{prepared.turn}: running…")
         else:
             qp.set_status("Running…")
 
@@ -479,7 +483,8 @@ class Controller(QObject):
             self.notifier.error(f"The fork could not start: {exc}")
             qp.set_status("The fork could not start.")
         elif request.kind == "rebuild" and isinstance(exc, (RebuildError, StoreError, OSError, RuntimeError)):
-            self.notifier.error(f"The REPL of run {request.parent_run_id[:8]} could not be rebuilt: {exc}",
+            self.notifier.error(f"The REPL of “{title_of(self.history.store(), request.parent_run_id)}” could not "
+                                f"be rebuilt: {exc}",
                                 "Ask again and choose Start fresh.")
             qp.set_status("")
         else:
@@ -604,13 +609,16 @@ class Controller(QObject):
             self.limit_fixes.apply(action)
 
 
-def _starting(request: RunRequest) -> str:
+def _starting(request: RunRequest, parent: str) -> str:
+    """The status line as a run starts; `parent` names the run it comes from (core/run_names.py)."""
     if request.kind == "fork":
-        return f"Rebuilding run {request.parent_run_id[:8]} up to turn {request.fork_turn}…"
+        return f"Rebuilding “{parent}” up to turn {request.fork_turn}…"
     if request.kind == "rebuild":
-        return (f"Rebuilding the REPL of run {request.parent_run_id[:8]}: re-running its code, "
+        return (f"Rebuilding the REPL of “{parent}”: re-running its code, "
                 "no model calls…")
     return "Starting…"
+
+
 def cap_advice(cap_hit: str | None, error: str | None) -> str:
     """What can take a capped run further; more turns never help a call that cannot fit."""
     if cap_hit == "cost" or (error and "dollar cap" in error):

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from core.run_names import run_title
 from ui.history_pane import HistoryRow
 
 log = logging.getLogger(__name__)
@@ -56,7 +57,8 @@ class HistoryGlue:
         from core.store.errors import StoreError
         try:
             runs = self.store().list_runs(search=f.get("search"), status=f.get("status"),
-                                          model=f.get("model"), since=since, limit=HISTORY_LIMIT)
+                                          model=f.get("model"), since=since, limit=HISTORY_LIMIT,
+                                          evaluations=bool(f.get("evaluations")))
         except (StoreError, OSError) as exc:
             self.notifier.error(f"The run history could not be read: {exc}",
                                 "Check the data folder; details are in the log.")
@@ -75,10 +77,7 @@ class HistoryGlue:
         run = store.get_run(run_id) or {}
         events = list(store.iter_events(run_id))
         self.panes.load_replay(events)
-        question = " ".join((run.get("question") or "").split())
-        if len(question) > 100:
-            question = question[:100] + "…"
-        self.window.set_replay_mode(f"Replay of run {run_id[:8]} ({run.get('status', '?')}): {question}")
+        self.window.set_replay_mode(f"Replay of “{run_title(run or {'id': run_id})}” ({run.get('status', '?')})")
         self.replaying = run_id
         log.info("replay of %s (%d events) opened in %.0f ms", run_id, len(events),
                  (time.perf_counter() - started) * 1000)

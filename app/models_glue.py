@@ -39,12 +39,14 @@ class ModelsGlue:
                  settings: Callable[[], Any], documents: Callable[[], dict],
                  run_task: Callable[[], asyncio.Task | None], last_outcome: Callable[[], Any],
                  key_for: Callable[[Any, Any], Callable[[str], str | None]],
-                 on_engine: Callable[[Any], Awaitable[Any]]) -> None:
+                 on_engine: Callable[[Any], Awaitable[Any]], keys: Callable[[], Any] | None = None) -> None:
         self.window, self.notifier = window, notifier
         self.store, self.settings, self.documents = store, settings, documents
         self.run_task, self.last_outcome, self.key_for, self.on_engine = \
             run_task, last_outcome, key_for, on_engine
+        self.keys = keys
         self.view: Any = None
+        self.scorecards: Any = None            # app/scorecard_glue.py, made with the view
         self.compare: Any = None
         self.direct_task: asyncio.Task | None = None
         self.action = QAction("Models", window)
@@ -61,6 +63,8 @@ class ModelsGlue:
             self.view = ModelsView(self.window)
             self.view.evaluation_chosen.connect(self.show_scorecard)
             self.view.export_requested.connect(self.export_dialog)
+            self.view.evaluate_requested.connect(self.new_evaluation)
+            self.view.beside_chosen.connect(self.show_beside)
         self.refresh()
         self.view.show()
         self.view.raise_()
@@ -72,6 +76,28 @@ class ModelsGlue:
         db = self.store().db
         self.view.set_fitness(model_fitness(db))
         self.view.set_evaluations(records.list_evaluations(db))
+
+    def new_evaluation(self) -> Any:
+        """Models > Scorecards > New evaluation…: the dialog that starts, shows and stops one."""
+        from app.scorecard_glue import ScorecardGlue
+        if self.scorecards is None:
+            qp = self.window.question_panel
+            self.scorecards = ScorecardGlue(
+                self.window, store=self.store, settings=self.settings, keys=self.keys or _keychain,
+                documents=self.documents, caps=qp.caps, pair=lambda: (qp.root_model(), qp.sub_model()),
+                on_engine=self.on_engine, shown=self.evaluation_done)
+        return self.scorecards.open_dialog(self.view)
+
+    async def shutdown(self, timeout: float = 5.0) -> None:
+        """The window closes: a running evaluation is stopped and given `timeout` to end."""
+        if self.scorecards is not None:
+            await self.scorecards.shutdown(timeout)
+
+    def evaluation_done(self, evaluation_id: str) -> None:
+        """An evaluation ended (or was stopped): its scorecard chosen in the Scorecards tab."""
+        self.open_view()
+        self.view.tabs.setCurrentIndex(1)
+        self.view.choose_evaluation(evaluation_id)
 
     def guide_numbers(self) -> str:
         from core.fitness import guide_numbers
@@ -88,6 +114,14 @@ class ModelsGlue:
 
     def show_scorecard(self, evaluation_id: str) -> None:
         self.view.set_scorecard(self.scorecard(evaluation_id))
+
+    def show_beside(self, evaluation_id: str) -> None:
+        """Compare scorecards: another evaluation's lines under the chosen one's."""
+        from core.evaluation import records
+        from core.run_names import run_title
+        row = records.get_evaluation(self.store().db, evaluation_id) if evaluation_id else None
+        title = run_title({"question": row["name"], "created_utc": row.get("updated_utc")}) if row else ""
+        self.view.set_beside(self.scorecard(evaluation_id) if row else None, title)
 
     def export_dialog(self, evaluation_id: str, fmt: str) -> None:
         name = "CSV (*.csv)" if fmt == "csv" else "Markdown (*.md)"
@@ -136,19 +170,28 @@ class ModelsGlue:
         return self.show_comparison(outcome, direct, config)
 
     def show_comparison(self, outcome: Any, direct: Any, config: Any) -> dict:
+        """Both answers side by side. Models are named as the user picked them (config.label);
+        the documents' size is the one estimate Sources shows (core.token_count), the direct
+        call's tokens are what its provider counted."""
+        from core.token_count import about_tokens, counted_tokens, documents_tokens
         from ui.direct_compare import DirectCompareView
         t = outcome.totals if outcome is not None else {}
-        rlm = {"title": f"RLM · {config.root_model} → {config.sub_model}",
+        root, sub = config.label(config.root_model), config.label(config.sub_model)
+        rlm = {"title": f"RLM · {root} → {sub}",
                "answer": outcome.answer if outcome is not None else "(the run did not end)",
                "figures": f"{outcome.status if outcome else '-'} · ${t.get('cost_usd', 0):.4f} · "
                           f"{t.get('wall_ms', 0) / 1000:.1f} s · {t.get('iterations', 0)} turns · "
                           f"{t.get('sub_calls', 0)} sub-calls"}
-        side = {"title": f"Direct call · {config.root_model}",
+        measured = (f"{counted_tokens(direct.input_tokens)} in, {direct.output_tokens:,} out"
+                    if direct.status == "answered" else "nothing sent")
+        side = {"title": f"Direct call · {root}",
                 "answer": direct.answer if direct.status == "answered" else f"Not asked: {direct.error}",
                 "figures": f"{direct.status} · ${direct.cost_usd:.4f} · {direct.duration_ms / 1000:.1f} s · "
-                           f"{direct.input_tokens:,} tokens in, {direct.output_tokens:,} out"}
+                           f"{measured}"}
         window = f"the {direct.window:,}-token window" if direct.window else "an unknown window"
-        note = (f"The documents are about {direct.prompt_tokens:,} tokens; the root model has {window}. "
+        documents = list(self.documents().values())
+        note = (f"The documents are {about_tokens(documents_tokens(documents))} (estimated, as in Sources); "
+                f"the root model {root} has {window}. "
                 "An RLM pays off when the input is large and the task needs many steps over it; "
                 "for a simple lookup in documents that fit, one plain call is usually enough.")
         if self.compare is None:
@@ -156,3 +199,8 @@ class ModelsGlue:
         self.compare.set_sides(rlm, side, note)
         self.compare.show()
         return {"rlm": rlm, "direct": side, "note": note}
+
+
+def _keychain() -> Any:
+    from core.secrets import KeyStore
+    return KeyStore()

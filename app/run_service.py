@@ -1,5 +1,5 @@
 """The one run path: every run, from the CLI or the window, is a RunRequest
-handed to RunService.run.
+handed to RunService.run (an evaluation's answers too: app/eval_runs.py).
 
     request = RunRequest.ask(question, documents, config)          # or .follow_up/.fork/.rerun/.rebuild
     outcome = await RunService().run(request, sinks=[printer])     # handle.cancel() stops it
@@ -84,6 +84,7 @@ class RunRequest:
     fork_overrides: dict = field(default_factory=dict)   # fork without `config`: changes to the parent's
     keep_session: bool = False         # keep the REPL alive after the run (the window's follow-ups)
     run_id: str | None = None
+    evaluation_id: str | None = None   # an evaluation's question (core/evaluation): tagged, kept out of History
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -234,7 +235,8 @@ class RunService:
                                      sinks=sinks, store=store, key_for=self.key_for(config),
                                      parent_run_id=request.parent_run_id, run_id=request.run_id,
                                      worker_command=self._worker_command, session=session_in,
-                                     follow_up=follow_up, keep_session=request.keep_session)
+                                     follow_up=follow_up, keep_session=request.keep_session,
+                                     evaluation_id=request.evaluation_id)
             if handle.cancelled:
                 handle.run.cancel()
             return await handle.run.execute()

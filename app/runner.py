@@ -41,7 +41,8 @@ class QuestionRun:
                  store: Any = None, key_for: Callable[[str], str | None] | None = None,
                  parent_run_id: str | None = None, run_id: str | None = None,
                  worker_command: list[str] | None = None, persist: bool = True,
-                 session: Any = None, follow_up: bool = False, keep_session: bool = False) -> None:
+                 session: Any = None, follow_up: bool = False, keep_session: bool = False,
+                 evaluation_id: str | None = None) -> None:
         if not question.strip():
             raise ValueError("the question is empty")
         if not documents:
@@ -53,6 +54,7 @@ class QuestionRun:
         self.sinks = list(sinks)
         self.run_id = run_id or uuid.uuid4().hex
         self.parent_run_id = parent_run_id
+        self.evaluation_id = evaluation_id
         self._store = store
         self._persist = persist
         self._key_for = key_for
@@ -112,7 +114,7 @@ class QuestionRun:
         self._engine = Engine(self.config, emit=self._fanout(writer), key_for=key_for,
                               run_id=self.run_id, worker_command=self._worker_command,
                               version=__version__, parent_run_id=self.parent_run_id,
-                              keep_session=self._keep_session)
+                              keep_session=self._keep_session, evaluation_id=self.evaluation_id)
         if self._cancelled:
             self._engine.cancel()
         sources_task = None

@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from PySide6.QtWidgets import QMessageBox
 
+from core.run_names import title_of
 from app.run_service import RunRequest
 from ui.follow_up_bar import FollowUpBar
 
@@ -84,20 +85,24 @@ class SessionGlue:
             self.gone_reason = "it ended when the app was closed"
         self.refresh_bar()
 
+    def _name(self, run_id: str | None) -> str:
+        """A run as the user knows it: its question and start time (core/run_names.py)."""
+        return title_of(self.history.store(), run_id)
+
     # --- the bar ------------------------------------------------------------------
     def refresh_bar(self, ended: bool = False) -> None:
         replaying = self.history.replaying
         if self.runs.running and not ended:      # (inside the run's own task it still counts as running)
             self.bar.set_state("hidden")
         elif replaying and replaying != self.run_id:
-            self.bar.set_state("gone", f"The REPL of run {replaying[:8]} is gone: {FROM_HISTORY}. "
+            self.bar.set_state("gone", f"The REPL of “{self._name(replaying)}” is gone: {FROM_HISTORY}. "
                                        "A follow-up can rebuild it or start fresh.")
         elif self.session is not None:
-            self.bar.set_state("live", f"The REPL of run {self.run_id[:8]} is still open: type the "
+            self.bar.set_state("live", f"The REPL of “{self._name(self.run_id)}” is still open: type the "
                                        "next question and ask a follow-up to reuse what the model "
                                        "built (Run starts over).")
         elif self.gone_run_id:
-            self.bar.set_state("gone", f"The REPL of run {self.gone_run_id[:8]} is gone: {self.gone_reason}. "
+            self.bar.set_state("gone", f"The REPL of “{self._name(self.gone_run_id)}” is gone: {self.gone_reason}. "
                                        "A follow-up can rebuild it or start fresh.")
         else:
             self.bar.set_state("hidden")
@@ -125,7 +130,7 @@ class SessionGlue:
     def _prepared(self, _request: Any, prepared: Any) -> None:
         if prepared.kind != "rebuild":
             return
-        note = (f"Rebuilt the REPL of run {prepared.parent_run_id[:8]} ({prepared.replayed_cells} cells "
+        note = (f"Rebuilt the REPL of “{self._name(prepared.parent_run_id)}” ({prepared.replayed_cells} cells "
                 "re-run from the record).")
         if prepared.unmatched:
             self.notifier.warning(note + f" {len(prepared.unmatched)} cells asked things that are not "
@@ -197,7 +202,7 @@ class SessionGlue:
         box.setObjectName("followUpGoneDialog")
         box.setIcon(QMessageBox.Icon.Information)
         box.setWindowTitle("The REPL of that run is gone")
-        box.setText(f"The REPL of run {run_id[:8]} is gone: {reason}. "
+        box.setText(f"The REPL of “{self._name(run_id)}” is gone: {reason}. "
                     "The variables the model built there are not in memory any more.")
         can_rebuild = rebuild_available()
         box.setInformativeText(
@@ -229,7 +234,7 @@ class SessionGlue:
         try:
             documents = list(self.history.store().documents(run_id))
         except StoreError as exc:
-            self.notifier.error(f"The documents of run {run_id[:8]} cannot be restored: {exc}")
+            self.notifier.error(f"The documents of “{self._name(run_id)}” cannot be restored: {exc}")
             return False
         self.history.leave_replay()
         self._set_documents(documents)
@@ -244,8 +249,8 @@ class SessionGlue:
         qp.set_question(fresh_question(run.get("question") or "", run.get("answer"), question))
         started = self._start("re-run", run_id)
         if started:
-            self.notifier.info(f"Started fresh over the {len(self._documents())} documents of run "
-                               f"{run_id[:8]}; the earlier question and answer are in the question as "
+            self.notifier.info(f"Started fresh over the {len(self._documents())} documents of "
+                               f"“{self._name(run_id)}”; the earlier question and answer are in the question as "
                                "background.")
         return started
 

@@ -18,6 +18,7 @@ from PySide6.QtCore import QPoint
 from PySide6.QtWidgets import QHBoxLayout, QMenu, QPushButton, QWidget
 
 from app.run_service import RunRequest
+from core.run_names import short_question, title_of
 from ui.compare_view import ComparisonShown, CompareView
 from ui.fork_dialog import ForkChoice, ForkDialog
 from ui.history_pane import HistoryRow
@@ -90,7 +91,8 @@ class TrustActions:
         self.fork_button.setEnabled(selected is not None)
         self.compare_button.setEnabled(selected is not None)
         if self.compare_first is not None and selected not in (None, self.compare_first):
-            self.compare_button.setText(f"Compare with {self.compare_first[:8]}")
+            run = self.history.store().get_run(self.compare_first) or {"id": self.compare_first}
+            self.compare_button.setText(f"Compare with “{short_question(run.get('question'), 24)}”")
         elif self.compare_first is not None:
             self.compare_button.setText("Select the other run…")
         else:
@@ -106,7 +108,7 @@ class TrustActions:
             return None
         if self.verify_view is None:
             self.verify_view = VerifyView(self.window)
-        self.verify_view.set_running(f"run {run_id[:8]}")
+        self.verify_view.set_running(title_of(self.history.store(), run_id))
         self.verify_view.show()
         self.verify_view.raise_()
         self.verify_task = asyncio.ensure_future(self._verify(run_id))
@@ -120,14 +122,15 @@ class TrustActions:
             report = await verify_run(self.history.store(), run_id)
         except (StoreError, RebuildError, OSError) as exc:
             self.verify_view.set_failed(str(exc))
-            self.notifier.error(f"Run {run_id[:8]} could not be verified: {exc}")
+            self.notifier.error(f"{title_of(self.history.store(), run_id)} could not be verified: {exc}")
             return
         self.last_report = report
         self.verify_view.set_result(verify_shown(report))
         if report.matches:
-            self.notifier.info(f"Run {run_id[:8]} verified: the re-execution matches the record.")
+            self.notifier.info(f"{title_of(self.history.store(), run_id)} verified: the re-execution matches "
+                               "the record.")
         else:
-            self.notifier.warning(f"Run {run_id[:8]} diverges when re-executed.",
+            self.notifier.warning(f"{title_of(self.history.store(), run_id)} diverges when re-executed.",
                                     "The Verify window shows the first divergence.")
 
     # ---- fork ----------------------------------------------------------------
@@ -167,7 +170,7 @@ class TrustActions:
         h = self.history
         root = h.unroute(record.root_model, config.get("api_base"))
         sub = h.unroute(record.sub_model, config.get("sub_api_base") or config.get("api_base"))
-        dialog = ForkDialog(self.window, run_title=f"run {run_id[:8]}", turns=turns,
+        dialog = ForkDialog(self.window, run_title=title_of(self.history.store(), run_id), turns=turns,
                             turn=turn or turns[-1][0], root_model=root, sub_model=sub, caps=config,
                             choices=self.window.question_panel.root_picker.all_choices())
         dialog.run_id = run_id                        # type: ignore[attr-defined]
@@ -212,8 +215,8 @@ class TrustActions:
         if self.compare_first is None or self.compare_first == selected:
             self.compare_first = selected
             self._update_buttons()
-            self.notifier.info(f"Run {selected[:8]} is marked: select the run to compare it with and "
-                                 "press Compare again.")
+            self.notifier.info(f"{title_of(self.history.store(), selected)} is marked: select the run to compare "
+                               "it with and press Compare again.")
             return None
         first, self.compare_first = self.compare_first, None
         self._update_buttons()
@@ -308,6 +311,7 @@ def verify_shown(report: Any) -> VerifyShown:
 def compare_shown(store: Any, left: str, right: str) -> ComparisonShown:
     """The comparison of two stored runs (core.trust.compare) as the window shows it."""
     from core.trust.compare import compare_runs
+    from ui.answer_text import one_line
     from ui.cost_meter import money
     result = compare_runs(store, left, right)
     a, b = result.a, result.b
@@ -315,14 +319,15 @@ def compare_shown(store: Any, left: str, right: str) -> ComparisonShown:
     def row(label: str, x: Any, y: Any) -> tuple[str, str, str, bool]:
         return (label, str(x), str(y), x == y)
     rows = [row("Question", a.question, b.question), row("Status", a.status, b.status),
-            row("Answer", _short(a.answer), _short(b.answer)),
+            row("Answer", one_line(a.answer), one_line(b.answer)),
             row("Root model", a.root_model, b.root_model), row("Sub model", a.sub_model, b.sub_model),
             ("Cost", money(a.cost_usd), money(b.cost_usd), a.cost_usd == b.cost_usd),
             row("Tokens in / out", f"{a.input_tokens:,} / {a.output_tokens:,}",
                 f"{b.input_tokens:,} / {b.output_tokens:,}"),
             row("Turns", a.turns, b.turns), row("Cells", a.cells, b.cells),
             row("Sub-calls (failed)", f"{a.sub_calls} ({a.sub_call_errors})", f"{b.sub_calls} ({b.sub_call_errors})"),
-            row("Parent run", (a.parent_run_id or "")[:8], (b.parent_run_id or "")[:8])]
+            row("Parent run", title_of(store, a.parent_run_id) if a.parent_run_id else "",
+                title_of(store, b.parent_run_id) if b.parent_run_id else "")]
     first = ""
     d = result.first_difference
     if d is not None:
@@ -334,9 +339,9 @@ def compare_shown(store: Any, left: str, right: str) -> ComparisonShown:
         first = "the final answer"
     if result.notes and first:
         first += "\n" + "; ".join(result.notes)
-    return ComparisonShown(f"run {left[:8]}", f"run {right[:8]}", rows, first, (a.answer or "", b.answer or ""))
-
-
-def _short(text: str | None, limit: int = 120) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= limit else text[:limit] + "…"
+    titles = title_of(store, left), title_of(store, right)
+    if titles[0] == titles[1] and left != right:      # one question twice in a minute: the seconds tell them apart
+        titles = title_of(store, left, seconds=True), title_of(store, right, seconds=True)
+    if titles[0] == titles[1] and left != right:      # ... and in one second: their ids, as a last resort
+        titles = f"{titles[0]} · {left[:6]}", f"{titles[1]} · {right[:6]}"
+    return ComparisonShown(*titles, rows, first, (a.answer or "", b.answer or ""))

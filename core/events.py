@@ -79,6 +79,7 @@ class RunStarted(Event):
     version: str = ""
     parent_run_id: str | None = None  # a re-run, fork or follow-up names the run it came from
     unpriced_models: list[str] = field(default_factory=list)  # no known price: their cost is unknown, not $0
+    evaluation_id: str | None = None  # the evaluation this run answers a question of (core/evaluation)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -2,7 +2,7 @@
 
     stats = model_fitness(store.db)        # {"roots": [...], "subs": [...]} plain dicts
 
-Per root model (runs.root_model), over every stored run except imported ones:
+Per root model (as the user picked it: ROOT_NAME below), over every stored run except imported ones:
   runs; finished / capped / failed (failed and interrupted together) / stopped (the
   user's Stop: the model's fault in none of them, so no rate counts a stopped run);
   answer_rate = finished runs with a non-empty answer / runs not stopped;
@@ -27,6 +27,15 @@ import json
 from typing import Any
 
 FAILED = ("failed", "interrupted")
+
+# Models are named as the user picked them ("lab/coder-7b"), not as they were routed to
+# litellm ("openai/coder-7b"): runs.root_model_label / sub_model_label (migration m003),
+# NULL when the two are the same. A call's model is matched to its run's root or sub model.
+ROOT_NAME = "COALESCE(root_model_label, root_model)"
+CALL_NAME = ("CASE WHEN c.model = r.sub_model AND r.sub_model_label IS NOT NULL THEN r.sub_model_label "
+             "WHEN c.model = r.root_model AND r.root_model_label IS NOT NULL THEN r.root_model_label "
+             "ELSE c.model END")
+EVENT_NAME = CALL_NAME.replace("c.model", "json_extract(e.payload_json, '$.model')")
 STOPPED = "cancelled"            # the run status of a user's Stop
 
 
@@ -41,7 +50,7 @@ def model_fitness(db: Any) -> dict[str, list[dict[str, Any]]]:
 def root_fitness(db: Any) -> list[dict[str, Any]]:
     per: dict[str, dict[str, Any]] = {}
     runs = db.execute(
-        "SELECT id, root_model, status, answer, iterations, cells, syntax_errors, cost_usd, wall_ms, "
+        f"SELECT id, {ROOT_NAME}, status, answer, iterations, cells, syntax_errors, cost_usd, wall_ms, "
         "totals_json FROM runs WHERE imported_utc IS NULL AND status != 'running' AND root_model IS NOT NULL "
         "ORDER BY created_utc").fetchall()
     for run_id, model, status, answer, iterations, cells, syntax, cost, wall_ms, totals_json in runs:
@@ -72,12 +81,12 @@ def root_fitness(db: Any) -> list[dict[str, Any]]:
         if wall_ms is not None:
             m["_wall"].append(int(wall_ms))
     tokens = {row[0]: row[1:] for row in db.execute(
-        "SELECT model, sum(input_tokens), sum(output_tokens), count(*) FROM calls "
-        "WHERE kind = 'root' AND run_id IN (SELECT id FROM runs WHERE imported_utc IS NULL) GROUP BY model")}
+        f"SELECT {CALL_NAME}, sum(c.input_tokens), sum(c.output_tokens), count(*) FROM calls c "
+        "JOIN runs r ON r.id = c.run_id WHERE c.kind = 'root' AND r.imported_utc IS NULL GROUP BY 1")}
     thinking = {row[0]: row[1:] for row in db.execute(
-        "SELECT json_extract(payload_json, '$.model'), sum(json_extract(payload_json, '$.reasoning_tokens')), "
-        "count(json_extract(payload_json, '$.reasoning_tokens')) FROM events WHERE type = 'RootReplied' "
-        "GROUP BY 1")}
+        f"SELECT {EVENT_NAME}, sum(json_extract(e.payload_json, '$.reasoning_tokens')), "
+        "count(json_extract(e.payload_json, '$.reasoning_tokens')) FROM events e JOIN runs r ON r.id = e.run_id "
+        "WHERE e.type = 'RootReplied' GROUP BY 1")}
     out = []
     for model, m in per.items():
         turns, wall = m.pop("_turns"), m.pop("_wall")
@@ -100,11 +109,11 @@ def root_fitness(db: Any) -> list[dict[str, Any]]:
 
 def sub_fitness(db: Any) -> list[dict[str, Any]]:
     rows = db.execute(
-        "SELECT model, count(*), count(DISTINCT run_id), sum(status = 'error'), sum(status = 'cancelled'), "
-        "sum(status = 'refused'), avg(duration_ms), "
-        "sum(cost_usd), sum(input_tokens), sum(output_tokens) FROM calls WHERE kind = 'sub' "
-        "AND run_id IN (SELECT id FROM runs WHERE imported_utc IS NULL) GROUP BY model "
-        "ORDER BY count(*) DESC, model").fetchall()
+        f"SELECT {CALL_NAME} AS name, count(*), count(DISTINCT c.run_id), sum(c.status = 'error'), "
+        "sum(c.status = 'cancelled'), sum(c.status = 'refused'), avg(c.duration_ms), "
+        "sum(c.cost_usd), sum(c.input_tokens), sum(c.output_tokens) FROM calls c JOIN runs r ON r.id = c.run_id "
+        "WHERE c.kind = 'sub' AND r.imported_utc IS NULL GROUP BY name "
+        "ORDER BY count(*) DESC, name").fetchall()
     return [{"model": model, "calls": calls, "runs": runs, "errors": int(errors or 0),
              "cancelled": int(cancelled or 0), "refused": int(refused or 0),
              "error_rate": _rate(int(errors or 0), calls - int(cancelled or 0) - int(refused or 0)),

@@ -1,7 +1,7 @@
 """CompareView: two runs side by side and their first point of difference.
 
     view = CompareView(parent)
-    view.set_comparison(ComparisonShown(left_title="run a1b2", right_title="run c3d4",
+    view.set_comparison(ComparisonShown(left_title="How many ERROR lines… · 1 Dec 14:03", right_title="…",
                         rows=[("Answer", "42", "41", False), ("Cost", "$0.01", "$0.02", False)],
                         first_difference="turn 2, cell 1: the output differs", answers=("42", "41")))
 
@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import (QDialog, QHBoxLayout, QHeaderView, QLabel, QPlainTextEdit, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QDialog, QHBoxLayout, QHeaderView, QLabel, QTableWidget, QTableWidgetItem,
+                               QVBoxLayout, QWidget)
+
+from ui.answer_text import AnswerText
 
 from ui.highlight import is_dark
 from ui.theme import PALETTES
@@ -52,8 +54,8 @@ class CompareView(QDialog):
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         layout.addWidget(self.table, 1)
         answers = QHBoxLayout()
-        self.left_answer = QPlainTextEdit(self)
-        self.right_answer = QPlainTextEdit(self)
+        self.left_answer = AnswerText(self)       # Markdown rendered, as on the answer card
+        self.right_answer = AnswerText(self)
         for edit, name in ((self.left_answer, "Answer of the first run"),
                            (self.right_answer, "Answer of the second run")):
             edit.setReadOnly(True)
@@ -80,8 +82,8 @@ class CompareView(QDialog):
             self.difference_label.setText(f"First difference: {comparison.first_difference}")
         else:
             self.difference_label.setText("No difference: the runs did the same steps.")
-        self.left_answer.setPlainText(comparison.answers[0])
-        self.right_answer.setPlainText(comparison.answers[1])
+        self.left_answer.set_answer(comparison.answers[0])
+        self.right_answer.set_answer(comparison.answers[1])
 
     def row_texts(self) -> list[tuple[str, str, str]]:
         return [tuple(self.table.item(r, c).text() for c in range(3))  # type: ignore[misc]

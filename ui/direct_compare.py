@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QDialog, QGridLayout, QLabel, QPlainTextEdit, QWidget
+from PySide6.QtWidgets import QDialog, QGridLayout, QLabel, QWidget
+
+from ui.answer_text import AnswerText
 
 
 class DirectCompareView(QDialog):
@@ -26,9 +28,8 @@ class DirectCompareView(QDialog):
         grid.addWidget(self.note, 0, 0, 1, 2)
         self.titles, self.answers, self.figures = [], [], []
         for col, name in enumerate(("RLM", "Direct call")):
-            title, answer, figures = QLabel(name), QPlainTextEdit(), QLabel()
+            title, answer, figures = QLabel(name), AnswerText(self), QLabel()
             title.setStyleSheet("QLabel { font-weight: bold; }")
-            answer.setReadOnly(True)
             answer.setAccessibleName(f"Answer of the {name}")
             figures.setWordWrap(True)
             grid.addWidget(title, 1, col)
@@ -42,9 +43,10 @@ class DirectCompareView(QDialog):
     def set_sides(self, rlm: dict[str, Any], direct: dict[str, Any], note: str = "") -> None:
         for i, side in enumerate((rlm, direct)):
             self.titles[i].setText(side.get("title", ""))
-            self.answers[i].setPlainText(side.get("answer") or "")
+            self.answers[i].set_answer(side.get("answer") or "")
             self.figures[i].setText(side.get("figures", ""))
         self.note.setText(note)
 
     def texts(self) -> tuple[str, str]:
-        return self.answers[0].toPlainText(), self.answers[1].toPlainText()
+        """Both answers as given (Markdown)."""
+        return self.answers[0].answer, self.answers[1].answer

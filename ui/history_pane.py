@@ -1,7 +1,7 @@
 """History: past runs with search and filters; open (replay), export, delete, re-run.
 
 The pane shows `HistoryRow`s and emits intents; app/controller.py asks the
-store. Filters are sent as one dict: {"search", "status", "model", "since_days"}.
+store. Filters are sent as one dict: {"search", "status", "model", "since_days", "evaluations"}.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from core.control_chars import escape_controls
 from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
-    QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
+    QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
     QMenu, QPushButton, QToolButton, QVBoxLayout, QWidget,
 )
 
@@ -42,6 +42,7 @@ class HistoryRow:
     limited: str = ""            # what a cap or limit changed (core/limits.py), "" when nothing
     unpriced: str = ""           # models without a known price: the cost is unknown
     unsupported: tuple[str, ...] = ()    # values of the answer nothing the run read holds
+    evaluation_id: str = ""      # the evaluation whose question it answered ("" for the user's own runs)
 
     @classmethod
     def of_run(cls, run: dict) -> "HistoryRow":
@@ -58,7 +59,8 @@ class HistoryRow:
                    sub_model=run.get("sub_model_label") or run.get("sub_model") or "",
                    cost_usd=run.get("cost_usd"), duration_ms=duration, limited=run.get("limited") or "",
                    unpriced=run.get("unpriced") or "",
-                   unsupported=tuple(str(v) for v in run.get("unsupported") or ()))
+                   unsupported=tuple(str(v) for v in run.get("unsupported") or ()),
+                   evaluation_id=run.get("evaluation_id") or "")
 
 
 def format_when(created: datetime | None, now: datetime | None = None) -> str:
@@ -116,7 +118,8 @@ class HistoryModel(RowTableModel):
                 return escape_controls(" ".join(row.question.split())[:200])
             if col == 2:
                 return " · ".join([row.status] + ["limited"] * bool(row.limited)
-                                  + ["unsupported"] * bool(row.unsupported))
+                                  + ["unsupported"] * bool(row.unsupported)
+                                  + ["evaluation"] * bool(row.evaluation_id))
             if col == 5:
                 return row.root_model if row.sub_model in ("", row.root_model) \
                     else f"{row.root_model} / {row.sub_model}"
@@ -192,6 +195,11 @@ class HistoryPane(QWidget):
         filters.addWidget(self.model_edit, 1)
         filters.addWidget(self.period_combo)
         layout.addLayout(filters)
+        # An evaluation's runs (Models > Scorecards) are many and alike: hidden unless asked for.
+        self.evaluations_check = QCheckBox("Show evaluation runs")
+        self.evaluations_check.setToolTip("Runs that answered the questions of an evaluation "
+                                          "(Models > Scorecards); hidden by default")
+        layout.addWidget(self.evaluations_check)
 
         self.table = list_table(self.model, "Past runs")
         header = self.table.horizontalHeader()
@@ -253,6 +261,7 @@ class HistoryPane(QWidget):
         self.model_edit.textChanged.connect(self._debounce.start)
         self.status_combo.currentIndexChanged.connect(self._emit_filters)
         self.period_combo.currentIndexChanged.connect(self._emit_filters)
+        self.evaluations_check.toggled.connect(self._emit_filters)
         self.table.selectionModel().selectionChanged.connect(self._update_buttons)
         self.model.modelReset.connect(self._update_buttons)
         self._update_buttons()
@@ -261,7 +270,8 @@ class HistoryPane(QWidget):
         return {"search": self.search_edit.text().strip() or None,
                 "status": self.status_combo.currentData(),
                 "model": self.model_edit.text().strip() or None,
-                "since_days": self.period_combo.currentData()}
+                "since_days": self.period_combo.currentData(),
+                "evaluations": self.evaluations_check.isChecked()}
 
     def _emit_filters(self) -> None:
         self.filters_changed.emit(self.filters())

@@ -5,6 +5,7 @@
     view.set_evaluations([{"id", "name", "answers", ...}])   # core.evaluation.records.list_evaluations
     view.set_scorecard(card)                                 # core.evaluation.scorecard.build_scorecard
     view.evaluation_chosen.connect(...); view.export_requested.connect(...)   # (id, "csv" | "md")
+    view.evaluate_requested.connect(...)     # New evaluation… (app/scorecard_glue.py)
 
 Two tabs: Fitness (a table per root model and per sub model, with bars of the
 syntax-error and answer rates) and Scorecards (per pair and mode, with bars of
@@ -20,6 +21,8 @@ from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import (QComboBox, QDialog, QHBoxLayout, QHeaderView, QLabel, QPushButton, QTableWidget,
                                QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
+
+from core.run_names import run_title
 
 ROOT_COLUMNS = [("Model", "model"), ("Runs", "runs"), ("Finished", "finished"), ("Capped", "capped"),
                 ("Failed", "failed"), ("Stopped", "stopped"), ("Answered", "answer_rate%"), ("Cells", "cells"),
@@ -128,6 +131,8 @@ class ModelsView(QDialog):
     evaluation_chosen = Signal(str)
     export_requested = Signal(str, str)        # evaluation id, "csv" | "md"
     refresh_requested = Signal()
+    evaluate_requested = Signal()
+    beside_chosen = Signal(str)                # another evaluation to compare with ("" for none)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -163,6 +168,17 @@ class ModelsView(QDialog):
         self.evaluation_box.setAccessibleName("Evaluation")
         self.evaluation_box.currentIndexChanged.connect(self._chosen)
         top.addWidget(self.evaluation_box, 1)
+        top.addWidget(QLabel("beside"))
+        self.beside_box = QComboBox()
+        self.beside_box.setAccessibleName("Compare with evaluation")
+        self.beside_box.setToolTip("Another evaluation's lines under this one's, to compare scorecards")
+        self.beside_box.currentIndexChanged.connect(
+            lambda _i: self.beside_chosen.emit(self.beside_box.currentData() or ""))
+        top.addWidget(self.beside_box, 1)
+        self.evaluate_button = QPushButton("New evaluation…")
+        self.evaluate_button.setToolTip("Score model pairs and modes on a question set over documents")
+        self.evaluate_button.clicked.connect(self.evaluate_requested)
+        top.addWidget(self.evaluate_button)
         self.csv_button = QPushButton("Export CSV…")
         self.md_button = QPushButton("Export Markdown…")
         self.csv_button.clicked.connect(lambda: self._export("csv"))
@@ -183,9 +199,16 @@ class ModelsView(QDialog):
         self.answers_table.setAccessibleName("Latest answers side by side")
         self.answers_table.verticalHeader().hide()
         self.answers_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.answers_table.horizontalHeader().setStretchLastSection(True)
+        header = self.answers_table.horizontalHeader()
+        header.setStretchLastSection(True)
+        for column in (1, 2, 3):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        self.answers_table.setColumnWidth(0, 320)          # the question as asked: it needs the room
+        self.answers_table.setWordWrap(False)
         cl.addWidget(self.answers_table, 2)
         self.tabs.addTab(cards, "Scorecards")
+        self._card: dict[str, Any] | None = None
+        self._beside: tuple[dict[str, Any], str] | None = None
         self._set_export_enabled(False)
 
     # --- fitness -------------------------------------------------------------
@@ -199,41 +222,83 @@ class ModelsView(QDialog):
         self.fitness_hint.setText(
             f"{runs:,} stored runs over {len(roots)} root models. A good root writes code that parses "
             "(few syntax errors per cell) and finishes with an answer in few turns."
-            if roots else "No runs stored yet: ask a question, or run `rlm-studio eval` on a question set.")
+            if roots else "No runs stored yet: ask a question, or score models on a question set "
+                          "(Scorecards > New evaluation…).")
 
     # --- scorecards ------------------------------------------------------------
     def set_evaluations(self, items: list[dict[str, Any]]) -> None:
-        self.evaluation_box.blockSignals(True)
-        self.evaluation_box.clear()
+        beside = self.beside_box.currentData()
+        for box in (self.evaluation_box, self.beside_box):
+            box.blockSignals(True)
+            box.clear()
+        self.beside_box.addItem("nothing", None)
         for e in items:
-            self.evaluation_box.addItem(f"{e['name']} · {e.get('answers') or 0} answers · {e['id'][:8]}", e["id"])
-        self.evaluation_box.blockSignals(False)
+            when = run_title({"question": e["name"], "created_utc": e.get("updated_utc")})   # "name · 1 Dec 14:03"
+            self.evaluation_box.addItem(f"{when} · {e.get('answers') or 0} answers", e["id"])
+            self.beside_box.addItem(when, e["id"])
+        self.beside_box.setCurrentIndex(max(0, self.beside_box.findData(beside)) if beside else 0)
+        for box in (self.evaluation_box, self.beside_box):
+            box.blockSignals(False)
         if items:
             self.evaluation_box.setCurrentIndex(0)
             self._chosen(0)
         else:
             self.set_scorecard(None)
 
+    def choose_evaluation(self, evaluation_id: str) -> bool:
+        index = self.evaluation_box.findData(evaluation_id)
+        if index < 0:
+            return False
+        if index == self.evaluation_box.currentIndex():
+            self._chosen(index)
+        else:
+            self.evaluation_box.setCurrentIndex(index)
+        return True
+
     def current_evaluation(self) -> str | None:
         return self.evaluation_box.currentData()
 
-    def set_scorecard(self, card: dict[str, Any] | None) -> None:
-        lines = (card or {}).get("lines", [])
+    def set_beside(self, card: dict[str, Any] | None, title: str = "") -> None:
+        """Another evaluation's lines under the chosen one's, their pairs marked with its name."""
+        self._beside = (card, title) if card else None
+        self._show_lines()
+
+    def _show_lines(self) -> None:
+        lines = list((self._card or {}).get("lines", []))
+        if self._beside is not None:
+            card, title = self._beside
+            lines += [{**ln, "pair": f"{ln['pair']} · {title}"} for ln in card.get("lines", [])]
         _fill(self.card_table, CARD_COLUMNS, lines)
         self.card_chart.set_data(["accuracy", "syntax errors per cell"],
                                  [(f"{ln['pair']} ({ln['mode']})", [ln.get("accuracy"), ln.get("syntax_error_rate")])
                                   for ln in lines])
+
+    def set_scorecard(self, card: dict[str, Any] | None) -> None:
+        self._card = card
+        lines = (card or {}).get("lines", [])
+        self._show_lines()
         answers = (card or {}).get("latest_answers", [])
+        # the question as asked, not its id (the id is in the tooltip), in the set's order
+        questions = {q.get("id"): q for q in (card or {}).get("questions", []) if isinstance(q, dict)}
+        order = {qid: n for n, qid in enumerate(questions)}
         self.answers_table.setRowCount(len(answers))
-        for r, a in enumerate(sorted(answers, key=lambda a: (a["question_id"], a["mode"], a["pair"]))):
+        for r, a in enumerate(sorted(answers, key=lambda a: (order.get(a["question_id"], len(order)),
+                                                             a["question_id"], a["mode"], a["pair"]))):
             text = a.get("answer") or a.get("error") or a.get("status") or ""
-            for c, value in enumerate((a["question_id"], a["pair"], a["mode"], "yes" if a["correct"] else "no",
-                                       " ".join(str(text).split())[:300])):
-                self.answers_table.setItem(r, c, QTableWidgetItem(value))
+            q = questions.get(a["question_id"]) or {}
+            right = "stopped" if a.get("status") == "cancelled" else ("yes" if a["correct"] else "no")
+            for c, value in enumerate((" ".join(str(q.get("question") or a["question_id"]).split()), a["pair"],
+                                       a["mode"], right, " ".join(str(text).split())[:300])):
+                item = QTableWidgetItem(value)
+                if c == 0:
+                    item.setToolTip(f"{a['question_id']}: {q.get('question', '')}\nexpected: {q.get('expected', '')}")
+                self.answers_table.setItem(r, c, item)
         self.card_hint.setText(
-            "No evaluation yet. Run one with `rlm-studio eval SET.jsonl PATH... --pair ROOT:SUB --direct`."
-            if card is None else f"{len(lines)} pair/mode lines; direct lines are one plain call with every "
-                                 "document in the prompt.")
+            "No evaluation yet: press New evaluation… to score model pairs on a question set "
+            "(or run `rlm-studio eval SET.jsonl PATH... --pair ROOT:SUB`)."
+            if card is None else f"{len(lines)} pair/mode lines: rlm is the RLM, auto the plain call when the "
+                                 "documents fit and the RLM otherwise, direct one plain call with every document "
+                                 "in the prompt.")
         self._set_export_enabled(card is not None)
 
     def _chosen(self, index: int) -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.control_chars import escape_controls
+from core.token_count import about_tokens, text_tokens
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
@@ -37,6 +38,7 @@ class SourceRow:
     source_path: str = ""      # the file or folder the user added
     note: str = ""             # for read rows: "OCR: pages 2, 3"
     unchanged: bool = False    # not read again: the same file as an earlier read
+    estimated_tokens: int | None = None   # core.token_count.text_tokens of the text (None: chars / 4)
 
     @classmethod
     def of_document(cls, doc) -> "SourceRow":
@@ -45,7 +47,8 @@ class SourceRow:
         note = f"OCR: page{'s' if len(pages) > 1 else ''} {', '.join(map(str, pages))}" if pages else ""
         return cls(path=doc.path, status="read", format=doc.format or "", size=doc.size or 0,
                    chars=doc.chars, source_path=getattr(doc, "source_path", "") or "", note=note,
-                   unchanged=bool(getattr(doc, "unchanged", False)))
+                   unchanged=bool(getattr(doc, "unchanged", False)),
+                   estimated_tokens=text_tokens(doc.text) if getattr(doc, "text", None) is not None else None)
 
     @classmethod
     def of_skip(cls, skip) -> "SourceRow":
@@ -63,7 +66,7 @@ class SourceRow:
 
     @property
     def tokens(self) -> int:
-        return self.chars // 4
+        return self.estimated_tokens if self.estimated_tokens is not None else self.chars // 4
 
     @property
     def folder(self) -> str:
@@ -394,7 +397,7 @@ class SourcesPane(QWidget):
         read = [r for r in rows if r.status == "read"]
         return {"read": len(read), "skipped": len(rows) - len(read),
                 "bytes": sum(r.size for r in read), "chars": sum(r.chars for r in read),
-                "unchanged": sum(r.unchanged for r in read)}
+                "tokens": sum(r.tokens for r in read), "unchanged": sum(r.unchanged for r in read)}
 
     def _show_reason(self, *_args) -> None:
         rows = [self.model.rows()[i.row()] for i in self.table.selectionModel().selectedRows()]
@@ -419,7 +422,7 @@ class SourcesPane(QWidget):
             self.totals_label.setText("No sources yet.")
             return
         files = f"{t['read']} read" + (f" ({t['unchanged']} unchanged)" if t["unchanged"] else "")
-        text = f"{files} · {human_size(t['bytes'])} · ~{human_count(t['chars'] // 4)} tokens"
+        text = f"{files} · {human_size(t['bytes'])} · {about_tokens(t['tokens'])}"
         if t["skipped"]:
             text += f" · {t['skipped']} skipped"
         self.totals_label.setText(text)

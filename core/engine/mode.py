@@ -19,13 +19,13 @@ A follow-up or fork that goes on in a kept REPL is always the RLM.
 The plain call is core/evaluation/direct.py's (the one "RLM beside a plain call"
 uses), made as the run's root turn: the same events (RootTurnStarted, RootTokens,
 RootReplied), the budget reserving and settling it, and the record of any run.
-The size is estimated as characters / 4 (no tokenizer, so the direct route never
-imports litellm for it); the decision is far from any edge where that matters.
+The size is core/token_count.py's estimate (no tokenizer, so the direct route never
+imports litellm for it; a large text is estimated from a spread sample of it), the one
+Sources and "RLM beside a plain call" show.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -61,10 +61,11 @@ def short(tokens: int) -> str:
 
 
 def plain_call_tokens(question: str, documents: Sequence[Any]) -> int:
-    """The plain call's prompt in tokens, estimated as characters / 4."""
+    """The plain call's prompt in tokens: the one estimate (core/token_count.py) that Sources
+    and "RLM beside a plain call" show, so the mode's sentence says the same size."""
     from core.evaluation.direct import direct_messages
-    chars = sum(len(m["content"]) for m in direct_messages(question, documents))
-    return math.ceil(chars / 4) + 16
+    from core.token_count import prompt_tokens
+    return prompt_tokens(direct_messages(question, documents))
 
 
 def choose(config: Any, prices: Any, question: str, documents: Sequence[Any], *,

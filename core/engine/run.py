@@ -155,7 +155,7 @@ class Engine:
     def __init__(self, config: RunConfig, *, emit: EventSink, key_for: Callable[[str], str | None],
                  run_id: str | None = None, llm: Any = None, worker_command: list[str] | None = None,
                  version: str = "", parent_run_id: str | None = None,
-                 keep_session: bool = False) -> None:
+                 keep_session: bool = False, evaluation_id: str | None = None) -> None:
         self.config = config
         self.run_id = run_id or uuid.uuid4().hex
         self._emit = emit
@@ -164,6 +164,7 @@ class Engine:
         self._worker_command = worker_command
         self._version = version
         self._parent_run_id = parent_run_id
+        self._evaluation_id = evaluation_id
         self._keep_session = keep_session
         self._task: asyncio.Task | None = None
         self._cancel_requested = False
@@ -251,7 +252,8 @@ class Engine:
                  sub_model=self.config.sub_model, config=self.config.public_dict(),
                  documents=[{"path": d.path, "chars": len(d.text)} for d in docs],
                  total_chars=sum(len(d.text) for d in docs), version=self._version,
-                 parent_run_id=self._parent_run_id, unpriced_models=ctx.unpriced)
+                 parent_run_id=self._parent_run_id, unpriced_models=ctx.unpriced,
+                 evaluation_id=self._evaluation_id)
         started_at = time.time()
         root = Rlm(ctx, rlm_id="R", parent_id=None, depth=0, question=question, documents=docs,
                    session=session, follow_up=follow_up, keep_repl=self._keep_session)

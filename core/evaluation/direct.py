@@ -53,19 +53,19 @@ def direct_messages(question: str, documents: Sequence[Any]) -> list[dict]:
 
 def direct_fit(model: str, question: str, documents: Sequence[Any], prices: Any, max_tokens: int,
                window: int | None = None) -> DirectFit:
-    from core.llm.pricing import estimate_tokens
+    from core.token_count import about_tokens, prompt_tokens
     messages = direct_messages(question, documents)
-    tokens = estimate_tokens(model, messages)
+    tokens = prompt_tokens(messages)          # the one estimate Sources and the mode use
     window = window or prices.context_window(model)
     chars = sum(len(d.text) for d in documents)
     if window is None:
         return DirectFit(None, tokens, None, max_tokens,
-                         f"{len(documents):,} documents, {chars:,} characters, about {tokens:,} tokens; "
+                         f"{len(documents):,} documents, {chars:,} characters, {about_tokens(tokens)}; "
                          f"the context window of {model} is unknown (tried anyway)")
     fits = tokens + max_tokens <= window
     verdict = "fit" if fits else "do not fit"
     return DirectFit(fits, tokens, window, max_tokens,
-                     f"{len(documents):,} documents, {chars:,} characters, about {tokens:,} tokens "
+                     f"{len(documents):,} documents, {chars:,} characters, {about_tokens(tokens)} "
                      f"+ {max_tokens:,} for the answer {verdict} the {window:,}-token window of {model}")
 
 

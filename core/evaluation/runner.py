@@ -1,16 +1,18 @@
-"""Run an evaluation: every pair answers every question (`repeats` times), RLM runs
-stored as ordinary runs and linked to the evaluation, optionally beside a plain
-direct call of the pair's root model.
+"""Run an evaluation: every pair answers every question (`repeats` times) in each of
+`modes` (the run's mode: rlm, auto, direct; core/engine/mode.py), every answer an
+ordinary stored run tagged with the evaluation, optionally beside a plain direct
+call of the pair's root model made outside a run (`direct=True`, the CLI's --direct).
 
     evaluation = Evaluation(qset, documents, pairs, config_for=..., run_rlm=...,
-                            llm_for=..., repeats=2, direct=True)
-    evaluation_id, card = await evaluation.run(db, on_row=print_progress)
+                            llm_for=..., repeats=2, modes=("rlm", "auto"))
+    evaluation_id, card = await evaluation.run(db, on_row=print_progress, on_start=...)
+    evaluation.stop()        # no new question starts; the caller stops the runs in flight
 
 The caller supplies `config_for(pair) -> RunConfig` (settings, routing, caps),
-`run_rlm(question, config) -> RunResult` (app/ composes the engine with the store)
-and `llm_for(config) -> ModelClient` (direct calls and the judge), so this module
-needs neither. Questions run concurrently, at most `parallel` at a time; each RLM
-run keeps its own caps.
+`run_rlm(question, config, evaluation_id) -> RunOutcome` (app/eval_runs.py: a RunRequest
+on RunService, like every other run) and `llm_for(config) -> ModelClient` (direct calls
+and the judge), so this module needs neither. Questions run concurrently, at most
+`parallel` at a time; each run keeps its own caps.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from core.evaluation.checkers import CheckResult, check_with_judge
 from core.evaluation.direct import ask_directly
 from core.evaluation.questions import Question, QuestionSet
 from core.evaluation.scorecard import build_scorecard
+from core.lifecycle import finish
 
 _PROVIDER = re.compile(r"[A-Za-z0-9_.-]+/")
 
@@ -65,7 +68,17 @@ def parse_pair(text: str) -> Pair:
                     "e.g. openai/gpt-4o:openai/gpt-4o-mini")
 
 
-RunRlm = Callable[[str, Any], Awaitable[Any]]
+RunRlm = Callable[[str, Any, str], Awaitable[Any]]     # (question, config, evaluation_id) -> RunOutcome
+MODES = ("rlm", "auto", "direct")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One answer to give: what progress is reported by (Row has the same four fields)."""
+    pair: str
+    mode: str
+    question_id: str
+    repeat: int
 
 
 @dataclass
@@ -82,26 +95,43 @@ class Evaluation:
     direct_max_tokens: int = 1024
     windows: dict[str, int] | None = None  # model -> context window (when litellm does not know)
     judge_model: str | None = None
+    modes: Sequence[str] = ("rlm",)
+    stopped: bool = False
 
-    async def run(self, db: Any, on_row: Callable[[records.Row], None] | None = None
-                  ) -> tuple[str, dict[str, Any]]:
+    def stop(self) -> None:
+        """No question starts after this; answers given so far stay in the scorecard."""
+        self.stopped = True
+
+    async def run(self, db: Any, on_row: Callable[[records.Row], None] | None = None,
+                  on_start: Callable[[Job], None] | None = None,
+                  on_jobs: Callable[[list[Job]], None] | None = None) -> tuple[str, dict[str, Any]]:
+        """`on_jobs(jobs)` once before any starts, `on_start(job)` as each starts, `on_row(row)`
+        as each ends. Stopped (stop(), or a cancel): the scorecard of what ended is saved."""
         if self.repeats < 1:
             raise ValueError("--repeats must be at least 1")
+        unknown = [m for m in self.modes if m not in MODES]
+        if unknown:
+            raise ValueError(f"unknown mode {', '.join(unknown)}; use one or more of {', '.join(MODES)}")
+        if not (self.modes or self.direct):
+            raise ValueError(f"no mode to run: give one or more of {', '.join(MODES)}")
         if self.qset.needs_judge and not self.judge_model:
             raise ValueError("the question set has questions with checker 'judge': name a judge "
                              "model with --judge MODEL")
         evaluation_id, _ = records.open_evaluation(db, self.qset, self.documents)
         gate = asyncio.Semaphore(max(1, self.parallel))
-        jobs: list[Awaitable[None]] = []
+        jobs: list[tuple[Job, Callable[[], Awaitable[None]]]] = []
         direct_roots: dict[str, Any] = {}
         for pair in self.pairs:
             config = self.config_for(pair)
-            if getattr(config, "mode", "rlm") != "rlm":
-                config = config.replace(mode="rlm")    # the RLM's rows are the RLM's, whatever Auto would do
-            first = records.next_repeat(db, evaluation_id, pair.label, "rlm")
-            for repeat in range(first, first + self.repeats):
-                for q in self.qset.questions:
-                    jobs.append(self._rlm_job(db, evaluation_id, gate, pair, config, q, repeat, on_row))
+            for mode in self.modes:
+                # each mode's rows are that mode's, whatever the settings' mode would do
+                run_config = config if getattr(config, "mode", mode) == mode else config.replace(mode=mode)
+                first = records.next_repeat(db, evaluation_id, pair.label, mode)
+                for repeat in range(first, first + self.repeats):
+                    for q in self.qset.questions:
+                        job = Job(pair.label, mode, q.id, repeat)
+                        jobs.append((job, self._bind(self._rlm_job, db, evaluation_id, gate, pair, run_config,
+                                                     q, job, on_row, on_start)))
             if self.direct and pair.root not in direct_roots:
                 direct_roots[pair.root] = config
         for root, config in direct_roots.items():
@@ -109,14 +139,35 @@ class Evaluation:
             first = records.next_repeat(db, evaluation_id, label, "direct")
             for repeat in range(first, first + self.repeats):
                 for q in self.qset.questions:
-                    jobs.append(self._direct_job(db, evaluation_id, gate, config, label, q, repeat, on_row))
-        await asyncio.gather(*jobs)
+                    job = Job(label, "direct", q.id, repeat)
+                    jobs.append((job, self._bind(self._direct_job, db, evaluation_id, gate, config, label, q,
+                                                 job, on_row, on_start)))
+        if on_jobs:
+            on_jobs([job for job, _ in jobs])
+        tasks = [asyncio.ensure_future(start()) for _, start in jobs]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:        # a cancel (or one job's error): the others end before the card
+                task.cancel()
+            try:
+                await finish(asyncio.wait(tasks))
+            finally:
+                self._save_card(db, evaluation_id)
+            raise
+        return evaluation_id, self._save_card(db, evaluation_id)
+
+    @staticmethod
+    def _bind(fn: Callable[..., Awaitable[None]], *args: Any) -> Callable[[], Awaitable[None]]:
+        return lambda: fn(*args)
+
+    def _save_card(self, db: Any, evaluation_id: str) -> dict[str, Any]:
         questions = [q.public_dict() for q in self.qset.questions]
         card = build_scorecard(records.rows(db, evaluation_id), questions)
         card["evaluation_id"] = evaluation_id
         card["name"] = self.qset.name
         records.save_scorecard(db, evaluation_id, card)
-        return evaluation_id, card
+        return card
 
     async def _judge(self, messages: list[dict]) -> tuple[str, float]:
         from core.llm.pricing import PriceBook
@@ -132,14 +183,18 @@ class Evaluation:
             return CheckResult(False, f"judge failed: {exc}")
 
     async def _rlm_job(self, db: Any, evaluation_id: str, gate: asyncio.Semaphore, pair: Pair, config: Any,
-                       q: Question, repeat: int, on_row: Callable | None) -> None:
+                       q: Question, job: Job, on_row: Callable | None, on_start: Callable | None) -> None:
         async with gate:
-            result = await self.run_rlm(q.question, config)
+            if self.stopped:
+                return
+            if on_start:
+                on_start(job)
+            result = await self.run_rlm(q.question, config, evaluation_id)
         verdict = await self._check(q, result.answer)
         t = result.totals or {}
         row = records.Row(
-            pair=pair.label, mode="rlm", root_model=pair.root, sub_model=pair.sub, question_id=q.id,
-            repeat=repeat, run_id=result.run_id, status=result.status, answer=result.answer,
+            pair=pair.label, mode=job.mode, root_model=pair.root, sub_model=pair.sub, question_id=q.id,
+            repeat=job.repeat, run_id=result.run_id, status=result.status, answer=result.answer,
             correct=verdict.correct, detail=verdict.detail, cost_usd=float(t.get("cost_usd") or 0.0),
             judge_cost_usd=verdict.judge_cost_usd, wall_ms=t.get("wall_ms"),
             iterations=int(t.get("iterations") or 0), cells=int(t.get("cells") or 0),
@@ -150,10 +205,16 @@ class Evaluation:
             on_row(row)
 
     async def _direct_job(self, db: Any, evaluation_id: str, gate: asyncio.Semaphore, config: Any,
-                          label: str, q: Question, repeat: int, on_row: Callable | None) -> None:
+                          label: str, q: Question, job: Job, on_row: Callable | None,
+                          on_start: Callable | None) -> None:
         from core.llm.pricing import PriceBook
         model = config.root_model
+        repeat = job.repeat
         async with gate:
+            if self.stopped:
+                return
+            if on_start:
+                on_start(job)
             result = await ask_directly(self.llm_for(config), PriceBook(config.prices), model, q.question,
                                         self.documents,
                                         max_tokens=self.direct_max_tokens,

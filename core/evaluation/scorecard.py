@@ -62,7 +62,8 @@ def build_scorecard(rows: Iterable[Row], questions: Sequence[dict[str, Any]] = (
             "judge_cost_usd": round(sum(r.judge_cost_usd for r in items), 8),
             "mean_seconds": round(statistics.fmean(seconds), 3) if seconds else None,
             "max_seconds": round(max(seconds), 3) if seconds else None,
-            "mean_turns": round(statistics.fmean(r.iterations for r in items), 3) if mode == "rlm" else None,
+            "mean_turns": (round(statistics.fmean(r.iterations for r in items), 3)
+                           if mode in ("rlm", "auto") else None),
             "cells": cells, "syntax_errors": syntax, "syntax_error_rate": _rate(syntax, cells),
         })
     latest: dict[tuple[str, str, str], Row] = {}
@@ -72,7 +73,8 @@ def build_scorecard(rows: Iterable[Row], questions: Sequence[dict[str, Any]] = (
                 "correct": r.correct, "answer": r.answer, "detail": r.detail, "cost_usd": r.cost_usd,
                 "error": r.error}
                for (q, p, m), r in latest.items()]
-    return {"lines": lines, "questions": list(questions), "latest_answers": answers}
+    return {"lines": lines, "questions": list(questions), "latest_answers": answers,
+            "stopped": sum(stopped.values())}           # answers the user stopped, in no line's accuracy
 
 
 def _cell(value: Any) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from core.limits import summary
+from core.run_names import run_title
 from core.store import report as rp
 from core.store.answer_render import answer_html
 from core.store.export_citations import check, summary_lines
@@ -64,9 +65,10 @@ def render(r: rp.Report) -> str:
     out = ['<!DOCTYPE html>', '<html lang="en"><head><meta charset="utf-8">',
            f'<meta http-equiv="Content-Security-Policy" content="{_csp()}">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-           f"<title>RLM Studio run {esc(run['id'][:12])}: {esc(rp.preview(run['question'], 80))}</title>",
+           f"<title>{esc(run_title(run))} · RLM Studio</title>",
            f"<style>{CSS}</style></head><body>"]
-    out.append(f"<h1>RLM Studio run <code>{esc(run['id'])}</code></h1>")
+    out.append(f"<h1>{esc(run_title(run))}</h1>")      # named by its question and time (core/run_names.py)
+    out.append(f'<p class="muted">RLM Studio run <code>{esc(run["id"])}</code></p>')
     out.append(f'<p><span class="status {esc(run["status"])}">{esc(run["status"])}</span> '
                f'<span class="muted">started {esc(run.get("created_at"))} UTC'
                + (f', finished {esc(run.get("finished_at"))} UTC' if run.get("finished_at") else "") + "</span></p>")

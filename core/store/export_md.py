@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from core.limits import summary
+from core.run_names import run_title
 from core.store import report as rp
 from core.store.answer_render import answer_markdown
 from core.store.export_citations import check, summary_lines
@@ -38,7 +39,8 @@ def one_line(text: str | None, limit: int) -> str:
 
 def render(r: rp.Report) -> str:
     run, out = r.run, []
-    out.append(f"# RLM Studio run {run['id']}")
+    out.append(f"# {md_text(run_title(run))}")       # named by its question and time (core/run_names.py)
+    out.append(f"\nRLM Studio run `{run['id']}`")
     out.append(f"\n**Status:** {md_text(run['status'])}" + (f" — {md_text(run['error'])}" if run.get("error") else ""))
     limited = summary(r.totals.get("limited"))
     if limited:

@@ -241,6 +241,18 @@ def m005_extracts(db: sqlite_utils.Database) -> None:
         )""")
 
 
+@migration
+def m006_runs_evaluation_id(db: sqlite_utils.Database) -> None:
+    # The evaluation a run answered a question of (RunStarted.evaluation_id): History hides
+    # these runs unless asked ("Show evaluation runs"); NULL for every other run. Runs stored
+    # before it are tagged from evaluation_runs, which linked them after they ended.
+    db.execute("ALTER TABLE runs ADD COLUMN evaluation_id TEXT")
+    db.execute("UPDATE runs SET evaluation_id = (SELECT er.evaluation_id FROM evaluation_runs er "
+               "WHERE er.run_id = runs.id LIMIT 1) WHERE id IN (SELECT run_id FROM evaluation_runs "
+               "WHERE run_id IS NOT NULL)")
+    db.execute("CREATE INDEX idx_runs_evaluation_id ON runs (evaluation_id)")
+
+
 def migrate(db: sqlite_utils.Database) -> list[str]:
     """Apply pending migrations; returns the names applied. BEGIN IMMEDIATE makes two
     processes opening a fresh database at once take turns instead of colliding."""

@@ -21,7 +21,7 @@ LIST_COLUMNS = ("id", "status", "question", "answer", "error", "root_model", "su
                 "max_iterations", "max_cost_usd", "documents", "total_chars", "cost_usd", "input_tokens",
                 "output_tokens", "iterations", "sub_calls", "cells", "syntax_errors", "wall_ms",
                 "created_utc", "finished_utc", "version", "parent_run_id", "imported_utc",
-                "root_model_label", "sub_model_label", "limited", "unpriced")
+                "root_model_label", "sub_model_label", "limited", "unpriced", "evaluation_id")
 TOTAL_KEYS = ("cost_usd", "input_tokens", "output_tokens", "iterations", "sub_calls", "cells",
               "syntax_errors", "wall_ms")
 EVENT_PAGE = 2000
@@ -71,8 +71,11 @@ def _like(text: str) -> str:
 def list_runs(db: sqlite_utils.Database, *, search: str | None = None, status: str | None = None,
               model: str | None = None, since: float | None = None, until: float | None = None,
               min_cost: float | None = None, max_cost: float | None = None, parent_run_id: str | None = None,
-              limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
+              evaluations: bool = True, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
+    """Runs, newest first; `evaluations=False` leaves out the runs of evaluations (History's default)."""
     where, params = [], []
+    if not evaluations:
+        where.append("evaluation_id IS NULL")
     if search and search.strip():
         query = fts_query(search)
         if not query:

@@ -111,13 +111,14 @@ class RunStore:
     # -- reading -----------------------------------------------------------------------
     def list_runs(self, *, search: str | None = None, status: str | None = None, model: str | None = None,
                   since: float | None = None, until: float | None = None, min_cost: float | None = None,
-                  max_cost: float | None = None, parent_run_id: str | None = None, limit: int = 100,
-                  offset: int = 0) -> list[dict[str, Any]]:
+                  max_cost: float | None = None, parent_run_id: str | None = None, evaluations: bool = True,
+                  limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
         """Newest first. `search`: full text over question and answer (every word, as a prefix);
-        `model`: part of the root or sub model name; `since`/`until`: epoch seconds."""
+        `model`: part of the root or sub model name; `since`/`until`: epoch seconds;
+        `evaluations=False`: without the runs of evaluations (runs.evaluation_id)."""
         with self._lock:
             return queries.list_runs(self.db, search=search, status=status, model=model, since=since,
-                                     until=until, min_cost=min_cost, max_cost=max_cost,
+                                     until=until, min_cost=min_cost, max_cost=max_cost, evaluations=evaluations,
                                      parent_run_id=parent_run_id, limit=limit, offset=offset)
 
     def resolve_id(self, prefix: str) -> str:

@@ -57,8 +57,11 @@ class Comparison:
 def side(record: RunRecord) -> RunSide:
     t = record.totals
     top = record.sub_calls
-    return RunSide(record.run_id, record.question, record.status, record.answer, record.root_model,
-                   record.sub_model, float(t.get("cost_usd", 0.0)), int(t.get("input_tokens", 0)),
+    labels = record.config.get("model_labels")          # the names the user picked (RunConfig.model_labels)
+    labels = labels if isinstance(labels, dict) else {}
+    return RunSide(record.run_id, record.question, record.status, record.answer,
+                   labels.get(record.root_model, record.root_model),
+                   labels.get(record.sub_model, record.sub_model), float(t.get("cost_usd", 0.0)), int(t.get("input_tokens", 0)),
                    int(t.get("output_tokens", 0)), len(record.turns), len(record.cells()), len(top),
                    sum(1 for s in top if s.status != "ok"), record.parent_run_id)
 

@@ -50,26 +50,22 @@ def test_models_window_shows_fitness_and_scorecards_and_exports_them(studio, qlo
                                      "checker": "number"}) + "\n")
 
     async def evaluate():
-        from app.runner import QuestionRun
+        from app.eval_runs import EvaluationRuns
+        from app.run_service import RunService
         from app.settings import build_run_config
         from core.evaluation import load_question_set
         from core.evaluation.runner import Evaluation, parse_pair
-        from core.llm.client import ModelClient
         store = controller.history.store()
         docs = list(controller.documents.values())
-        def key_for(config):
-            return controller.key_for(controller.settings, config)
+        runs = EvaluationRuns(RunService(store=store, keys=controller.keys, settings=lambda: controller.settings),
+                              docs)
 
         def config_for(pair):
             return build_run_config(controller.settings, root=pair.root, sub=pair.sub,
                                     overrides={"max_iterations": 3, "max_depth": 0})
 
-        async def run_rlm(question, config):
-            return await QuestionRun(question, documents=docs, config=config, store=store,
-                                     key_for=key_for(config)).execute()
         evaluation = Evaluation(load_question_set(qset_path), docs, [parse_pair("lab/root:lab/root")],
-                                config_for=config_for, run_rlm=run_rlm, direct=True,
-                                llm_for=lambda c: ModelClient(key_for=key_for(c), api_base_for=c.api_base_for))
+                                config_for=config_for, run_rlm=runs.run_rlm, direct=True, llm_for=runs.llm_for)
         return await evaluation.run(store.db)
     evaluation_id, card = run_async(qloop, evaluate(), timeout=90)
 

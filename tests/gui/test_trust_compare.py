@@ -39,11 +39,13 @@ def test_compare_shows_the_first_difference(studio, qloop, openai_server):
     actions.compare_button.click()                              # mark the first run
     assert actions.compare_first == a.run_id and actions.compare_view is None
     hp.select(b.run_id)
-    assert actions.compare_button.text() == f"Compare with {a.run_id[:8]}"
+    assert actions.compare_button.text() == "Compare with “What was Q3 revenue?”"
     actions.compare_button.click()                              # compare with the second
     assert actions.compare_first is None
     view = actions.compare_view
     assert view is not None and view.isVisible()
+    assert view.windowTitle().startswith("Compare: What was Q3 revenue? · ")      # named, not by id
+    assert a.run_id[:8] not in view.windowTitle()
     rows = {label: (left, right) for label, left, right in view.row_texts()}
     assert set(rows["Answer"]) == {"Q3: 42 million", "Q3: 41 million"}
     assert rows["Turns"] == ("3", "3") and rows["Sub-calls (failed)"] == ("1 (0)", "1 (0)")

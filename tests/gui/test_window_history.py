@@ -135,7 +135,8 @@ def test_open_replays_the_stored_run(stored, studio, qloop):
     tokens = [e for e in stored["run-old"] if e.type == "RootTokens"]
     streamed = {e.call_id for e in tokens}                                # the store keeps one row per turn
     assert kept[-1].type == "RunFinished" and len(kept) == len(stored["run-old"]) - len(tokens) + len(streamed)
-    assert "run-old" in window.replay_label.text() and window.live_action.isVisible()
+    assert window.replay_label.text().startswith("Replay of “What were the total sales in 2023? · ")   # by name
+    assert window.live_action.isVisible()
     # The replay is the same fold as a live run: the same tree as feeding the events directly.
     from core.runview import RunView
     live = RunView()

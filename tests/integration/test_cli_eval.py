@@ -145,3 +145,43 @@ def test_bad_question_sets_are_refused_with_the_line(server, tmp_path):
     assert proc.returncode == 2
     assert "set.jsonl line 2: unknown checker 'fuzzy'" in proc.stderr
     assert server.history == []
+
+
+@pytest.mark.timeout(300)
+def test_eval_runs_go_through_the_run_service_tagged_and_read_with_the_settings(server, tmp_path):
+    """issue 28 item 4: the answers are RunRequests (tagged runs.evaluation_id, kept out of
+    History), over documents read with the settings' ingest options, as `ask` reads them;
+    --mode twice gives one line per mode."""
+    import zipfile
+    scripted(server)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "settings.json").write_text(json.dumps({"ingest": {"archives": False}}))
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    with zipfile.ZipFile(folder / "more.zip", "w") as z:
+        z.writestr("inside.log", "10:00 ERROR inside the archive\n" * 5)
+    qset = tmp_path / "one.jsonl"
+    qset.write_text(json.dumps(SET[0]) + "\n")
+    (folder / "shop.log").write_text(LOG)
+    cmd = [sys.executable, "-m", "app.main", "eval", str(qset), str(folder), "--api-base", server.url,
+           "--pair", "openai/good:openai/good", "--price", "openai/good=1,2", "--max-iterations", "3",
+           "--max-depth", "0", "--mode", "rlm", "--mode", "direct", "--json"]
+    proc = subprocess.run(cmd, env=cli_env(tmp_path), capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    card = json.loads(proc.stdout)
+    assert {(ln["pair"], ln["mode"]) for ln in card["lines"]} == {("openai/good:openai/good", "rlm"),
+                                                                  ("openai/good:openai/good", "direct")}
+    assert line(card, "openai/good:openai/good")["correct"] == 1                    # 3 ERROR lines, not 8
+    db = sqlite3.connect(next(home.rglob("*.db")))
+    [(evaluation_id, documents)] = db.execute("SELECT id, documents_json FROM evaluations").fetchall()
+    assert [d["path"] for d in json.loads(documents)] == ["shop.log"]               # the archive unread
+    runs = db.execute("SELECT evaluation_id, json_extract(config_json, '$.mode') FROM runs").fetchall()
+    assert sorted(runs) == [(evaluation_id, "direct"), (evaluation_id, "rlm")]
+    listed = subprocess.run([sys.executable, "-m", "app.main", "runs", "list", "--json"], env=cli_env(tmp_path),
+                            capture_output=True, text=True, timeout=60)
+    assert {r["evaluation_id"] for r in json.loads(listed.stdout)} == {evaluation_id}
+    from core.store.queries import list_runs
+    import sqlite_utils
+    assert list_runs(sqlite_utils.Database(db), evaluations=False) == []
+    assert len(list_runs(sqlite_utils.Database(db))) == 2

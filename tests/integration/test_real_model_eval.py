@@ -42,9 +42,9 @@ async def test_sample_questions_with_a_real_small_model():
                          root_max_tokens=600, sub_max_tokens=200, cell_timeout_s=60, max_cost_usd=1.0,
                          prices={MODEL: Price(0, 0)}, request_timeout_s=600)
 
-    async def run_rlm(question, config):
+    async def run_rlm(question, config, evaluation_id):
         return await QuestionRun(question, documents=found.documents, config=config, store=store,
-                                 key_for=lambda m: "sk-local").execute()
+                                 key_for=lambda m: "sk-local", evaluation_id=evaluation_id).execute()
 
     evaluation = Evaluation(qset, found.documents, [Pair(MODEL, MODEL)], config_for=config_for, run_rlm=run_rlm,
                             llm_for=lambda c: ModelClient(key_for=lambda m: "sk-local", api_base_for=lambda m: URL),

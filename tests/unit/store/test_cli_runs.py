@@ -83,7 +83,11 @@ def test_export_import_delete(two_runs, tmp_path, capsys, monkeypatch):
     assert runs("export", "abc1", "-o", str(tmp_path / "r.txt")) == 2
     assert "--format" in capsys.readouterr().err
     assert runs("export", "abc1", "--format", "md", "-o", str(tmp_path / "r.txt")) == 0
-    assert (tmp_path / "r.txt").read_text().startswith("# RLM Studio run abc123def")
+    text = (tmp_path / "r.txt").read_text()
+    from core.run_names import run_title
+    title = run_title(two_runs.get_run("abc123def"))                 # named by question and time
+    assert text.startswith(f"# {title}\n") and "RLM Studio run `abc123def" in text
+    assert f"<h1>{title}</h1>" in (tmp_path / "r.html").read_text()
 
     assert runs("delete", "abc1") == 0
     assert two_runs.get_run("abc123def") is None

@@ -1,0 +1,54 @@
+"""An evaluation's answers as ordinary runs: each question a RunRequest on RunService,
+tagged with the evaluation (runs.evaluation_id), from the CLI and from the window alike.
+
+    runs = EvaluationRuns(RunService(store=store), documents, skipped)
+    evaluation = Evaluation(qset, documents, pairs, config_for=..., run_rlm=runs.run_rlm,
+                            llm_for=runs.llm_for, ...)
+    task = asyncio.ensure_future(evaluation.run(db, ...))
+    runs.stop(evaluation)        # on the loop the runs are on: no new question, the runs in flight stopped
+
+A stopped run ends as any Stop does (status cancelled, stored); the scorecard leaves it
+out of the accuracy and counts it as stopped.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from app.run_service import RunHandle, RunRequest, RunService
+
+
+class EvaluationRuns:
+    def __init__(self, service: RunService, documents: Sequence[Any], skipped: Sequence[Any] = ()) -> None:
+        self.service = service
+        self.documents = tuple(documents)
+        self.skipped = tuple(skipped)
+        self.handles: set[RunHandle] = set()
+        self.stopped = False
+
+    async def run_rlm(self, question: str, config: Any, evaluation_id: str) -> Any:
+        handle = RunHandle()
+        if self.stopped:
+            handle.cancel()
+        self.handles.add(handle)
+        try:
+            return await self.service.run(RunRequest.ask(question, self.documents, config, skipped=self.skipped,
+                                                         evaluation_id=evaluation_id), handle=handle)
+        finally:
+            self.handles.discard(handle)
+
+    def llm_for(self, config: Any) -> Any:
+        """The model client of a direct call or the judge, with the run's key routing."""
+        from core.llm.client import ModelClient
+        return ModelClient(key_for=self.service.key_for(config), api_base_for=config.api_base_for,
+                           max_retries=config.max_retries, timeout_s=config.request_timeout_s)
+
+    def stop(self, evaluation: Any = None) -> int:
+        """Stop: no question starts, every run in flight is stopped; returns how many were."""
+        self.stopped = True
+        if evaluation is not None:
+            evaluation.stop()
+        handles = list(self.handles)
+        for handle in handles:
+            handle.cancel()
+        return len(handles)
