@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
 
 from ui import icons
 from ui.mode_button import ModeButton
+from ui.plain_text import plain
 
 MODEL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -77,7 +78,7 @@ class ModelPicker(QComboBox):
         name = self.currentText()
         margins = edit.textMargins().left() + edit.textMargins().right() + 8
         cut = edit.fontMetrics().horizontalAdvance(name) + margins > edit.width()
-        edit.setToolTip(name if cut else "")
+        edit.setToolTip(plain(name) if cut else "")
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -100,7 +101,7 @@ class ModelPicker(QComboBox):
             price = QStandardItem(choice.price)
             price.setForeground(self.palette().placeholderText())
             for item in (name, price):
-                item.setToolTip(choice.detail or choice.id)
+                item.setToolTip(plain(choice.detail or choice.id))
                 item.setEditable(False)
             self._model.appendRow([name, price])
         self.set_model_id(current)
@@ -329,7 +330,7 @@ class QuestionPanel(QWidget):
         """Disable Run with `reason` beside it and a button per fix ((action id, label));
         an empty reason enables it again."""
         self._blocked = reason
-        self.blocked_label.setText(reason)
+        self.blocked_label.setText(plain(reason))
         for button in self.fix_buttons:
             self.fix_row.removeWidget(button)
             button.deleteLater()
@@ -373,7 +374,7 @@ class QuestionPanel(QWidget):
         return self.direct_check.isChecked()
 
     def set_status(self, text: str) -> None:
-        self.status_label.setText(text)
+        self.status_label.setText(plain(text))
 
     # --- places for extra parts (app/ glue adds its widgets here, never into the layout) ----
     ACCESSORY_SLOTS = ("options", "status", "bottom")
