@@ -166,6 +166,7 @@ def build(*, memory_limit_mb: int | None, allow_namespace: bool, fds: tuple[int,
         info.update(network="audit-hook", audit_hook=True)
     info["pid_in_sandbox"] = os.getpid()
     info["missing"] = sandbox_report.missing(info)
+    info["partial"] = sandbox_report.partial(info)
     info["full"] = not info["missing"]
     return info
 

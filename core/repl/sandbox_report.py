@@ -27,6 +27,16 @@ MEANING = {
 
 NOTICE_PREFIX = "The REPL sandbox is incomplete"
 
+# Layers that hold only in part, and why (the report's "partial" names them; docs/sandbox.md).
+PARTIAL = {
+    "stat": "model code can stat any path (whether it exists, its size, owner, mode and times; not "
+            "read or change it): Landlock has no right for stat, and seccomp cannot refuse it, since "
+            "glibc's fstat is newfstatat(fd, \"\", AT_EMPTY_PATH), the same call as a stat of a path",
+    "host paths": "sys.prefix, sys.path, __file__ and the worker's directory are the host's paths "
+                  "(the home layout, the user's name): without a mount namespace there is no other "
+                  "place to start the interpreter from",
+}
+
 
 def missing(report: dict[str, Any]) -> list[str]:
     """The layers of the full sandbox this report lacks (empty: all there)."""
@@ -67,6 +77,13 @@ def missing(report: dict[str, Any]) -> list[str]:
     return out
 
 
+def partial(report: dict[str, Any]) -> list[str]:
+    """The layers that hold only in part (see PARTIAL): without a mount view, the fallback."""
+    if not report or (report.get("platform") and report.get("platform") != "linux"):
+        return []
+    return [] if (report.get("mount_view") or {}).get("enforced") else list(PARTIAL)
+
+
 def is_full(report: dict[str, Any]) -> bool:
     return not missing(report)
 
@@ -78,8 +95,9 @@ def describe(report: dict[str, Any]) -> str:
         return ""
     meaning = "; ".join(f"{g}: {MEANING[g]}" for g in gaps if g in MEANING)
     where = report.get("platform") or "this system"
+    part = "; ".join(f"{p}: {PARTIAL[p]}" for p in partial(report))
     return (f"{NOTICE_PREFIX} on {where} (missing: {', '.join(gaps)}). "
-            + (meaning + "." if meaning else "")).strip()
+            + (meaning + "." if meaning else "") + (f" Partial: {part}." if part else "")).strip()
 
 
 def notes(report: dict[str, Any]) -> list[str]:

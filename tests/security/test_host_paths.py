@@ -79,16 +79,20 @@ def _markers() -> list[str]:
     return sorted({m for m in out if m and m not in ("/", "/usr", "/tmp", "/root")})
 
 
-async def _probe(mode: str, server: ScriptedOpenAI) -> dict:
-    markers = json.dumps([m[::-1] for m in _markers()])
-    server.script("root", replies=[code(PROBE.replace("@MARKERS@", repr(markers))), "FINAL(done)"])
+async def _run_cell(mode: str, server: ScriptedOpenAI, cell: str) -> tuple[object, list]:
+    server.script("root", replies=[code(cell), "FINAL(done)"])
     events: list = []
     config = RunConfig(root_model="openai/root", sub_model="openai/root", api_base=server.url,
                        max_iterations=3, cell_timeout_s=60, max_retries=1, request_timeout_s=60, mode="rlm")
     engine = Engine(config, emit=events.append, key_for=lambda m: "sk-test", worker_command=worker_command(mode))
     result = await engine.run("Where am I?", [_Doc("a.txt", "alpha")])
     assert result.status == "finished", result
-    cell = next(e for e in events if e.type == "CellExecuted")
+    return next(e for e in events if e.type == "CellExecuted"), events
+
+
+async def _probe(mode: str, server: ScriptedOpenAI) -> dict:
+    markers = json.dumps([m[::-1] for m in _markers()])
+    cell, _events = await _run_cell(mode, server, PROBE.replace("@MARKERS@", repr(markers)))
     assert cell.error is None, cell.error
     line = next(ln for ln in cell.stdout.splitlines() if ln.startswith("HOSTPATHS "))
     seen = json.loads(line.split(" ", 1)[1])
@@ -113,3 +117,40 @@ def test_model_code_sees_no_host_path_in_namespace_mode(mode):
         assert seen["found"] == {}, seen["found"]
     else:   # the fallback starts from the host's paths and says so (docs/sandbox.md)
         assert ROOT in seen["found"] and "sys.path" in seen["found"][ROOT], seen["found"]
+
+
+STAT = r'''
+import ctypes, os
+os.stat(@TARGET@)        # what stat tells: that it exists, its size, owner, mode and times
+print("STAT os.stat", os.stat(@TARGET@).st_size)
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(256)
+nr = {"x86_64": 262, "aarch64": 79}[os.uname().machine]     # newfstatat, as a raw syscall
+if libc.syscall(nr, -100, @TARGET@.encode(), buf, 0) != 0:
+    raise OSError(ctypes.get_errno(), "newfstatat: " + os.strerror(ctypes.get_errno()))
+print("STAT raw", int.from_bytes(buf.raw[48:56], "little"))
+'''
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_stat_of_a_host_path_is_refused_or_reported_partial(mode, tmp_path):
+    """Fallback: Landlock has no right for stat and seccomp cannot refuse it without refusing
+    fstat (glibc's fstat is newfstatat(fd, "", AT_EMPTY_PATH)): the layer is reported partial,
+    in the report and in the warning the user reads. Namespace mode: the path is not there."""
+    secret = tmp_path / "id_rsa"
+    secret.write_text("k" * 1234)
+    server = ScriptedOpenAI().start()
+    try:
+        cell, events = asyncio.run(_run_cell(mode, server, STAT.replace("@TARGET@", repr(str(secret)))))
+    finally:
+        server.stop()
+    notices = " ".join(e.message for e in events if e.type == "Notice")
+    if mode == "namespace":
+        assert "FileNotFoundError" in (cell.error or ""), (cell.stdout, cell.error)
+        assert "STAT" not in cell.stdout and "Partial" not in notices
+        return
+    assert "STAT os.stat 1234" in cell.stdout, (cell.stdout, cell.error)
+    if mode == "landlock+seccomp":           # (the audit hook refuses ctypes first in "fallback")
+        assert "STAT raw 1234" in cell.stdout, (cell.stdout, cell.error)
+    assert "Partial: stat: model code can stat any path" in notices, notices
+    assert "Partial: " in notices and "host paths: sys.prefix" in notices
