@@ -11,19 +11,37 @@ directories). Elsewhere (the fallback, other systems) it goes on as the worker i
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
 
-def _parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="repl-worker", add_help=False)
-    for flag in ("--fd-in", "--fd-out", "--memory-limit-mb", "--dir-limit-mb", "--sandbox-fd"):
-        parser.add_argument(flag, type=int, default=None)
-    parser.add_argument("--context-dir", default=None)
-    for flag in ("--stdio", "--no-namespace", "--forward-signals", "--no-audit-hook"):
-        parser.add_argument(flag, action="store_true")
-    return parser.parse_known_args([a for a in argv if a != "--repl-worker"])[0]
+_INT_FLAGS = ("--fd-in", "--fd-out", "--memory-limit-mb", "--dir-limit-mb", "--sandbox-fd")
+_BOOL_FLAGS = ("--stdio", "--no-namespace", "--forward-signals", "--no-audit-hook")
+
+
+class Args:
+    """The worker's flags this entry needs (core/repl/worker.py parses them all, with argparse,
+    which with re and gettext cost milliseconds here: read by hand). Unknown flags pass on."""
+
+    def __init__(self, argv: list[str]) -> None:
+        values: dict[str, object] = {f: None for f in _INT_FLAGS}
+        values["--context-dir"] = None
+        values.update({f: False for f in _BOOL_FLAGS})
+        it = iter(argv)
+        for arg in it:
+            flag, eq, inline = arg.partition("=")
+            if flag in _BOOL_FLAGS and not eq:
+                values[flag] = True
+            elif flag in values:
+                text = inline if eq else next(it, None)
+                if text is None:
+                    raise SystemExit(f"repl-worker: {flag} needs a value")
+                try:
+                    values[flag] = text if flag == "--context-dir" else int(text)
+                except ValueError:
+                    raise SystemExit(f"repl-worker: {flag} takes a number, got {text!r}") from None
+        for flag, value in values.items():
+            setattr(self, flag[2:].replace("-", "_"), value)
 
 
 def _protocol_off_stdio() -> tuple[int, int]:
@@ -38,13 +56,11 @@ def _protocol_off_stdio() -> tuple[int, int]:
 
 
 def main(argv: list[str]) -> int:
-    args = _parse(argv)
+    args: Args = Args([a for a in argv if a != "--repl-worker"])
     if args.sandbox_fd is not None or args.fd_in is None and not args.stdio:
         from core.repl import worker      # the second interpreter (or a usage error, told there)
         return worker.main(argv)
-    import logging
-    logging.basicConfig(level=logging.WARNING, stream=sys.__stderr__,
-                        format="repl-worker: %(levelname)s %(message)s")
+    # (no logging here: core/repl/worker_log.py writes the box's warnings until the worker's own)
     if args.stdio:
         args.fd_in, args.fd_out = _protocol_off_stdio()
         argv = [a for a in argv if a != "--stdio"] + ["--fd-in", str(args.fd_in), "--fd-out", str(args.fd_out)]

@@ -20,13 +20,17 @@ Each step reports what it did; a step the kernel refuses is reported and skipped
 from __future__ import annotations
 
 import ctypes
-import logging
 import os
 import signal
 import sys
-from typing import Any
 
-log = logging.getLogger(__name__)
+TYPE_CHECKING = False
+if TYPE_CHECKING:   # (typing imports re: not at every worker start)
+    from typing import Any
+
+from core.repl.worker_log import get_logger
+
+log = get_logger(__name__)
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWPID = 0x20000, 0x10000000, 0x40000000, 0x20000000
 CLONE_NEWIPC = 0x08000000   # SysV IPC and POSIX message queues of its own, gone with the box

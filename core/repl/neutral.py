@@ -21,11 +21,13 @@ a pipe (`--sandbox-fd`), as does its sys.path.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:   # (typing imports re: not at every worker start)
+    from typing import Any
 
 ROOT = "/rlm"
 WORK = "/rlm/work"
@@ -49,8 +51,11 @@ def targets(run_dirs: list[str], workdir: str, context_dir: str | None) -> dict[
     frozen = getattr(sys, "frozen", False)
     named = {_real(venv_dir()): f"{ROOT}/venv", _real(sys.base_prefix): f"{ROOT}/python"}
     if frozen:
-        named[_real(getattr(sys, "_MEIPASS", "") or os.path.dirname(sys.executable))] = APP
-        named[_real(os.path.dirname(sys.executable))] = APP
+        exe_dir = _real(os.path.dirname(sys.executable))
+        named[exe_dir] = APP
+        bundle = _real(getattr(sys, "_MEIPASS", ""))
+        if bundle and not _inside(bundle, exe_dir):        # a one-file app unpacks elsewhere
+            named[bundle] = f"{ROOT}/bundle"
     else:
         import core
         named[_real(os.path.dirname(os.path.abspath(core.__file__)))] = f"{APP}/core"
@@ -100,6 +105,8 @@ def venv_dir() -> str | None:
 def site_dirs() -> list[str]:
     """The venv's site-packages (or the base's without a venv), also when the interpreter runs
     with -S: the directories only, no .pth file is run."""
+    if getattr(sys, "frozen", False):
+        return []
     import site
     venv = venv_dir()
     try:
@@ -113,8 +120,9 @@ def prepare(mapping: dict[str, str]) -> dict[str, Any]:
     """Before the mount view (host paths still resolve): what the second interpreter needs,
     in view paths: its executable, environment and sys.path."""
     frozen = getattr(sys, "frozen", False)
-    path = [to_view(e, mapping) for e in sys.path + site_dirs() if e and os.path.isdir(e)]
-    sys_path = list(dict.fromkeys(([] if frozen else [APP]) + [p for p in path if p]))
+    # (a frozen app's bootloader sets up its own sys.path from where it starts: kept as it is)
+    path = [] if frozen else [to_view(e, mapping) for e in sys.path + site_dirs() if e and os.path.exists(e)]
+    sys_path = [] if frozen else list(dict.fromkeys([APP] + [p for p in path if p]))
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": f"{WORK}/home", "TMPDIR": f"{WORK}/tmp",
            "TMP": f"{WORK}/tmp", "TEMP": f"{WORK}/tmp", "PYTHONDONTWRITEBYTECODE": "1",
            "PYTHONNOUSERSITE": "1", "PYTHONIOENCODING": "utf-8", "MALLOC_ARENA_MAX": "2"}
@@ -145,7 +153,8 @@ def exec_worker(info: dict[str, Any], prepared: dict[str, Any], fds: tuple[int, 
     exe = prepared["exe"]
     if exe is None:
         raise OSError("the interpreter is not in the worker's view")
-    payload = json.dumps({"info": info, "sys_path": prepared["sys_path"], "started": time.monotonic()}).encode()
+    # repr, read back with ast.literal_eval: json (with re) is not imported in this interpreter
+    payload = repr({"info": info, "sys_path": prepared["sys_path"], "started": time.monotonic()}).encode()
     r, w = os.pipe()
     os.write(w, payload)          # small (a few kB): fits the pipe
     os.close(w)
@@ -168,7 +177,8 @@ def read_payload(fd: int) -> dict[str, Any]:
             break
         chunks.append(chunk)
     os.close(fd)
-    payload = json.loads(b"".join(chunks))
+    import ast
+    payload = ast.literal_eval(b"".join(chunks).decode())
     info = payload["info"]
     steps = info.setdefault("setup_ms", {})
     if steps:

@@ -24,13 +24,17 @@ See docs/sandbox.md for what each platform has.
 
 from __future__ import annotations
 
-import ctypes
-import logging
 import os
 import sys
-from typing import Any
 
-log = logging.getLogger(__name__)
+TYPE_CHECKING = False
+if TYPE_CHECKING:   # (typing imports re: not at every worker start)
+    import ctypes
+    from typing import Any
+
+from core.repl.worker_log import get_logger
+
+log = get_logger(__name__)
 
 PR_SET_PDEATHSIG = 1
 PR_GET_DUMPABLE = 3
@@ -60,6 +64,7 @@ BLOCKED_AUDIT_EVENTS = frozenset({
 def _libc() -> ctypes.CDLL | None:
     if not sys.platform.startswith("linux"):
         return None
+    import ctypes       # here: the worker's second interpreter imports this module, not ctypes
     try:
         return ctypes.CDLL(None, use_errno=True)
     except OSError as exc:
@@ -77,6 +82,7 @@ def harden_engine_process() -> str:
     if libc is None:
         return f"nothing to do on {sys.platform}"
     if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        import ctypes
         err = ctypes.get_errno()
         return f"prctl(PR_SET_DUMPABLE, 0) failed: {os.strerror(err)}"
     return "prctl(PR_SET_DUMPABLE, 0): engine process is not dumpable"

@@ -7,7 +7,9 @@ names each layer that is absent; an empty list means the full sandbox.
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:   # (typing imports re: not at every worker start)
+    from typing import Any
 
 # What each missing layer means for the user, in one clause.
 MEANING = {

@@ -384,7 +384,8 @@ def main(argv: list[str], info: dict[str, Any] | None = None) -> int:
     if args.sandbox_fd is not None:       # started again from neutral paths (core/repl/neutral.py)
         from core.repl import neutral
         payload = neutral.read_payload(args.sandbox_fd)
-        sys.path[:] = payload["sys_path"]
+        if payload["sys_path"]:
+            sys.path[:] = payload["sys_path"]
         info = payload["info"]
         neutral.site_builtins()
     elif info is None:
