@@ -73,9 +73,9 @@ def main(argv: list[str]) -> int:
         fds=(args.fd_in, args.fd_out), context_dir=args.context_dir,
         forward_signals=args.forward_signals, dir_limit_mb=args.dir_limit_mb or DIR_LIMIT_MB,
         audit_hook=not args.no_audit_hook)
-    if sandbox.view_targets is not None:
+    if sandbox.second_start is not None:
         try:
-            neutral.exec_worker(info, sandbox.view_targets, (args.fd_in, args.fd_out), args.forward_signals)
+            neutral.exec_worker(info, sandbox.second_start, (args.fd_in, args.fd_out), args.forward_signals)
         except OSError as exc:          # the view has no host path left to go on with
             sys.stderr.write(f"repl-worker: starting the worker from its neutral paths failed: {exc}\n")
             os._exit(3)

@@ -43,7 +43,7 @@ PR_SET_NO_NEW_PRIVS = 38
 PR_GET_NO_NEW_PRIVS = 39
 # Set by build() when the mount view binds the runtime at neutral paths: how the worker starts
 # again from /rlm (core/repl/neutral.py: prepare, exec_worker). Only the first interpreter has it.
-view_targets: dict[str, Any] | None = None
+second_start: dict[str, Any] | None = None
 NPROC_LIMIT = 128          # tasks (threads count) of the sandbox's user namespace
 DIR_LIMIT_MB = 512         # the worker's directory (tmpfs size) and RLIMIT_FSIZE
 
@@ -206,8 +206,8 @@ def _build_linux(info: dict[str, Any], *, allow_namespace: bool, fds: tuple[int,
         confine.split_pid1(fds, forward_signals, group)   # the supervisor never returns
         done("pid1")
     view: dict[str, Any] = {"enforced": False}
-    global view_targets
-    view_targets = None
+    global second_start
+    second_start = None
     if ns and ns.get("mnt"):
         # With a PID namespace the worker proper starts its interpreter again from neutral paths
         # (core/repl/neutral.py), so the view binds the runtime there; without one it cannot
@@ -226,7 +226,7 @@ def _build_linux(info: dict[str, Any], *, allow_namespace: bool, fds: tuple[int,
             view = {"enforced": False, "reason": str(exc)}
     info["mount_view"] = view
     if view.get("neutral"):
-        view_targets = prepared
+        second_start = prepared
         workdir, context_dir = view["workdir"], view["context_dir"]
         run_dirs = [targets.get(d, d) for d in run_dirs]
     done("mount_view")
