@@ -61,7 +61,8 @@ for obj in gc.get_objects():
 seen["gc strings"] = sorted(strings)
 backwards = {k: json.dumps(v)[::-1] for k, v in seen.items()}
 found = {r: [k for k, b in backwards.items() if r in b] for r in reversed_markers}
-print("HOSTPATHS " + json.dumps({"found": {r: ks for r, ks in found.items() if ks}, "checked": len(strings)}))
+print("HOSTPATHS " + json.dumps({"found": {r: ks for r, ks in found.items() if ks}, "checked": len(strings),
+                                 "host name": os.uname().nodename, "user": seen["passwd"][0]}))
 '''
 
 
@@ -115,6 +116,8 @@ def test_model_code_sees_no_host_path_in_namespace_mode(mode):
     assert seen["checked"] > 1000            # the gc sweep saw the worker's strings
     if mode == "namespace":
         assert seen["found"] == {}, seen["found"]
+        assert seen["host name"] == "rlm"                       # a UTS namespace of its own
+        assert seen["user"] == ("root" if os.getuid() == 0 else "rlm")   # the view's /etc/passwd
     else:   # the fallback starts from the host's paths and says so (docs/sandbox.md)
         assert ROOT in seen["found"] and "sys.path" in seen["found"][ROOT], seen["found"]
 
