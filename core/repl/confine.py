@@ -323,11 +323,8 @@ def mount_view(plan: Plan) -> dict[str, Any]:
             _bind(lib, path, plan.target(path))
     neutral = bool(plan.targets)
     if neutral:                 # user names and homes of the host: not in the view
-        from core.repl import neutral as neutral_paths
-        _mkdirs("/etc")
-        for name, text in zip(("passwd", "group"), neutral_paths.passwd(os.getuid(), os.getgid())):
-            with open(f"/etc/{name}", "w") as f:
-                f.write(text)
+        from core.repl.neutral import write_passwd
+        write_passwd(os.getuid(), os.getgid())
     for path in plan.files:
         if neutral and path in ("/etc/passwd", "/etc/group"):
             continue

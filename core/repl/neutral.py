@@ -102,6 +102,14 @@ def venv_dir() -> str | None:
     return top if os.path.isfile(os.path.join(top, "pyvenv.cfg")) else None
 
 
+def write_passwd(uid: int, gid: int) -> None:
+    """In the new root, before it is made read-only: its /etc/passwd and /etc/group."""
+    os.makedirs("/etc", mode=0o755, exist_ok=True)
+    for name, text in zip(("passwd", "group"), passwd(uid, gid)):
+        with open(f"/etc/{name}", "w") as f:
+            f.write(text)
+
+
 def site_dirs() -> list[str]:
     """The venv's site-packages (or the base's without a venv), also when the interpreter runs
     with -S: the directories only, no .pth file is run."""

@@ -80,10 +80,14 @@ def missing(report: dict[str, Any]) -> list[str]:
 
 
 def partial(report: dict[str, Any]) -> list[str]:
-    """The layers that hold only in part (see PARTIAL): without a mount view, the fallback."""
+    """The layers that hold only in part (see PARTIAL): without a mount view (the fallback),
+    `stat`; without the neutral binds (no mount view, or no PID namespace to start again in),
+    the host paths."""
     if not report or (report.get("platform") and report.get("platform") != "linux"):
         return []
-    return [] if (report.get("mount_view") or {}).get("enforced") else list(PARTIAL)
+    view = report.get("mount_view") or {}
+    return [name for name, holds in (("stat", view.get("enforced")), ("host paths", view.get("neutral")))
+            if not holds]
 
 
 def is_full(report: dict[str, Any]) -> bool:
