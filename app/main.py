@@ -12,7 +12,7 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["--repl-worker"]:
-        from core.repl.worker import main as worker_main
+        from core.repl.boot import main as worker_main
         return worker_main(args[1:])
     # Before anything can start a helper process: non-dumpable, keys out of the environment.
     from core.engine_process import prepare_engine_process

@@ -316,13 +316,17 @@ class TrustGlue:
         return shown
 
     def export_results_csv(self, path: str) -> str | None:
-        """The rows the table shows (after its filter), as CSV (core.trust.results' columns)."""
-        from core.trust.results import to_csv
+        """The rows the table shows (after its filter), then the answer, as CSV: core.trust.results'
+        columns and the `unresolved_citations` flags of the other exports (core/store/export_csv.py)."""
+        from core.store.export_csv import rows_csv
         visible = {r.call_id for r in self.results_table.visible_rows()}
         rows = [r for r in self.result_rows if r.call_id in visible]
+        view = self.panes.view
+        run = {"answer": view.answer, "status": view.status, "root_model": view.meta.root_model}
         try:
+            text = rows_csv(rows, self.documents_for(), run)
             with open(path, "w", encoding="utf-8", newline="") as f:
-                f.write(to_csv(rows))
+                f.write(text)
         except OSError as exc:
             self.notifier.error(f"The CSV could not be written: {exc}", "Pick another folder or file name.")
             return None

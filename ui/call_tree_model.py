@@ -23,6 +23,7 @@ from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor, QStandardItemModel
 
 from core.runview import Node, RunView
+from ui.plain_text import plain
 
 NODE_ID_ROLE = Qt.ItemDataRole.UserRole + 1     # str: the node's call id
 STATUS_ROLE = Qt.ItemDataRole.UserRole + 2      # str: running|ok|error|refused|...
@@ -171,7 +172,7 @@ class CallTreeModel(QStandardItemModel):
                 put(col, text, _DISPLAY)
             want = cost_tip if col == COL_COST else tip
             if ((old[2] if col == COL_COST else old[1]) != want) if old else want:
-                put(col, want, _TIP)
+                put(col, plain(want), _TIP)
         if not old or old[3] != node.status:
             put(0, node.status, STATUS_ROLE)
             put(0, f"{node.label} {node.status}", Qt.ItemDataRole.AccessibleTextRole)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Callable
 from urllib.parse import quote, unquote
 
-from PySide6.QtGui import QTextDocument
+from ui.plain_text import markdown_html
 
 HREF_PREFIX = "doc:"
 WARNING_SIGN = "\u26a0"
@@ -97,9 +97,7 @@ class CitationText:
         self.last_marks = marks
         if not marks:
             return None
-        doc = QTextDocument()
-        doc.setMarkdown(md)
-        html = _BODY_STYLE.sub("<body>", doc.toHtml())
+        html = _BODY_STYLE.sub("<body>", markdown_html(md))      # raw HTML in the text stays text
         return _STRUCK_LINK.sub(lambda m: f"{m.group(1)}color:{self.error_color};", html)
 
     def tooltip(self, href: str) -> str:

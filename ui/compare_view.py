@@ -21,6 +21,7 @@ from ui.answer_text import AnswerText
 
 from ui.highlight import is_dark
 from ui.theme import PALETTES
+from ui.plain_text import plain
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ class CompareView(QDialog):
         for r, (label, left, right, same) in enumerate(comparison.rows):
             for c, text in enumerate((label, left, right)):
                 item = QTableWidgetItem(text)
-                item.setToolTip(text)
+                item.setToolTip(plain(text))
                 if not same:
                     item.setBackground(differ)
                 self.table.setItem(r, c, item)

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (QFrame, QGridLayout, QLabel, QScrollArea, QSizePo
 
 from ui.highlight import is_dark
 from ui.theme import PALETTES
+from ui.plain_text import plain
 
 
 @dataclass(frozen=True)
@@ -80,9 +81,9 @@ class CoverageBar(QWidget):
 
     def set_document(self, document: DocumentShown) -> None:
         self.document = document
-        self.setToolTip(f"{document.path}: {document.read_chars:,} of {document.chars:,} characters read "
+        self.setToolTip(plain(f"{document.path}: {document.read_chars:,} of {document.chars:,} characters read "
                         f"({percent(document.fraction)}) in {len(document.read)} stretch"
-                        f"{'es' if len(document.read) != 1 else ''}")
+                        f"{'es' if len(document.read) != 1 else ''}"))
         self.update()
 
     def paintEvent(self, _event) -> None:
@@ -220,7 +221,7 @@ class CoverageView(QWidget):
         warnings = list(coverage.warnings)
         palette = PALETTES["dark" if is_dark() else "light"]
         self.warnings_label.setStyleSheet(f"QLabel {{ color: {palette['warning']}; }}")
-        self.warnings_label.setText("\n".join(f"\u26a0 {w}" for w in warnings))
+        self.warnings_label.setText(plain("\n".join(f"\u26a0 {w}" for w in warnings)))
         self.warnings_label.setVisible(bool(warnings))
 
     def _rebuild(self, paths: list[str]) -> None:
@@ -232,8 +233,8 @@ class CoverageView(QWidget):
         self.bars.clear()
         self._labels.clear()
         for row, path in enumerate(paths):
-            name = QLabel(path, self._rows_widget)
-            name.setToolTip(path)
+            name = QLabel(plain(path), self._rows_widget)
+            name.setToolTip(plain(path))
             name.setMaximumWidth(220)
             name.setMinimumWidth(48)            # a long path is cut (its tooltip has it all)
             bar = CoverageBar(self._rows_widget)

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 from core.trust.support import unsupported_line
 from ui import icons
 from ui.rows import RowTableModel, list_table
+from ui.plain_text import plain
 
 RUN_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 STATUSES = ("finished", "capped", "failed", "cancelled", "interrupted", "running")
@@ -131,7 +132,7 @@ class HistoryModel(RowTableModel):
             when = row.created.astimezone().strftime("%Y-%m-%d %H:%M") if row.created else ""
             tip = f"{row.question}\n\nrun {row.id}, {when}\nroot {row.root_model}, sub {row.sub_model or row.root_model}"
             line = unsupported_line({"unsupported": list(row.unsupported)})
-            return escape_controls(tip + (f"\n\nLimited: {row.limited}" if row.limited else "")
+            return plain(tip + (f"\n\nLimited: {row.limited}" if row.limited else "")
                                    + (f"\nUnsupported: {line}" if line else ""))
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (3, 4):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

@@ -22,6 +22,8 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QStringListModel, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QCompleter, QTreeView
 
+from ui.plain_text import plain
+
 MODEL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 HEADER_ROLE = Qt.ItemDataRole.UserRole + 2
 LOCAL_GROUP = "Your servers and local models"
@@ -142,7 +144,7 @@ class ChoicesModel(QAbstractTableModel):
         if role == MODEL_ID_ROLE:
             return item.id
         if role == Qt.ItemDataRole.ToolTipRole:
-            return item.detail or item.id
+            return plain(item.detail or item.id)
         if role == Qt.ItemDataRole.ForegroundRole and column == 1:
             return self.dim
         return None
@@ -190,7 +192,7 @@ class ModelPicker(QComboBox):
         name = self.currentText()
         margins = edit.textMargins().left() + edit.textMargins().right() + 8
         cut = edit.fontMetrics().horizontalAdvance(name) + margins > edit.width()
-        edit.setToolTip(name if cut else "")
+        edit.setToolTip(plain(name) if cut else "")
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)

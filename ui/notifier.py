@@ -20,6 +20,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton
 
 from ui import icons
+from ui.plain_text import plain
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +132,7 @@ class Banner(QFrame):
         if note.advice:
             text += f"<br>{_escape(note.advice)}"
         self.text.setText(text)
-        self.text.setToolTip(note.detail[:4000])
+        self.text.setToolTip(plain(note.detail[:4000]))
         self.setAccessibleDescription(f"{note.message} {note.advice}")
         self.action_button.setVisible(bool(note.action))
         self.action_button.setText(note.action_label or "Open")

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
 from ui import icons
 from ui.mode_button import ModeButton
 from ui.model_picker import ModelChoice, ModelPicker  # noqa: F401  (ModelChoice: re-exported)
+from ui.plain_text import plain
 
 LONG_PASTE_CHARS = 20_000      # a longer paste is offered as a source (docs/window.md)
 
@@ -228,7 +229,7 @@ class QuestionPanel(QWidget):
         """Disable Run with `reason` beside it and a button per fix ((action id, label));
         an empty reason enables it again."""
         self._blocked = reason
-        self.blocked_label.setText(reason)
+        self.blocked_label.setText(plain(reason))
         for button in self.fix_buttons:
             self.fix_row.removeWidget(button)
             button.deleteLater()
@@ -272,7 +273,7 @@ class QuestionPanel(QWidget):
         return self.direct_check.isChecked()
 
     def set_status(self, text: str) -> None:
-        self.status_label.setText(text)
+        self.status_label.setText(plain(text))
 
     # --- places for extra parts (app/ glue adds its widgets here, never into the layout) ----
     ACCESSORY_SLOTS = ("options", "status", "bottom")

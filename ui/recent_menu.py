@@ -6,6 +6,7 @@ import os
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QMenu
+from ui.plain_text import plain
 
 MAX_SHOWN = 10
 
@@ -32,7 +33,7 @@ class RecentMenu(QMenu):
             self.addAction("(none yet)").setEnabled(False)
         for path in shown:
             action = self.addAction(_short(path))
-            action.setToolTip(path)
+            action.setToolTip(plain(path))
             action.setData(("folder", path))
             action.triggered.connect(lambda _=False, p=path: self.folder_chosen.emit(p))
         self.addSection("Questions")
@@ -40,7 +41,7 @@ class RecentMenu(QMenu):
             self.addAction("(none yet)").setEnabled(False)
         for question in questions[:MAX_SHOWN]:
             action = self.addAction(_short(question))
-            action.setToolTip(question)
+            action.setToolTip(plain(question))
             action.setData(("question", question))
             action.triggered.connect(lambda _=False, q=question: self.question_chosen.emit(q))
 

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFileDialog, QHBoxL
 
 from ui.cost_meter import money
 from ui.rows import RowTableModel
+from ui.plain_text import plain
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ class ResultsModel(RowTableModel):
                     money(row.cost_usd),
                     "" if row.duration_ms is None else f"{row.duration_ms / 1000:.2f} s")[col])
         if role == Qt.ItemDataRole.ToolTipRole and col in (3, 4, 5):
-            return escape_controls((row.source, row.prompt[:4000], row.answer[:4000])[col - 3])
+            return plain((row.source, row.prompt[:4000], row.answer[:4000])[col - 3])
         if role == Qt.ItemDataRole.UserRole:       # sorting and filtering
             return (natural_key(row.call_id), row.status, row.model, row.source, row.prompt, row.answer,
                     row.input_tokens, row.output_tokens, row.cost_usd, row.duration_ms or 0)[col]

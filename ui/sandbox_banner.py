@@ -9,6 +9,7 @@ its tooltip says what is missing and what it means.
 from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel
+from ui.plain_text import plain
 
 
 class SandboxBadge(QLabel):
@@ -24,7 +25,7 @@ class SandboxBadge(QLabel):
         (missing: namespaces). namespaces: model code shares the host's network ..."."""
         self.message = message
         missing = message.partition("(missing: ")[2].partition(")")[0]
-        self.setText(f"⚠ Sandbox incomplete{': ' + missing if missing else ''}")
-        self.setToolTip(message + "\nSettings can require the full sandbox (require_full_sandbox).")
+        self.setText(plain(f"⚠ Sandbox incomplete{': ' + missing if missing else ''}"))
+        self.setToolTip(plain(message + "\nSettings can require the full sandbox (require_full_sandbox)."))
         self.setAccessibleDescription(message)
         self.show()

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from ui import confirm, icons
 from ui.rows import RowTableModel, list_table, human_count, human_size  # noqa: F401  (re-exported)
+from ui.plain_text import plain
 
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
 SORT_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -105,7 +106,7 @@ class SourcesModel(RowTableModel):
             tip = row.path
             if row.status != "read":
                 tip += f"\nskipped: {row.reason}"
-            return escape_controls(tip)
+            return plain(tip)
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (self.COL_SIZE, self.COL_TOKENS):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == PATH_ROLE:
@@ -390,7 +391,7 @@ class SourcesPane(QWidget):
             self.progress.setValue(min(files_done, files_total))
             self.progress.setFormat(f"{files_done} / {files_total} files")
         size = f" · {human_size(bytes_done)} of {human_size(bytes_total)}" if bytes_total else ""
-        self.progress_label.setText(f"Reading {Path(current).name if current else '…'}{size}")
+        self.progress_label.setText(plain(f"Reading {Path(current).name if current else '…'}{size}"))
 
     def totals(self) -> dict[str, int]:
         rows = self.model.rows()
@@ -403,7 +404,7 @@ class SourcesPane(QWidget):
         rows = [self.model.rows()[i.row()] for i in self.table.selectionModel().selectedRows()]
         skipped = [r for r in rows if r.status != "read"]
         if len(skipped) == 1:
-            self.reason_label.setText(f"{skipped[0].name} was skipped: {skipped[0].reason}.")
+            self.reason_label.setText(plain(f"{skipped[0].name} was skipped: {skipped[0].reason}."))
         elif skipped:
             self.reason_label.setText(f"{len(skipped)} of the selected files were skipped; "
                                       "the last column says why.")

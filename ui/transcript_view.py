@@ -28,6 +28,7 @@ from ui.highlight import code_html, is_dark
 from ui.theme import PALETTES
 from ui.transcript_text import (ENDED_WORDS, OUTPUT_CHARS, OUTPUT_LINES, RETRY_MARK,  # noqa: F401
                                  breakable, retry_line, truncate_output)
+from ui.plain_text import markdown_html, plain
 
 log = logging.getLogger(__name__)
 
@@ -92,10 +93,11 @@ def make_label(text: str, parent: QWidget | None = None, fmt: Qt.TextFormat = Qt
 def set_markdown(label: QLabel, text: str, citations=None) -> None:
     """Markdown into a label; `citations` (ui.citation_text.CitationText, set by
     app/trust_glue.py) turns `[doc:PATH:ADDRESS]` into links, flagging dangling ones."""
+    label.setProperty("markdown", text)       # the source, for copying (the label holds HTML)
     html = citations.render(text) if citations is not None else None
     if html is None:
-        label.setTextFormat(Qt.TextFormat.MarkdownText)
-        label.setText(text)
+        label.setTextFormat(Qt.TextFormat.RichText)
+        label.setText(markdown_html(text))     # raw HTML in a reply shown as text, not rendered
     else:
         label.setTextFormat(Qt.TextFormat.RichText)
         label.setText(html)
@@ -272,7 +274,8 @@ class TurnCard(QFrame):
             self.blocks[i].refresh(cell, view)
 
     def plain_text(self) -> str:
-        parts = [self.header.text(), self.prose.text()] + [b.plain_text() for b in self.blocks]
+        parts = [self.header.text(), self.prose.property("markdown") or self.prose.text()] + \
+            [b.plain_text() for b in self.blocks]
         return "\n".join(p for p in parts if p)
 
 
@@ -425,6 +428,7 @@ class Transcript(QScrollArea):
         self._placeholder.setObjectName("hint")
         self._layout.insertWidget(0, self._placeholder)
         self._earlier = make_label("", self._column, Qt.TextFormat.MarkdownText)
+        self._earlier_md = ""
         self._earlier.setObjectName("earlierQuestions")
         self._earlier.setAccessibleName("Earlier questions in this session")
         self._earlier.hide()
@@ -444,12 +448,13 @@ class Transcript(QScrollArea):
         colors = PALETTES["dark" if is_dark() else "light"]
         self._earlier.setStyleSheet(f"QLabel {{ border-left: 3px solid {colors['border']}; padding: 4px 8px;"
                                     f" color: {colors['muted']}; }}")
-        self._earlier.setText("\n\n".join(parts))
+        self._earlier_md = "\n\n".join(parts)
+        set_markdown(self._earlier, self._earlier_md)        # the answers' raw HTML shown as text
         self._earlier.show()
         self._placeholder.hide()
 
     def earlier_text(self) -> str:
-        return self._earlier.text() if not self._earlier.isHidden() else ""
+        return self._earlier_md if not self._earlier.isHidden() else ""
 
     # ---- feeding -------------------------------------------------------
     def reset(self, view: RunView) -> None:
@@ -553,7 +558,7 @@ class Transcript(QScrollArea):
                 text = f"{item.level.upper()}: {retry_line(item.message)}"
             label = make_label(text, self._column)
             if RETRY_MARK in item.message:
-                label.setToolTip(item.message)
+                label.setToolTip(plain(item.message))
                 self._retry_labels[item.node_id or ""] = label
             label.setObjectName("notice")
             label.setProperty("level", item.level)

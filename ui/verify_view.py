@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QDialog, QHeaderView, QLabel, QPlainTextEdit, QTa
 
 from ui.highlight import is_dark
 from ui.theme import PALETTES
+from ui.plain_text import plain
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ class VerifyView(QDialog):
             for c, item in enumerate(items):
                 if not same:
                     item.setBackground(bad)
-                item.setToolTip(detail if c == 2 else "")
+                item.setToolTip(plain(detail) if c == 2 else "")
                 self.table.setItem(r, c, item)
         self.divergence.setPlainText(f"First divergence: {result.first_divergence}"
                                      if result.first_divergence else "")

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from ui import icons
+from ui.plain_text import plain
 
 INTRO = (
     "Ask questions about a folder of documents: reports, logs, tables, PDFs, e-mails.",
@@ -213,7 +214,7 @@ class WelcomeView(QScrollArea):
             text = f"<b>{server.label}</b> · {count} model{'s' if count != 1 else ''}" if count else \
                 f"<b>{server.label}</b> · it lists no models"
             label = _label(text, wrap=False)
-            label.setToolTip(server.base_url)
+            label.setToolTip(plain(server.base_url))
             combo = QComboBox()
             combo.setAccessibleName(f"Model of {server.label}")
             combo.addItems(list(server.models))
@@ -233,7 +234,7 @@ class WelcomeView(QScrollArea):
         if missing:
             names = ", ".join(f"{s.name} ({s.port})" for s in missing)
             self.missing_label.setText(f"Not running here: {names}.")
-            self.missing_label.setToolTip("\n".join(f"{s.label}: {s.error}" for s in missing))
+            self.missing_label.setToolTip(plain("\n".join(f"{s.label}: {s.error}" for s in missing)))
         else:
             self.missing_label.setText("")
 
@@ -250,7 +251,7 @@ class WelcomeView(QScrollArea):
         self.question_combo.clear()
         for q in questions:
             self.question_combo.addItem(q if len(q) <= 110 else q[:108] + "…", q)
-            self.question_combo.setItemData(self.question_combo.count() - 1, q, Qt.ItemDataRole.ToolTipRole)
+            self.question_combo.setItemData(self.question_combo.count() - 1, plain(q), Qt.ItemDataRole.ToolTipRole)
         self.samples_button.setEnabled(bool(questions))
 
     def set_samples_missing(self, reason: str) -> None:

@@ -24,11 +24,15 @@ Everything here fails soft: `None` and a reason when no cgroup can be used.
 
 from __future__ import annotations
 
-import logging
 import os
-from typing import Any
 
-log = logging.getLogger(__name__)
+TYPE_CHECKING = False
+if TYPE_CHECKING:   # (typing imports re: not at every worker start)
+    from typing import Any
+
+from core.repl.worker_log import get_logger
+
+log = get_logger(__name__)
 
 PREFIX = "rlm-repl-"
 V1_ROOT = "/sys/fs/cgroup"

@@ -100,7 +100,8 @@ def default_worker_command() -> list[str]:
     if getattr(sys, "frozen", False):
         return [sys.executable, "--repl-worker", *extra]
     # -P: the worker's cwd (writable by model code) is not put on sys.path.
-    return [sys.executable, "-P", "-m", "core.repl.worker", *extra]
+    # -S: no .pth file of the venv runs (core/repl/boot.py adds its site-packages as they are).
+    return [sys.executable, "-S", "-P", "-m", "core.repl.boot", *extra]
 
 
 def worker_environment(home: str, tmp: str) -> dict[str, str]:
@@ -351,12 +352,21 @@ class ReplClient:
         assert self._conn is not None
         try:
             reply = await self._conn.request(P.LOAD_CONTEXT, timeout=LOAD_TIMEOUT_S,
-                                             path=files.path, index_path=files.index_path)
+                                             path=self._in_view(files.path),
+                                             index_path=self._in_view(files.index_path))
         except (WorkerDied, asyncio.TimeoutError) as exc:
             raise ReplError(f"the REPL worker failed while loading the context: {exc!r}; "
                             f"{self._conn.output_tail()[-CRASH_OUTPUT_CHARS:]}") from exc
         if reply["type"] != P.CONTEXT_LOADED:
             raise ReplError(f"loading the context failed: {reply.get('message')}")
+
+    def _in_view(self, path: str | None) -> str | None:
+        """A context file's path as the worker sees it: under /rlm/context when its mount view
+        binds the engine's directory there (core/repl/neutral.py), else the host's path."""
+        seen = ((self.sandbox or {}).get("mount_view") or {}).get("context_dir")
+        if not path or not seen or not self._root or not seen.startswith("/rlm/"):
+            return path
+        return seen + "/" + os.path.relpath(os.path.realpath(path), os.path.realpath(self._root))
 
     # ---------------------------------------------------------------- cells
 

@@ -20,16 +20,21 @@ Each step reports what it did; a step the kernel refuses is reported and skipped
 from __future__ import annotations
 
 import ctypes
-import logging
 import os
 import signal
 import sys
-from typing import Any
 
-log = logging.getLogger(__name__)
+TYPE_CHECKING = False
+if TYPE_CHECKING:   # (typing imports re: not at every worker start)
+    from typing import Any
+
+from core.repl.worker_log import get_logger
+
+log = get_logger(__name__)
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWPID = 0x20000, 0x10000000, 0x40000000, 0x20000000
 CLONE_NEWIPC = 0x08000000   # SysV IPC and POSIX message queues of its own, gone with the box
+CLONE_NEWUTS = 0x04000000   # a host name of its own ("rlm"): the host's often names its user
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 1 << 18
 MNT_DETACH = 2
@@ -69,12 +74,17 @@ class Plan:
     (A plain class: dataclasses would cost the worker's start-up an import of inspect.)"""
 
     def __init__(self, *, workdir: str, context_dir: str | None, run: list[str] | None = None,
-                 files: list[str] | None = None, dir_limit_mb: int = 512) -> None:
+                 files: list[str] | None = None, dir_limit_mb: int = 512,
+                 targets: dict[str, str] | None = None) -> None:
         self.workdir = workdir
         self.context_dir = context_dir
         self.run = list(run or [])
         self.files = list(files or [])
         self.dir_limit_mb = dir_limit_mb
+        self.targets = dict(targets or {})   # host directory -> where it is bound (core/repl/neutral.py)
+
+    def target(self, path: str) -> str:
+        return self.targets.get(path, path)
 
 
 def runtime_paths() -> tuple[list[str], list[str]]:
@@ -92,7 +102,8 @@ def runtime_paths() -> tuple[list[str], list[str]]:
         prefixes.add(os.path.dirname(os.path.abspath(core.__file__)))   # the app's own code only
     app_root = None if getattr(sys, "frozen", False) else os.path.dirname(
         os.path.dirname(os.path.abspath(sys.modules["core"].__file__)))
-    for entry in sys.path:
+    from core.repl.neutral import site_dirs, venv_dir
+    for entry in sys.path + site_dirs() + [venv_dir() or ""]:
         if entry and os.path.isdir(entry) and os.path.abspath(entry) != app_root:
             prefixes.add(entry)
     for p in prefixes:
@@ -128,7 +139,7 @@ def enter_namespaces() -> dict[str, Any] | None:
     lib = libc()
     uid, gid = os.getuid(), os.getgid()
     got = {"user": True, "net": True, "mnt": True, "pid": True, "ipc": True}
-    base = CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWIPC
+    base = CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
     for flags, lost in ((base | CLONE_NEWNS | CLONE_NEWPID, ()),
                         (base | CLONE_NEWNS, ("pid",)),
                         (base, ("pid", "mnt")),
@@ -143,6 +154,9 @@ def enter_namespaces() -> dict[str, Any] | None:
     got["uid_mapped"] = (_write("/proc/self/setgroups", "deny")
                          and _write("/proc/self/uid_map", f"{uid} {uid} 1")
                          and _write("/proc/self/gid_map", f"{gid} {gid} 1"))
+    if got["ipc"]:           # (UTS came with IPC in every try above)
+        name = b"rlm"
+        got["hostname"] = lib.sethostname(name, len(name)) == 0
     return got
 
 
@@ -270,8 +284,10 @@ def _mkdirs(path: str) -> None:
     os.makedirs(path, mode=0o755, exist_ok=True)
 
 
-def _bind(lib: ctypes.CDLL, path: str, *, nodev: bool = True) -> bool:
-    src = OLD_ROOT + path
+def _bind(lib: ctypes.CDLL, source: str, path: str | None = None, *, nodev: bool = True) -> bool:
+    """Bind the host's `source` read-only at `path` (the same path by default)."""
+    src = OLD_ROOT + source
+    path = path or source
     if os.path.isdir(src):
         _mkdirs(path)
     elif os.path.exists(src):
@@ -304,16 +320,25 @@ def mount_view(plan: Plan) -> dict[str, Any]:
             os.symlink(os.readlink(OLD_ROOT + top), top)
     for path in plan.run:
         if not os.path.islink(OLD_ROOT + path):
-            _bind(lib, path)
+            _bind(lib, path, plan.target(path))
+    neutral = bool(plan.targets)
+    if neutral:                 # user names and homes of the host: not in the view
+        from core.repl.neutral import write_passwd
+        write_passwd(os.getuid(), os.getgid())
     for path in plan.files:
+        if neutral and path in ("/etc/passwd", "/etc/group"):
+            continue
         if os.path.islink(OLD_ROOT + path):
             _mkdirs(os.path.dirname(path))
             os.symlink(os.readlink(OLD_ROOT + path), path)
         else:
             _bind(lib, path)
+    context_dir = None
     if plan.context_dir:
-        _bind(lib, os.path.realpath(plan.context_dir))
+        context_dir = plan.target(os.path.realpath(plan.context_dir))
+        _bind(lib, os.path.realpath(plan.context_dir), context_dir)
     # The worker's directory: its own tmpfs, so its size is capped and nothing in it runs.
+    workdir = plan.target(workdir)
     _mkdirs(workdir)
     _mount(lib, "tmpfs", workdir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
            f"size={int(plan.dir_limit_mb)}m,mode=0700")
@@ -341,7 +366,7 @@ def mount_view(plan: Plan) -> dict[str, Any]:
     os.rmdir(OLD_ROOT)
     _mount(lib, None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
     os.chdir(workdir)
-    report["enforced"] = True
+    report.update(enforced=True, neutral=neutral, workdir=workdir, context_dir=context_dir)
     return report
 
 

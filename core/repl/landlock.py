@@ -15,12 +15,16 @@ signals); 7 audit logging flags (nothing to add for us).
 from __future__ import annotations
 
 import ctypes
-import logging
 import os
 import stat
-from typing import Any, Iterable
 
-log = logging.getLogger(__name__)
+TYPE_CHECKING = False
+if TYPE_CHECKING:   # (typing imports re: not at every worker start)
+    from typing import Any, Iterable
+
+from core.repl.worker_log import get_logger
+
+log = get_logger(__name__)
 
 SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446   # x86_64 and aarch64 alike
 CREATE_RULESET_VERSION = 1

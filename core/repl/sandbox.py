@@ -24,19 +24,26 @@ See docs/sandbox.md for what each platform has.
 
 from __future__ import annotations
 
-import ctypes
-import logging
 import os
 import sys
-from typing import Any
 
-log = logging.getLogger(__name__)
+TYPE_CHECKING = False
+if TYPE_CHECKING:   # (typing imports re: not at every worker start)
+    import ctypes
+    from typing import Any
+
+from core.repl.worker_log import get_logger
+
+log = get_logger(__name__)
 
 PR_SET_PDEATHSIG = 1
 PR_GET_DUMPABLE = 3
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
 PR_GET_NO_NEW_PRIVS = 39
+# Set by build() when the mount view binds the runtime at neutral paths: how the worker starts
+# again from /rlm (core/repl/neutral.py: prepare, exec_worker). Only the first interpreter has it.
+second_start: dict[str, Any] | None = None
 NPROC_LIMIT = 128          # tasks (threads count) of the sandbox's user namespace
 DIR_LIMIT_MB = 512         # the worker's directory (tmpfs size) and RLIMIT_FSIZE
 
@@ -57,6 +64,7 @@ BLOCKED_AUDIT_EVENTS = frozenset({
 def _libc() -> ctypes.CDLL | None:
     if not sys.platform.startswith("linux"):
         return None
+    import ctypes       # here: the worker's second interpreter imports this module, not ctypes
     try:
         return ctypes.CDLL(None, use_errno=True)
     except OSError as exc:
@@ -74,6 +82,7 @@ def harden_engine_process() -> str:
     if libc is None:
         return f"nothing to do on {sys.platform}"
     if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        import ctypes
         err = ctypes.get_errno()
         return f"prctl(PR_SET_DUMPABLE, 0) failed: {os.strerror(err)}"
     return "prctl(PR_SET_DUMPABLE, 0): engine process is not dumpable"
@@ -163,6 +172,7 @@ def build(*, memory_limit_mb: int | None, allow_namespace: bool, fds: tuple[int,
         info.update(network="audit-hook", audit_hook=True)
     info["pid_in_sandbox"] = os.getpid()
     info["missing"] = sandbox_report.missing(info)
+    info["partial"] = sandbox_report.partial(info)
     info["full"] = not info["missing"]
     return info
 
@@ -196,16 +206,29 @@ def _build_linux(info: dict[str, Any], *, allow_namespace: bool, fds: tuple[int,
         confine.split_pid1(fds, forward_signals, group)   # the supervisor never returns
         done("pid1")
     view: dict[str, Any] = {"enforced": False}
+    global second_start
+    second_start = None
     if ns and ns.get("mnt"):
+        # With a PID namespace the worker proper starts its interpreter again from neutral paths
+        # (core/repl/neutral.py), so the view binds the runtime there; without one it cannot
+        # (no exec) and keeps the host's paths, which its interpreter was started from.
+        from core.repl import neutral
+        targets = neutral.targets(run_dirs, workdir, context_dir) if pid_ns else None
+        prepared = neutral.prepare(targets) if targets else None
         try:
             view = confine.mount_view(confine.Plan(workdir=workdir, context_dir=context_dir, run=run_dirs,
-                                                   files=etc_files, dir_limit_mb=dir_limit_mb))
+                                                   files=etc_files, dir_limit_mb=dir_limit_mb,
+                                                   targets=targets))
         except OSError as exc:
             if os.path.exists(confine.OLD_ROOT):           # half-pivoted: no sane way on
                 sys.stderr.write(f"repl-worker: building the mount view failed: {exc}\n")
                 os._exit(3)
             view = {"enforced": False, "reason": str(exc)}
     info["mount_view"] = view
+    if view.get("neutral"):
+        second_start = prepared
+        workdir, context_dir = view["workdir"], view["context_dir"]
+        run_dirs = [targets.get(d, d) for d in run_dirs]
     done("mount_view")
     nproc = _set_rlimit("RLIMIT_NPROC", NPROC_LIMIT) if pid_ns else None
     fsize = _set_rlimit("RLIMIT_FSIZE", dir_limit_mb * 1024 * 1024)
@@ -215,6 +238,8 @@ def _build_linux(info: dict[str, Any], *, allow_namespace: bool, fds: tuple[int,
     dev = [f"/dev/{n}" for n in confine.DEV_NODES]
     write = [workdir] + (["/dev/shm"] if view.get("enforced") else [])
     read = [p for p in (context_dir, "/sys/devices/system/cpu") if p] + etc_files
+    if view.get("neutral") and not getattr(sys, "frozen", False):
+        read.append("/rlm/app")             # holds only core/: the import system lists it
     # /proc: only the worker's own entries. With a PID namespace the worker is not forked yet,
     # so PID 1 grants the namespace's /proc and the worker narrows it with a second ruleset.
     info["landlock"] = landlock.restrict(read + (["/proc"] if pid_ns else landlock.own_proc(os.getpid())),

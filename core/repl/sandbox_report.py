@@ -7,7 +7,9 @@ names each layer that is absent; an empty list means the full sandbox.
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:   # (typing imports re: not at every worker start)
+    from typing import Any
 
 # What each missing layer means for the user, in one clause.
 MEANING = {
@@ -26,6 +28,16 @@ MEANING = {
 
 
 NOTICE_PREFIX = "The REPL sandbox is incomplete"
+
+# Layers that hold only in part, and why (the report's "partial" names them; docs/sandbox.md).
+PARTIAL = {
+    "stat": "model code can stat any path (whether it exists, its size, owner, mode and times; not "
+            "read or change it): Landlock has no right for stat, and seccomp cannot refuse it, since "
+            "glibc's fstat is newfstatat(fd, \"\", AT_EMPTY_PATH), the same call as a stat of a path",
+    "host paths": "sys.prefix, sys.path, __file__ and the worker's directory are the host's paths "
+                  "(the home layout, the user's name): without a mount namespace there is no other "
+                  "place to start the interpreter from",
+}
 
 
 def missing(report: dict[str, Any]) -> list[str]:
@@ -67,6 +79,17 @@ def missing(report: dict[str, Any]) -> list[str]:
     return out
 
 
+def partial(report: dict[str, Any]) -> list[str]:
+    """The layers that hold only in part (see PARTIAL): without a mount view (the fallback),
+    `stat`; without the neutral binds (no mount view, or no PID namespace to start again in),
+    the host paths."""
+    if not report or (report.get("platform") and report.get("platform") != "linux"):
+        return []
+    view = report.get("mount_view") or {}
+    return [name for name, holds in (("stat", view.get("enforced")), ("host paths", view.get("neutral")))
+            if not holds]
+
+
 def is_full(report: dict[str, Any]) -> bool:
     return not missing(report)
 
@@ -78,8 +101,9 @@ def describe(report: dict[str, Any]) -> str:
         return ""
     meaning = "; ".join(f"{g}: {MEANING[g]}" for g in gaps if g in MEANING)
     where = report.get("platform") or "this system"
+    part = "; ".join(f"{p}: {PARTIAL[p]}" for p in partial(report))
     return (f"{NOTICE_PREFIX} on {where} (missing: {', '.join(gaps)}). "
-            + (meaning + "." if meaning else "")).strip()
+            + (meaning + "." if meaning else "") + (f" Partial: {part}." if part else "")).strip()
 
 
 def notes(report: dict[str, Any]) -> list[str]:

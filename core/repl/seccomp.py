@@ -31,12 +31,16 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import logging
 import os
 import struct
-from typing import Any
 
-log = logging.getLogger(__name__)
+TYPE_CHECKING = False
+if TYPE_CHECKING:   # (typing imports re: not at every worker start)
+    from typing import Any
+
+from core.repl.worker_log import get_logger
+
+log = get_logger(__name__)
 
 AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 X32_SYSCALL_BIT = 0x40000000

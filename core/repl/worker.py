@@ -353,6 +353,8 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
                         help="tests only: without namespaces, leave Landlock and seccomp alone on guard")
     parser.add_argument("--dir-limit-mb", type=int, default=sandbox.DIR_LIMIT_MB,
                         help="size limit of the worker's directory")
+    parser.add_argument("--sandbox-fd", type=int, default=None,
+                        help="started again inside the box: its report and sys.path come on this fd")
     args = parser.parse_args([a for a in argv if a != "--repl-worker"])
     if not args.stdio and (args.fd_in is None or args.fd_out is None):
         parser.error("--fd-in and --fd-out are required without --stdio")
@@ -370,7 +372,8 @@ def _protocol_off_stdio() -> tuple[int, int]:
     return fd_in, fd_out
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], info: dict[str, Any] | None = None) -> int:
+    """`info`: the box is built already (core/repl/boot.py), this is its report."""
     args = _parse_args(argv)
     if args.stdio:
         args.fd_in, args.fd_out = _protocol_off_stdio()
@@ -378,11 +381,19 @@ def main(argv: list[str]) -> int:
                         format="repl-worker: %(levelname)s %(message)s")
     # No model code has run yet and we have one thread: build the box (this forks into a
     # PID namespace when it can; only the worker proper comes back here).
-    info: dict[str, Any] = sandbox.build(
-        memory_limit_mb=args.memory_limit_mb, allow_namespace=not args.no_namespace,
-        fds=(args.fd_in, args.fd_out), context_dir=args.context_dir,
-        forward_signals=args.forward_signals, dir_limit_mb=args.dir_limit_mb,
-        audit_hook=not args.no_audit_hook)
+    if args.sandbox_fd is not None:       # started again from neutral paths (core/repl/neutral.py)
+        from core.repl import neutral
+        payload = neutral.read_payload(args.sandbox_fd)
+        if payload["sys_path"]:
+            sys.path[:] = payload["sys_path"]
+        info = payload["info"]
+        neutral.site_builtins()
+    elif info is None:
+        info = sandbox.build(
+            memory_limit_mb=args.memory_limit_mb, allow_namespace=not args.no_namespace,
+            fds=(args.fd_in, args.fd_out), context_dir=args.context_dir,
+            forward_signals=args.forward_signals, dir_limit_mb=args.dir_limit_mb,
+            audit_hook=not args.no_audit_hook)
     if sys.__stderr__ is not None:
         faulthandler.enable(file=sys.__stderr__)
     channel = Channel(args.fd_in, args.fd_out)

@@ -37,8 +37,9 @@ def test_streamed_text_shows_before_the_reply_then_markdown(panes, qtbot):
     for e in events[cut:]:
         panes.apply(e)
     panes.flush()
-    assert card.replied and "```repl" not in card.prose.text()       # code shows as cells, not prose
-    assert card.prose.text().startswith("The context is large")
+    assert card.replied and "```repl" not in card.prose.property("markdown")   # code shows as cells, not prose
+    assert card.prose.property("markdown").startswith("The context is large")
+    assert "The context is large" in card.prose.text()
     assert card.blocks[0].code_text in TURN2
 
 

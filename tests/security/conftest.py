@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import os
+import pwd
 import random
 import socket
 import sqlite3
@@ -142,6 +143,7 @@ class Targets:
                 "@HOST_TMP@": self.host_tmp, "@SOCK@": self.sock.path, "@PORT@": str(port),
                 "@ENGINE_PID@": str(os.getpid()), "@VICTIM_PID@": str(self.victim.pid),
                 "@APP_CODE@": os.path.abspath(worker_module.__file__), "@SITE@": site,
+                "@REAL_HOME@": pwd.getpwuid(os.getuid()).pw_dir,
                 "@DAEMON_MARK@": self.daemon_mark, "@NR_SOCKET@": str(nr("socket")),
                 "@NR_FSOPEN@": str(nr("fsopen")), "@NR_UNSHARE@": str(nr("unshare")),
                 "@NR_PTRACE@": str(nr("ptrace")), "@NR_MQ_OPEN@": str(nr_any((240, 180))),

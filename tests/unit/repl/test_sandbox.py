@@ -38,7 +38,8 @@ async def test_worker_environment_has_no_keys_and_its_own_dirs(make_repl, monkey
         assert name not in env
     assert not [k for k in env if "KEY" in k or k.startswith(("OPENAI", "ANTHROPIC", "AWS", "AZURE"))]
     assert "sk-secret" not in r.stdout
-    root = os.path.realpath(repl.workdir)
+    # namespace mode: the worker's directory is bound at a neutral path (core/repl/neutral.py)
+    root = "/rlm/work" if repl.sandbox["mount_view"].get("neutral") else os.path.realpath(repl.workdir)
     assert os.path.realpath(data["cwd"]).startswith(root)
     assert os.path.realpath(env["HOME"]).startswith(root) and os.path.realpath(env["TMPDIR"]).startswith(root)
     with open(f"/proc/{repl.pid}/environ", "rb") as f:

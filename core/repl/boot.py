@@ -1,0 +1,90 @@
+"""The REPL worker's entry: build the box, then run the worker in it.
+
+    python -S -P -m core.repl.boot --fd-in N --fd-out M [the flags of core/repl/worker.py]
+    <frozen app> --repl-worker ...
+
+In namespace mode the worker proper starts its interpreter again from neutral paths
+(core/repl/neutral.py), so this first interpreter imports only what the box needs (and
+runs with -S: no .pth file of the venv is executed, its site-packages are added as plain
+directories). Elsewhere (the fallback, other systems) it goes on as the worker itself.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+_INT_FLAGS = ("--fd-in", "--fd-out", "--memory-limit-mb", "--dir-limit-mb", "--sandbox-fd")
+_BOOL_FLAGS = ("--stdio", "--no-namespace", "--forward-signals", "--no-audit-hook")
+
+
+class Args:
+    """The worker's flags this entry needs (core/repl/worker.py parses them all, with argparse,
+    which with re and gettext cost milliseconds here: read by hand). Unknown flags pass on."""
+
+    def __init__(self, argv: list[str]) -> None:
+        values: dict[str, object] = {f: None for f in _INT_FLAGS}
+        values["--context-dir"] = None
+        values.update({f: False for f in _BOOL_FLAGS})
+        it = iter(argv)
+        for arg in it:
+            flag, eq, inline = arg.partition("=")
+            if flag in _BOOL_FLAGS and not eq:
+                values[flag] = True
+            elif flag in values:
+                text = inline if eq else next(it, None)
+                if text is None:
+                    raise SystemExit(f"repl-worker: {flag} needs a value")
+                try:
+                    values[flag] = text if flag == "--context-dir" else int(text)
+                except ValueError:
+                    raise SystemExit(f"repl-worker: {flag} takes a number, got {text!r}") from None
+        for flag, value in values.items():
+            setattr(self, flag[2:].replace("-", "_"), value)
+
+
+def _protocol_off_stdio() -> tuple[int, int]:
+    """--stdio: keep the protocol on private copies of fd 0/1; fd 1 then goes to stderr (C-level
+    output of model code must not land in the protocol) and fd 0 to /dev/null."""
+    fd_in, fd_out = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)
+    os.close(devnull)
+    return fd_in, fd_out
+
+
+def main(argv: list[str]) -> int:
+    args: Args = Args([a for a in argv if a != "--repl-worker"])
+    if args.sandbox_fd is not None or args.fd_in is None and not args.stdio:
+        from core.repl import worker      # the second interpreter (or a usage error, told there)
+        return worker.main(argv)
+    # (no logging here: core/repl/worker_log.py writes the box's warnings until the worker's own)
+    if args.stdio:
+        args.fd_in, args.fd_out = _protocol_off_stdio()
+        argv = [a for a in argv if a != "--stdio"] + ["--fd-in", str(args.fd_in), "--fd-out", str(args.fd_out)]
+    from core.repl import neutral, sandbox
+    from core.repl.sandbox import DIR_LIMIT_MB
+    # No model code has run yet and we have one thread: build the box (this forks into a
+    # PID namespace when it can; only the worker proper comes back here).
+    info = sandbox.build(
+        memory_limit_mb=args.memory_limit_mb, allow_namespace=not args.no_namespace,
+        fds=(args.fd_in, args.fd_out), context_dir=args.context_dir,
+        forward_signals=args.forward_signals, dir_limit_mb=args.dir_limit_mb or DIR_LIMIT_MB,
+        audit_hook=not args.no_audit_hook)
+    if sandbox.second_start is not None:
+        try:
+            neutral.exec_worker(info, sandbox.second_start, (args.fd_in, args.fd_out), args.forward_signals)
+        except OSError as exc:          # the view has no host path left to go on with
+            sys.stderr.write(f"repl-worker: starting the worker from its neutral paths failed: {exc}\n")
+            os._exit(3)
+    if sys.flags.no_site:
+        sys.path.extend(d for d in neutral.site_dirs() if d not in sys.path)
+        neutral.site_builtins()
+    from core.repl import worker
+    return worker.main(argv, info=info)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
