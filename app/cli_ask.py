@@ -107,7 +107,7 @@ async def _ask(args: argparse.Namespace, config: Any) -> int:
     try:
         from app.settings import ingest_options, load_settings
         options = ingest_options(load_settings(), ocr=True if getattr(args, "ocr", False) else None)
-        from core.store.extracts import opened_cache
+        from core.store import opened_cache
         with opened_cache() as cache:            # what earlier runs read of the same files
             found = await ingest(args.paths, options, on_progress=progress, cache=cache)
     except FileNotFoundError as exc:

@@ -10,7 +10,6 @@ import asyncio
 import dataclasses
 import logging
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
 from core import events as ev
@@ -19,42 +18,15 @@ from core.engine.budget import BudgetExceeded, Tally
 from core.engine.costs import ROOT_FLOOR_TOKENS, CallMeter, explain_no_fit, root_reserve, worst_case
 from core.engine.parse import parse_reply, stated_final, truncate_middle
 from core.engine.screen import screen_block
+from core.engine.outcome import RlmOutcome, RootCallRefused, Session, TextDocument  # noqa: F401
 from core.engine.subcalls import SubCaller
 from core.lifecycle import finish
 from core.routing import extra_sub_call_models
 
 if TYPE_CHECKING:
-    from core.engine.run import RunContext
+    from core.engine.context import RunContext
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class RlmOutcome:
-    answer: str | None
-    status: str                  # finished | capped | failed
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class TextDocument:
-    path: str
-    text: str
-
-
-class RootCallRefused(Exception):
-    pass
-
-
-@dataclass
-class Session:
-    """A live top-level REPL and the root's conversation, kept after a run so a
-    follow-up question (or a fork rebuilt by re-execution) can continue from it."""
-    repl: Any
-    messages: list[dict]
-
-    async def close(self) -> None:
-        await self.repl.close()
 
 
 class Rlm:

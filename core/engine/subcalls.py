@@ -21,14 +21,12 @@ import asyncio
 import itertools
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from core import events as ev
 from core.engine.budget import BudgetExceeded, Tally
 from core.engine.costs import CallMeter, first_root_messages, nested_question, sub_messages, worst_case
-
-if TYPE_CHECKING:
-    from core.engine.rlm import Rlm
+from core.engine.outcome import TextDocument
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +68,10 @@ def slot_worst_case(ctx: Any, prompt: str, nested: bool, model: str, depth: int,
 
 
 class SubCaller:
-    def __init__(self, rlm: "Rlm") -> None:
+    """The sub-calls of one Rlm (core/engine/rlm.py). A nested RLM is built as another of
+    the same class (`type(rlm)`), so this module does not import rlm.py (no import circle)."""
+
+    def __init__(self, rlm: Any) -> None:
         self.rlm = rlm
         self.ctx = rlm.ctx
         self._ids = itertools.count(1)
@@ -251,7 +252,6 @@ class SubCaller:
 
     # -- a nested RLM --------------------------------------------------------------
     async def _nested(self, prompt: str, context: str | None, parent: str) -> dict[str, Any]:
-        from core.engine.rlm import Rlm, TextDocument
         ctx = self.ctx
         call_id = f"{self.rlm.rlm_id}.s{next(self._ids)}"
         model = ctx.config.root_model
@@ -284,7 +284,7 @@ class SubCaller:
                 ctx.nested_running += 1
                 ctx.budget_changed()
                 try:
-                    child = Rlm(ctx, rlm_id=call_id, parent_id=parent, depth=self.rlm.depth + 1,
+                    child = type(self.rlm)(ctx, rlm_id=call_id, parent_id=parent, depth=self.rlm.depth + 1,
                                 question=question, documents=[TextDocument("context", text)], tally=tally)
                     outcome = await child.solve()
                 finally:
