@@ -22,7 +22,7 @@ import asyncio
 import importlib
 import logging
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from app.key_routing import route_key_for
@@ -69,7 +69,7 @@ class RunRequest:
     ask / re-run: a fresh REPL over `documents` (re-run: linked to `parent_run_id`);
     follow-up: the live `session` of run `parent_run_id`, a new question in it;
     fork: run `parent_run_id` rebuilt up to root turn `fork_turn` by re-execution
-    (`edited_code` run as that turn, its new sub-calls live and budgeted), then live;
+    (`edited_code` run by the engine as the fork's turn 1, its new sub-calls the fork's own), then live;
     rebuild: the REPL of run `parent_run_id` rebuilt by re-execution, then `question`
     asked in it as a follow-up. Fork and rebuild take question and documents from the store."""
     kind: str
@@ -135,7 +135,7 @@ class Prepared:
     turn: int | None = None
     replayed_cells: int = 0
     unmatched: list[str] = field(default_factory=list)
-    edited_output: str | None = None
+    edited_output: str | None = None   # what the root was shown of an edited turn (set once it ran)
 
 
 class RunHandle:
@@ -230,6 +230,8 @@ class RunService:
             handle.documents, handle.config = documents, config
             if handle.prepared is not None and handle.on_prepared is not None:
                 handle.on_prepared(handle.prepared)
+            if getattr(session_in, "edit", None) is not None and handle.prepared is not None:
+                sinks = [*sinks, _edited_output_into(handle.prepared)]
             handle.run = QuestionRun(question, documents=documents, skipped=skipped, config=config,
                                      sinks=sinks, store=store, key_for=self.key_for(config),
                                      parent_run_id=request.parent_run_id, run_id=request.run_id,
@@ -253,7 +255,7 @@ class RunService:
             plan = await self._prepare_fork(store, request)
             return plan.session, (plan.question, plan.documents, plan.skipped, plan.config, False,
                                   Prepared("fork", request.parent_run_id, request.fork_turn,
-                                           plan.replayed_cells, plan.unmatched, plan.edited_output))
+                                           plan.replayed_cells, plan.unmatched))
         from core.follow_up import rebuild_session
         rebuilt = await rebuild_session(store, request.parent_run_id, memory_limit_mb=config.memory_limit_mb,
                                         worker_command=self._worker_command,
@@ -263,22 +265,20 @@ class RunService:
                                           rebuilt.unmatched))
 
     async def _prepare_fork(self, store: Any, request: RunRequest) -> Any:
-        """The fork's plan: the REPL rebuilt up to the turn; an edited turn's new
-        sub-calls go live to the sub model under the fork's dollar cap, and what
-        they spend comes off the cap of the run that follows."""
-        from app.live_subcalls import LiveSubCaller
+        """The fork's plan: the REPL rebuilt up to the turn (an edited turn is run by the
+        engine as the fork's first turn, its new sub-calls under the fork's own caps)."""
         from core.trust.fork import fork_config, prepare_fork
         from core.trust.record import load_record
         config = request.config
         if config is None:
             config = fork_config(load_record(store, request.parent_run_id), **request.fork_overrides)
-        live = None
-        if request.edited_code is not None:
-            from app.key_routing import resolved_before_run
-            live = LiveSubCaller(config, await resolved_before_run(self.key_for(config), config))
-        plan = await prepare_fork(store, request.parent_run_id, request.fork_turn, config=config,
-                                  edited_code=request.edited_code, worker_command=self._worker_command,
-                                  live_sub_call=live)
-        if live is not None:
-            plan = replace(plan, config=live.remaining_config(plan.config))
-        return plan
+        return await prepare_fork(store, request.parent_run_id, request.fork_turn, config=config,
+                                  edited_code=request.edited_code, worker_command=self._worker_command)
+
+
+def _edited_output_into(prepared: Prepared) -> Callable[[Any], None]:
+    """A sink that keeps what the root was shown of the fork's edited turn (its turn 1's cell)."""
+    def sink(event: Any) -> None:
+        if event.type == "CellExecuted" and event.call_id == "R.t1.c1":
+            prepared.edited_output = event.output_for_model
+    return sink

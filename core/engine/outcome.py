@@ -28,9 +28,11 @@ class RootCallRefused(Exception):
 @dataclass
 class Session:
     """A live top-level REPL and the root's conversation, kept after a run so a
-    follow-up question (or a fork rebuilt by re-execution) can continue from it."""
+    follow-up question (or a fork rebuilt by re-execution) can continue from it.
+    `edit`: a fork's edited turn (core/engine/edited_turn.EditedTurn), run as its turn 1."""
     repl: Any
     messages: list[dict]
+    edit: Any = None
 
     async def close(self) -> None:
         await self.repl.close()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Any, Sequence
 
 from core.engine.admission import stored_prompt
 from core.trust.record import RecordedCell, RecordedSubCall
@@ -24,8 +24,6 @@ log = logging.getLogger(__name__)
 
 NOT_RECORDED = "ReplayDivergence"
 DEPTH0_MESSAGE = "sub-calls are switched off in this run (depth 0): solve it with code"
-
-LiveSubCall = Callable[[str, str | None], Awaitable[dict]]    # (prompt, model) -> result slot
 
 
 @dataclass
@@ -37,25 +35,23 @@ class CellReplay:
     final: dict | None
     served: int = 0                                 # sub-calls answered from the record
     unmatched: list[str] = field(default_factory=list)   # prompts not in the record
-    live: int = 0                                   # sub-calls sent to a live model (fork edits)
 
 
 class RecordedAnswers:
-    """The REPL's on_sub_call during a replay: answers from the cell being replayed."""
+    """The REPL's on_sub_call during a replay: answers from the cell being replayed.
+    `answer` is the same lookup for one prompt (a fork's edited turn, core/engine/edited_turn.py)."""
 
-    def __init__(self, *, depth_zero: bool = False, live: LiveSubCall | None = None) -> None:
+    def __init__(self, *, depth_zero: bool = False) -> None:
         self.depth_zero = depth_zero
-        self.live = live
         self._pool: list[RecordedSubCall] = []
         self._used: set[int] = set()
         self._cursor = 0
         self.served = 0
-        self.live_calls = 0
         self.unmatched: list[str] = []
 
     def begin(self, recorded: Sequence[RecordedSubCall]) -> None:
         self._pool, self._used, self._cursor = list(recorded), set(), 0
-        self.served, self.live_calls, self.unmatched = 0, 0, []
+        self.served, self.unmatched = 0, []
 
     def _take(self, candidates: list[str]) -> RecordedSubCall | None:
         if self._cursor < len(self._pool) and self._cursor not in self._used \
@@ -77,24 +73,26 @@ class RecordedAnswers:
             return [{"error": {"type": "SubCallError", "message": DEPTH0_MESSAGE}} for _ in request.prompts]
         slots = []
         for prompt in request.prompts:
-            candidates = [prompt]
-            if request.kind == "rlm" and request.context:   # at the depth limit: llm with the context appended
-                candidates.append(f"{prompt}\n\n{request.context}")
-            sent = candidates[-1]
-            # a prompt refused before it was sent is recorded clipped (core/engine/admission.py)
-            candidates += [c for c in map(stored_prompt, candidates) if c not in candidates]
-            found = self._take(candidates)
-            if found is not None:
-                self.served += 1
-                slots.append(found.slot())
-            elif self.live is not None:
-                self.live_calls += 1
-                slots.append(await self.live(sent, request.model))
-            else:
+            slot = self.answer(prompt, request.kind, request.context)
+            if slot is None:
                 self.unmatched.append(prompt)
-                slots.append({"error": {"type": NOT_RECORDED,
-                                        "message": "this prompt is not in the record of the run"}})
+                slot = {"error": {"type": NOT_RECORDED, "message": "this prompt is not in the record of the run"}}
+            slots.append(slot)
         return slots
+
+    def answer(self, prompt: str, kind: str, context: str | None) -> dict | None:
+        """The recorded slot for `prompt` (kind "llm"|"rlm"; at the depth limit an rlm_query
+        was sent with its context appended), each recorded call used once; None: not recorded."""
+        candidates = [prompt]
+        if kind == "rlm" and context:
+            candidates.append(f"{prompt}\n\n{context}")
+        # a prompt refused before it was sent is recorded clipped (core/engine/admission.py)
+        candidates += [c for c in map(stored_prompt, candidates) if c not in candidates]
+        found = self._take(candidates)
+        if found is None:
+            return None
+        self.served += 1
+        return found.slot()
 
 
 async def replay_cell(repl: Any, answers: RecordedAnswers, code: str, recorded: Sequence[RecordedSubCall],
@@ -102,7 +100,7 @@ async def replay_cell(repl: Any, answers: RecordedAnswers, code: str, recorded: 
     answers.begin(recorded)
     result = await repl.execute(code, timeout_s=timeout_s)
     return CellReplay(stdout=result.stdout, stderr=result.stderr, error=result.error, final=result.final,
-                      served=answers.served, unmatched=list(answers.unmatched), live=answers.live_calls)
+                      served=answers.served, unmatched=list(answers.unmatched))
 
 
 def cell_differences(recorded: RecordedCell, replayed: CellReplay) -> str:
