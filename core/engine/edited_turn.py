@@ -13,21 +13,18 @@ limit, and its events, so the fork's totals, History and exports show what it sp
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from core import events as ev
 from core.engine import prompts
 from core.engine.cell_output import cell_output
-
-# (prompt, kind "llm"|"rlm", context) -> the slot the stored turn got for it, or None
-RecordLookup = Callable[[str, str, "str | None"], "dict[str, Any] | None"]
-
+from core.engine.recorded import RecordedSlots
 
 @dataclass(frozen=True)
 class EditedTurn:
     code: str                     # the user's code, run as the turn's one cell
     reply: str                    # the stored reply with its code blocks replaced by `code`
-    answer_from_record: RecordLookup
+    recorded: RecordedSlots       # the stored turn's sub-calls and the slots they got
     origin: str = ""              # "turn 2 of run 1a2b3c4d5e6f" (said in a Notice)
 
 
@@ -51,7 +48,7 @@ async def run_edited_turn(rlm: Any, edit: EditedTurn, messages: list[dict]) -> t
              output_tokens=0, cost_usd=0.0, duration_ms=0, model=cfg.root_model, edited=True)
     rlm.current_parent = cell_id
     ctx.emit(ev.CellStarted, call_id=cell_id, parent_id=turn_id, index=1, code=edit.code)
-    rlm.subcaller.from_record = (cell_id, edit.answer_from_record)
+    rlm.subcaller.from_record = (cell_id, edit.recorded)
     try:
         result = await rlm.repl.execute(edit.code, timeout_s=cfg.cell_timeout_s, cell_id=cell_id)
     finally:

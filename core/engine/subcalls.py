@@ -77,8 +77,8 @@ class SubCaller:
         self._ids = itertools.count(1)
         self._tasks: set[asyncio.Task] = set()
         self._batches: set[asyncio.Task] = set()     # handle() calls still starting or awaiting theirs
-        # A fork's edited cell (core/engine/edited_turn.py): (its cell id, the lookup that
-        # answers a prompt the stored turn asked: (prompt, kind, context) -> slot or None).
+        # A fork's edited cell (core/engine/edited_turn.py): (its cell id, the stored turn's
+        # answers, core.engine.recorded.RecordedSlots).
         self.from_record: tuple[str, Any] | None = None
 
     async def handle(self, request: Any) -> list[dict[str, Any]]:
@@ -112,12 +112,12 @@ class SubCaller:
         recorded here as a call answered from the record: no model call, nothing spent."""
         if self.from_record is None or self.from_record[0] != parent:
             return {}
-        lookup = self.from_record[1]
+        recorded = self.from_record[1]
         kind = "rlm" if nested else "llm"
         cfg = self.ctx.config
         found: dict[int, dict[str, Any]] = {}
         for index, prompt in enumerate(request.prompts):
-            slot = lookup(prompt, request.kind, request.context)
+            slot = recorded.answer(prompt, request.kind, request.context)
             if slot is None:
                 continue
             call_id = f"{self.rlm.rlm_id}.s{next(self._ids)}"

@@ -95,9 +95,9 @@ async def prepare_fork(store: Any, run_id: str, turn: int, *, config: RunConfig 
         messages = record.conversation(upto=turn)
         edit = None
         if edited_code is not None:
-            answers.begin([s for c in target.cells for s in c.sub_calls])
+            recorded = answers.begin([s for c in target.cells for s in c.sub_calls])
             edit = EditedTurn(code=edited_code, reply=replace_code(target.reply or "", edited_code),
-                              answer_from_record=answers.answer, origin=f"turn {turn} of run {run_id[:12]}")
+                              recorded=recorded, origin=f"turn {turn} of run {run_id[:12]}")
     except BaseException:
         await repl.close()
         raise

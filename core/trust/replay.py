@@ -17,7 +17,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from core.engine.admission import stored_prompt
+from core.engine.recorded import RecordedSlots
 from core.trust.record import RecordedCell, RecordedSubCall
 
 log = logging.getLogger(__name__)
@@ -38,61 +38,35 @@ class CellReplay:
 
 
 class RecordedAnswers:
-    """The REPL's on_sub_call during a replay: answers from the cell being replayed.
-    `answer` is the same lookup for one prompt (a fork's edited turn, core/engine/edited_turn.py)."""
+    """The REPL's on_sub_call during a replay: answers from the cell being replayed
+    (core/engine/recorded.py matches them)."""
 
     def __init__(self, *, depth_zero: bool = False) -> None:
         self.depth_zero = depth_zero
-        self._pool: list[RecordedSubCall] = []
-        self._used: set[int] = set()
-        self._cursor = 0
+        self.slots = RecordedSlots()
         self.served = 0
         self.unmatched: list[str] = []
 
-    def begin(self, recorded: Sequence[RecordedSubCall]) -> None:
-        self._pool, self._used, self._cursor = list(recorded), set(), 0
+    def begin(self, recorded: Sequence[RecordedSubCall]) -> RecordedSlots:
+        """Answer from `recorded` from now on; returns their RecordedSlots."""
+        self.slots = RecordedSlots([(s.prompt, s.slot()) for s in recorded])
         self.served, self.unmatched = 0, []
-
-    def _take(self, candidates: list[str]) -> RecordedSubCall | None:
-        if self._cursor < len(self._pool) and self._cursor not in self._used \
-                and self._pool[self._cursor].prompt in candidates:
-            index = self._cursor
-        else:
-            index = next((i for i, s in enumerate(self._pool)
-                          if i not in self._used and s.prompt in candidates), -1)
-            if index < 0:
-                return None
-        self._used.add(index)
-        while self._cursor in self._used:
-            self._cursor += 1
-        return self._pool[index]
+        return self.slots
 
     async def __call__(self, request: Any) -> list[dict]:
-        if self.depth_zero and not self._pool:
+        if self.depth_zero and not len(self.slots):
             # A depth-0 run recorded before switched-off slots were recorded.
             return [{"error": {"type": "SubCallError", "message": DEPTH0_MESSAGE}} for _ in request.prompts]
         slots = []
         for prompt in request.prompts:
-            slot = self.answer(prompt, request.kind, request.context)
+            slot = self.slots.answer(prompt, request.kind, request.context)
             if slot is None:
                 self.unmatched.append(prompt)
                 slot = {"error": {"type": NOT_RECORDED, "message": "this prompt is not in the record of the run"}}
+            else:
+                self.served += 1
             slots.append(slot)
         return slots
-
-    def answer(self, prompt: str, kind: str, context: str | None) -> dict | None:
-        """The recorded slot for `prompt` (kind "llm"|"rlm"; at the depth limit an rlm_query
-        was sent with its context appended), each recorded call used once; None: not recorded."""
-        candidates = [prompt]
-        if kind == "rlm" and context:
-            candidates.append(f"{prompt}\n\n{context}")
-        # a prompt refused before it was sent is recorded clipped (core/engine/admission.py)
-        candidates += [c for c in map(stored_prompt, candidates) if c not in candidates]
-        found = self._take(candidates)
-        if found is None:
-            return None
-        self.served += 1
-        return found.slot()
 
 
 async def replay_cell(repl: Any, answers: RecordedAnswers, code: str, recorded: Sequence[RecordedSubCall],
