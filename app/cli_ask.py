@@ -99,10 +99,11 @@ def run_ask(args: argparse.Namespace) -> int:
 
 
 async def _ask(args: argparse.Namespace, config: Any) -> int:
-    from app.run_service import RunRequest, RunService, harden_once
+    from app.run_service import RunRequest, RunService
+    from core.engine_process import prepare_engine_process
     from core.ingest import ingest
 
-    harden_once()                               # before ingestion starts any helper process
+    prepare_engine_process()                    # before ingestion starts any helper process
     progress = _progress_printer() if not args.quiet and sys.stderr.isatty() else None
     try:
         from app.settings import ingest_options, load_settings

@@ -106,16 +106,17 @@ def _config_for(args: argparse.Namespace):
 
 
 async def _eval(args: argparse.Namespace, qset: Any, pairs: list, windows: dict[str, int]) -> int:
-    from app.runner import QuestionRun, default_key_for
+    from app.key_routing import route_key_for
+    from app.runner import QuestionRun
     from core.engine.run import ConfigError, Engine
     from core.evaluation.runner import Evaluation
     from core.ingest import ingest
     from core.llm.client import ModelClient
-    from core.repl.sandbox import harden_engine_process
+    from core.engine_process import prepare_engine_process
     from core.store import RunStore
     from core.store.db import connect
 
-    harden_engine_process()
+    prepare_engine_process()
     try:
         config_for = _config_for(args)
         for pair in pairs:                     # unknown prices with a cap etc.: refuse before any run
@@ -135,7 +136,7 @@ async def _eval(args: argparse.Namespace, qset: Any, pairs: list, windows: dict[
                                  config=config, store=store).execute()
 
     def llm_for(config: Any) -> Any:
-        return ModelClient(key_for=default_key_for(config), api_base_for=config.api_base_for,
+        return ModelClient(key_for=route_key_for(config), api_base_for=config.api_base_for,
                            max_retries=config.max_retries, timeout_s=config.request_timeout_s)
 
     def progress(row: Any) -> None:

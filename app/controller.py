@@ -492,10 +492,6 @@ class Controller(QObject):
         """What a call outside a run (also ask directly) gets for each model: the key its URL
         may carry (app/key_routing.py)."""
         from app.key_routing import route_key_for
-        if config is None:                   # no run config: route by the model's name alone
-            from core.routing import route
-            keys = self.keys()
-            return lambda model: route(model, endpoints=settings.endpoints, keys=keys).key
         return route_key_for(config, keys=self.keys(), settings=settings)
 
     def _report(self, outcome: Any, config: Any) -> None:

@@ -5,7 +5,8 @@ handed to RunService.run.
     outcome = await RunService().run(request, sinks=[printer])     # handle.cancel() stops it
 
 The service does, once for every kind of run: engine hardening (the process
-is marked non-dumpable before any worker starts), the engine's import
+is marked non-dumpable and its key variables moved out before any worker starts:
+core.engine_process.prepare_engine_process, the one entry point), the engine's import
 (litellm, in a thread), key routing (the one function that says which key a
 model's call carries), preparing a fork or a rebuilt REPL from the store, and
 the run itself with its storage (app.runner.QuestionRun: engine + EventWriter).
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from app.key_routing import route_key_for
+from core.engine_process import prepare_engine_process
 from core.lifecycle import finish
 
 if TYPE_CHECKING:
@@ -36,7 +38,6 @@ log = logging.getLogger(__name__)
 KINDS = ("ask", "follow-up", "fork", "re-run", "rebuild")
 
 IMPORT_LOCK = threading.RLock()    # one first import of litellm at a time: two threads importing pydantic break it
-_HARDENED: list[str] = []
 
 
 def preload_engine(wait_for_litellm: bool = True) -> Any:
@@ -52,15 +53,6 @@ def preload_engine(wait_for_litellm: bool = True) -> Any:
             from core.llm.litellm_import import litellm
             litellm()
     return runner
-
-
-def harden_once() -> str:
-    """Mark this process non-dumpable (core.repl.sandbox), once; returns what was done."""
-    if not _HARDENED:
-        from core.repl.sandbox import harden_engine_process
-        _HARDENED.append(harden_engine_process())
-        log.info("engine hardening: %s", _HARDENED[0])
-    return _HARDENED[0]
 
 
 @dataclass(frozen=True)
@@ -200,7 +192,7 @@ class RunService:
     async def run(self, request: RunRequest, sinks: Sequence[Callable[[Any], None]] = (),
                   handle: RunHandle | None = None) -> RunOutcome:
         handle = handle or RunHandle()
-        harden_once()
+        prepare_engine_process()            # the one hardening entry point (idempotent; main.py ran it)
         await asyncio.to_thread(preload_engine, False)   # the engine's import off this loop; litellm's
                                                          # goes on beside the run (preload_engine)
         from app.runner import QuestionRun      # the engine's modules: lazy, ~80 ms of CPU before the

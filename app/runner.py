@@ -30,11 +30,6 @@ log = logging.getLogger(__name__)
 RunOutcome = RunResult
 
 
-def default_key_for(config: RunConfig, settings: Any = None, keys: Any = None) -> Callable[[str], str | None]:
-    """The key each call of this run carries (app/key_routing.py, over core/routing.py)."""
-    return route_key_for(config, keys=keys, settings=settings)
-
-
 class QuestionRun:
     def __init__(self, question: str, *, documents: Sequence[Any], skipped: Sequence[Any] = (),
                  config: RunConfig, sinks: Sequence[Callable[[Event], None]] = (),
@@ -103,7 +98,7 @@ class QuestionRun:
         from app.key_routing import resolved_before_run
         from core.engine.run import Engine
         Engine(self.config, emit=lambda _e: None, key_for=lambda _m: None).check(self.documents)   # ConfigError: nothing stored
-        key_for = await resolved_before_run(self._key_for or default_key_for(self.config), self.config)
+        key_for = await resolved_before_run(self._key_for or route_key_for(self.config), self.config)
         store = writer = None
         if self._persist:
             from core.store import RunStore

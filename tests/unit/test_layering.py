@@ -192,3 +192,30 @@ def test_app_glue_touches_no_private_fields_and_takes_no_controller():
     bad = {str(p.relative_to(ROOT)): v for p in sorted((ROOT / "app").glob("*.py"))
            if (v := glue_violations(p.read_text(encoding="utf-8")))}
     assert bad == {}
+
+
+def imported_names(path: Path) -> set[tuple[str, str]]:
+    """(module, name) of every `from module import name` in the file, lazy ones included."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found |= {(node.module, a.name) for a in node.names}
+    return found
+
+
+def test_app_has_one_hardening_and_one_key_routing_entry_point():
+    """Issue 28: hardening is core.engine_process.prepare_engine_process (not also a run
+    service's own harden_once or eval's harden_engine_process); which key a call carries is
+    app.key_routing.route_key_for (not also a runner default or the controller's own route)."""
+    hardening = {("core.repl.sandbox", "harden_engine_process")}
+    run_routing = {("core.routing", "RunRoutes"), ("app.runner", "default_key_for")}
+    bad = {}
+    for path in sorted((ROOT / "app").glob("*.py")):
+        names = imported_names(path)
+        found = sorted(names & hardening) + (sorted(names & run_routing) if path.name != "key_routing.py" else [])
+        defined = {n.name for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                   if isinstance(n, ast.FunctionDef)}
+        found += sorted(defined & {"harden_once", "default_key_for"})
+        if found:
+            bad[path.name] = found
+    assert bad == {}
