@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from app.key_routing import route_key_for
 from core.engine_process import prepare_engine_process
 from core.lifecycle import finish
+from core.follow_up import rebuild_session
 
 if TYPE_CHECKING:
     from app.runner import QuestionRun, RunOutcome
@@ -50,6 +51,7 @@ def preload_engine(wait_for_litellm: bool = True) -> Any:
         runner = importlib.import_module("app.runner")
         importlib.import_module("core.engine.run")
         if wait_for_litellm:
+            # lazy: +4 modules, 7 ms at load 9 (first use only)
             from core.llm.litellm_import import litellm
             litellm()
     return runner
@@ -186,6 +188,7 @@ class RunService:
             return self._borrowed
         if self._open_store is not None:
             return self._open_store()
+        # lazy: +123 modules, 320 ms at load 9 (first use only)
         from core.store import RunStore
         return RunStore.open()
 
@@ -202,6 +205,7 @@ class RunService:
             question, documents, skipped = request.question, list(request.documents), list(request.skipped)
             config, session_in, follow_up = request.config, request.session, request.kind == "follow-up"
             if request.kind in ("fork", "rebuild") and config is not None:
+                # lazy: +35 modules, 95 ms at load 9 (first use only)
                 from core.engine.run import Engine      # refused at the start check: before minutes of re-execution
                 Engine(config, emit=lambda _e: None, key_for=lambda _m: None).check()
             if request.kind in ("fork", "rebuild"):
@@ -248,7 +252,6 @@ class RunService:
             return plan.session, (plan.question, plan.documents, plan.skipped, plan.config, False,
                                   Prepared("fork", request.parent_run_id, request.fork_turn,
                                            plan.replayed_cells, plan.unmatched))
-        from core.follow_up import rebuild_session
         rebuilt = await rebuild_session(store, request.parent_run_id, memory_limit_mb=config.memory_limit_mb,
                                         worker_command=self._worker_command,
                                         require_full_sandbox=config.require_full_sandbox)
@@ -259,7 +262,9 @@ class RunService:
     async def _prepare_fork(self, store: Any, request: RunRequest) -> Any:
         """The fork's plan: the REPL rebuilt up to the turn (an edited turn is run by the
         engine as the fork's first turn, its new sub-calls under the fork's own caps)."""
+        # lazy: +23 modules, 190 ms at load 9 (first use only)
         from core.trust.fork import fork_config, prepare_fork
+        # lazy: +3 modules, 65 ms at load 9 (first use only)
         from core.trust.record import load_record
         config = request.config
         if config is None:

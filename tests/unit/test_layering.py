@@ -219,3 +219,20 @@ def test_app_has_one_hardening_and_one_key_routing_entry_point():
         if found:
             bad[path.name] = found
     assert bad == {}
+
+
+def test_every_lazy_import_in_app_says_why():
+    """Issue 28: a function-local import in app/ only where a measured cost (or an import
+    circle) says so, and the comment on its line or the line above says which."""
+    bare = []
+    for path in sorted((ROOT / "app").glob("*.py")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for fn in ast.walk(ast.parse("\n".join(lines))):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    here = lines[node.lineno - 1] + (lines[node.lineno - 2] if node.lineno > 1 else "")
+                    if "lazy" not in here:
+                        bare.append(f"{path.name}:{node.lineno}")
+    assert sorted(set(bare)) == []
