@@ -224,6 +224,8 @@ def turn_rows(label: str, r: dict, goal_ms: float, load: float) -> list[dict]:
             load=load),
         row(f"  internal: of which the cell (CellStarted -> CellExecuted)", median(inside["cell_ms"]), "ms",
             load=load),
+        row(f"  peak RSS of the run (ru_maxrss: the engine process or its REPL worker)", r["peak_rss_mb"], "MB",
+            load=load),
     ]
 
 
