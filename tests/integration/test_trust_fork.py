@@ -156,3 +156,16 @@ async def test_fork_refuses_a_turn_that_does_not_exist(openai_server, store):
     parent = await _parent(openai_server, store)
     with pytest.raises(ForkError, match="no turn 9"):
         await prepare_fork(store, parent, 9)
+
+
+async def test_an_edited_forks_new_prompt_too_large_for_the_sub_model_is_refused(openai_server, store):
+    parent = await _parent(openai_server, store)
+    edited = "print(llm_query('tell me ' * 2000))"          # about 4,000 tokens for a 1,000-token window
+    config = fork_config(load_record(store, parent)).replace(context_windows={"openai/sub": 1000})
+    openai_server.script("root", replies=[code("FINAL('done')")])
+    subs_before = len(openai_server.requests_for("sub"))
+    plan = await prepare_fork(store, parent, 2, config=config, edited_code=edited)
+    outcome = await _run_fork(plan, store)
+    [call] = _sub_calls(store, outcome.run_id)
+    assert call.error_type == "ContextWindowExceeded" and "prompt too large for openai/sub" in call.error
+    assert len(openai_server.requests_for("sub")) == subs_before       # nothing was sent
