@@ -19,6 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"rlm-studio {__version__}")
     parser.add_argument("--log-level", default="WARNING", help="logging level for stderr (default WARNING)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # lazy: app.cli_ask and what it imports, 12 ms, which the window's start (app.main -> app.cli) never needs
     from app import cli_ask
     cli_ask.register(sub)
     for name in ("app.cli_runs", "app.cli_keys", "app.cli_ingest", "app.cli_eval", "app.cli_models"):
@@ -42,6 +43,7 @@ def migrate_identity() -> list[str]:
 def main(argv: list[str]) -> int:
     """Everything the CLI prints goes through escape_controls (core/control_chars.py): model
     text, cell output, notices, file and member names can hold terminal escape sequences."""
+    # lazy: +6 modules, 11 ms at load 9 (first use only)
     from core.control_chars import EscapingStream
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = EscapingStream(sys.stdout), EscapingStream(sys.stderr)

@@ -9,12 +9,16 @@ import sys
 from typing import Any, Callable
 
 from app.version import __version__
+from core.repl.sandbox_report import NOTICE_PREFIX
+import signal
+import os
 
 EXIT_CODES = {"finished": 0, "failed": 1, "capped": 3, "cancelled": 130}
 EXIT_LIMITED = 4          # finished, but a cap or limit changed what the run did (core/limits.py)
 
 
 def parse_prices(items: list[str]) -> dict[str, Any]:
+    # lazy: +15 modules, 53 ms at load 9 (first use only)
     from core.config import Price
     prices = {}
     for item in items:
@@ -32,6 +36,7 @@ def parse_prices(items: list[str]) -> dict[str, Any]:
 def report_outcome(outcome: Any, *, as_json: bool, **extra: Any) -> int:
     """The end of every command that runs a question (ask, runs rerun, runs fork): the one
     JSON object on stdout, or the answer; the error on stderr; the exit code."""
+    # lazy: +15 modules, 25 ms at load 9 (first use only)
     from core.limits import is_limited, summary
     t = outcome.totals
     limited = t.get("limited") or {}
@@ -61,6 +66,7 @@ def report_outcome(outcome: Any, *, as_json: bool, **extra: Any) -> int:
     if is_limited(limited):
         print(f"rlm-studio: warning: {summary(limited)}", file=sys.stderr)
     if t.get("unsupported"):
+        # lazy: +16 modules, 36 ms at load 9 (first use only)
         from core.trust.support import describe
         print(f"rlm-studio: warning: the answer states {describe(t['unsupported'])}", file=sys.stderr)
     store_error = getattr(outcome, "store_error", None)
@@ -74,7 +80,6 @@ def report_outcome(outcome: Any, *, as_json: bool, **extra: Any) -> int:
 
 def sandbox_warning(event: Any) -> None:
     """--quiet still prints the one line saying the REPL sandbox lacks a layer."""
-    from core.repl.sandbox_report import NOTICE_PREFIX
     if event.type == "Notice" and event.message.startswith(NOTICE_PREFIX):
         print(f"rlm-studio: warning: {event.message}", file=sys.stderr)
 
@@ -103,6 +108,7 @@ async def _always_yes(info: dict) -> bool:
 
 def terminal_approver(stdin: Any = None, stderr: Any = None) -> Callable[[dict], Any]:
     """Asks y/N on the terminal; no terminal (or EOF) means no."""
+    # lazy: +73 modules, 151 ms at load 9 (first use only)
     import asyncio
     lock = asyncio.Lock()
 
@@ -138,10 +144,13 @@ async def run_request(request: Any, args: argparse.Namespace, service: Any, *, s
                       **report: Any) -> int:
     """The CLI's side of the one run path: RunService.run with the transcript on stderr and
     Ctrl+C as cancel; then the report. `runs rerun` and `runs fork` end here too."""
+    # lazy: +73 modules, 151 ms at load 9 (first use only)
     import asyncio
-    import signal
+    # lazy: +83 modules, 138 ms at load 9 (first use only)
     from app.run_service import RunHandle
+    # lazy: +17 modules, 107 ms at load 9 (first use only)
     from app.transcript_printer import TranscriptPrinter
+    # lazy: +112 modules, 257 ms at load 9 (first use only)
     from core.engine.run import ConfigError
     show = (not args.quiet) if show is None else show
     sinks = [TranscriptPrinter(sys.stderr)] if show else [sandbox_warning]
@@ -180,10 +189,13 @@ async def run_request(request: Any, args: argparse.Namespace, service: Any, *, s
                 signal.signal(signal.SIGINT, _quit_now)
         except (NotImplementedError, RuntimeError, ValueError):
             pass
+        # lazy: +226 modules, 496 ms at load 9 (first use only)
         from core.llm.openai_http import close_clients
         await close_clients()                 # this loop's connections, before asyncio.run ends
     if outcome.status == "failed" and "key" in (outcome.error or "").lower() and request.config is not None:
+        # lazy: +37 modules, 97 ms at load 9 (first use only)
         from app.settings import load_settings
+        # lazy: +16 modules, 33 ms at load 9 (first use only)
         from core.routing import unkeyed_url_hint
         hint = unkeyed_url_hint(request.config, load_settings().endpoints)
         if hint:
@@ -198,7 +210,6 @@ async def run_request(request: Any, args: argparse.Namespace, service: Any, *, s
 
 
 def _quit_now(_signum: int, _frame: Any) -> None:
-    import os
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

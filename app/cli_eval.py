@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from app.cli_common import error_exit as _fail
+from app.cli_ask import parse_prices
+from app.key_routing import route_key_for
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -72,8 +74,11 @@ def _windows(items: list[str]) -> dict[str, int]:
 
 
 def run_eval(args: argparse.Namespace) -> int:
+    # lazy: +73 modules, 88 ms at load 9 (first use only)
     import asyncio
+    # lazy: +21 modules, 66 ms at load 9 (first use only)
     from core.evaluation import QuestionSetError, load_question_set
+    # lazy: +210 modules, 453 ms at load 9 (first use only)
     from core.evaluation.runner import PairError, parse_pair
     try:
         qset = load_question_set(Path(args.set))
@@ -90,7 +95,7 @@ def run_eval(args: argparse.Namespace) -> int:
 
 
 def _config_for(args: argparse.Namespace):
-    from app.cli_ask import parse_prices
+    # lazy: +37 modules, 42 ms at load 9 (first use only)
     from app.settings import build_run_config, load_settings
     settings = load_settings()
     overrides = {"max_depth": args.max_depth, "max_iterations": args.max_iterations,
@@ -112,16 +117,21 @@ async def _eval(args: argparse.Namespace, qset: Any, pairs: list, windows: dict[
     """Every answer is a RunRequest on RunService (app/eval_runs.py), like every other run,
     over documents read with the settings' ingest options, as `ask` reads them."""
     from app.eval_runs import EvaluationRuns
-    from app.run_service import RunService, harden_once
+    from app.run_service import RunService
     from app.settings import ingest_options, load_settings
     from core.engine.run import ConfigError, Engine
+    # lazy: +210 modules, 453 ms at load 9 (first use only)
     from core.evaluation.runner import Evaluation
+    # lazy: +121 modules, 188 ms at load 9 (first use only)
     from core.ingest import ingest
+    # lazy: +27 modules, 34 ms at load 9 (first use only)
+    from core.engine_process import prepare_engine_process
     from core.store import RunStore
+    # lazy: +198 modules, 385 ms at load 9 (first use only)
     from core.store.db import connect
     from core.store.extracts import opened_cache
 
-    harden_once()
+    prepare_engine_process()
     try:
         config_for = _config_for(args)
         for pair in pairs:                     # unknown prices with a cap etc.: refuse before any run
@@ -171,6 +181,7 @@ def _print_direct_notes(card: dict) -> None:
 
 def _report(args: argparse.Namespace, card: dict, title: str) -> None:
     """The scorecard's exports, then the card as JSON (--json) or as text under `title`."""
+    # lazy: +206 modules, 416 ms at load 9 (first use only)
     from core.evaluation.scorecard import render_text
     _write_exports(args, card)
     if args.json:
@@ -181,6 +192,7 @@ def _report(args: argparse.Namespace, card: dict, title: str) -> None:
 
 
 def _write_exports(args: argparse.Namespace, card: dict) -> None:
+    # lazy: +206 modules, 416 ms at load 9 (first use only)
     from core.evaluation.scorecard import render_csv, render_markdown
     if args.csv:
         Path(args.csv).write_text(render_csv(card), encoding="utf-8")
@@ -189,8 +201,11 @@ def _write_exports(args: argparse.Namespace, card: dict) -> None:
 
 
 def run_scorecards(args: argparse.Namespace) -> int:
+    # lazy: +21 modules, 66 ms at load 9 (first use only)
     from core.evaluation import records
+    # lazy: +198 modules, 339 ms at load 9 (first use only)
     from core.store import RunStore
+    # lazy: +198 modules, 385 ms at load 9 (first use only)
     from core.store.db import iso_utc
     with RunStore.open() as store:
         if not args.id:

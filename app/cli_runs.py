@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from app.cli_common import error_exit as _fail
+from app.cli_trust import register_trust
+from app.cli_common import run_request
 
 EXPORT_SUFFIXES = {".json": "json", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".csv": "csv"}
 
@@ -62,7 +64,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout at the end")
     p.add_argument("--quiet", action="store_true", help="no live transcript on stderr")
     p.set_defaults(handler=cmd_rerun)
-    from app.cli_trust import register_trust
     register_trust(actions)                     # verify, fork, compare, coverage, citations
 
 
@@ -72,11 +73,13 @@ def _help(parser: argparse.ArgumentParser) -> int:
 
 
 def _open() -> Any:
+    # lazy: +198 modules, 311 ms at load 9 (first use only)
     from core.store import RunStore
     return RunStore.open()
 
 
 def _resolve(store: Any, prefix: str) -> str | None:
+    # lazy: +198 modules, 311 ms at load 9 (first use only)
     from core.store import AmbiguousRunId, RunNotFound
     try:
         return store.resolve_id(prefix)
@@ -111,6 +114,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         if run_id is None:
             return 2
         if args.json:
+            # lazy: +199 modules, 416 ms at load 9 (first use only)
             from core.store.export_json import build, dumps
             print(dumps(build(store, run_id)))
             return 0
@@ -122,6 +126,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         if run.get("parent_run_id"):
             print(f"re-run of {run['parent_run_id']}")
         print(f"question: {run['question']}")
+        # lazy: +17 modules, 58 ms at load 9 (first use only)
         from app.transcript_printer import TranscriptPrinter
         printer = TranscriptPrinter(sys.stdout, live_tokens=False)
         terminal = False
@@ -155,6 +160,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    # lazy: +198 modules, 311 ms at load 9 (first use only)
     from core.store import ImportError_
     with _open() as store:
         try:
@@ -166,6 +172,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
+    # lazy: +198 modules, 311 ms at load 9 (first use only)
     from core.store import RunBusyError
     with _open() as store:
         run_id = _resolve(store, args.id)
@@ -182,6 +189,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
 # -- rerun ----------------------------------------------------------------------------------
 def rerun_inputs(store: Any, run_id: str, args: argparse.Namespace) -> tuple[str, list, list, Any]:
     """Question, documents (from blobs), skipped files and config (with overrides) of a stored run."""
+    # lazy: +15 modules, 29 ms at load 9 (first use only)
     from core.config import RunConfig
     run = store.get_run(run_id)
     config = RunConfig.from_public_dict(run["config"])
@@ -192,6 +200,7 @@ def rerun_inputs(store: Any, run_id: str, args: argparse.Namespace) -> tuple[str
 
 
 def cmd_rerun(args: argparse.Namespace) -> int:
+    # lazy: +198 modules, 311 ms at load 9 (first use only)
     from core.store import MissingTextsError
     with _open() as store:
         run_id = _resolve(store, args.id)
@@ -203,13 +212,14 @@ def cmd_rerun(args: argparse.Namespace) -> int:
             return _fail(str(exc))
         except ValueError as exc:
             return _fail(f"cannot re-run: {exc}")
+    # lazy: +73 modules, 84 ms at load 9 (first use only)
     import asyncio
     return asyncio.run(_rerun(args, run_id, question, documents, skipped, config))
 
 
 async def _rerun(args: argparse.Namespace, parent_id: str, question: str, documents: list, skipped: list,
                  config: Any) -> int:
-    from app.cli_common import run_request
+    # lazy: +83 modules, 118 ms at load 9 (first use only)
     from app.run_service import RunRequest, RunService
     try:
         request = RunRequest.rerun(parent_id, question, documents, config, skipped=skipped)

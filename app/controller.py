@@ -37,12 +37,14 @@ from core.repl.sandbox_report import NOTICE_PREFIX as SANDBOX_NOTICE
 from ui.notifier import Notification, Notifier, explain_error
 from ui.model_picker import ModelChoice
 from ui.sources_pane import SourceRow
+from app.key_routing import route_key_for
 
 log = logging.getLogger(__name__)
 
 
 def load_settings_safely() -> tuple[Any, str]:
     """(settings, what went wrong or ""). A damaged file gives defaults and says why."""
+    # lazy: +2 modules, 20 ms at load 9 (first use only)
     from app.settings import Settings, load_settings
     try:
         settings = load_settings()
@@ -197,6 +199,7 @@ class Controller(QObject):
         self._save_settings()
 
     def _save_settings(self) -> None:
+        # lazy: +2 modules, 20 ms at load 9 (first use only)
         from app.settings import save_settings
         try:
             save_settings(self.settings)
@@ -227,11 +230,14 @@ class Controller(QObject):
             self.ingest_task.add_done_callback(self._reading_done)
 
     async def _read_queued(self) -> None:
+        # lazy: +31 modules, 153 ms at load 9 (first use only)
         from core.ingest import ingest
         while self._queued_paths:
             paths, self._queued_paths = self._queued_paths, []
             try:
+                # lazy: +2 modules, 20 ms at load 9 (first use only)
                 from app.settings import ingest_options
+                # lazy: +104 modules, 1067 ms at load 9 (first use only)
                 from core.store.extracts import ExtractCache
                 result = await ingest(paths, ingest_options(self.settings),
                                       on_progress=self._on_progress, cache=ExtractCache(self.history.store()))
@@ -262,6 +268,7 @@ class Controller(QObject):
             self._loop.call_soon_threadsafe(show)
 
     def _take_result(self, result: Any) -> None:
+        # lazy: +31 modules, 79 ms at load 9 (first use only)
         from core.ingest.run import against_known
         # Read once across drops too: a copy of a file already in the sources costs nothing.
         fresh, repeats, grown = against_known(self.documents.values(), result.documents)
@@ -401,6 +408,7 @@ class Controller(QObject):
         if problem is not None:
             self.notifier.post(problem)
             return problem
+        # lazy: +2 modules, 20 ms at load 9 (first use only)
         from app.settings import build_run_config
         try:
             config = build_run_config(self.settings, root=qp.root_model(),
@@ -477,7 +485,9 @@ class Controller(QObject):
     def _run_failed(self, request: RunRequest, exc: BaseException) -> None:
         qp = self.window.question_panel
         qp.set_running(False)
+        # lazy: +104 modules, 282 ms at load 9 (first use only)
         from core.store.errors import StoreError
+        # lazy: +19 modules, 21 ms at load 9 (first use only)
         from core.trust.rebuild import RebuildError
         if request.kind == "fork" and isinstance(exc, (RebuildError, StoreError, OSError, ValueError)):
             self.notifier.error(f"The fork could not start: {exc}")
@@ -503,11 +513,6 @@ class Controller(QObject):
     def key_for(self, settings: Any, config: Any = None):
         """What a call outside a run (also ask directly) gets for each model: the key its URL
         may carry (app/key_routing.py)."""
-        from app.key_routing import route_key_for
-        if config is None:                   # no run config: route by the model's name alone
-            from core.routing import route
-            keys = self.keys()
-            return lambda model: route(model, endpoints=settings.endpoints, keys=keys).key
         return route_key_for(config, keys=self.keys(), settings=settings)
 
     def _report(self, outcome: Any, config: Any) -> None:

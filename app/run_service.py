@@ -5,7 +5,8 @@ handed to RunService.run (an evaluation's answers too: app/eval_runs.py).
     outcome = await RunService().run(request, sinks=[printer])     # handle.cancel() stops it
 
 The service does, once for every kind of run: engine hardening (the process
-is marked non-dumpable before any worker starts), the engine's import
+is marked non-dumpable and its key variables moved out before any worker starts:
+core.engine_process.prepare_engine_process, the one entry point), the engine's import
 (litellm, in a thread), key routing (the one function that says which key a
 model's call carries), preparing a fork or a rebuilt REPL from the store, and
 the run itself with its storage (app.runner.QuestionRun: engine + EventWriter).
@@ -22,11 +23,13 @@ import asyncio
 import importlib
 import logging
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from app.key_routing import route_key_for
+from core.engine_process import prepare_engine_process
 from core.lifecycle import finish
+from core.follow_up import rebuild_session
 
 if TYPE_CHECKING:
     from app.runner import QuestionRun, RunOutcome
@@ -36,7 +39,6 @@ log = logging.getLogger(__name__)
 KINDS = ("ask", "follow-up", "fork", "re-run", "rebuild")
 
 IMPORT_LOCK = threading.RLock()    # one first import of litellm at a time: two threads importing pydantic break it
-_HARDENED: list[str] = []
 
 
 def preload_engine(wait_for_litellm: bool = True) -> Any:
@@ -49,18 +51,10 @@ def preload_engine(wait_for_litellm: bool = True) -> Any:
         runner = importlib.import_module("app.runner")
         importlib.import_module("core.engine.run")
         if wait_for_litellm:
+            # lazy: +4 modules, 7 ms at load 9 (first use only)
             from core.llm.litellm_import import litellm
             litellm()
     return runner
-
-
-def harden_once() -> str:
-    """Mark this process non-dumpable (core.repl.sandbox), once; returns what was done."""
-    if not _HARDENED:
-        from core.repl.sandbox import harden_engine_process
-        _HARDENED.append(harden_engine_process())
-        log.info("engine hardening: %s", _HARDENED[0])
-    return _HARDENED[0]
 
 
 @dataclass(frozen=True)
@@ -69,7 +63,7 @@ class RunRequest:
     ask / re-run: a fresh REPL over `documents` (re-run: linked to `parent_run_id`);
     follow-up: the live `session` of run `parent_run_id`, a new question in it;
     fork: run `parent_run_id` rebuilt up to root turn `fork_turn` by re-execution
-    (`edited_code` run as that turn, its new sub-calls live and budgeted), then live;
+    (`edited_code` run by the engine as the fork's turn 1, its new sub-calls the fork's own), then live;
     rebuild: the REPL of run `parent_run_id` rebuilt by re-execution, then `question`
     asked in it as a follow-up. Fork and rebuild take question and documents from the store."""
     kind: str
@@ -136,7 +130,7 @@ class Prepared:
     turn: int | None = None
     replayed_cells: int = 0
     unmatched: list[str] = field(default_factory=list)
-    edited_output: str | None = None
+    edited_output: str | None = None   # what the root was shown of an edited turn (set once it ran)
 
 
 class RunHandle:
@@ -195,13 +189,14 @@ class RunService:
             return self._borrowed
         if self._open_store is not None:
             return self._open_store()
+        # lazy: +123 modules, 320 ms at load 9 (first use only)
         from core.store import RunStore
         return RunStore.open()
 
     async def run(self, request: RunRequest, sinks: Sequence[Callable[[Any], None]] = (),
                   handle: RunHandle | None = None) -> RunOutcome:
         handle = handle or RunHandle()
-        harden_once()
+        prepare_engine_process()            # the one hardening entry point (idempotent; main.py ran it)
         await asyncio.to_thread(preload_engine, False)   # the engine's import off this loop; litellm's
                                                          # goes on beside the run (preload_engine)
         from app.runner import QuestionRun      # the engine's modules: lazy, ~80 ms of CPU before the
@@ -211,6 +206,7 @@ class RunService:
             question, documents, skipped = request.question, list(request.documents), list(request.skipped)
             config, session_in, follow_up = request.config, request.session, request.kind == "follow-up"
             if request.kind in ("fork", "rebuild") and config is not None:
+                # lazy: +35 modules, 95 ms at load 9 (first use only)
                 from core.engine.run import Engine      # refused at the start check: before minutes of re-execution
                 Engine(config, emit=lambda _e: None, key_for=lambda _m: None).check()
             if request.kind in ("fork", "rebuild"):
@@ -231,6 +227,8 @@ class RunService:
             handle.documents, handle.config = documents, config
             if handle.prepared is not None and handle.on_prepared is not None:
                 handle.on_prepared(handle.prepared)
+            if getattr(session_in, "edit", None) is not None and handle.prepared is not None:
+                sinks = [*sinks, _edited_output_into(handle.prepared)]
             handle.run = QuestionRun(question, documents=documents, skipped=skipped, config=config,
                                      sinks=sinks, store=store, key_for=self.key_for(config),
                                      parent_run_id=request.parent_run_id, run_id=request.run_id,
@@ -255,8 +253,7 @@ class RunService:
             plan = await self._prepare_fork(store, request)
             return plan.session, (plan.question, plan.documents, plan.skipped, plan.config, False,
                                   Prepared("fork", request.parent_run_id, request.fork_turn,
-                                           plan.replayed_cells, plan.unmatched, plan.edited_output))
-        from core.follow_up import rebuild_session
+                                           plan.replayed_cells, plan.unmatched))
         rebuilt = await rebuild_session(store, request.parent_run_id, memory_limit_mb=config.memory_limit_mb,
                                         worker_command=self._worker_command,
                                         require_full_sandbox=config.require_full_sandbox)
@@ -265,22 +262,22 @@ class RunService:
                                           rebuilt.unmatched))
 
     async def _prepare_fork(self, store: Any, request: RunRequest) -> Any:
-        """The fork's plan: the REPL rebuilt up to the turn; an edited turn's new
-        sub-calls go live to the sub model under the fork's dollar cap, and what
-        they spend comes off the cap of the run that follows."""
-        from app.live_subcalls import LiveSubCaller
+        """The fork's plan: the REPL rebuilt up to the turn (an edited turn is run by the
+        engine as the fork's first turn, its new sub-calls under the fork's own caps)."""
+        # lazy: +23 modules, 190 ms at load 9 (first use only)
         from core.trust.fork import fork_config, prepare_fork
+        # lazy: +3 modules, 65 ms at load 9 (first use only)
         from core.trust.record import load_record
         config = request.config
         if config is None:
             config = fork_config(load_record(store, request.parent_run_id), **request.fork_overrides)
-        live = None
-        if request.edited_code is not None:
-            from app.key_routing import resolved_before_run
-            live = LiveSubCaller(config, await resolved_before_run(self.key_for(config), config))
-        plan = await prepare_fork(store, request.parent_run_id, request.fork_turn, config=config,
-                                  edited_code=request.edited_code, worker_command=self._worker_command,
-                                  live_sub_call=live)
-        if live is not None:
-            plan = replace(plan, config=live.remaining_config(plan.config))
-        return plan
+        return await prepare_fork(store, request.parent_run_id, request.fork_turn, config=config,
+                                  edited_code=request.edited_code, worker_command=self._worker_command)
+
+
+def _edited_output_into(prepared: Prepared) -> Callable[[Any], None]:
+    """A sink that keeps what the root was shown of the fork's edited turn (its turn 1's cell)."""
+    def sink(event: Any) -> None:
+        if event.type == "CellExecuted" and event.call_id == "R.t1.c1":
+            prepared.edited_output = event.output_for_model
+    return sink

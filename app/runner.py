@@ -21,6 +21,9 @@ from core.config import RunConfig
 from core.engine.run import RunResult
 from core.events import Event
 from core.lifecycle import finish
+from app.key_routing import resolved_before_run
+from core.engine.run import Engine
+from core.background import low_priority_call
 
 log = logging.getLogger(__name__)
 
@@ -28,11 +31,6 @@ log = logging.getLogger(__name__)
 # What a run ends with: the engine's own result (run_id, status, answer, error, totals,
 # started_at, finished_at, session).
 RunOutcome = RunResult
-
-
-def default_key_for(config: RunConfig, settings: Any = None, keys: Any = None) -> Callable[[str], str | None]:
-    """The key each call of this run carries (app/key_routing.py, over core/routing.py)."""
-    return route_key_for(config, keys=keys, settings=settings)
 
 
 class QuestionRun:
@@ -102,12 +100,11 @@ class QuestionRun:
         (a refused run leaves no source rows and makes nobody wait for compression); a
         record that is not whole says so in `store_error`: events the writer could not
         write or was never handed, sources that could not be saved."""
-        from app.key_routing import resolved_before_run
-        from core.engine.run import Engine
         Engine(self.config, emit=lambda _e: None, key_for=lambda _m: None).check(self.documents)   # ConfigError: nothing stored
-        key_for = await resolved_before_run(self._key_for or default_key_for(self.config), self.config)
+        key_for = await resolved_before_run(self._key_for or route_key_for(self.config), self.config)
         store = writer = None
         if self._persist:
+            # lazy: +111 modules, 242 ms at load 9 (first use only)
             from core.store import RunStore
             store = self._store or RunStore.open()
             writer = self._writer = store.writer()
@@ -123,7 +120,6 @@ class QuestionRun:
             if store is not None:
                 # Compressing a large context takes a while: do it beside the run, off the loop,
                 # at a lower CPU priority than the run's own turns (core/background.py).
-                from core.background import low_priority_call
                 sources_task = asyncio.wrap_future(low_priority_call(
                     store.save_sources, self.run_id, self.documents, self.skipped, name="rlm-save-sources"))
             self.engine_started = True       # from here the engine owns a session it was given

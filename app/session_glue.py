@@ -28,6 +28,8 @@ from PySide6.QtWidgets import QMessageBox
 from core.run_names import title_of
 from app.run_service import RunRequest
 from ui.follow_up_bar import FollowUpBar
+from core.follow_up import rebuild_available
+from core.follow_up import fresh_question
 
 log = logging.getLogger(__name__)
 
@@ -187,7 +189,6 @@ class SessionGlue:
         return "refused"
 
     def _ask_gone(self, run_id: str, reason: str) -> str:
-        from core.follow_up import rebuild_available
         question = self.window.question_panel.question()
         run = self.history.store().get_run(run_id)
         if not run:
@@ -230,6 +231,7 @@ class SessionGlue:
         return "asked"
 
     def _restore_documents(self, run_id: str) -> bool:
+        # lazy: +108 modules, 285 ms at load 9 (first use only)
         from core.store.errors import StoreError
         try:
             documents = list(self.history.store().documents(run_id))
@@ -241,7 +243,6 @@ class SessionGlue:
         return True
 
     def start_fresh(self, run_id: str, question: str) -> bool:
-        from core.follow_up import fresh_question
         run = self.history.store().get_run(run_id) or {}
         if not self._restore_documents(run_id):
             return False

@@ -25,6 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from core.config import Price, RunConfig
+from core.paths import settings_path
+from core.providers import is_valid_name
+from core.routing import route
+from core.endpoint_cost import endpoint_free
+from core.routing import endpoint_for_url
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +106,6 @@ def load_settings(path: Path | None = None) -> Settings:
     """The settings on disk; defaults when the file is missing. A file that is
     not valid JSON is renamed to settings.json.bad and defaults are returned,
     with the reason in `settings.warnings` (and the log)."""
-    from core.paths import settings_path
     path = path or settings_path()
     try:
         text = path.read_text(encoding="utf-8")
@@ -122,7 +126,6 @@ def load_settings(path: Path | None = None) -> Settings:
 
 def save_settings(settings: Settings, path: Path | None = None) -> Path:
     """Write atomically (a temp file in the same directory, then os.replace)."""
-    from core.paths import settings_path
     path = path or settings_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(settings_to_dict(settings), indent=2, ensure_ascii=False, sort_keys=False) + "\n"
@@ -226,7 +229,6 @@ def _cap_value(name: str, value: Any) -> Any:
 
 
 def _endpoint_from(raw: Any) -> Endpoint:
-    from core.providers import is_valid_name
     if not isinstance(raw, dict):
         raise TypeError(f"not an object: {raw!r}")
     name, base_url = _text(raw.get("name")), _text(raw.get("base_url"))
@@ -291,7 +293,6 @@ def route_model(model: str, endpoints: list[Endpoint]) -> tuple[str, str | None]
     """(litellm model string, api_base): "<endpoint>/<m>", or a bare name an
     endpoint lists, becomes ("openai/<m>", endpoint URL); others stay as they are.
     The same routing as every call's (core/routing.py), without looking up a key."""
-    from core.routing import route
     found = route(model, endpoints=endpoints)
     return found.model, found.api_base
 
@@ -380,8 +381,6 @@ def build_run_config(settings: Settings, *, root: str | None = None, sub: str | 
 
 def _free_on_free_endpoints(settings: Settings, prices: dict[str, Price], names: list[str]) -> None:
     """A model on an endpoint that runs on this computer costs $0 unless it has a price."""
-    from core.endpoint_cost import endpoint_free
-    from core.routing import endpoint_for_url
     for name in names:
         routed, base = route_model(name, settings.endpoints)
         endpoint = endpoint_for_url(base, settings.endpoints) if base else None
@@ -421,6 +420,7 @@ def ingest_options(settings: Settings, *, ocr: bool | None = None) -> "IngestOpt
     """How documents are read, from the settings file's "ingest" entry, e.g.
     {"ocr": true, "ocr_language": "eng+deu", "archives": true, "tables": true};
     `ocr` (the --ocr flag) wins over the file. Bad values are ignored with a warning."""
+    # lazy: +86 modules, 158 ms at load 9 (first use only)
     from core.ingest.model import IngestOptions
     raw = settings.extra.get("ingest")
     raw = raw if isinstance(raw, dict) else {}

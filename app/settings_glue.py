@@ -13,6 +13,9 @@ import logging
 from typing import Any, Callable
 
 from ui.notifier import explain_error
+from core import providers
+from ui.settings_dialog import SettingsDialog
+from core.routing import route
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +45,7 @@ class SettingsGlue:
     def keys(self) -> Any:
         """The keychain (created on first use: keyring's import is not free)."""
         if self._keys is None:
+            # lazy: +78 modules, 168 ms at load 9 (first use only)
             from core.secrets import KeyStore
             self._keys = KeyStore()
         return self._keys
@@ -57,9 +61,8 @@ class SettingsGlue:
             self.dialog.show_page(page)
             self.dialog.raise_()
             return self.dialog
+        # lazy: +3 modules, 24 ms at load 9 (first use only)
         from app.settings import settings_to_dict
-        from core import providers
-        from ui.settings_dialog import SettingsDialog
         names = [(p.name, p.display) for p in providers.PROVIDERS.values() if p.needs_key]
         names += [(e.name, f"{e.name} (endpoint)") for e in self.settings.endpoints if e.needs_key]
         dialog = SettingsDialog(settings_to_dict(self.settings), names, self.window)
@@ -120,6 +123,7 @@ class SettingsGlue:
 
     def apply_values(self, values: dict) -> None:
         """Take the dialog's values (settings file form); keep the rest as it was."""
+        # lazy: +3 modules, 24 ms at load 9 (first use only)
         from app.settings import settings_from_dict, settings_to_dict
         settings = settings_from_dict({**settings_to_dict(self.settings), **values})
         if settings.warnings:
@@ -149,6 +153,7 @@ class SettingsGlue:
         return self.dialog.keys_page if self.dialog is not None else None
 
     def set_key(self, provider: str, key: str) -> bool:
+        # lazy: +78 modules, 168 ms at load 9 (first use only)
         from core.secrets import KeychainUnavailable
         page = self._page()
         try:
@@ -189,8 +194,6 @@ class SettingsGlue:
 
     async def test_key(self, provider: str) -> tuple[bool, str]:
         """One tiny request with the provider's key; the answer shows on the Keys page."""
-        from core import providers
-        from core.routing import route
         page = self._page()
         pasted = page.pasted_key() if page is not None else ""     # the key just pasted comes first
         known = providers.get(provider)
@@ -220,8 +223,10 @@ async def try_key(model: str, key: str, on_engine: Any = None) -> tuple[bool, st
     the engine's loop (`on_engine`), where litellm's clients live; litellm is
     imported in a thread first."""
     async def call() -> None:
+        # lazy: +8 modules, 28 ms at load 9 (first use only)
         from app.run_service import preload_engine
         await asyncio.to_thread(preload_engine)
+        # lazy: +5 modules, 7 ms at load 9 (first use only)
         from core.llm.litellm_import import litellm
         await litellm().acompletion(model=model, api_key=key, max_tokens=1, timeout=30,
                                     messages=[{"role": "user", "content": "Say OK"}])

@@ -23,6 +23,8 @@ from ui.compare_view import ComparisonShown, CompareView
 from ui.fork_dialog import ForkChoice, ForkDialog
 from ui.history_pane import HistoryRow
 from ui.verify_view import VerifyShown, VerifyView
+from core.engine.parse import parse_reply
+from app.settings import build_run_config
 
 log = logging.getLogger(__name__)
 
@@ -115,8 +117,11 @@ class TrustActions:
         return self.verify_task
 
     async def _verify(self, run_id: str) -> None:
+        # lazy: +106 modules, 324 ms at load 9 (first use only)
         from core.store.errors import StoreError
+        # lazy: +21 modules, 125 ms at load 9 (first use only)
         from core.trust.rebuild import RebuildError
+        # lazy: +22 modules, 105 ms at load 9 (first use only)
         from core.trust.verify import verify_run
         try:
             report = await verify_run(self.history.store(), run_id)
@@ -157,13 +162,13 @@ class TrustActions:
         builds it without running it (tests drive it, then call `start_fork`)."""
         if not run_id:
             return None
+        # lazy: +2 modules, 71 ms at load 9 (first use only)
         from core.trust.record import load_record
         store = self.history.store()
         record = load_record(store, run_id)
         if not record.turns:
             self.notifier.warning("That run has no turns to fork from.")
             return None
-        from core.engine.parse import parse_reply
         turns = [(t.iteration, "\n\n".join(c.code for c in t.cells) or _code_of(parse_reply, t.reply))
                  for t in record.turns]
         config = record.config or {}
@@ -187,13 +192,14 @@ class TrustActions:
         if self._is_running():
             self.notifier.warning("A run is in progress.", "Stop it before starting a fork.")
             return None
+        # lazy: +22 modules, 151 ms at load 9 (first use only)
         from core.trust.fork import ForkError, fork_config
+        # lazy: +2 modules, 71 ms at load 9 (first use only)
         from core.trust.record import load_record
         try:
             record = load_record(self.history.store(), run_id)
             config = fork_config(record)
             if (choice.root_model, choice.sub_model) != tuple(original_models):
-                from app.settings import build_run_config
                 chosen = build_run_config(self._settings(), root=choice.root_model,
                                           sub=choice.sub_model or None, overrides={})
                 config = replace(config, root_model=chosen.root_model, sub_model=chosen.sub_model,
@@ -310,7 +316,9 @@ def verify_shown(report: Any) -> VerifyShown:
 
 def compare_shown(store: Any, left: str, right: str) -> ComparisonShown:
     """The comparison of two stored runs (core.trust.compare) as the window shows it."""
+    # lazy: +4 modules, 73 ms at load 9 (first use only)
     from core.trust.compare import compare_runs
+    # lazy: +6 modules, 76 ms at load 9 (first use only)
     from ui.answer_text import one_line
     from ui.cost_meter import money
     result = compare_runs(store, left, right)

@@ -27,6 +27,9 @@ from ui.results_table import ResultShown, ResultsTable
 from ui.source_viewer import SourceViewer
 from ui.highlight import is_dark
 from ui.theme import PALETTES
+from app.settings import build_run_config
+from ui.rows import human_count
+from ui.cost_meter import level_for, money
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +67,7 @@ class PaneObserver:
     def projection(self) -> dict:
         """core.trust.preview.CostProjection over the events so far."""
         if self._projection is None:
+            # lazy: +7 modules, 43 ms at load 9 (first use only)
             from core.trust.preview import CostProjection
             self._projection = CostProjection()
             self._projected = 0
@@ -97,6 +101,7 @@ class RefreshWork:
     def run(self) -> "RefreshWork":
         if self.events and self.documents:
             if self.coverage is None:
+                # lazy: +1 modules, 19 ms at load 9 (first use only)
                 from core.trust.coverage import Coverage
                 self.coverage, self.folded = Coverage(self.documents), 0
             apply = self.coverage.apply
@@ -109,6 +114,7 @@ class RefreshWork:
         return self
 
     def _rows(self) -> list[Any]:
+        # lazy: +36 modules, 107 ms at load 9 (first use only)
         from core.trust.results import SourceFinder, results_from_events
         rows = results_from_events(self.events) if self.events else []
         if rows and self.documents and self.finder is None:
@@ -211,6 +217,7 @@ class TrustGlue:
         if not run_id:
             return list(self._documents().values())
         if run_id not in self._docs_cache:
+            # lazy: +105 modules, 265 ms at load 9 (first use only)
             from core.store.errors import StoreError
             try:
                 self._docs_cache[run_id] = list(self.history.store().documents(run_id))
@@ -223,6 +230,7 @@ class TrustGlue:
 
     # ---- citations -----------------------------------------------------
     def resolve_citations(self, text: str) -> list[CitationMark]:
+        # lazy: +32 modules, 83 ms at load 9 (first use only)
         from core.trust.citations import resolve_citations
         self.citations.error_color = PALETTES["dark" if is_dark() else "light"]["error"]
         return [_mark_of(c) for c in resolve_citations(text, self.documents_for())]
@@ -318,6 +326,7 @@ class TrustGlue:
     def export_results_csv(self, path: str) -> str | None:
         """The rows the table shows (after its filter), then the answer, as CSV: core.trust.results'
         columns and the `unresolved_citations` flags of the other exports (core/store/export_csv.py)."""
+        # lazy: +36 modules, 107 ms at load 9 (first use only)
         from core.store.export_csv import rows_csv
         visible = {r.call_id for r in self.results_table.visible_rows()}
         rows = [r for r in self.result_rows if r.call_id in visible]
@@ -336,7 +345,6 @@ class TrustGlue:
     # ---- cost preview and projection --------------------------------------------
     def run_config(self) -> Any:
         """The RunConfig the Run button would use now (None if it cannot be built)."""
-        from app.settings import build_run_config
         qp = self.window.question_panel
         try:
             return build_run_config(self._settings(), root=qp.root_model(), sub=qp.sub_model() or None,
@@ -361,6 +369,7 @@ class TrustGlue:
         return self.estimate_task
 
     async def _estimate(self, config: Any, chars: int, seq: int) -> None:
+        # lazy: +105 modules, 265 ms at load 9 (first use only)
         from core.store.errors import StoreError
         try:
             preview = await asyncio.to_thread(preview_in_thread, config, chars)
@@ -448,15 +457,15 @@ def preview_in_thread(config: Any, total_chars: int) -> Any:
     the engine's modules and the price map take a moment to load the first time). Prices
     come from litellm's map file (core/llm/price_map.py), so litellm itself is not imported."""
     preload_engine(wait_for_litellm=False)   # what a run imports, under the same lock
+    # lazy: +105 modules, 247 ms at load 9 (first use only)
     from core.store import RunStore
+    # lazy: +7 modules, 43 ms at load 9 (first use only)
     from core.trust.preview import preview_cost
     with RunStore.open() as store:
         return preview_cost(config, total_chars, store=store)
 
 
 def describe_preview(p: Any) -> tuple[str, str]:
-    from ui.cost_meter import money
-    from ui.rows import human_count
     tokens = f"~{human_count(p.input_tokens[0])}-{human_count(p.input_tokens[1])} tokens in"
     if p.usd_low is None or p.usd_high is None:
         dollars = "price unknown"
@@ -474,7 +483,6 @@ def describe_preview(p: Any) -> tuple[str, str]:
 
 
 def describe_projection(projection: dict, cap_usd: float | None) -> tuple[str, str]:
-    from ui.cost_meter import level_for, money
     spent, projected, high = projection["spent_usd"], projection["projected_usd"], projection["high_usd"]
     text = f"Projected to finish: ~{money(projected)} (at most {money(high)}; spent {money(spent)})"
     level = level_for(projected / cap_usd if cap_usd else None) if cap_usd else "normal"

@@ -21,6 +21,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.engine_thread import EngineThread, EventBridge, FullCollectionsHeld
 from app.run_service import Prepared, RunHandle, RunRequest, RunService
+from dataclasses import replace
 
 log = logging.getLogger(__name__)
 
@@ -145,5 +146,4 @@ class WindowRuns(QObject):
 
 
 def _with_config(request: RunRequest, config: Any) -> RunRequest:
-    from dataclasses import replace
     return replace(request, config=config)

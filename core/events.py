@@ -113,6 +113,9 @@ class RootReplied(Event):
     # what was kept: {reason: block|final|repetition, tokens, max_tokens, kept_chars,
     # received_chars, piece?}. None: read to its end.
     cut: dict[str, Any] | None = None
+    # A fork's edited turn (core/engine/edited_turn.py): the stored reply with the code the
+    # user wrote; not asked of the model, so it costs nothing.
+    edited: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -174,6 +177,9 @@ class SubCallFinished(Event):
     usage_estimated: bool = False     # some attempt was settled on an estimate (no provider usage)
     shortened_to: int | None = None   # the max_tokens the dollar cap granted, when below sub_max_tokens
     finish_reason: str | None = None  # "length": the reply was cut at its max_tokens
+    # Answered from the record of the run a fork's edited turn comes from (the stored turn
+    # asked the same prompt): no call was made, nothing spent.
+    from_record: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

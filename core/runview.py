@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core import events as ev
+from core.call_ids import parse as parse_call_id, turn_of_cell
 from core.engine.parse import display_prose  # noqa: F401  (re-exported: the panes use it)
 
 ROOT_ID = "R"
@@ -358,20 +359,19 @@ class RunView:
             node = self.nodes.get(pid)
             if node is not None:
                 return node
-            head, sep, tail = pid.rpartition(".c")
-            if sep and tail.isdigit() and head in self.turns:
-                return self._ensure_cell(pid, head, int(tail), added)
+            parsed = parse_call_id(pid)
+            if parsed is not None and parsed.kind == "cell" and parsed.turn_id in self.turns:
+                return self._ensure_cell(pid, parsed.turn_id, parsed.cell, added)
         return self._ensure_root(added)
 
     def _ensure_turn(self, turn_id: str, parent_id: str | None, added: list[str]) -> Turn:
         turn = self.turns.get(turn_id)
         if turn is not None:
             return turn
-        rlm_id, sep, n = turn_id.rpartition(".t")
-        if not sep or not rlm_id:
-            rlm_id, n = ROOT_ID, ""
+        parsed = parse_call_id(turn_id)
+        rlm_id, n = (parsed.owner, parsed.turn) if parsed is not None and parsed.kind == "turn" else (ROOT_ID, None)
         parent = self._parent_for(parent_id, rlm_id, added)
-        iteration = int(n) if n.isdigit() else len(parent.children) + 1
+        iteration = n if n is not None else len(parent.children) + 1
         node = self._new_node(turn_id, "turn", parent, added, label=f"turn {iteration}")
         turn = Turn(id=turn_id, rlm_id=rlm_id, iteration=iteration, depth=node.depth)
         self.turns[turn_id] = turn
@@ -385,7 +385,7 @@ class RunView:
         if node is not None:
             return node
         if not turn_id:
-            turn_id = cell_id.rpartition(".c")[0] or None
+            turn_id = turn_of_cell(cell_id)
         turn = self.turns.get(turn_id) if turn_id else None
         if turn is None and turn_id:
             turn = self._ensure_turn(turn_id, None, added)
@@ -474,7 +474,7 @@ class RunView:
             walk = walk.parent
 
     def _cell_node(self, e: ev.CellStarted | ev.CellExecuted, added: list[str]) -> Node:
-        turn_id = e.parent_id or (e.call_id.rpartition(".c")[0] if e.call_id else None)
+        turn_id = e.parent_id or (turn_of_cell(e.call_id) if e.call_id else None)
         cell_id = e.call_id or f"{turn_id or ROOT_ID}.c{e.index}"
         if turn_id and turn_id not in self.turns:
             self._ensure_turn(turn_id, None, added)

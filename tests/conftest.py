@@ -15,6 +15,10 @@ def _isolated_home(tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
     reload_keyring()
     yield
+    # Key variables a test set and a run moved into memory (core.engine_process, run by the
+    # run service) are that test's only.
+    from core import key_env
+    key_env._MEMORY.clear()
 
 
 def reload_keyring() -> None:

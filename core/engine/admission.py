@@ -23,11 +23,11 @@ and a digest), so a 300 MB prompt does not go into the run's events.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from core.blocking import run_blocking
 from core.llm.pricing import worst_case_input_tokens
 from core.routing import NOT_ALLOWED_MARK, ModelNotAllowed, sub_call_model
 
@@ -102,7 +102,7 @@ async def admit_sub_call(ctx: Any, requested: str | None, prompt: str) -> Admiss
 async def _clipped(prompt: str) -> str:
     """stored_prompt, off the loop for a prompt large enough that hashing it takes a while."""
     if len(prompt) > COUNT_IN_THREAD_CHARS:
-        return await asyncio.to_thread(stored_prompt, prompt)
+        return await run_blocking(stored_prompt, prompt)
     return stored_prompt(prompt)
 
 
@@ -116,7 +116,7 @@ async def _too_large(ctx: Any, model: str, prompt: str, window: int, max_tokens:
         return None
     else:
         if len(prompt) > COUNT_IN_THREAD_CHARS:
-            need = await asyncio.to_thread(ctx.prices.estimate_tokens, model, messages)
+            need = await run_blocking(ctx.prices.estimate_tokens, model, messages)
         else:
             need = ctx.prices.estimate_tokens(model, messages)
         how = "estimated from its characters"

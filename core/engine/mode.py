@@ -101,7 +101,7 @@ async def run_direct(ctx: Any, choice: ModeChoice, question: str, documents: Seq
     """The run as one plain call, recorded as its root's one turn. Returns an RlmOutcome."""
     from core.engine.budget import BudgetExceeded
     from core.engine.costs import CallMeter
-    from core.engine.rlm import RlmOutcome
+    from core.engine.outcome import RlmOutcome
     from core.evaluation.direct import ask_directly, direct_messages
     cfg, model, turn_id = ctx.config, ctx.config.root_model, "R.t1"
     messages = direct_messages(question, documents)

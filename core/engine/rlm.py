@@ -10,51 +10,25 @@ import asyncio
 import dataclasses
 import logging
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
 from core import events as ev
 from core.engine import prompts, reply_reader
 from core.engine.budget import BudgetExceeded, Tally
 from core.engine.costs import ROOT_FLOOR_TOKENS, CallMeter, explain_no_fit, root_reserve, worst_case
-from core.engine.parse import parse_reply, stated_final, truncate_middle
+from core.engine.cell_output import cell_output
+from core.engine.edited_turn import run_edited_turn
+from core.engine.parse import parse_reply, stated_final
 from core.engine.screen import screen_block
+from core.engine.outcome import RlmOutcome, RootCallRefused, Session, TextDocument  # noqa: F401
 from core.engine.subcalls import SubCaller
 from core.lifecycle import finish
 from core.routing import extra_sub_call_models
 
 if TYPE_CHECKING:
-    from core.engine.run import RunContext
+    from core.engine.context import RunContext
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class RlmOutcome:
-    answer: str | None
-    status: str                  # finished | capped | failed
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class TextDocument:
-    path: str
-    text: str
-
-
-class RootCallRefused(Exception):
-    pass
-
-
-@dataclass
-class Session:
-    """A live top-level REPL and the root's conversation, kept after a run so a
-    follow-up question (or a fork rebuilt by re-execution) can continue from it."""
-    repl: Any
-    messages: list[dict]
-
-    async def close(self) -> None:
-        await self.repl.close()
 
 
 class Rlm:
@@ -78,6 +52,7 @@ class Rlm:
         self.repl: Any = session.repl if session else None
         self.messages: list[dict] = list(session.messages) if session else []
         self._follow_up = follow_up
+        self._edit = getattr(session, "edit", None)   # a fork's edited turn, run first (edited_turn.py)
         self._keep_repl = keep_repl
         self._reported = len(self.messages) if session and follow_up else 0
         self._shown: list[str] = []            # every cell output the root was shown (screen_block)
@@ -148,7 +123,14 @@ class Rlm:
             ]
         elif self._follow_up:
             messages.append({"role": "user", "content": prompts.follow_up(self.question)})
-        for iteration in range(1, cfg.max_iterations + 1):
+        first = 1
+        if self._edit is not None:
+            result, shown = await run_edited_turn(self, self._edit, messages)
+            self._count(result)
+            self._shown.append(shown)
+            self._reported = len(messages) - 1        # the next turn carries the edit's feedback
+            first = 2
+        for iteration in range(first, cfg.max_iterations + 1):
             try:
                 answer, feedback = await self._turn(messages, iteration, final_request=False)
             except RootCallRefused as exc:
@@ -222,7 +204,7 @@ class Rlm:
             self.current_parent = cell_id
             ctx.emit(ev.CellStarted, call_id=cell_id, parent_id=turn_id, index=index, code=code)
             result = await self.repl.execute(code, timeout_s=cfg.cell_timeout_s, cell_id=cell_id)
-            shown = self._cell_output(index, len(parsed.cells), result)
+            shown = cell_output(cfg, index, len(parsed.cells), result)
             outputs.append(shown)
             self._shown.append(shown)
             self._count(result)
@@ -346,25 +328,3 @@ class Rlm:
             c.faults += 1
         elif result.error:
             c.runtime_errors += 1
-
-    def _cell_output(self, index: int, count: int, result: Any) -> str:
-        parts: list[str] = []
-        if result.stdout:
-            parts.append(result.stdout.rstrip("\n"))
-        if result.stdout_chars > len(result.stdout):
-            parts.append(f"[the cell printed {result.stdout_chars:,} characters in all; the middle was dropped]")
-        if result.stderr:
-            parts.append("[stderr]\n" + result.stderr.rstrip("\n"))
-        if result.error:
-            label = "SyntaxError" if result.is_syntax_error else "error"
-            parts.append(f"[{label}]\n{result.error.rstrip()}")
-        if result.fault == "timeout":
-            parts.append(f"[the cell ran past the {self.config.cell_timeout_s:g} s limit and was stopped]")
-        if result.restarted:
-            parts.append("[the REPL was restarted: your variables are gone; `context` and `documents` "
-                         "are loaded again]")
-        body = "\n".join(parts) if parts else "(it printed nothing)"
-        state = ("SyntaxError, nothing ran" if result.is_syntax_error else "stopped" if result.fault
-                 else "error" if result.error else "ran")
-        header = f"[block {index} of {count}: {state}]"
-        return header + "\n" + truncate_middle(body, self.config.max_output_chars)

@@ -21,14 +21,12 @@ import asyncio
 import itertools
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from core import events as ev
 from core.engine.budget import BudgetExceeded, Tally
 from core.engine.costs import CallMeter, first_root_messages, nested_question, sub_messages, worst_case
-
-if TYPE_CHECKING:
-    from core.engine.rlm import Rlm
+from core.engine.outcome import TextDocument
 
 log = logging.getLogger(__name__)
 
@@ -70,12 +68,18 @@ def slot_worst_case(ctx: Any, prompt: str, nested: bool, model: str, depth: int,
 
 
 class SubCaller:
-    def __init__(self, rlm: "Rlm") -> None:
+    """The sub-calls of one Rlm (core/engine/rlm.py). A nested RLM is built as another of
+    the same class (`type(rlm)`), so this module does not import rlm.py (no import circle)."""
+
+    def __init__(self, rlm: Any) -> None:
         self.rlm = rlm
         self.ctx = rlm.ctx
         self._ids = itertools.count(1)
         self._tasks: set[asyncio.Task] = set()
         self._batches: set[asyncio.Task] = set()     # handle() calls still starting or awaiting theirs
+        # A fork's edited cell (core/engine/edited_turn.py): (its cell id, the stored turn's
+        # answers, core.engine.recorded.RecordedSlots).
+        self.from_record: tuple[str, Any] | None = None
 
     async def handle(self, request: Any) -> list[dict[str, Any]]:
         """ReplClient's on_sub_call: one request, many prompts, results in order. The slots
@@ -93,6 +97,44 @@ class SubCaller:
         if kind == "rlm" and not nested and request.context:
             # At the depth limit rlm_query is a plain llm_query: the sub model must see the context.
             prompts = [f"{p}\n\n{request.context}" for p in prompts]
+        recorded = self._recorded(request, prompts, parent, nested)
+        if recorded:                   # a fork's edited cell: the stored turn's prompts are not sent again
+            live = [i for i in range(len(prompts)) if i not in recorded]
+            if not live:
+                return [recorded[i] for i in range(len(prompts))]
+            answered = iter(await self._live(request, [prompts[i] for i in live], nested, parent))
+            return [recorded[i] if i in recorded else next(answered) for i in range(len(prompts))]
+        return await self._live(request, prompts, nested, parent)
+
+    def _recorded(self, request: Any, prompts: list[str], parent: str, nested: bool
+                  ) -> dict[int, dict[str, Any]]:
+        """In a fork's edited cell, the slots the stored turn answered (by position), each
+        recorded here as a call answered from the record: no model call, nothing spent."""
+        if self.from_record is None or self.from_record[0] != parent:
+            return {}
+        recorded = self.from_record[1]
+        kind = "rlm" if nested else "llm"
+        cfg = self.ctx.config
+        found: dict[int, dict[str, Any]] = {}
+        for index, prompt in enumerate(request.prompts):
+            slot = recorded.answer(prompt, request.kind, request.context)
+            if slot is None:
+                continue
+            call_id = f"{self.rlm.rlm_id}.s{next(self._ids)}"
+            model = cfg.root_model if nested else (request.model or cfg.sub_model)
+            error = slot.get("error") or {}
+            self.ctx.emit(ev.SubCallStarted, call_id=call_id, parent_id=parent, kind=kind, model=model,
+                          prompt=prompts[index], depth=self.rlm.depth)
+            self.ctx.emit(ev.SubCallFinished, call_id=call_id, parent_id=parent, kind=kind, model=model,
+                          status="ok" if "ok" in slot else "error", response=slot.get("ok"),
+                          error=error.get("message"), error_type=error.get("type"), input_tokens=0,
+                          output_tokens=0, cost_usd=0.0, duration_ms=0, from_record=True)
+            found[index] = slot
+        return found
+
+    async def _live(self, request: Any, prompts: list[str], nested: bool, parent: str) -> list[dict[str, Any]]:
+        """`prompts` sent: the approval gate, then each a concurrent call (or nested RLM)."""
+        cfg = self.ctx.config
         try:
             approved = self._model_refused(nested, request.model) or \
                 await self._approved(prompts, nested, request.model, parent, request.context)
@@ -251,7 +293,6 @@ class SubCaller:
 
     # -- a nested RLM --------------------------------------------------------------
     async def _nested(self, prompt: str, context: str | None, parent: str) -> dict[str, Any]:
-        from core.engine.rlm import Rlm, TextDocument
         ctx = self.ctx
         call_id = f"{self.rlm.rlm_id}.s{next(self._ids)}"
         model = ctx.config.root_model
@@ -284,7 +325,7 @@ class SubCaller:
                 ctx.nested_running += 1
                 ctx.budget_changed()
                 try:
-                    child = Rlm(ctx, rlm_id=call_id, parent_id=parent, depth=self.rlm.depth + 1,
+                    child = type(self.rlm)(ctx, rlm_id=call_id, parent_id=parent, depth=self.rlm.depth + 1,
                                 question=question, documents=[TextDocument("context", text)], tally=tally)
                     outcome = await child.solve()
                 finally:

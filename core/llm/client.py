@@ -3,8 +3,8 @@
 Each attempt goes through one Transport (core/llm/transport.py: send one attempt,
 return text, finish reason and usage, or raise a typed LLMError): the direct client
 (core/llm/openai_http.py) for a model the user serves themselves at an
-OpenAI-compatible URL ("openai/NAME" at a URL that is not OpenAI's own), litellm
-(core/llm/litellm_route.py) for every other; RLMSTUDIO_DESKTOP_HTTP=litellm sends every
+OpenAI-compatible URL and for OpenAI's own API (the model families whose parameter
+rules core/llm/openai_rules.py knows), litellm (core/llm/litellm_route.py) for every other; RLMSTUDIO_DESKTOP_HTTP=litellm sends every
 call through litellm. Both pass one contract suite (test_transport_contract.py).
 This module owns what is around the attempts: retries, the meter, cancellation.
 
@@ -237,8 +237,8 @@ def transport_for(model: str, api_base: str | None) -> Transport:
 
 def needs_litellm(config: Any) -> bool:
     """True when some model of `config` (a core.config.RunConfig) is called through litellm,
-    so its import should start at once; False when every call goes to the user's own
-    OpenAI-compatible servers (core/llm/openai_http.py)."""
+    so its import should start at once; False when every call takes the direct route
+    (the user's own OpenAI-compatible servers, OpenAI's own API: core/llm/openai_http.py)."""
     models = [config.root_model, config.sub_model]
     models += [routed for routed, _ in getattr(config, "sub_call_models", {}).values()]
     return not all(openai_http.serves(m, config.api_base_for(m)) for m in models)

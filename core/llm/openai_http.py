@@ -8,16 +8,18 @@ as litellm's "openai/NAME" at the user's URL. litellm sends such a call to
 sends the same request itself, so a run's first model request leaves before
 litellm has finished importing, and each call costs a fraction of the CPU.
 
-Which calls: `serves(model, api_base)` - an "openai/..." model at a URL that is
-not OpenAI's own API (OpenAI's models need litellm's parameter mapping).
-Every other route, and every call when RLMSTUDIO_DESKTOP_HTTP=litellm is set, goes
-through litellm. core/llm/client.py decides, and owns retries, the meter and
-the typed errors; this module is one attempt.
+Which calls: `serves(model, api_base)` - an "openai/NAME" model (or a bare OpenAI
+name such as "gpt-4o-mini") whose parameter rules core/llm/openai_rules.py knows: a
+model of the user's own server at its URL, and OpenAI's own API (no URL, or
+api.openai.com), since issue 28. Every other route, and every call when
+RLMSTUDIO_DESKTOP_HTTP=litellm is set, goes through litellm. core/llm/client.py decides, and
+owns retries, the meter and the typed errors; this module is one attempt.
 
-The request is what litellm sends for the same call (a test compares the two
-bodies on the scripted server): model without its "openai/" prefix, messages,
-max_tokens, temperature and reasoning_effort when given, stream and
-stream_options.include_usage when streamed; `Authorization: Bearer KEY`.
+The request is what litellm sends for the same call (tests compare the two bodies on
+the scripted server): model without its "openai/" prefix, messages, max_tokens,
+temperature and reasoning_effort when given, stream and stream_options.include_usage
+when streamed, then OpenAI's per-model rules (openai_rules.apply: max_completion_tokens,
+no temperature where it is refused...); `Authorization: Bearer KEY`.
 
 Transport: aiohttp, one session per event loop (what litellm itself uses
 underneath for these calls). Not httpx: httpcore's connection pool walks every
@@ -48,11 +50,11 @@ from typing import Any, AsyncIterator, Callable
 import aiohttp
 
 from core.identity import env
+from core.llm import openai_rules
 from core.llm.transport import BadReply, CallbackFailed, ErrorBody, HTTPStatusError, Reply, Request, \
     error_message, error_status, typed_errors
 
 PREFIX = "openai/"
-OPENAI_HOSTS = ("api.openai.com",)
 FORCE_LITELLM = "HTTP"          # RLMSTUDIO_DESKTOP_HTTP=litellm: every call through litellm (core/identity.py)
 MAX_ERROR_BODY = 64 * 1024
 
@@ -65,15 +67,24 @@ def serves(model: str, api_base: str | None) -> bool:
     """True when this module sends `model`'s calls (see the module docstring)."""
     if (env(FORCE_LITELLM) or "").strip().lower() == "litellm":
         return False
-    if not api_base or not model.startswith(PREFIX) or len(model) == len(PREFIX):
-        return False
-    host = api_base.split("//", 1)[-1].split("/", 1)[0].rsplit("@", 1)[-1].split(":", 1)[0].lower()
-    return host not in OPENAI_HOSTS
+    name = routed_name(model)
+    return name is not None and openai_rules.family(name) is not None
+
+
+def routed_name(model: str) -> str | None:
+    """The name sent for `model` on this route: "openai/NAME" -> NAME; a bare name of an
+    OpenAI chat model in litellm's map -> itself (litellm sends it to OpenAI); else None."""
+    if model.startswith(PREFIX):
+        return model[len(PREFIX):] or None
+    if "/" not in model and openai_rules.family(model) not in ("plain", None):
+        return model
+    return None
 
 
 def body(model: str, messages: list[dict], *, max_tokens: int, stream: bool,
          temperature: float | None = None, reasoning_effort: str | None = None) -> dict[str, Any]:
-    payload: dict[str, Any] = {"model": model.removeprefix(PREFIX), "messages": messages}
+    name = model.removeprefix(PREFIX)
+    payload: dict[str, Any] = {"model": name, "messages": messages}
     if temperature is not None:
         payload["temperature"] = temperature
     payload["max_tokens"] = max_tokens
@@ -82,7 +93,7 @@ def body(model: str, messages: list[dict], *, max_tokens: int, stream: bool,
     if stream:
         payload["stream"] = True
         payload["stream_options"] = {"include_usage": True}
-    return payload
+    return openai_rules.apply(name, payload)
 
 
 class DirectTransport:
@@ -96,12 +107,15 @@ class DirectTransport:
         payload = body(request.model, request.messages, max_tokens=request.max_tokens,
                        stream=request.stream, temperature=request.temperature,
                        reasoning_effort=request.reasoning_effort)
-        key = request.api_key or ""
+        sent = headers(request.api_key or "")
+        if openai_rules.is_openai(request.api_base):
+            sent.update(openai_rules.openai_headers())
+        base = request.api_base or openai_rules.openai_api()
         with typed_errors(request):
             async with asyncio.timeout(request.timeout_s):
                 if request.stream:
-                    return await stream(request.api_base or "", key, payload, request.timeout_s, on_piece)
-                return await post(request.api_base or "", key, payload, request.timeout_s)
+                    return await stream(base, sent, payload, request.timeout_s, on_piece)
+                return await post(base, sent, payload, request.timeout_s)
 
 
 DIRECT = DirectTransport()
@@ -211,17 +225,17 @@ def _close_with_the_loop(loop: asyncio.AbstractEventLoop, found: aiohttp.ClientS
     loop.create_task(gen.__anext__())     # its first step registers it with the loop
 
 
-async def post(api_base: str, key: str, payload: dict[str, Any], timeout_s: float) -> Reply:
-    """A call without streaming."""
-    return await _cancelled_once(_post(api_base, key, payload, timeout_s))
+async def post(api_base: str, sent: dict[str, str], payload: dict[str, Any], timeout_s: float) -> Reply:
+    """A call without streaming; `sent`: the request's headers (`headers(key)` and more)."""
+    return await _cancelled_once(_post(api_base, sent, payload, timeout_s))
 
 
-async def stream(api_base: str, key: str, payload: dict[str, Any], timeout_s: float,
+async def stream(api_base: str, sent: dict[str, str], payload: dict[str, Any], timeout_s: float,
                  on_piece: Callable[[str], Any]) -> Reply:
     """A streamed call: `on_piece(text)` for every piece of the reply as it arrives. When it
     returns True the response is closed at once (the server sees the connection go and stops
     generating) and the Reply has what arrived, finish_reason "cut", no usage."""
-    return await _cancelled_once(_stream(api_base, key, payload, timeout_s, on_piece))
+    return await _cancelled_once(_stream(api_base, sent, payload, timeout_s, on_piece))
 
 
 async def _cancelled_once(request: Any) -> Reply:
@@ -247,9 +261,9 @@ def _retrieve(task: "asyncio.Task[Any]") -> None:
         task.exception()        # seen: a failure after the caller left is not "never retrieved"
 
 
-async def _post(api_base: str, key: str, payload: dict[str, Any], timeout_s: float) -> Reply:
+async def _post(api_base: str, sent: dict[str, str], payload: dict[str, Any], timeout_s: float) -> Reply:
     url = url_for(api_base)
-    async with session().post(url, data=_encode(payload), headers=headers(key), proxy=proxy_for(url),
+    async with session().post(url, data=_encode(payload), headers=sent, proxy=proxy_for(url),
                               timeout=aiohttp.ClientTimeout(total=timeout_s)) as response:
         if response.status != 200:
             _raise_status(response, await response.content.read(MAX_ERROR_BODY))
@@ -274,13 +288,13 @@ def _completion(data: Any) -> Reply:
                  *_usage(data.get("usage")))
 
 
-async def _stream(api_base: str, key: str, payload: dict[str, Any], timeout_s: float,
+async def _stream(api_base: str, sent: dict[str, str], payload: dict[str, Any], timeout_s: float,
                   on_piece: Callable[[str], Any]) -> Reply:
     finish: str | None = None
     usage: tuple[int | None, int | None] = (None, None)
     parts: list[str] = []
     url = url_for(api_base)
-    async with session().post(url, data=_encode(payload), headers=headers(key), proxy=proxy_for(url),
+    async with session().post(url, data=_encode(payload), headers=sent, proxy=proxy_for(url),
                               timeout=aiohttp.ClientTimeout(total=timeout_s)) as response:
         if response.status != 200:
             _raise_status(response, await response.content.read(MAX_ERROR_BODY))

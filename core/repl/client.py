@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable
 
 from core.identity import env
+from core.blocking import run_blocking
 from core.lifecycle import finish
 from core.repl import protocol as P
 from core.repl.cell_clock import within_run_time
@@ -341,7 +342,7 @@ class ReplClient:
                 raise ReplError("start() the REPL before loading a context")
             docs = list(documents)
             # (a cancel waits for the thread: close() must not remove the directory under it)
-            self._context = await finish(asyncio.to_thread(write_context, docs, self._root))
+            self._context = await finish(run_blocking(write_context, docs, self._root))
             self._check_open()
             if self._conn is None or not self._conn.alive:
                 await self._ensure_worker()

@@ -32,6 +32,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from core.blocking import run_blocking
 from core.repl import sandbox_report
 
 log = logging.getLogger(__name__)
@@ -211,7 +212,7 @@ class Watch:
     async def _run(self) -> None:
         while True:
             await asyncio.sleep(INTERVAL_S)
-            breach = await asyncio.to_thread(self.check)
+            breach = await run_blocking(self.check)
             if breach is not None:
                 self.breach = breach
                 log.warning("worker %s: %s", self.conn.pid, breach.message)

@@ -8,8 +8,8 @@
 from core.store.errors import (AmbiguousRunId, ImportError_, MissingTextsError, RunBusyError, RunNotFound,
                                StoreError, StoreWriteError)
 from core.store.queries import StoredDocument, StoredSkip
-from core.store.runstore import RunStore
+from core.store.runstore import RunStore, opened_cache
 from core.store.writer import EventWriter
 
 __all__ = ["RunStore", "EventWriter", "StoredDocument", "StoredSkip", "StoreError", "RunNotFound",
-           "AmbiguousRunId", "RunBusyError", "MissingTextsError", "StoreWriteError", "ImportError_"]
+           "AmbiguousRunId", "RunBusyError", "MissingTextsError", "StoreWriteError", "ImportError_", "opened_cache"]

@@ -14,12 +14,11 @@ row per file; a row whose blob was collected (its runs deleted) is a miss.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
 import time
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 from core.ingest.model import Document, Span
 
@@ -80,23 +79,6 @@ def remember(db: Any, documents: Iterable[Any], text_shas: dict[str, tuple[str, 
                    "text_sha256, spans_sha256, ocr_pages_json, updated_utc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    [doc.source_path, doc.size, mtime, doc.sha256, doc.format, doc.chars, shas[0], shas[1],
                     json.dumps(list(getattr(doc, "ocr_pages", ()) or ())), now])
-
-
-@contextlib.contextmanager
-def opened_cache() -> Iterator[ExtractCache | None]:
-    """An ExtractCache on the user's database, or None when it cannot be opened (then every
-    file is read, as without it); closed at the end."""
-    from core.store import RunStore
-    try:
-        store = RunStore.open()
-    except Exception as exc:   # noqa: BLE001 - a locked or damaged database only costs fresh reads
-        log.warning("earlier reads are not reused: the database could not be opened: %s", exc)
-        yield None
-        return
-    try:
-        yield ExtractCache(store)
-    finally:
-        store.close()
 
 
 def _file_sha256(path: str) -> str | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.call_ids import turn_of_cell
 from core.store.errors import MissingTextsError, RunNotFound
 from core.trust.support import unsupported_line  # noqa: F401  (the exports' one line)
 
@@ -108,8 +109,7 @@ def build(store: Any, run_id: str) -> Report:
 
 
 def _turn_of_cell(cell_id: str) -> str:
-    head, sep, tail = cell_id.rpartition(".c")
-    return head if sep and tail.isdigit() else cell_id
+    return turn_of_cell(cell_id) or cell_id
 
 
 def label(call: dict[str, Any]) -> str:

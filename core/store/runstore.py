@@ -11,6 +11,7 @@ the runner calls `save_sources` through `asyncio.to_thread`.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from pathlib import Path
@@ -191,3 +192,20 @@ class RunStore:
     def import_json(self, path: Path) -> str:
         from core.store.import_json import import_run
         return import_run(self, Path(path))
+
+
+@contextlib.contextmanager
+def opened_cache() -> Iterator[extracts.ExtractCache | None]:
+    """An ExtractCache on the user's database, or None when it cannot be opened (then every
+    file is read, as without it); closed at the end. (Here, not in extracts.py: that module
+    is imported by this one.)"""
+    try:
+        store = RunStore.open()
+    except Exception as exc:   # noqa: BLE001 - a locked or damaged database only costs fresh reads
+        log.warning("earlier reads are not reused: the database could not be opened: %s", exc)
+        yield None
+        return
+    try:
+        yield extracts.ExtractCache(store)
+    finally:
+        store.close()

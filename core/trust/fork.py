@@ -8,22 +8,22 @@ The REPL state is rebuilt by re-executing the turns before `turn` (as verify doe
 sub-calls answered from the record, nothing is spent); the root's conversation is
 rebuilt from the stored messages up to the moment turn N was asked. The engine then
 asks the root for turn N again, live, with the fork's models and caps. With
-`edited_code`, turn N's code is replaced and run here first (sub-calls with a
-recorded prompt are answered from the record, new prompts go to `live_sub_call`
-if given, else fail with an error string), and the root continues after it.
+`edited_code`, the plan's session carries turn N with its code replaced
+(core.engine.edited_turn.EditedTurn): the engine runs it as the fork's turn 1, its
+sub-calls with a recorded prompt answered from the record and new ones sent live as
+the fork's own sub-calls (its caps, approval gate and record), then the root continues.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any
 
 from core.config import RunConfig
 from core.trust.record import RunRecord, load_record
-from core.trust.rebuild import PrefixReport, RebuildError, default_timeout, replay_turns
-from core.trust.replay import LiveSubCall, RecordedAnswers
+from core.trust.rebuild import PrefixReport, RebuildError, replay_turns
+from core.trust.replay import RecordedAnswers
 
 _FENCE_BLOCK = re.compile(r"(^|\n) {0,3}(`{3,}|~{3,})[^\n]*\n.*?\n {0,3}\2[ \t]*(?=\n|$)", re.S)
 
@@ -43,7 +43,6 @@ class ForkPlan:
     session: Any                                  # core.engine.rlm.Session, live
     replayed_cells: int = 0
     unmatched: list[str] = field(default_factory=list)   # where the rebuild left the record
-    edited_output: str | None = None              # what the edited cell printed (shown to the root)
 
     async def close(self) -> None:
         """Drop the rebuilt REPL when the fork is not run after all."""
@@ -72,10 +71,10 @@ def replace_code(reply: str, code: str) -> str:
 
 
 async def prepare_fork(store: Any, run_id: str, turn: int, *, config: RunConfig | None = None,
-                       edited_code: str | None = None, worker_command: list[str] | None = None,
-                       live_sub_call: LiveSubCall | None = None) -> ForkPlan:
-    from core.engine import prompts
-    from core.engine.rlm import Rlm, Session
+                       edited_code: str | None = None, worker_command: list[str] | None = None
+                       ) -> ForkPlan:
+    from core.engine.edited_turn import EditedTurn
+    from core.engine.outcome import Session
     from core.repl.client import ReplClient
     record = load_record(store, run_id)
     if not record.turns:
@@ -94,25 +93,14 @@ async def prepare_fork(store: Any, run_id: str, turn: int, *, config: RunConfig 
         await repl.load_context(documents)
         await replay_turns(store, record, repl, answers, before_turn=turn, report=report)
         messages = record.conversation(upto=turn)
-        edited_output = None
+        edit = None
         if edited_code is not None:
-            recorded = [s for c in target.cells for s in c.sub_calls]
-            answers.begin(recorded)
-            answers.live = live_sub_call
-            result = await repl.execute(edited_code, timeout_s=default_timeout(record))
-            answers.live = None
-            if answers.unmatched:
-                report.unmatched.append(f"{run_id[:12]}:{target.call_id} (edited)")
-            # The same words the engine would have shown the root for this cell.
-            edited_output = Rlm._cell_output(SimpleNamespace(config=config), 1, 1, result)
-            notes = [] if result.final is None else [
-                "(The edited code called FINAL; the fork goes on so you can confirm or improve the answer.)"]
-            messages.append({"role": "assistant", "content": replace_code(target.reply or "", edited_code)})
-            messages.append({"role": "user", "content": prompts.turn_feedback(
-                [edited_output], notes, turn, config.max_iterations)})
+            recorded = answers.begin([s for c in target.cells for s in c.sub_calls])
+            edit = EditedTurn(code=edited_code, reply=replace_code(target.reply or "", edited_code),
+                              recorded=recorded, origin=f"turn {turn} of run {run_id[:12]}")
     except BaseException:
         await repl.close()
         raise
     return ForkPlan(parent_run_id=record.run_id, turn=turn, question=record.question, documents=documents,
-                    skipped=store.skipped(run_id), config=config, session=Session(repl, messages),
-                    replayed_cells=report.cells, unmatched=report.unmatched, edited_output=edited_output)
+                    skipped=store.skipped(run_id), config=config, session=Session(repl, messages, edit),
+                    replayed_cells=report.cells, unmatched=report.unmatched)

@@ -40,6 +40,8 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from core.call_ids import parse as parse_call_id
+
 CHARS_PER_TOKEN = 4
 DEFAULT_EXPECTED_TURNS = 5
 SUB_CALL_CHARS = 50_000          # the chunk the root's prompt shows as its example (example_llm.md)
@@ -243,7 +245,7 @@ class CostProjection:
             self.cap_usd = event.config.get("max_cost_usd")
         elif kind == "BudgetChanged":
             self.spent_usd = event.spent_usd
-        elif kind == "RootReplied" and event.call_id and event.call_id.count(".") == 1:
+        elif kind == "RootReplied" and _top_turn(event.call_id):
             self.turns += 1
         elif kind in ("RunFinished", "RunFailed"):
             self.spent_usd = float(event.totals.get("cost_usd", self.spent_usd))
@@ -268,3 +270,9 @@ class CostProjection:
             projected, high = min(projected, self.cap_usd), min(high, self.cap_usd)
         return {"spent_usd": spent, "turns": self.turns, "projected_usd": max(projected, spent),
                 "high_usd": max(high, spent), "finished": False}
+
+
+def _top_turn(call_id: str | None) -> bool:
+    """A root turn of the top-level RLM ("R.t3"), not a nested RLM's."""
+    parsed = parse_call_id(call_id)
+    return parsed is not None and parsed.kind == "turn" and parsed.top

@@ -9,15 +9,17 @@ sub-call whose answer is recorded, so only top-level sub-calls ("R.sN") matter h
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from core import events as ev
+from core.call_ids import parse
 
-_TOP_TURN = re.compile(r"^R\.t(\d+)$")
-_TOP_CELL = re.compile(r"^R\.t(\d+)\.c(\d+)$")
-_TOP_SUB = re.compile(r"^R\.s\d+$")
+
+def _top(call_id: str | None, kind: str) -> Any:
+    """The CallId of a top-level turn, cell or sub-call of that kind, else None."""
+    parsed = parse(call_id)
+    return parsed if parsed is not None and parsed.kind == kind and parsed.top else None
 
 
 @dataclass
@@ -133,7 +135,7 @@ def build_record(events: Iterable[ev.Event], run_id: str = "") -> RunRecord:
             record.question, record.root_model, record.sub_model = e.question, e.root_model, e.sub_model
             record.config, record.documents = dict(e.config), list(e.documents)
             record.parent_run_id = e.parent_run_id
-        elif t == "RootTurnStarted" and e.call_id and _TOP_TURN.match(e.call_id):
+        elif t == "RootTurnStarted" and _top(e.call_id, "turn"):
             turn = RecordedTurn(e.iteration, e.call_id, list(e.new_messages), e.final_request)
             turns[e.call_id] = turn
             record.turns.append(turn)
@@ -141,12 +143,12 @@ def build_record(events: Iterable[ev.Event], run_id: str = "") -> RunRecord:
             turns[e.call_id].reply = e.text
             turns[e.call_id].cost_usd = e.cost_usd
         elif t in ("CellStarted", "CellExecuted") and e.call_id:
-            m = _TOP_CELL.match(e.call_id)
-            if not m or e.parent_id not in turns:
+            top = _top(e.call_id, "cell")
+            if top is None or e.parent_id not in turns:
                 continue
             cell = cells.get(e.call_id)
             if cell is None:
-                cell = cells[e.call_id] = RecordedCell(e.call_id, int(m.group(1)), e.index, e.code)
+                cell = cells[e.call_id] = RecordedCell(e.call_id, top.turn, e.index, e.code)
                 turns[e.parent_id].cells.append(cell)
             if t == "CellExecuted":
                 cell.code, cell.stdout, cell.stderr, cell.error = e.code, e.stdout, e.stderr, e.error
@@ -155,7 +157,7 @@ def build_record(events: Iterable[ev.Event], run_id: str = "") -> RunRecord:
             sub = RecordedSubCall(e.call_id, e.parent_id, e.kind, e.model, e.prompt, depth=e.depth)
             subs[e.call_id] = sub
             record.sub_calls.append(sub)
-            if _TOP_SUB.match(e.call_id) and e.parent_id in cells:
+            if _top(e.call_id, "sub") and e.parent_id in cells:
                 cells[e.parent_id].sub_calls.append(sub)
         elif t == "SubCallFinished" and e.call_id in subs:
             sub = subs[e.call_id]

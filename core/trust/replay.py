@@ -15,17 +15,15 @@ from __future__ import annotations
 import difflib
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Any, Sequence
 
-from core.engine.admission import stored_prompt
+from core.engine.recorded import RecordedSlots
 from core.trust.record import RecordedCell, RecordedSubCall
 
 log = logging.getLogger(__name__)
 
 NOT_RECORDED = "ReplayDivergence"
 DEPTH0_MESSAGE = "sub-calls are switched off in this run (depth 0): solve it with code"
-
-LiveSubCall = Callable[[str, str | None], Awaitable[dict]]    # (prompt, model) -> result slot
 
 
 @dataclass
@@ -37,63 +35,37 @@ class CellReplay:
     final: dict | None
     served: int = 0                                 # sub-calls answered from the record
     unmatched: list[str] = field(default_factory=list)   # prompts not in the record
-    live: int = 0                                   # sub-calls sent to a live model (fork edits)
 
 
 class RecordedAnswers:
-    """The REPL's on_sub_call during a replay: answers from the cell being replayed."""
+    """The REPL's on_sub_call during a replay: answers from the cell being replayed
+    (core/engine/recorded.py matches them)."""
 
-    def __init__(self, *, depth_zero: bool = False, live: LiveSubCall | None = None) -> None:
+    def __init__(self, *, depth_zero: bool = False) -> None:
         self.depth_zero = depth_zero
-        self.live = live
-        self._pool: list[RecordedSubCall] = []
-        self._used: set[int] = set()
-        self._cursor = 0
+        self.slots = RecordedSlots()
         self.served = 0
-        self.live_calls = 0
         self.unmatched: list[str] = []
 
-    def begin(self, recorded: Sequence[RecordedSubCall]) -> None:
-        self._pool, self._used, self._cursor = list(recorded), set(), 0
-        self.served, self.live_calls, self.unmatched = 0, 0, []
-
-    def _take(self, candidates: list[str]) -> RecordedSubCall | None:
-        if self._cursor < len(self._pool) and self._cursor not in self._used \
-                and self._pool[self._cursor].prompt in candidates:
-            index = self._cursor
-        else:
-            index = next((i for i, s in enumerate(self._pool)
-                          if i not in self._used and s.prompt in candidates), -1)
-            if index < 0:
-                return None
-        self._used.add(index)
-        while self._cursor in self._used:
-            self._cursor += 1
-        return self._pool[index]
+    def begin(self, recorded: Sequence[RecordedSubCall]) -> RecordedSlots:
+        """Answer from `recorded` from now on; returns their RecordedSlots."""
+        self.slots = RecordedSlots([(s.prompt, s.slot()) for s in recorded])
+        self.served, self.unmatched = 0, []
+        return self.slots
 
     async def __call__(self, request: Any) -> list[dict]:
-        if self.depth_zero and not self._pool:
+        if self.depth_zero and not len(self.slots):
             # A depth-0 run recorded before switched-off slots were recorded.
             return [{"error": {"type": "SubCallError", "message": DEPTH0_MESSAGE}} for _ in request.prompts]
         slots = []
         for prompt in request.prompts:
-            candidates = [prompt]
-            if request.kind == "rlm" and request.context:   # at the depth limit: llm with the context appended
-                candidates.append(f"{prompt}\n\n{request.context}")
-            sent = candidates[-1]
-            # a prompt refused before it was sent is recorded clipped (core/engine/admission.py)
-            candidates += [c for c in map(stored_prompt, candidates) if c not in candidates]
-            found = self._take(candidates)
-            if found is not None:
-                self.served += 1
-                slots.append(found.slot())
-            elif self.live is not None:
-                self.live_calls += 1
-                slots.append(await self.live(sent, request.model))
-            else:
+            slot = self.slots.answer(prompt, request.kind, request.context)
+            if slot is None:
                 self.unmatched.append(prompt)
-                slots.append({"error": {"type": NOT_RECORDED,
-                                        "message": "this prompt is not in the record of the run"}})
+                slot = {"error": {"type": NOT_RECORDED, "message": "this prompt is not in the record of the run"}}
+            else:
+                self.served += 1
+            slots.append(slot)
         return slots
 
 
@@ -102,7 +74,7 @@ async def replay_cell(repl: Any, answers: RecordedAnswers, code: str, recorded: 
     answers.begin(recorded)
     result = await repl.execute(code, timeout_s=timeout_s)
     return CellReplay(stdout=result.stdout, stderr=result.stderr, error=result.error, final=result.final,
-                      served=answers.served, unmatched=list(answers.unmatched), live=answers.live_calls)
+                      served=answers.served, unmatched=list(answers.unmatched))
 
 
 def cell_differences(recorded: RecordedCell, replayed: CellReplay) -> str:

@@ -97,7 +97,7 @@ def results_from_events(events: Iterable[Any], documents: Sequence[Any] = ()) ->
 
 
 def results_of_run(store: Any, run_id: str) -> list[ResultRow]:
-    from core.store import MissingTextsError
+    from core.store.errors import MissingTextsError    # not core.store: that imports this module
     try:
         documents = store.documents(run_id)
     except MissingTextsError:

@@ -64,14 +64,17 @@ def env_for(home: Path, code_root: Path = ROOT) -> dict:
 
 
 def ask(server: ServerProcess, home: Path, paths: list[Path], turns: int, timeout: float,
-        code_root: Path = ROOT, extra_env: dict | None = None) -> dict:
-    """One `rlm-studio ask` process; returns exec time, the server's log and the stored events."""
+        code_root: Path = ROOT, extra_env: dict | None = None, model: str = "root") -> dict:
+    """One `rlm-studio ask` process; returns exec time, the server's log and the stored events.
+    `model` other than "root": an OpenAI model name, sent without --api-base (to OpenAI's
+    API; `extra_env` has OPENAI_BASE_URL pointing at the scripted server)."""
     replies = [code("print(len(context))")] * turns + [code("FINAL('done')")]
     server.log()                                    # start from an empty log
-    server.script("root", replies=replies)
+    server.script(model, replies=replies)
+    where = ["--api-base", server.url] if model == "root" else []
     cmd = [sys.executable, "-m", "app.main", "ask", "How long is the context?", *map(str, paths),
-           "--root", "openai/root", "--sub", "openai/root", "--api-base", server.url,
-           "--price", "openai/root=0,0", "--max-iterations", str(turns + 2), "--json", "--quiet"]
+           "--root", f"openai/{model}", "--sub", f"openai/{model}", *where,
+           "--price", f"openai/{model}=0,0", "--max-iterations", str(turns + 2), "--json", "--quiet"]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         wall0, t0 = time.time(), time.monotonic()
         proc = subprocess.Popen(cmd, cwd=code_root, env={**env_for(home, code_root), **(extra_env or {})},
@@ -84,7 +87,7 @@ def ask(server: ServerProcess, home: Path, paths: list[Path], turns: int, timeou
         stderr = err.read().decode("utf-8", "replace")
     if proc.returncode != 0:
         raise RuntimeError(f"rlm-studio ask exited {proc.returncode}: {stderr[-2000:]}")
-    log = [r for r in server.log() if r["model"] == "root"]
+    log = [r for r in server.log() if r["model"] == model]
     return {"t0": t0, "wall0": wall0, "t_end": t_end, "log": log, "events": stored_events(home),
             "offset": wall0 - t0, "peak_rss_mb": rusage.ru_maxrss / 1024}
 
@@ -160,15 +163,23 @@ def bench_start(server: ServerProcess, tmp: Path, repeats: int, roots: dict[str,
     doc = tmp / "notes.txt"
     line = "2024-03-01 INFO order 1234 paid by card, 3 items, 42.50 EUR\n"
     doc.write_text(line * (10_000 // len(line) + 1))
-    variants = {label: (root, {}) for label, root in roots.items()}
-    variants["via litellm: "] = (ROOT, {"RLM_STUDIO_HTTP": "litellm"})
+    variants = {label: (root, {}, "root") for label, root in roots.items()}
+    variants["via litellm: "] = (ROOT, {"RLM_STUDIO_HTTP": "litellm"}, "root")
+    # OpenAI's own API (openai/gpt-4o-mini, no --api-base): the server poses as it
+    # through OPENAI_BASE_URL, as litellm reads it; on the direct route since issue 28.
+    openai = {"OPENAI_BASE_URL": server.url}
+    variants["OpenAI's API, direct: "] = (ROOT, openai, "gpt-4o-mini")
+    variants["OpenAI's API via litellm: "] = (ROOT, {**openai, "RLM_STUDIO_HTTP": "litellm"}, "gpt-4o-mini")
+    for label, root in roots.items():
+        if label:
+            variants[f"{label}OpenAI's API: "] = (root, openai, "gpt-4o-mini")
     got = {label: {"first": [], "run": [], "turn": [], "rss": []} for label in variants}
-    for k, (root, extra) in enumerate(variants.values()):
-        ask(server, tmp / f"home-warm-{k}", [doc], 0, 120, root, extra)   # disk cache, .pyc files
+    for k, (root, extra, model) in enumerate(variants.values()):
+        ask(server, tmp / f"home-warm-{k}", [doc], 0, 120, root, extra, model)   # disk cache, .pyc files
     load = load1()
     for i in range(repeats):
-        for k, (label, (root, extra)) in enumerate(variants.items()):   # alternate: same load for all
-            r = ask(server, tmp / f"home-start-{k}-{i}", [doc], 0, 120, root, extra)
+        for k, (label, (root, extra, model)) in enumerate(variants.items()):   # alternate: same load for all
+            r = ask(server, tmp / f"home-start-{k}-{i}", [doc], 0, 120, root, extra, model)
             g = got[label]
             g["first"].append(r["log"][0]["started"] - r["t0"])
             g["run"].append(next(e.ts for e in r["events"] if e.type == "RunStarted") - r["wall0"])
@@ -212,6 +223,8 @@ def turn_rows(label: str, r: dict, goal_ms: float, load: float) -> list[dict]:
         row(f"  internal: RootReplied -> next RootTurnStarted", median(inside["between_turns_ms"]), "ms",
             load=load),
         row(f"  internal: of which the cell (CellStarted -> CellExecuted)", median(inside["cell_ms"]), "ms",
+            load=load),
+        row(f"  peak RSS of the run (ru_maxrss: the engine process or its REPL worker)", r["peak_rss_mb"], "MB",
             load=load),
     ]
 

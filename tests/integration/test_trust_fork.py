@@ -61,6 +61,10 @@ async def test_fork_continues_live_from_turn_n_with_the_rebuilt_state(openai_ser
     assert diff.turn == 3 and diff.what == "reply"
 
 
+def _sub_calls(store, run_id):
+    return [e for e in store.iter_events(run_id) if e.type == "SubCallFinished"]
+
+
 async def test_fork_with_edited_code_and_other_models(openai_server, store):
     parent = await _parent(openai_server, store)
     openai_server.script("root2", replies=[code("FINAL(' | '.join(answers))")])
@@ -68,20 +72,84 @@ async def test_fork_with_edited_code_and_other_models(openai_server, store):
     edited = ("rev = [l for l in lines if 'Revenue in Q3' in l]\n"
               "answers = llm_query_batched(['Extract the number: ' + r for r in rev] + ['a new prompt'])\n"
               "print(answers)")
-    calls = []
-
-    async def live(prompt, model):
-        calls.append(prompt)
-        return {"ok": f"live:{prompt}"}
-
-    plan = await prepare_fork(store, parent, 2, config=config, edited_code=edited, live_sub_call=live)
-    assert calls == ["a new prompt"]                                    # the recorded prompt was not sent
-    assert "'42', 'live:a new prompt'" in plan.edited_output
+    subs_before = len(openai_server.requests_for("sub"))
+    plan = await prepare_fork(store, parent, 2, config=config, edited_code=edited)
+    assert len(openai_server.requests_for("sub")) == subs_before      # preparing ran nothing of the edit
     outcome = await _run_fork(plan, store)
-    assert outcome.answer == "42 | live:a new prompt"
+    assert outcome.answer == "42 | new:a new prompt"
+    assert [r.prompt for r in openai_server.requests_for("sub")[subs_before:]] == ["a new prompt"]
     sent = openai_server.requests_for("root2")[0].messages
-    assert "a new prompt" in sent[-2]["content"] and "live:a new prompt" in sent[-1]["content"]
+    assert "a new prompt" in sent[-2]["content"] and "new:a new prompt" in sent[-1]["content"]
     assert store.get_run(outcome.run_id)["root_model"] == "openai/root2"
+    # The edit is the fork's turn 1 in its record: both sub-calls, the recorded one marked so.
+    calls = _sub_calls(store, outcome.run_id)
+    assert [(c.parent_id, c.response, c.from_record) for c in calls] == [
+        ("R.t1.c1", "42", True), ("R.t1.c1", "new:a new prompt", False)]
+    assert calls[0].cost_usd == 0 and calls[1].input_tokens > 0
+    replied = [e for e in store.iter_events(outcome.run_id) if e.type == "RootReplied"]
+    assert replied[0].edited and "a new prompt" in replied[0].text and not replied[1].edited
+    # and the fork verifies: its edited turn re-runs with both answers from its own record
+    report = await verify_run(store, outcome.run_id)
+    assert report.matches, report
+
+
+async def test_live_calls_of_an_edited_fork_are_the_forks_own(openai_server, store):
+    """Under the fork's own dollar cap (the second call does not fit), recorded as its
+    events, so the run's totals and its History row show what they spent."""
+    from core.config import Price
+    parent = await _parent(openai_server, store)
+    prices = {"openai/root": Price(1.0, 1.0), "openai/sub": Price(100.0, 100.0)}
+    edited = "answers = llm_query_batched(['first new prompt', 'second new prompt'])\nprint(answers)"
+    # room for one worst-case sub-call (~$0.01 with 100 output tokens at $100/M), not two
+    config = fork_config(load_record(store, parent), max_cost_usd=0.015, concurrency=1).replace(
+        prices=prices, sub_max_tokens=100)
+    openai_server.script("root", replies=[code("FINAL('done')")])
+    plan = await prepare_fork(store, parent, 2, config=config, edited_code=edited)
+    outcome = await _run_fork(plan, store)
+    calls = _sub_calls(store, outcome.run_id)
+    assert [(c.status, c.error_type) for c in calls] == [("ok", None), ("refused", "BudgetExceeded")]
+    assert calls[0].response == "new:first new prompt" and calls[0].cost_usd > 0
+    assert outcome.totals["sub_calls"] == 2 and outcome.totals["refused_calls"] == 1   # as the engine counts them
+    assert calls[0].cost_usd <= outcome.totals["cost_usd"] <= 0.015
+    assert store.get_run(outcome.run_id)["cost_usd"] == pytest.approx(outcome.totals["cost_usd"])
+    edited_cell = next(e for e in store.iter_events(outcome.run_id) if e.type == "CellExecuted")
+    assert "[error: BudgetExceeded" in edited_cell.output_for_model
+
+
+async def test_an_unpriced_model_in_an_edited_fork_is_reported_unpriced(openai_server, store):
+    from core.config import Price
+    parent = await _parent(openai_server, store)
+    edited = "print(llm_query('hello', model='openai/extra'))"
+    config = fork_config(load_record(store, parent), max_cost_usd=1.0).replace(
+        prices={"openai/root": Price(1.0, 1.0), "openai/sub": Price(1.0, 1.0)},
+        sub_call_models={"openai/extra": ("openai/extra", openai_server.url)})
+    openai_server.script("root", replies=[code("FINAL('done')")])
+    plan = await prepare_fork(store, parent, 2, config=config, edited_code=edited)
+    outcome = await _run_fork(plan, store)
+    [call] = _sub_calls(store, outcome.run_id)
+    assert call.error_type == "PriceUnknown" and "no price is known for openai/extra" in call.error
+    assert openai_server.requests_for("openai/extra") == [] and openai_server.requests_for("extra") == []
+
+
+async def test_an_edited_forks_new_calls_pass_its_approval_gate(openai_server, store):
+    parent = await _parent(openai_server, store)
+    asked = []
+
+    async def approver(info):
+        asked.append(info["calls"])
+        return False
+    edited = ("answers = llm_query_batched(['Extract the number: Revenue in Q3 was 42 million dollars.', "
+              "'new one', 'new two'])\nprint(answers)")
+    config = fork_config(load_record(store, parent)).replace(approve_batch_calls=1, approver=approver)
+    openai_server.script("root", replies=[code("FINAL('done')")])
+    subs_before = len(openai_server.requests_for("sub"))
+    plan = await prepare_fork(store, parent, 2, config=config, edited_code=edited)
+    outcome = await _run_fork(plan, store)
+    assert asked == [2]                                  # only the two new prompts were put to the user
+    assert len(openai_server.requests_for("sub")) == subs_before
+    calls = _sub_calls(store, outcome.run_id)
+    assert [(c.from_record, c.error_type) for c in calls] == [
+        (True, None), (False, "ApprovalDenied"), (False, "ApprovalDenied")]
 
 
 async def test_fork_refuses_a_turn_that_does_not_exist(openai_server, store):
@@ -90,23 +158,14 @@ async def test_fork_refuses_a_turn_that_does_not_exist(openai_server, store):
         await prepare_fork(store, parent, 9)
 
 
-async def test_live_calls_of_an_edited_fork_are_held_to_its_dollar_cap(openai_server, store):
-    from app.live_subcalls import LiveSubCaller
-    from core.config import Price
+async def test_an_edited_forks_new_prompt_too_large_for_the_sub_model_is_refused(openai_server, store):
     parent = await _parent(openai_server, store)
-    prices = {"openai/root": Price(1.0, 1.0), "openai/sub": Price(100.0, 100.0)}
-    edited = "answers = llm_query_batched(['first new prompt', 'second new prompt'])\nprint(answers)"
-    # room for one worst-case sub-call (~$0.01 with 100 output tokens at $100/M), not two
-    config = fork_config(load_record(store, parent), max_cost_usd=0.015).replace(
-        prices=prices, sub_max_tokens=100)
-    live = LiveSubCaller(config, lambda m: KEY)
-    plan = await prepare_fork(store, parent, 2, config=config, edited_code=edited, live_sub_call=live)
-    try:
-        assert "new:first new prompt" in plan.edited_output
-        assert "[error: BudgetExceeded" in plan.edited_output          # the second did not fit
-        assert 0 < live.budget.spent_usd <= 0.015
-        left = live.remaining_config(plan.config)
-        assert left.max_cost_usd == pytest.approx(0.015 - live.budget.spent_usd)
-        assert left.max_sub_calls == plan.config.max_sub_calls - 2     # counted as the engine counts them
-    finally:
-        await plan.close()
+    edited = "print(llm_query('tell me ' * 2000))"          # about 4,000 tokens for a 1,000-token window
+    config = fork_config(load_record(store, parent)).replace(context_windows={"openai/sub": 1000})
+    openai_server.script("root", replies=[code("FINAL('done')")])
+    subs_before = len(openai_server.requests_for("sub"))
+    plan = await prepare_fork(store, parent, 2, config=config, edited_code=edited)
+    outcome = await _run_fork(plan, store)
+    [call] = _sub_calls(store, outcome.run_id)
+    assert call.error_type == "ContextWindowExceeded" and "prompt too large for openai/sub" in call.error
+    assert len(openai_server.requests_for("sub")) == subs_before       # nothing was sent

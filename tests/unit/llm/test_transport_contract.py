@@ -1,6 +1,9 @@
 """One contract for every route to a model (core/llm/transport.py), run against both
 routes on the scripted server over real HTTP: the direct client (core/llm/openai_http.py)
-and litellm (core/llm/litellm_route.py). Each case calls `transport.send` for one attempt;
+and litellm (core/llm/litellm_route.py), each for a model of one's own server ("openai/m" at
+its URL) and for OpenAI's own API ("openai/gpt-4o-mini" without a URL: the scripted server
+poses as api.openai.com through OPENAI_BASE_URL, as litellm reads it; no internet).
+Each case calls `transport.send` for one attempt;
 retries, meters and cancellation above it are test_client.py's (which also runs on both).
 
 Where litellm breaks the contract and cannot be brought to it without patching litellm,
@@ -26,17 +29,37 @@ AGENTS = {"direct": "rlm-studio", "litellm": "AsyncOpenAI/"}
 PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
 
 
-@pytest.fixture(params=sorted(ROUTES))
+class Route(str):
+    """A route ("direct", "litellm") and what it is sent to: a server of one's own, or
+    OpenAI's own API (the scripted server posing as it)."""
+    transport: object
+    model: str                     # the routed model name
+    scripted: str                  # the name the server scripts it under
+    openai: bool
+
+    def __new__(cls, name: str, openai: bool, monkeypatch) -> "Route":
+        route = super().__new__(cls, f"{name}-openai" if openai else name)
+        route.transport, route.openai, route.monkeypatch = ROUTES[name], openai, monkeypatch
+        route.scripted = "gpt-4o-mini" if openai else "m"
+        route.model = f"openai/{route.scripted}"
+        return route
+
+
+@pytest.fixture(params=[(r, o) for r in sorted(ROUTES) for o in (False, True)],
+                ids=lambda p: f"{p[0]}-openai" if p[1] else p[0])
 def route(request, openai_server, monkeypatch):
+    name, openai = request.param
     broken = request.node.get_closest_marker("litellm_breaks")
-    if broken is not None and request.param == "litellm":
+    if broken is not None and name == "litellm":
         request.applymarker(pytest.mark.xfail(strict=True, reason=f"litellm: {broken.args[0]}"))
-    for name in PROXY_VARS:
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.upper(), raising=False)
-    yield request.param
+    for var in PROXY_VARS:
+        monkeypatch.delenv(var, raising=False)
+        monkeypatch.delenv(var.upper(), raising=False)
+    for var in ("OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_ORGANIZATION", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"):
+        monkeypatch.delenv(var, raising=False)
+    yield Route(name, openai, monkeypatch)
     agents = {r.headers.get("user-agent", "") for r in openai_server.history}
-    assert all(a.startswith(AGENTS[request.param]) for a in agents), agents
+    assert all(a.startswith(AGENTS[name]) for a in agents), agents
 
 
 def litellm_breaks(reason):
@@ -44,24 +67,27 @@ def litellm_breaks(reason):
     return pytest.mark.litellm_breaks(reason)
 
 
-def request_for(server, stream=False, **kw):
+def request_for(route, server, stream=False, **kw):
     kw.setdefault("max_tokens", 64)
     kw.setdefault("timeout_s", 30.0)
     kw.setdefault("api_key", "sk-test")
-    return Request("openai/m", MESSAGES, stream=stream, api_base=kw.pop("api_base", server.url), **kw)
+    api_base = kw.pop("api_base", server.url)
+    if route.openai:                  # OpenAI's own API: no URL, OPENAI_BASE_URL says where it is
+        route.monkeypatch.setenv("OPENAI_BASE_URL", api_base)
+        api_base = None
+    return Request(route.model, MESSAGES, stream=stream, api_base=api_base, **kw)
 
 
 async def send(route, request, pieces=None):
-    transport = ROUTES[route]
-    await transport.prepare()
-    return await transport.send(request, (pieces if pieces is not None else []).append)
+    await route.transport.prepare()
+    return await route.transport.send(request, (pieces if pieces is not None else []).append)
 
 
 async def failure(route, server, action, stream, **kw):
-    server.script("m", replies=[action])
+    server.script(route.scripted, replies=[action])
     pieces = []
     with pytest.raises(LLMError) as info:
-        await send(route, request_for(server, stream, **kw), pieces)
+        await send(route, request_for(route, server, stream, **kw), pieces)
     return info.value, pieces
 
 
@@ -79,11 +105,12 @@ def test_both_routes_are_transports(monkeypatch):
 @pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize("extra", [{}, {"temperature": 0.3, "reasoning_effort": "low"}])
 async def test_the_body_and_headers(route, openai_server, stream, extra):
-    openai_server.script("m", replies=["Seven."])
-    await send(route, request_for(openai_server, stream, **extra))
+    openai_server.script(route.scripted, replies=["Seven."])
+    await send(route, request_for(route, openai_server, stream, **extra))
     [seen] = openai_server.history
-    expected = {"model": "m", "messages": MESSAGES, **({"temperature": 0.3} if extra else {}),
-                "max_tokens": 64, **({"reasoning_effort": "low"} if extra else {})}
+    expected = {"model": route.scripted, "messages": MESSAGES, **({"temperature": 0.3} if extra else {}),
+                "max_tokens": 64, **({"reasoning_effort": "low"} if extra and not route.openai else {})}
+    # (gpt-4o-mini takes no reasoning_effort: both routes drop it, core/llm/openai_rules.py)
     if stream:
         expected |= {"stream": True, "stream_options": {"include_usage": True}}
     assert seen.body == expected
@@ -95,24 +122,24 @@ async def test_the_body_and_headers(route, openai_server, stream, extra):
 
 @pytest.mark.parametrize("stream", [False, True])
 async def test_text_finish_reason_and_usage(route, openai_server, stream):
-    openai_server.script("m", replies=[Reply("cut sh", finish_reason="length", usage=(11, 3))])
-    reply = await send(route, request_for(openai_server, stream))
+    openai_server.script(route.scripted, replies=[Reply("cut sh", finish_reason="length", usage=(11, 3))])
+    reply = await send(route, request_for(route, openai_server, stream))
     assert (reply.text, reply.finish_reason, reply.prompt_tokens, reply.completion_tokens) == \
            ("cut sh", "length", 11, 3)
 
 
 async def test_streamed_pieces_arrive_in_order(route, openai_server):
     text = "Two, three, five, seven, eleven and thirteen are all prime."
-    openai_server.script("m", replies=[text], chunk_chars=4)
+    openai_server.script(route.scripted, replies=[text], chunk_chars=4)
     pieces = []
-    reply = await send(route, request_for(openai_server, True), pieces)
+    reply = await send(route, request_for(route, openai_server, True), pieces)
     assert "".join(pieces) == text == reply.text and len(pieces) == 15
 
 
 @pytest.mark.parametrize("stream", [False, True])
 async def test_no_usage_from_the_server_is_none_not_a_guess(route, openai_server, stream):
-    openai_server.script("m", replies=["A reply without usage."], send_usage=False)
-    reply = await send(route, request_for(openai_server, stream))
+    openai_server.script(route.scripted, replies=["A reply without usage."], send_usage=False)
+    reply = await send(route, request_for(route, openai_server, stream))
     assert reply.text == "A reply without usage." and reply.prompt_tokens is None
 
 
@@ -220,29 +247,28 @@ async def test_a_server_that_hangs_times_out(route, openai_server, stream):
 
 async def test_nobody_listening_is_unreachable(route, openai_server):
     with pytest.raises(LLMError) as info:
-        await send(route, request_for(openai_server, api_base="http://127.0.0.1:9/v1"))
+        await send(route, request_for(route, openai_server, api_base="http://127.0.0.1:9/v1"))
     assert (info.value.kind, info.value.status, info.value.retryable) == ("unreachable", None, True)
 
 
 # ---------------------------------------------------------------- the caller's side
 
 async def test_a_failing_callback_is_the_callers_error(route, openai_server):
-    openai_server.script("m", replies=["some text"])
+    openai_server.script(route.scripted, replies=["some text"])
 
     def explode(piece):
         raise CallbackFailed(KeyError("caller bug"))
 
-    transport = ROUTES[route]
-    await transport.prepare()
+    await route.transport.prepare()
     with pytest.raises(CallbackFailed) as info:
-        await transport.send(request_for(openai_server, True), explode)
+        await route.transport.send(request_for(route, openai_server, True), explode)
     assert isinstance(info.value.error, KeyError)
 
 
 @pytest.mark.parametrize("stream", [False, True])
 async def test_cancelling_closes_the_request(route, openai_server, stream):
-    openai_server.script("m", fn=lambda r: "late", latency_s=10)
-    task = asyncio.create_task(send(route, request_for(openai_server, stream)))
+    openai_server.script(route.scripted, fn=lambda r: "late", latency_s=10)
+    task = asyncio.create_task(send(route, request_for(route, openai_server, stream)))
     while not openai_server.history:
         await asyncio.sleep(0.02)
     task.cancel()
@@ -258,10 +284,10 @@ async def test_cancelling_closes_the_request(route, openai_server, stream):
 # ---------------------------------------------------------------- proxies
 
 async def test_a_proxy_from_the_environment_is_used(route, openai_server, monkeypatch):
-    openai_server.script("m", fn=lambda r: "direct")
+    openai_server.script(route.scripted, fn=lambda r: "direct")
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")            # nothing listens there
     with pytest.raises(LLMError) as info:
-        await send(route, request_for(openai_server))
+        await send(route, request_for(route, openai_server))
     assert info.value.kind == "unreachable" and openai_server.history == []
 
 
@@ -273,8 +299,8 @@ async def test_a_proxy_from_the_environment_is_used(route, openai_server, monkey
                                                                  "matched")),
 ])
 async def test_no_proxy_bypasses_it(route, openai_server, monkeypatch, no_proxy):
-    openai_server.script("m", fn=lambda r: "direct")
+    openai_server.script(route.scripted, fn=lambda r: "direct")
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
     monkeypatch.setenv("NO_PROXY", no_proxy)
-    reply = await send(route, request_for(openai_server))
+    reply = await send(route, request_for(route, openai_server))
     assert reply.text == "direct" and len(openai_server.history) == 1
