@@ -14,6 +14,7 @@ import logging
 from typing import Any, Callable
 
 from ui import confirm
+from core.paths import data_dir
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +36,8 @@ class PasteGlue:
             "piece by piece. It is saved in RLM Studio's data folder and listed in Sources.",
             [("source", "Add as a source"), ("question", "Paste into the question"), ("cancel", "Cancel")])
         if answer == "source":
+            # lazy: +85 modules, 105 ms at load 3.7 (first use only)
             from core.ingest.pasted import save_pasted
-            from core.paths import data_dir
             try:
                 path = save_pasted(text, data_dir() / "pasted")
             except (OSError, ValueError) as exc:

@@ -16,6 +16,7 @@ from ui.notifier import explain_error
 from core import providers
 from ui.settings_dialog import SettingsDialog
 from core.routing import route
+from core.discovery import check_endpoint
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +84,7 @@ class SettingsGlue:
 
     def _accepted(self, dialog: Any) -> None:
         self.apply_values(dialog.values())
+        # lazy: +77 modules, 53 ms at load 3.7 (first use only)
         from core.secrets import KeychainUnavailable
         for name, key in dialog.endpoints_page.typed_keys().items():   # typed in an endpoint's form
             try:
@@ -102,7 +104,6 @@ class SettingsGlue:
             key = (self.keys().resolve(owner)[0] or "") if owner else ""
 
         async def ask() -> Any:
-            from core.discovery import check_endpoint
             check = await check_endpoint(url, key)
             log.info("endpoint check %s: %s", url, check.summary())
             if self.dialog is not None:

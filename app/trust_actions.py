@@ -320,6 +320,7 @@ def compare_shown(store: Any, left: str, right: str) -> ComparisonShown:
     from core.trust.compare import compare_runs
     # lazy: +6 modules, 76 ms at load 9 (first use only)
     from ui.answer_text import one_line
+    # lazy: +5 modules, 64 ms at load 3.7 (first use only)
     from ui.cost_meter import money
     result = compare_runs(store, left, right)
     a, b = result.a, result.b
