@@ -29,6 +29,8 @@ from ui.tab_order import order_by_position
 
 log = logging.getLogger(__name__)
 
+SOURCE_ROWS = 5      # the sources list keeps room for this many rows beside the question
+
 
 class MainWindow(QMainWindow):
     first_painted = Signal()
@@ -97,8 +99,11 @@ class MainWindow(QMainWindow):
         self._tab_timer.setInterval(0)
         self._tab_timer.timeout.connect(self.order_tabs)
         self._tab_timer.timeout.connect(self.fit_question_panel)
-        for pane in (self.sources_pane, self.question_panel):
+        for pane in (self.sources_pane, self.question_panel, self.question_panel.footer):
             pane.installEventFilter(self)
+        self.question_panel.advanced.toggled.connect(lambda _open: self._tab_timer.start())
+        self._height_before_banner: int | None = None
+        self.banner.installEventFilter(self)
         self.notifier.posted.connect(self._show_in_status_bar)
         self.notifier.action_requested.connect(self._on_notice_action)
         self.statusBar().showMessage("Ready")
@@ -313,6 +318,7 @@ class MainWindow(QMainWindow):
         state = {"geometry": _b64(self.saveGeometry()),
                  "window_state": _b64(self.saveState()),
                  "history_visible": self.history_pane.isVisibleTo(self),
+                 "limits_open": self.question_panel.advanced.is_open(),
                  "splitters": {k: _b64(s.saveState()) for k, s in self.splitters().items()}}
         return state
 
@@ -322,6 +328,7 @@ class MainWindow(QMainWindow):
         try:
             if state.get("geometry"):
                 self.restoreGeometry(_unb64(state["geometry"]))
+                self.keep_on_screen()
             if state.get("window_state"):
                 self.restoreState(_unb64(state["window_state"]))
             splitters = self.splitters()
@@ -331,23 +338,58 @@ class MainWindow(QMainWindow):
                     if key.startswith("run"):
                         self.run_panes.layout_restored = True
             self.show_history(bool(state.get("history_visible")))
+            self.question_panel.advanced.set_open(bool(state.get("limits_open")))
         except (ValueError, TypeError) as exc:   # a damaged entry: keep the defaults
             log.warning("could not restore the window layout: %s", exc)
 
     # --- events ---------------------------------------------------------------
     def fit_question_panel(self) -> None:
-        """The question panel gets the height its fields need at its width (wrapped
-        hints included); the sources list gives way. Nothing in it is squashed."""
+        """The question panel gets the height that shows its fields without scrolling,
+        while the sources list keeps room for SOURCE_ROWS rows; past that the panel scrolls
+        (its fields keep their height either way)."""
         qp, sp = self.question_panel, self.sources_pane
         sizes = self.left_splitter.sizes()
         if len(sizes) != 2 or not qp.isVisible():
             return
-        box = qp.question_box
-        need = qp.heightForWidth(qp.width()) if qp.hasHeightForWidth() else qp.sizeHint().height()
-        need -= max(0, box.sizeHint().height() - max(box.minimumSizeHint().height(), 60))
         total = sum(sizes)
-        if sizes[1] < need and total - need >= sp.minimumSizeHint().height():
+        floor = max(sp.minimumSizeHint().height(), sp.height_for_rows(SOURCE_ROWS))
+        need = min(qp.wanted_height(), max(qp.minimumSizeHint().height(), total - floor))
+        if sizes[1] < need:
             self.left_splitter.setSizes([total - need, need])
+
+    def keep_on_screen(self) -> None:
+        """The window's frame inside the free area of the screen it is on: a remembered
+        size from a larger screen, or a banner's height, never puts its bottom off-screen."""
+        screen = self.screen() or QApplication.primaryScreen()
+        if screen is None:
+            return
+        free = screen.availableGeometry()
+        frame = self.frameGeometry()
+        dw, dh = frame.width() - self.width(), frame.height() - self.height()
+        width = min(self.width(), free.width() - dw)
+        height = min(self.height(), free.height() - dh)
+        if (width, height) != (self.width(), self.height()):
+            self.resize(width, height)
+        frame = self.frameGeometry()
+        x = min(max(frame.x(), free.left()), free.right() + 1 - frame.width())
+        y = min(max(frame.y(), free.top()), free.bottom() + 1 - frame.height())
+        if (x, y) != (frame.x(), frame.y()):
+            self.move(x, y)
+
+    def _banner_shown(self, shown: bool) -> None:
+        """A banner takes its room from the panes: the window is as tall after it as
+        before it (and closing it leaves it so)."""
+        if shown and self._height_before_banner is None:
+            self._height_before_banner = self.height()
+        QTimer.singleShot(0, self, lambda: self._undo_growth(shown))
+
+    def _undo_growth(self, shown: bool) -> None:
+        before = self._height_before_banner
+        if before is not None and self.height() > before:
+            log.info("the window grew from %d to %d px with a banner: set back", before, self.height())
+            self.resize(self.width(), before)
+        if not shown:
+            self._height_before_banner = None
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -355,7 +397,7 @@ class MainWindow(QMainWindow):
 
     def order_tabs(self) -> None:
         """Tab runs down the left column as it reads: sources, then the question panel."""
-        chain = order_by_position(self.sources_pane) + order_by_position(self.question_panel)
+        chain = order_by_position(self.sources_pane) + self.question_panel.focus_chain()
         for a, b in zip(chain, chain[1:]):
             QWidget.setTabOrder(a, b)
 
@@ -363,6 +405,8 @@ class MainWindow(QMainWindow):
         if obj is self and event.type() == QEvent.Type.Paint and not self._painted:
             self._painted = True
             self.first_painted.emit()
+        elif obj is self.banner and event.type() in (QEvent.Type.Show, QEvent.Type.Hide):
+            self._banner_shown(event.type() == QEvent.Type.Show)
         elif obj is not self and event.type() in (QEvent.Type.LayoutRequest, QEvent.Type.Show):
             self._tab_timer.start()          # a widget came or went: put the chain in order
         return super().eventFilter(obj, event)

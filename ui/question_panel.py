@@ -2,127 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QHBoxLayout, QLabel, QPlainTextEdit,
-    QPushButton, QSpinBox, QTreeView, QVBoxLayout, QWidget,
+    QCheckBox, QDoubleSpinBox, QFormLayout, QFrame, QHBoxLayout, QLabel, QPlainTextEdit,
+    QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget,
 )
 
 from ui import icons
+from ui.fold import Fold
+from ui.model_picker import MODEL_ID_ROLE, ModelChoice, ModelPicker  # noqa: F401  (re-exported)
 from ui.mode_button import ModeButton
-
-MODEL_ID_ROLE = Qt.ItemDataRole.UserRole + 1
-
-
-@dataclass(frozen=True)
-class ModelChoice:
-    id: str
-    price: str = ""        # e.g. "$0.15 / $0.60 per M" or "free"
-    detail: str = ""       # tooltip: provider, context window, where the price comes from
-
-    @classmethod
-    def of_entry(cls, entry, price: tuple[float, float] | None = None) -> "ModelChoice":
-        """A row for a catalog ModelEntry; `price` (in, out per M) overrides its own."""
-        src = entry.source
-        inp, out = entry.input_per_m, entry.output_per_m
-        if price is not None:
-            (inp, out), src = price, "settings"
-        if inp is None or out is None:
-            text = "price unknown"
-        elif inp == 0 and out == 0:
-            text = "free"
-        else:
-            text = f"${inp:g} in · ${out:g} out per M"
-        detail = f"{entry.id}\nprovider: {entry.provider or '?'}\nprice from: {src}"
-        if entry.context_window:
-            detail += f"\ncontext window: {entry.context_window:,} tokens"
-        return cls(entry.id, text, detail)
-
-
-
-class ModelPicker(QComboBox):
-    """Editable combo box of model ids; the popup shows the price per M tokens.
-    Emits `opening` before the popup shows, so the catalog can load lazily."""
-
-    opening = Signal()
-
-    def __init__(self, parent=None) -> None:
-        super().__init__(parent)
-        self.setEditable(True)
-        self.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
-        self.setMinimumContentsLength(18)
-        self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self._model = QStandardItemModel(0, 2, self)
-        self.setModel(self._model)
-        view = QTreeView()
-        view.setHeaderHidden(True)
-        view.setRootIsDecorated(False)
-        view.setItemsExpandable(False)
-        view.setAllColumnsShowFocus(True)
-        view.setMinimumWidth(480)
-        view.setStyleSheet("QTreeView::item { padding: 3px 8px; }")
-        self.setView(view)
-        self.setModelColumn(0)
-        self.editTextChanged.connect(self._tip_if_cut)
-
-    def _tip_if_cut(self, *_args) -> None:
-        """A name longer than the box has room for is its line edit's tooltip (the
-        box's own tooltip, which says what the model is for, shows otherwise)."""
-        edit = self.lineEdit()
-        if edit is None:
-            return
-        name = self.currentText()
-        margins = edit.textMargins().left() + edit.textMargins().right() + 8
-        cut = edit.fontMetrics().horizontalAdvance(name) + margins > edit.width()
-        edit.setToolTip(name if cut else "")
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        self._tip_if_cut()
-
-    def showPopup(self) -> None:
-        self.opening.emit()
-        view = self.view()
-        view.resizeColumnToContents(0)
-        view.resizeColumnToContents(1)
-        view.setMinimumWidth(max(480, self.width(), view.columnWidth(0) + view.columnWidth(1) + 40))
-        super().showPopup()
-
-    def set_choices(self, choices: list[ModelChoice]) -> None:
-        current = self.model_id()
-        self._model.removeRows(0, self._model.rowCount())
-        for choice in choices:
-            name = QStandardItem(choice.id)
-            name.setData(choice.id, MODEL_ID_ROLE)
-            price = QStandardItem(choice.price)
-            price.setForeground(self.palette().placeholderText())
-            for item in (name, price):
-                item.setToolTip(choice.detail or choice.id)
-                item.setEditable(False)
-            self._model.appendRow([name, price])
-        self.set_model_id(current)
-
-    def choices(self) -> list[str]:
-        return [self._model.item(r, 0).text() for r in range(self._model.rowCount())]
-
-    def price_of(self, model_id: str) -> str:
-        for r in range(self._model.rowCount()):
-            if self._model.item(r, 0).text() == model_id:
-                return self._model.item(r, 1).text()
-        return ""
-
-    def model_id(self) -> str:
-        return self.currentText().strip()
-
-    def set_model_id(self, model_id: str) -> None:
-        index = self.findText(model_id, Qt.MatchFlag.MatchExactly)
-        if index >= 0:
-            self.setCurrentIndex(index)
-        self.setEditText(model_id)
-
 
 class QuestionBox(QPlainTextEdit):
     """Multi-line question; Ctrl+Enter asks for a run."""
@@ -155,29 +44,42 @@ class QuestionPanel(QWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
         title = QLabel("Question")
         title.setObjectName("paneTitle")
-        layout.addWidget(title)
+        outer.addWidget(title)
+        # Everything but Run and the status line scrolls: a short column scrolls, it never
+        # squeezes a field below its height.
+        self.scroll = QScrollArea()
+        self.scroll.setObjectName("questionScroll")
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.content = QWidget()
+        self.content.setObjectName("questionContent")
+        layout = QVBoxLayout(self.content)
+        layout.setContentsMargins(0, 0, 4, 0)
+        self._content_layout = layout
+        self.scroll.setWidget(self.content)
+        outer.addWidget(self.scroll, 1)
+
         self.question_box = QuestionBox()
         self.question_box.setPlaceholderText(
             "Ask a question about your sources… (Ctrl+Enter runs)")
         self.question_box.setAccessibleName("Question")
         self.question_box.setTabChangesFocus(True)
         self.question_box.submit.connect(self.run_requested)
+        lines = self.question_box.fontMetrics().lineSpacing()
+        self.question_box.setMinimumHeight(lines * 3 + 16)
         layout.addWidget(self.question_box, 1)
 
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        self.root_picker = ModelPicker()
-        self.root_picker.setAccessibleName("Root model")
-        self.root_picker.lineEdit().setPlaceholderText("e.g. openai/gpt-4o-mini")
-        self.root_picker.setToolTip("Root model: writes the code; it needs to be reliable")
-        self.sub_picker = ModelPicker()
-        self.sub_picker.setAccessibleName("Sub model")
-        self.sub_picker.lineEdit().setPlaceholderText("the root model, or a cheaper one")
-        self.sub_picker.setToolTip("Sub model: reads the pieces; it can be cheaper")
+        self.root_picker = self._model_box("Root model", "e.g. openai/gpt-4o-mini",
+                                           "Root model: writes the code; it needs to be reliable")
+        self.sub_picker = self._model_box("Sub model", "the root model, or a cheaper one",
+                                          "Sub model: reads the pieces; it can be cheaper")
         self.root_price = QLabel()
         self.root_price.setObjectName("hint")
         self.sub_price = QLabel()
@@ -190,7 +92,11 @@ class QuestionPanel(QWidget):
         form.addRow("", self.root_price)
         form.addRow("Sub model", self.sub_picker)
         form.addRow("", self.sub_price)
+        layout.addLayout(form)
 
+        # Depth, cap, iterations (and the glue's "options") fold away; the header sums them up.
+        self.advanced = Fold("Limits and approval")
+        self.advanced.setObjectName("advancedSettings")
         caps = QHBoxLayout()
         self.mode_button = ModeButton()
         self._reply_tokens: int | None = None     # proposed for a local root model (app glue)
@@ -221,10 +127,38 @@ class QuestionPanel(QWidget):
                               ("Iterations", self.iter_spin)):
             caps.addWidget(QLabel(label))
             caps.addWidget(widget)
+            widget.valueChanged.connect(self._sum_up_caps)
         caps.addStretch(1)
-        form.addRow(caps)
-        layout.addLayout(form)
+        self.advanced.body_layout.addLayout(caps)
+        layout.addWidget(self.advanced)
+        self._sum_up_caps()
 
+        # Why Run is disabled, with the fixes as buttons (set_blocked).
+        self.blocked_box = QWidget()
+        self.blocked_box.setObjectName("runBlocked")
+        blocked = QVBoxLayout(self.blocked_box)
+        blocked.setContentsMargins(0, 0, 0, 0)
+        self.blocked_label = QLabel()
+        self.blocked_label.setObjectName("runBlockedReason")
+        self.blocked_label.setWordWrap(True)
+        self.blocked_label.setAccessibleName("Why Run is disabled")
+        self.fix_row = QHBoxLayout()
+        blocked.addWidget(self.blocked_label)
+        blocked.addLayout(self.fix_row)
+        self.fix_buttons: list[QPushButton] = []
+        self.blocked_box.hide()
+        self._blocked = ""
+        self._running = False
+        layout.addWidget(self.blocked_box)
+        self._status_slot = QWidget()          # where "status" accessories go (before it)
+        self._status_slot.setFixedHeight(0)
+        layout.addWidget(self._status_slot)
+
+        # Run, Stop, the status line and "bottom" accessories stay in view below the scrolling part.
+        self.footer = QWidget()
+        self.footer.setObjectName("questionFooter")
+        self._footer_layout = QVBoxLayout(self.footer)
+        self._footer_layout.setContentsMargins(0, 4, 0, 0)
         buttons = QHBoxLayout()
         self.run_button = QPushButton("Run")
         self.run_button.setObjectName("runButton")
@@ -248,25 +182,42 @@ class QuestionPanel(QWidget):
         self.direct_check.setToolTip("Also send every document and the question to the root model in one "
                                      "plain call, when they fit its window, and show both answers side by side")
         buttons.addWidget(self.direct_check)
-        layout.addLayout(buttons)
-        # Why Run is disabled, with the fixes as buttons (set_blocked).
-        self.blocked_box = QWidget()
-        self.blocked_box.setObjectName("runBlocked")
-        blocked = QVBoxLayout(self.blocked_box)
-        blocked.setContentsMargins(0, 0, 0, 0)
-        self.blocked_label = QLabel()
-        self.blocked_label.setObjectName("runBlockedReason")
-        self.blocked_label.setWordWrap(True)
-        self.blocked_label.setAccessibleName("Why Run is disabled")
-        self.fix_row = QHBoxLayout()
-        blocked.addWidget(self.blocked_label)
-        blocked.addLayout(self.fix_row)
-        self.fix_buttons: list[QPushButton] = []
-        self.blocked_box.hide()
-        self._blocked = ""
-        self._running = False
-        layout.addWidget(self.blocked_box)
-        layout.addWidget(self.status_label)
+        self._footer_layout.addLayout(buttons)
+        self._footer_layout.addWidget(self.status_label)
+        outer.addWidget(self.footer)
+
+    def _model_box(self, name: str, placeholder: str, tip: str) -> ModelPicker:
+        """One model picker (root or sub): the one place a picker is made."""
+        picker = ModelPicker()
+        picker.setAccessibleName(name)
+        picker.lineEdit().setPlaceholderText(placeholder)
+        picker.setToolTip(tip)
+        return picker
+
+    def _sum_up_caps(self, *_args) -> None:
+        cost = self.cost_spin.value()
+        self.advanced.set_summary(f"depth {self.depth_spin.value()} · "
+                                  f"{f'${cost:,.2f} cap' if cost > 0 else 'no cap'} · "
+                                  f"{self.iter_spin.value()} iterations")
+
+    def focus_chain(self) -> list[QWidget]:
+        """Tab order as the panel reads: the scrolling fields top to bottom, then the
+        footer (Run first); returns the chain (ui/tab_order.py)."""
+        from ui.tab_order import order_by_position
+        chain = order_by_position(self.content) + order_by_position(self.footer)
+        for a, b in zip(chain, chain[1:]):
+            QWidget.setTabOrder(a, b)
+        return chain
+
+    def wanted_height(self) -> int:
+        """The height that shows every field without scrolling (the question box at its
+        minimum), at the panel's width."""
+        content = self.content
+        layout = content.layout()
+        width = max(1, self.scroll.viewport().width())
+        inner = layout.heightForWidth(width) if layout.hasHeightForWidth() else -1
+        inner = max(inner, layout.minimumSize().height())
+        return inner + self.height() - self.scroll.height() + 2
 
     # --- values ------------------------------------------------------------
     def question(self) -> str:
@@ -379,17 +330,14 @@ class QuestionPanel(QWidget):
     ACCESSORY_SLOTS = ("options", "status", "bottom")
 
     def add_accessory(self, widget: QWidget, slot: str = "bottom") -> None:
-        """Show `widget` in the panel: "options" above the Run and Stop buttons,
-        "status" just above the status line, "bottom" at the end."""
+        """Show `widget` in the panel: "options" in the folding limits section,
+        "status" after the question's fields, "bottom" below the status line (in view)."""
         if slot not in self.ACCESSORY_SLOTS:
             raise ValueError(f"unknown slot {slot!r} (one of {', '.join(self.ACCESSORY_SLOTS)})")
-        layout = self.layout()
+        layout = self._content_layout
         if slot == "bottom":
-            layout.addWidget(widget)
+            self._footer_layout.addWidget(widget)
         elif slot == "status":
-            layout.insertWidget(layout.indexOf(self.status_label), widget)
+            layout.insertWidget(layout.indexOf(self._status_slot), widget)
         else:
-            buttons = next(i for i in range(layout.count()) if layout.itemAt(i).layout() is not None
-                           and layout.itemAt(i).layout().indexOf(self.run_button) >= 0)
-            layout.insertWidget(buttons, widget)
-        widget.setParent(self)
+            self.advanced.body_layout.addWidget(widget)

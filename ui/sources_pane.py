@@ -396,6 +396,13 @@ class SourcesPane(QWidget):
                 "bytes": sum(r.size for r in read), "chars": sum(r.chars for r in read),
                 "unchanged": sum(r.unchanged for r in read)}
 
+    def height_for_rows(self, rows: int) -> int:
+        """The pane's height when its table shows `rows` rows (and its header) whole."""
+        t = self.table
+        table = (t.horizontalHeader().sizeHint().height() + rows * t.verticalHeader().defaultSectionSize()
+                 + 2 * t.frameWidth() + t.horizontalScrollBar().sizeHint().height())
+        return self.layout().minimumSize().height() - t.minimumSizeHint().height() + table
+
     def _show_reason(self, *_args) -> None:
         rows = [self.model.rows()[i.row()] for i in self.table.selectionModel().selectedRows()]
         skipped = [r for r in rows if r.status != "read"]
