@@ -34,7 +34,7 @@ from core import limits
 from core.repl.sandbox_report import NOTICE_PREFIX as SANDBOX_NOTICE
 from ui.notifier import Notification, Notifier, explain_error
 from ui.question_panel import ModelChoice
-from ui.sources_pane import SourceRow
+from ui.sources_pane import SourceRow, duplicates_text
 
 log = logging.getLogger(__name__)
 
@@ -276,7 +276,8 @@ class Controller(QObject):
                 "The Sources list shows the reason for each; the other files were read.",
                 topic="sources")
         duplicates = len(result.skipped) - len(problems) + len(repeats)
-        once = f" ({duplicates} duplicate{'s' if duplicates != 1 else ''} read once)" if duplicates else ""
+        once = (f" · {len(problems)} skipped" if problems else "") + \
+            (f" · {duplicates_text(duplicates)}" if duplicates else "")        # the Sources totals' words
         same = getattr(result, "unchanged", 0)
         kept = f", {same:,} unchanged since an earlier read" if same else ""
         self.notifier.info(f"Read {len(fresh)} documents "
