@@ -589,6 +589,7 @@ class Controller(QObject):
         qp.set_caps({k: after[k] if k in after and before.get(k) != after[k] else shown[k] for k in shown})
         self._catalog_task = None
         self._fill_model_choices()
+        self.notifier.clear("run")            # a run error (a wrong address, key or model) may be fixed now
         self.notifier.info("Settings saved.")
 
     def _on_notice_action(self, action: str) -> None:

@@ -12,10 +12,10 @@ import base64
 import logging
 from typing import Callable
 
-from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import (
-    QApplication, QLabel, QMainWindow, QMessageBox, QSizePolicy, QSplitter, QToolBar,
+    QApplication, QLabel, QMainWindow, QMessageBox, QPushButton, QSizePolicy, QSplitter, QToolBar,
     QVBoxLayout, QWidget,
 )
 
@@ -29,6 +29,7 @@ from ui.tab_order import order_by_position
 
 log = logging.getLogger(__name__)
 
+open_url = QDesktopServices.openUrl   # the system's viewer (a test records the call instead)
 SOURCE_ROWS = 5      # the sources list keeps room for this many rows beside the question
 
 
@@ -103,6 +104,14 @@ class MainWindow(QMainWindow):
             pane.installEventFilter(self)
         self.question_panel.advanced.toggled.connect(lambda _open: self._tab_timer.start())
         self._height_before_banner: int | None = None
+        self._live_status: str | None = None     # the status line kept while a replay shows
+        self._offered = self._offered_text = ""          # a saved file the status bar offers to open
+        self.open_file_button = QPushButton("Open")
+        self.open_file_button.setObjectName("openSavedFile")
+        self.open_file_button.setAccessibleName("Open the saved file")
+        self.open_file_button.clicked.connect(self._open_offered)
+        self.open_file_button.hide()
+        self.statusBar().addPermanentWidget(self.open_file_button)
         self.banner.installEventFilter(self)
         self.notifier.posted.connect(self._show_in_status_bar)
         self.notifier.action_requested.connect(self._on_notice_action)
@@ -149,12 +158,11 @@ class MainWindow(QMainWindow):
         title.setObjectName("paneTitle")
         toolbar.addWidget(title)
         toolbar.addWidget(spacer)
-        toolbar.addAction(self.live_action)
         toolbar.addAction(self.history_action)
         toolbar.addAction(self.settings_action)
+        self.run_panes.replay_bar.leave_requested.connect(self.leave_replay_requested)
         for action, name in ((self.history_action, "Show history"),
-                             (self.settings_action, "Open settings"),
-                             (self.live_action, "Back to the live run")):
+                             (self.settings_action, "Open settings")):
             button = toolbar.widgetForAction(action)
             if button is not None:
                 button.setAccessibleName(name)
@@ -301,11 +309,34 @@ class MainWindow(QMainWindow):
         self.replay_label.setText(label)
         self.replay_label.setVisible(bool(label))
         self.live_action.setVisible(bool(label))
+        qp = self.question_panel
+        if label and self._live_status is None:       # "Stopped · 5.7 s" is about the live run
+            self._live_status = qp.status_label.text()
+            qp.set_status("")
+        elif not label and self._live_status is not None:
+            if not qp.status_label.text():             # nothing newer was said meanwhile
+                qp.set_status(self._live_status)
+            self._live_status = None
 
     # --- status ---------------------------------------------------------------
     def _show_in_status_bar(self, note: Notification) -> None:
         text = note.message + (f" {note.advice}" if note.advice else "")
         self.statusBar().showMessage(text, 15_000 if note.level == "info" else 0)
+        if self._offered and text != self._offered_text:
+            self.open_file_button.hide()           # a newer message: the offer is stale
+            self._offered = ""
+
+    def offer_open(self, path: str, message: str) -> None:
+        """Say a file was saved, with an Open button beside it in the status bar (the
+        system's viewer for it, QDesktopServices)."""
+        self._offered, self._offered_text = path, message
+        self.statusBar().showMessage(message, 0)
+        self.open_file_button.setToolTip(f"Open {path}")
+        self.open_file_button.show()
+
+    def _open_offered(self) -> None:
+        if self._offered:
+            open_url(QUrl.fromLocalFile(self._offered))
 
     # --- state saved between starts -------------------------------------------
     def splitters(self) -> dict[str, QSplitter]:
@@ -424,9 +455,9 @@ class MainWindow(QMainWindow):
         self.center_layout.insertWidget(self.center_layout.indexOf(self.run_panes), widget, 1)
 
     def add_toolbar_actions(self, actions: list) -> None:
-        """Actions in the toolbar, before "Back to live"; returns nothing."""
+        """Actions in the toolbar, before History; returns nothing."""
         for action in actions:
-            self.toolbar.insertAction(self.live_action, action)
+            self.toolbar.insertAction(self.history_action, action)
 
 
 def fitting_size():
