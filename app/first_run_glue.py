@@ -121,6 +121,7 @@ class FirstRunGlue:
         self.recent_action.setMenu(self.recent_menu)
         w.addAction(self.guide_action)
         w.add_toolbar_actions([self.recent_action, self.welcome_action, self.guide_action])
+        w.add_menu_action("help", self.guide_action)
         button = w.toolbar.widgetForAction(self.recent_action)
         if isinstance(button, QToolButton):
             button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)

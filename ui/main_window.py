@@ -82,6 +82,8 @@ class MainWindow(QMainWindow):
         self.main_splitter.setStretchFactor(2, 0)
         self.main_splitter.setSizes([380, 760, 360])
         self.history_pane.hide()
+        for splitter in (self.main_splitter, self.left_splitter, *self.run_panes.splitters()):
+            splitter.setHandleWidth(6)          # wide enough to grab under any window manager
 
         central = QWidget()
         layout = QVBoxLayout(central)
@@ -105,6 +107,7 @@ class MainWindow(QMainWindow):
         self.question_panel.advanced.toggled.connect(lambda _open: self._tab_timer.start())
         self._height_before_banner: int | None = None
         self._live_status: str | None = None     # the status line kept while a replay shows
+        self._view_extras = None                 # the View menu's separator before the glue's actions
         self._offered = self._offered_text = ""          # a saved file the status bar offers to open
         self.open_file_button = QPushButton("Open")
         self.open_file_button.setObjectName("openSavedFile")
@@ -455,9 +458,13 @@ class MainWindow(QMainWindow):
         self.center_layout.insertWidget(self.center_layout.indexOf(self.run_panes), widget, 1)
 
     def add_toolbar_actions(self, actions: list) -> None:
-        """Actions in the toolbar, before History; returns nothing."""
+        """Actions in the toolbar, before History, and in the View menu (every toolbar
+        button is also in a menu); returns nothing."""
+        if actions and not self._view_extras:
+            self._view_extras = self.view_menu.addSeparator()
         for action in actions:
             self.toolbar.insertAction(self.history_action, action)
+            self.view_menu.addAction(action)
 
 
 def fitting_size():

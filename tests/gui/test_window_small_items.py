@@ -78,3 +78,33 @@ def test_saved_settings_take_down_a_run_error(studio, qloop, qapp):
     assert window.banner.isVisibleTo(window) and "Nothing answers" in window.banner.note.message
     controller.settings_applied()                 # the address was fixed in Settings > Endpoints
     assert not window.banner.isVisibleTo(window)
+
+
+def test_delete_is_enabled_only_for_a_stored_key(studio, qloop):
+    window, controller = studio
+    dialog = controller.open_settings("keys")
+    page = dialog.keys_page
+    page.select_provider("openai")
+    assert not page.delete_button.isEnabled()                      # nothing stored yet
+    page.key_edit.setText("sk-test-0123456789abcd")
+    page.set_button.click()
+    assert page.delete_button.isEnabled()
+    page.select_provider("anthropic")
+    assert not page.delete_button.isEnabled()
+    page.select_provider("openai")
+    page.delete_button.click()
+    assert controller.keys().get("openai") is None and not page.delete_button.isEnabled()
+    dialog.reject()
+
+
+def test_models_welcome_and_guide_are_in_the_menus(studio, qloop, qapp):
+    window, controller = studio
+    view = {a.text(): a for a in window.menus["view"].actions() if a.text()}
+    assert {"Recent", "Welcome", "Guide", "Models"} <= set(view), sorted(view)
+    assert "Guide" in [a.text() for a in window.menus["help"].actions()]
+    view["Models"].trigger()
+    qapp.processEvents()
+    assert controller.models.view is not None and controller.models.view.isVisibleTo(window)
+    view["Welcome"].trigger()
+    qapp.processEvents()
+    assert controller.first_run.view.isVisibleTo(window)
