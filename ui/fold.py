@@ -21,6 +21,7 @@ class Fold(QWidget):
         self.header.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.header.setAutoRaise(True)
         self.header.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.header.setMinimumWidth(60)        # a long summary is cut, it does not widen the column
         self.header.setAccessibleName(title)
         self.header.toggled.connect(self._on_toggled)
         self.body = QWidget()

@@ -102,7 +102,10 @@ class MainWindow(QMainWindow):
         self._tab_timer.setInterval(0)
         self._tab_timer.timeout.connect(self.order_tabs)
         self._tab_timer.timeout.connect(self.fit_question_panel)
-        for pane in (self.sources_pane, self.question_panel, self.question_panel.footer):
+        # A field, a hint or an accessory came or went: fit the column and order Tab again
+        # (the question's fields lay out inside its scroll area, so its content is watched too).
+        for pane in (self.sources_pane, self.question_panel, self.question_panel.content,
+                     self.question_panel.footer):
             pane.installEventFilter(self)
         self.question_panel.advanced.toggled.connect(lambda _open: self._tab_timer.start())
         self._height_before_banner: int | None = None

@@ -14,9 +14,26 @@ from ui.model_picker import MODEL_ID_ROLE, ModelChoice, ModelPicker  # noqa: F40
 from ui.mode_button import ModeButton
 
 class QuestionBox(QPlainTextEdit):
-    """Multi-line question; Ctrl+Enter asks for a run."""
+    """Multi-line question; Ctrl+Enter asks for a run. It asks for five lines (three at
+    least), so the fields below it stay in view on a small screen."""
 
     submit = Signal()
+    LINES, MIN_LINES = 5, 3
+
+    def _lines_height(self, lines: int) -> int:
+        margins = self.contentsMargins()
+        return (self.fontMetrics().lineSpacing() * lines + int(2 * self.document().documentMargin())
+                + margins.top() + margins.bottom() + 4)
+
+    def sizeHint(self):
+        hint = super().sizeHint()
+        hint.setHeight(self._lines_height(self.LINES))
+        return hint
+
+    def minimumSizeHint(self):
+        hint = super().minimumSizeHint()
+        hint.setHeight(self._lines_height(self.MIN_LINES))
+        return hint
 
     def keyPressEvent(self, event) -> None:
         if (event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
@@ -70,8 +87,6 @@ class QuestionPanel(QWidget):
         self.question_box.setAccessibleName("Question")
         self.question_box.setTabChangesFocus(True)
         self.question_box.submit.connect(self.run_requested)
-        lines = self.question_box.fontMetrics().lineSpacing()
-        self.question_box.setMinimumHeight(lines * 3 + 16)
         layout.addWidget(self.question_box, 1)
 
         form = QFormLayout()
@@ -95,7 +110,7 @@ class QuestionPanel(QWidget):
         layout.addLayout(form)
 
         # Depth, cap, iterations (and the glue's "options") fold away; the header sums them up.
-        self.advanced = Fold("Limits and approval")
+        self.advanced = Fold("Limits")
         self.advanced.setObjectName("advancedSettings")
         caps = QHBoxLayout()
         self.mode_button = ModeButton()
@@ -185,6 +200,13 @@ class QuestionPanel(QWidget):
         self._footer_layout.addLayout(buttons)
         self._footer_layout.addWidget(self.status_label)
         outer.addWidget(self.footer)
+        self._keep_width()
+
+    def _keep_width(self) -> None:
+        """The column is never narrower than its widest row of fields (it scrolls down,
+        not sideways): the scroll area asks for the content's minimum width."""
+        bar = self.scroll.verticalScrollBar().sizeHint().width()
+        self.scroll.setMinimumWidth(self.content.minimumSizeHint().width() + bar + 2)
 
     def _model_box(self, name: str, placeholder: str, tip: str) -> ModelPicker:
         """One model picker (root or sub): the one place a picker is made."""
@@ -341,3 +363,4 @@ class QuestionPanel(QWidget):
             layout.insertWidget(layout.indexOf(self._status_slot), widget)
         else:
             self.advanced.body_layout.addWidget(widget)
+        self._keep_width()

@@ -318,15 +318,22 @@ class SourcesPane(QWidget):
         room -= sum(fixed.values())
         shared = [c for c in shown if c in self.SHARES]
         floor = {c: (fm.horizontalAdvance(SourcesModel.COLUMNS[c]) + 8 if c == SourcesModel.COL_REASON
-                     else 40) for c in shared}
+                     else 80 if c == SourcesModel.COL_NAME else 50) for c in shared}
+        # Too narrow for every column to be read: the size goes to the tooltip first, then
+        # the folder (the name keeps its room).
+        if room < sum(floor.values()) and fixed.get(SourcesModel.COL_SIZE):
+            room += fixed[SourcesModel.COL_SIZE]
+            fixed[SourcesModel.COL_SIZE] = 0
+        if SourcesModel.COL_FOLDER in shared and room < sum(floor.values()):
+            shared.remove(SourcesModel.COL_FOLDER)
+            floor.pop(SourcesModel.COL_FOLDER)
+            fixed[SourcesModel.COL_FOLDER] = 0
         weight = sum(self.SHARES[c] for c in shared) or 1
         widths = {c: max(floor[c], room * self.SHARES[c] // weight) for c in shared}
         over = sum(widths.values()) - room
-        for col in (SourcesModel.COL_NAME, SourcesModel.COL_FOLDER):   # too narrow: these give way
-            if over > 0 and col in widths:
-                cut = min(over, widths[col] - 30)
-                widths[col] -= max(0, cut)
-                over -= max(0, cut)
+        name = SourcesModel.COL_NAME
+        if over > 0 and name in widths:          # narrower still: the name gives way last
+            widths[name] = max(30, widths[name] - over)
         for c, w in {**fixed, **widths}.items():
             header.resizeSection(c, w)
 
