@@ -68,3 +68,34 @@ def test_every_run_ends_with_the_answer_card_in_view(studio, qloop, qapp, server
         await asyncio.sleep(0.4)
     run_async(qloop, replay())
     assert 0 <= answer_top(transcript) < view_h // 3, answer_top(transcript)
+
+
+def test_a_fork_ends_with_its_answer_card_in_view(studio, qloop, qapp, openai_server):
+    """A fork (continued live from turn 2 of a stored run) ends on its answer too."""
+    from core.store import RunStore
+    from tests.support.trust_gui import setup_lab
+    from tests.support.trust_runs import stored_run
+    window, controller = studio
+    controller.first_run.hide_welcome()
+    window.resize(1366, 768)
+    setup_lab(window, controller, openai_server, "What was Q3 revenue?")
+    openai_server.script("root", replies=[code("lines = context.splitlines()\nprint(len(lines), 'lines')"),
+                                          TURN_1, code("FINAL('done')")])
+    openai_server.script("sub", fn=lambda r: "yes: " + r.prompt * 3)
+    with RunStore.open() as store:
+        parent = run_async(qloop, stored_run(openai_server, store))
+    assert parent.status == "finished"
+    actions = controller.trust.actions
+    dialog = actions.fork_dialog_for(parent.run_id, 2, show=False)
+    openai_server.script("root", replies=[TURN_1, code(LONG_ANSWER)])
+
+    async def fork():
+        actions.start_fork(parent.run_id, dialog.values(), dialog.original_models)
+        await wait_until(lambda: controller.running, what="the fork to start")
+        await wait_until(lambda: not controller.running, timeout=90, what="the fork to end")
+        await asyncio.sleep(0.4)
+    run_async(qloop, fork(), timeout=120)
+    assert controller.last_outcome.status == "finished", window.notifier.history
+    transcript = window.run_panes.transcript
+    assert transcript.answer_card.height() > transcript.viewport().height()
+    assert 0 <= answer_top(transcript) < transcript.viewport().height() // 3, answer_top(transcript)
