@@ -26,6 +26,8 @@ from ui.question_panel import QuestionPanel
 from ui.run_panes import RunPanes
 from ui.sources_pane import SourcesPane
 from ui.tab_order import order_by_position
+from ui.window_fit import BannerGuard, fitting_size, keep_on_screen  # noqa: F401  (fitting_size re-exported)
+from ui.window_menus import build_menus
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +110,7 @@ class MainWindow(QMainWindow):
                      self.question_panel.footer):
             pane.installEventFilter(self)
         self.question_panel.advanced.toggled.connect(lambda _open: self._tab_timer.start())
-        self._height_before_banner: int | None = None
+        self.banner_guard = BannerGuard(self, self.banner)    # a banner never grows the window
         self._live_status: str | None = None     # the status line kept while a replay shows
         self._view_extras = None                 # the View menu's separator before the glue's actions
         self._offered = self._offered_text = ""          # a saved file the status bar offers to open
@@ -118,7 +120,6 @@ class MainWindow(QMainWindow):
         self.open_file_button.clicked.connect(self._open_offered)
         self.open_file_button.hide()
         self.statusBar().addPermanentWidget(self.open_file_button)
-        self.banner.installEventFilter(self)
         self.notifier.posted.connect(self._show_in_status_bar)
         self.notifier.action_requested.connect(self._on_notice_action)
         self.statusBar().showMessage("Ready")
@@ -193,59 +194,8 @@ class MainWindow(QMainWindow):
             self.history_pane.search_edit.setFocus()
 
     def _build_menus(self) -> None:
-        """File, Edit, View, Run, Help: every toolbar action and shortcut is also here."""
-        bar = self.menuBar()
-        sp, qp = self.sources_pane, self.question_panel
-        self.open_folder_action = QAction("Open folder…", self)
-        self.open_folder_action.setShortcut(QKeySequence.StandardKey.Open)        # Ctrl+O
-        self.open_folder_action.triggered.connect(sp.choose_folder)
-        self.add_files_action = QAction("Add files…", self)
-        self.add_files_action.setShortcut(QKeySequence("Ctrl+Shift+O"))
-        self.add_files_action.triggered.connect(sp.choose_files)
-        self.export_action = QAction("Export the run…", self)
-        self.export_action.setShortcut(QKeySequence("Ctrl+E"))
-        self.export_action.triggered.connect(self.run_panes.export_requested)
-        self.quit_action = QAction("Quit", self)
-        self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
-        self.quit_action.setMenuRole(QAction.MenuRole.QuitRole)
-        self.quit_action.triggered.connect(self.close)
-        self.find_action = QAction("Find in history…", self)
-        self.find_action.setShortcut(QKeySequence.StandardKey.Find)               # Ctrl+F
-        self.find_action.triggered.connect(self.find)
-        self.copy_answer_action = QAction("Copy the answer", self)
-        self.copy_answer_action.setShortcut(QKeySequence("Ctrl+Shift+C"))
-        self.copy_answer_action.triggered.connect(self._copy_answer)
-        self.question_action = QAction("Go to the question", self)
-        self.question_action.setShortcut(QKeySequence("Ctrl+L"))
-        self.question_action.triggered.connect(lambda: qp.question_box.setFocus())
-        self.about_action = QAction("About RLM Studio", self)
-        self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
-        self.about_action.triggered.connect(self.show_about)
-        self.keys_help_action = QAction("Keyboard shortcuts", self)
-        self.keys_help_action.triggered.connect(self.show_shortcuts)
-        for action in (self.open_folder_action, self.add_files_action, self.export_action,
-                       self.quit_action, self.find_action, self.copy_answer_action,
-                       self.question_action):
-            action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-            self.addAction(action)
-        file_menu = bar.addMenu("&File")
-        file_menu.addActions([self.open_folder_action, self.add_files_action])
-        file_menu.addSeparator()
-        file_menu.addAction(self.export_action)
-        file_menu.addSeparator()
-        file_menu.addAction(self.quit_action)
-        edit_menu = bar.addMenu("&Edit")
-        edit_menu.addActions([self.find_action, self.copy_answer_action, self.question_action])
-        edit_menu.addSeparator()
-        edit_menu.addAction(self.settings_action)
-        self.view_menu = bar.addMenu("&View")
-        self.view_menu.addActions([self.history_action, self.live_action])
-        self.run_menu = bar.addMenu("&Run")
-        self.run_menu.addActions([self.run_action, self.stop_action])
-        self.help_menu = bar.addMenu("&Help")
-        self.help_menu.addActions([self.keys_help_action, self.about_action])
-        self.menus = {"file": file_menu, "edit": edit_menu, "view": self.view_menu,
-                      "run": self.run_menu, "help": self.help_menu}
+        """File, Edit, View, Run, Help (ui/window_menus.py)."""
+        build_menus(self)
 
     def add_menu_action(self, menu: str, action: QAction) -> None:
         """Glue in app/ lists its own actions (Welcome, Guide, follow-up) in a menu."""
@@ -256,7 +206,7 @@ class MainWindow(QMainWindow):
         self.history_pane.search_edit.setFocus()
         self.history_pane.search_edit.selectAll()
 
-    def _copy_answer(self) -> None:
+    def copy_answer(self) -> None:
         card = self.run_panes.transcript.answer_card
         if card is not None and card.answer:
             card.copy()
@@ -395,38 +345,8 @@ class MainWindow(QMainWindow):
             self.left_splitter.setSizes([total - need, need])
 
     def keep_on_screen(self) -> None:
-        """The window's frame inside the free area of the screen it is on: a remembered
-        size from a larger screen, or a banner's height, never puts its bottom off-screen."""
-        screen = self.screen() or QApplication.primaryScreen()
-        if screen is None:
-            return
-        free = screen.availableGeometry()
-        frame = self.frameGeometry()
-        dw, dh = frame.width() - self.width(), frame.height() - self.height()
-        width = min(self.width(), free.width() - dw)
-        height = min(self.height(), free.height() - dh)
-        if (width, height) != (self.width(), self.height()):
-            self.resize(width, height)
-        frame = self.frameGeometry()
-        x = min(max(frame.x(), free.left()), free.right() + 1 - frame.width())
-        y = min(max(frame.y(), free.top()), free.bottom() + 1 - frame.height())
-        if (x, y) != (frame.x(), frame.y()):
-            self.move(x, y)
-
-    def _banner_shown(self, shown: bool) -> None:
-        """A banner takes its room from the panes: the window is as tall after it as
-        before it (and closing it leaves it so)."""
-        if shown and self._height_before_banner is None:
-            self._height_before_banner = self.height()
-        QTimer.singleShot(0, self, lambda: self._undo_growth(shown))
-
-    def _undo_growth(self, shown: bool) -> None:
-        before = self._height_before_banner
-        if before is not None and self.height() > before:
-            log.info("the window grew from %d to %d px with a banner: set back", before, self.height())
-            self.resize(self.width(), before)
-        if not shown:
-            self._height_before_banner = None
+        """The window inside the free area of the screen it is on (ui/window_fit.py)."""
+        keep_on_screen(self)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -442,8 +362,6 @@ class MainWindow(QMainWindow):
         if obj is self and event.type() == QEvent.Type.Paint and not self._painted:
             self._painted = True
             self.first_painted.emit()
-        elif obj is self.banner and event.type() in (QEvent.Type.Show, QEvent.Type.Hide):
-            self._banner_shown(event.type() == QEvent.Type.Show)
         elif obj is not self and event.type() in (QEvent.Type.LayoutRequest, QEvent.Type.Show):
             self._tab_timer.start()          # a widget came or went: put the chain in order
         return super().eventFilter(obj, event)
@@ -468,18 +386,6 @@ class MainWindow(QMainWindow):
         for action in actions:
             self.toolbar.insertAction(self.history_action, action)
             self.view_menu.addAction(action)
-
-
-def fitting_size():
-    """The first window size: 1400x860, or the screen's free area when it is smaller
-    (a 1366x768 laptop must see Run and Settings without moving the window)."""
-    from PySide6.QtCore import QSize
-    screen = QApplication.primaryScreen()
-    want = QSize(1400, 860)
-    if screen is None:
-        return want
-    free = screen.availableGeometry().size()
-    return QSize(min(want.width(), free.width()), min(want.height(), free.height() - 30))
 
 
 def _b64(data: QByteArray) -> str:
