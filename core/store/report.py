@@ -188,6 +188,6 @@ TOTAL_LABELS = (("cost_usd", "Cost"), ("input_tokens", "Input tokens"), ("output
 def export_file_name(run: Any, fmt: str) -> str:
     """The file name an export of `run` is offered under: its question's first words and
     its start time ("when-did-card-payments-fail-2026-12-01-1403.html"), never its hex id.
-    The one place export names are made (the window, the CLI)."""
+    The one place export names are made (the window's save dialogs; the CLI takes a path)."""
     from core.run_names import run_file_stem
     return f"{run_file_stem(run)}.{fmt}"

@@ -166,6 +166,15 @@ def test_first_start_on_a_laptop_screen_shows_run_and_settings(qapp, qloop, stud
         window.deleteLater()
 
 
+def started(controller, qloop) -> None:
+    """The window's start-up work (the server look-up, the keychain check) done: none of
+    its threads still imports a module while a later test parses source."""
+    glue = controller.first_run
+    run_async(qloop, wait_until(lambda: glue.started and glue.discovery_task is not None
+                                and glue.discovery_task.done() and glue.keys_task is not None
+                                and glue.keys_task.done(), timeout=30, what="the start-up checks"))
+
+
 def crushed_fields(window) -> list[str]:
     """Every control of the left column shorter than its size hint (a sliver), by name."""
     crushed = []
@@ -227,7 +236,8 @@ def test_fields_keep_their_height_in_every_state(studio, qloop, qapp, server, tm
 def test_a_banner_never_grows_the_window(studio, qloop, qapp):
     """The window is as tall with a two-line banner as without it, at 1024x700 and on
     the smallest height it may be given; after the banner closes, too."""
-    window, _controller = studio
+    window, controller = studio
+    started(controller, qloop)
     window.question_panel.advanced.set_open(True)
     window.resize(1024, 700)
     qapp.processEvents()
@@ -250,7 +260,8 @@ def test_a_banner_never_grows_the_window(studio, qloop, qapp):
 def test_a_remembered_size_larger_than_the_screen_opens_inside_it(studio, qloop, qapp):
     """A height remembered from a larger screen (or grown by a banner) is cut to the free
     area of the screen the window opens on (QScreen.availableGeometry)."""
-    window, _controller = studio
+    window, controller = studio
+    started(controller, qloop)
     free = window.screen().availableGeometry()
     window.resize(free.width() + 200, free.height() + 120)      # the 780 px on a 700 px screen
     state = window.save_state()
@@ -263,7 +274,8 @@ def test_a_remembered_size_larger_than_the_screen_opens_inside_it(studio, qloop,
 
 
 def test_the_limits_section_folds_and_is_remembered(studio, qloop, qapp):
-    window, _controller = studio
+    window, controller = studio
+    started(controller, qloop)
     qp = window.question_panel
     assert not qp.depth_spin.isVisibleTo(window)              # folded at first
     assert "depth 1" in qp.advanced.header.text() and "20 iterations" in qp.advanced.header.text()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import re
 
+from tests.gui.test_window_layout import started
 from tests.gui.test_window_run import code, prepare
 from tests.support.gui_app import qloop, run_async, studio, studio_home, wait_until  # noqa: F401
 
@@ -72,6 +73,7 @@ def test_stop_replay_and_back_to_live(studio, qloop, qapp, server, tmp_path):
 
 def test_saved_settings_take_down_a_run_error(studio, qloop, qapp):
     window, controller = studio
+    started(controller, qloop)
     from ui.notifier import explain_error
     window.notifier.post(explain_error("APIConnectionError: Connection refused", model="lab/root",
                                        api_base="http://127.0.0.1:9/v1"))
@@ -82,6 +84,7 @@ def test_saved_settings_take_down_a_run_error(studio, qloop, qapp):
 
 def test_delete_is_enabled_only_for_a_stored_key(studio, qloop):
     window, controller = studio
+    started(controller, qloop)
     dialog = controller.open_settings("keys")
     page = dialog.keys_page
     page.select_provider("openai")
@@ -99,6 +102,7 @@ def test_delete_is_enabled_only_for_a_stored_key(studio, qloop):
 
 def test_models_welcome_and_guide_are_in_the_menus(studio, qloop, qapp):
     window, controller = studio
+    started(controller, qloop)
     view = {a.text(): a for a in window.menus["view"].actions() if a.text()}
     assert {"Recent", "Welcome", "Guide", "Models"} <= set(view), sorted(view)
     assert "Guide" in [a.text() for a in window.menus["help"].actions()]
@@ -108,3 +112,4 @@ def test_models_welcome_and_guide_are_in_the_menus(studio, qloop, qapp):
     view["Welcome"].trigger()
     qapp.processEvents()
     assert controller.first_run.view.isVisibleTo(window)
+    started(controller, qloop)                # the Welcome page looks for servers again
