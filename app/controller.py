@@ -36,7 +36,7 @@ from core.run_names import title_of
 from core.repl.sandbox_report import NOTICE_PREFIX as SANDBOX_NOTICE
 from ui.notifier import Notification, Notifier, explain_error
 from ui.model_picker import ModelChoice
-from ui.sources_pane import SourceRow
+from ui.sources_pane import SourceRow, duplicates_text
 from app.key_routing import route_key_for
 
 log = logging.getLogger(__name__)
@@ -293,7 +293,8 @@ class Controller(QObject):
                 "The Sources list shows the reason for each; the other files were read.",
                 topic="sources")
         duplicates = len(result.skipped) - len(problems) + len(repeats)
-        once = f" ({duplicates} duplicate{'s' if duplicates != 1 else ''} read once)" if duplicates else ""
+        once = (f" · {len(problems)} skipped" if problems else "") + \
+            (f" · {duplicates_text(duplicates)}" if duplicates else "")        # the Sources totals' words
         same = getattr(result, "unchanged", 0)
         kept = f", {same:,} unchanged since an earlier read" if same else ""
         self.notifier.info(f"Read {len(fresh)} documents "
@@ -605,6 +606,7 @@ class Controller(QObject):
         qp.set_caps({k: after[k] if k in after and before.get(k) != after[k] else shown[k] for k in shown})
         self._catalog_task = None
         self._fill_model_choices()
+        self.notifier.clear("run")            # a run error (a wrong address, key or model) may be fixed now
         self.notifier.info("Settings saved.")
 
     def _on_notice_action(self, action: str) -> None:

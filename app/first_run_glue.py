@@ -20,7 +20,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QToolButton
 
 from core.identity import env
-from ui import icons
+from ui import confirm, icons
 from ui.recent_menu import RecentMenu
 from ui.welcome_view import WelcomeView
 from core import providers
@@ -125,6 +125,7 @@ class FirstRunGlue:
         self.recent_action.setMenu(self.recent_menu)
         w.addAction(self.guide_action)
         w.add_toolbar_actions([self.recent_action, self.welcome_action, self.guide_action])
+        w.add_menu_action("help", self.guide_action)
         button = w.toolbar.widgetForAction(self.recent_action)
         if isinstance(button, QToolButton):
             button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
@@ -279,15 +280,28 @@ class FirstRunGlue:
         self.view.set_samples(self.samples.description, self.samples.questions)
 
     def load_samples(self, question: str = "") -> None:
-        """Replace the sources with the sample documents and fill in the question."""
+        """Load the sample documents and fill in the question; the user's own sources are
+        kept beside them or replaced only when the user says so."""
         if self.samples is None:
             self.notifier.error("The sample documents are missing from this installation.")
             return
         if self._is_running():
             self.notifier.warning("A run is in progress.", "Stop it before loading the samples.")
             return
-        self._clear_sources()
-        self.roots.clear()
+        listed = self.window.sources_pane.rows()
+        choice = "replace"
+        if listed:
+            n = len(listed)
+            choice = confirm.ask(
+                self.window, "Your sources are listed: add the samples beside them?",
+                f"{n} source{'s are' if n != 1 else ' is'} listed. The samples can join them (the next "
+                "question is asked over both) or replace them (your files stay where they are).",
+                [("add", "Add beside them"), ("replace", "Replace them"), ("cancel", "Cancel")])
+            if choice == "cancel":
+                return
+        if choice == "replace":
+            self._clear_sources()
+            self.roots.clear()
         self.add_paths([str(self.samples.folder)])
         self.window.question_panel.set_question(question or self.samples.questions[0])
         self.hide_welcome()

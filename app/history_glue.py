@@ -89,7 +89,7 @@ class HistoryGlue:
         if self.replaying is not None:
             self.replaying = None
             self.window.set_replay_mode("")
-            self.panes.reset()
+            self.panes.show_live()          # the live (or last) run as it was left, not an empty view
 
     def export_current(self, *_args) -> str | None:
         """The answer card's Export: the replayed run, or the last run of this session."""
@@ -97,7 +97,7 @@ class HistoryGlue:
         if not run_id:
             self.notifier.info("There is no stored run to export yet.")
             return None
-        suggested = str(Path.home() / f"rlm-run-{run_id[:8]}.html")
+        suggested = str(Path.home() / self._file_name(run_id, "html"))
         path, chosen = QFileDialog.getSaveFileName(self.window, "Export run", suggested,
                                                    ";;".join(EXPORT_FILTERS.values()))
         if not path:
@@ -108,7 +108,7 @@ class HistoryGlue:
 
     def export_run(self, run_id: str, fmt: str, path: str | None = None) -> str | None:
         if path is None:
-            suggested = str(Path.home() / f"rlm-run-{run_id[:8]}.{fmt}")
+            suggested = str(Path.home() / self._file_name(run_id, fmt))
             path, _ = QFileDialog.getSaveFileName(self.window, "Export run", suggested,
                                                   EXPORT_FILTERS[fmt])
             if not path:
@@ -122,7 +122,17 @@ class HistoryGlue:
                                 "Pick another folder or file name.")
             return None
         self.notifier.info(f"Exported to {path}.")
+        self.window.offer_open(path, f"Exported to {path}.")
         return path
+
+    def _file_name(self, run_id: str, fmt: str) -> str:
+        from core.store.report import export_file_name
+        try:
+            run = self.store().get_run(run_id) or {"id": run_id}
+        except Exception:          # noqa: BLE001 - a name is never worth an error: the id names it too
+            log.warning("run %s not read for its export name", run_id, exc_info=True)
+            run = {"id": run_id}
+        return export_file_name(run, fmt)
 
     def delete_run(self, run_id: str, confirm: bool = True) -> bool:
         if confirm:

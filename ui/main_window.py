@@ -12,10 +12,10 @@ import base64
 import logging
 from typing import Callable
 
-from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import (
-    QApplication, QLabel, QMainWindow, QMessageBox, QSizePolicy, QSplitter, QToolBar,
+    QApplication, QLabel, QMainWindow, QMessageBox, QPushButton, QSizePolicy, QSplitter, QToolBar,
     QVBoxLayout, QWidget,
 )
 
@@ -26,8 +26,13 @@ from ui.question_panel import QuestionPanel
 from ui.run_panes import RunPanes
 from ui.sources_pane import SourcesPane
 from ui.tab_order import order_by_position
+from ui.window_fit import BannerGuard, fitting_size, keep_on_screen  # noqa: F401  (fitting_size re-exported)
+from ui.window_menus import build_menus
 
 log = logging.getLogger(__name__)
+
+open_url = QDesktopServices.openUrl   # the system's viewer (a test records the call instead)
+SOURCE_ROWS = 5      # the sources list keeps room for this many rows beside the question
 
 
 class MainWindow(QMainWindow):
@@ -79,6 +84,8 @@ class MainWindow(QMainWindow):
         self.main_splitter.setStretchFactor(2, 0)
         self.main_splitter.setSizes([380, 760, 360])
         self.history_pane.hide()
+        for splitter in (self.main_splitter, self.left_splitter, *self.run_panes.splitters()):
+            splitter.setHandleWidth(6)          # wide enough to grab under any window manager
 
         central = QWidget()
         layout = QVBoxLayout(central)
@@ -97,8 +104,22 @@ class MainWindow(QMainWindow):
         self._tab_timer.setInterval(0)
         self._tab_timer.timeout.connect(self.order_tabs)
         self._tab_timer.timeout.connect(self.fit_question_panel)
-        for pane in (self.sources_pane, self.question_panel):
+        # A field, a hint or an accessory came or went: fit the column and order Tab again
+        # (the question's fields lay out inside its scroll area, so its content is watched too).
+        for pane in (self.sources_pane, self.question_panel, self.question_panel.content,
+                     self.question_panel.footer):
             pane.installEventFilter(self)
+        self.question_panel.advanced.toggled.connect(lambda _open: self._tab_timer.start())
+        self.banner_guard = BannerGuard(self, self.banner)    # a banner never grows the window
+        self._live_status: str | None = None     # the status line kept while a replay shows
+        self._view_extras = None                 # the View menu's separator before the glue's actions
+        self._offered = self._offered_text = ""          # a saved file the status bar offers to open
+        self.open_file_button = QPushButton("Open")
+        self.open_file_button.setObjectName("openSavedFile")
+        self.open_file_button.setAccessibleName("Open the saved file")
+        self.open_file_button.clicked.connect(self._open_offered)
+        self.open_file_button.hide()
+        self.statusBar().addPermanentWidget(self.open_file_button)
         self.notifier.posted.connect(self._show_in_status_bar)
         self.notifier.action_requested.connect(self._on_notice_action)
         self.statusBar().showMessage("Ready")
@@ -144,12 +165,11 @@ class MainWindow(QMainWindow):
         title.setObjectName("paneTitle")
         toolbar.addWidget(title)
         toolbar.addWidget(spacer)
-        toolbar.addAction(self.live_action)
         toolbar.addAction(self.history_action)
         toolbar.addAction(self.settings_action)
+        self.run_panes.replay_bar.leave_requested.connect(self.leave_replay_requested)
         for action, name in ((self.history_action, "Show history"),
-                             (self.settings_action, "Open settings"),
-                             (self.live_action, "Back to the live run")):
+                             (self.settings_action, "Open settings")):
             button = toolbar.widgetForAction(action)
             if button is not None:
                 button.setAccessibleName(name)
@@ -174,59 +194,8 @@ class MainWindow(QMainWindow):
             self.history_pane.search_edit.setFocus()
 
     def _build_menus(self) -> None:
-        """File, Edit, View, Run, Help: every toolbar action and shortcut is also here."""
-        bar = self.menuBar()
-        sp, qp = self.sources_pane, self.question_panel
-        self.open_folder_action = QAction("Open folder…", self)
-        self.open_folder_action.setShortcut(QKeySequence.StandardKey.Open)        # Ctrl+O
-        self.open_folder_action.triggered.connect(sp.choose_folder)
-        self.add_files_action = QAction("Add files…", self)
-        self.add_files_action.setShortcut(QKeySequence("Ctrl+Shift+O"))
-        self.add_files_action.triggered.connect(sp.choose_files)
-        self.export_action = QAction("Export the run…", self)
-        self.export_action.setShortcut(QKeySequence("Ctrl+E"))
-        self.export_action.triggered.connect(self.run_panes.export_requested)
-        self.quit_action = QAction("Quit", self)
-        self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
-        self.quit_action.setMenuRole(QAction.MenuRole.QuitRole)
-        self.quit_action.triggered.connect(self.close)
-        self.find_action = QAction("Find in history…", self)
-        self.find_action.setShortcut(QKeySequence.StandardKey.Find)               # Ctrl+F
-        self.find_action.triggered.connect(self.find)
-        self.copy_answer_action = QAction("Copy the answer", self)
-        self.copy_answer_action.setShortcut(QKeySequence("Ctrl+Shift+C"))
-        self.copy_answer_action.triggered.connect(self._copy_answer)
-        self.question_action = QAction("Go to the question", self)
-        self.question_action.setShortcut(QKeySequence("Ctrl+L"))
-        self.question_action.triggered.connect(lambda: qp.question_box.setFocus())
-        self.about_action = QAction("About RLM Studio", self)
-        self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
-        self.about_action.triggered.connect(self.show_about)
-        self.keys_help_action = QAction("Keyboard shortcuts", self)
-        self.keys_help_action.triggered.connect(self.show_shortcuts)
-        for action in (self.open_folder_action, self.add_files_action, self.export_action,
-                       self.quit_action, self.find_action, self.copy_answer_action,
-                       self.question_action):
-            action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-            self.addAction(action)
-        file_menu = bar.addMenu("&File")
-        file_menu.addActions([self.open_folder_action, self.add_files_action])
-        file_menu.addSeparator()
-        file_menu.addAction(self.export_action)
-        file_menu.addSeparator()
-        file_menu.addAction(self.quit_action)
-        edit_menu = bar.addMenu("&Edit")
-        edit_menu.addActions([self.find_action, self.copy_answer_action, self.question_action])
-        edit_menu.addSeparator()
-        edit_menu.addAction(self.settings_action)
-        self.view_menu = bar.addMenu("&View")
-        self.view_menu.addActions([self.history_action, self.live_action])
-        self.run_menu = bar.addMenu("&Run")
-        self.run_menu.addActions([self.run_action, self.stop_action])
-        self.help_menu = bar.addMenu("&Help")
-        self.help_menu.addActions([self.keys_help_action, self.about_action])
-        self.menus = {"file": file_menu, "edit": edit_menu, "view": self.view_menu,
-                      "run": self.run_menu, "help": self.help_menu}
+        """File, Edit, View, Run, Help (ui/window_menus.py)."""
+        build_menus(self)
 
     def add_menu_action(self, menu: str, action: QAction) -> None:
         """Glue in app/ lists its own actions (Welcome, Guide, follow-up) in a menu."""
@@ -237,7 +206,7 @@ class MainWindow(QMainWindow):
         self.history_pane.search_edit.setFocus()
         self.history_pane.search_edit.selectAll()
 
-    def _copy_answer(self) -> None:
+    def copy_answer(self) -> None:
         card = self.run_panes.transcript.answer_card
         if card is not None and card.answer:
             card.copy()
@@ -296,11 +265,34 @@ class MainWindow(QMainWindow):
         self.replay_label.setText(label)
         self.replay_label.setVisible(bool(label))
         self.live_action.setVisible(bool(label))
+        qp = self.question_panel
+        if label and self._live_status is None:       # "Stopped · 5.7 s" is about the live run
+            self._live_status = qp.status_label.text()
+            qp.set_status("")
+        elif not label and self._live_status is not None:
+            if not qp.status_label.text():             # nothing newer was said meanwhile
+                qp.set_status(self._live_status)
+            self._live_status = None
 
     # --- status ---------------------------------------------------------------
     def _show_in_status_bar(self, note: Notification) -> None:
         text = note.message + (f" {note.advice}" if note.advice else "")
         self.statusBar().showMessage(text, 15_000 if note.level == "info" else 0)
+        if self._offered and text != self._offered_text:
+            self.open_file_button.hide()           # a newer message: the offer is stale
+            self._offered = ""
+
+    def offer_open(self, path: str, message: str) -> None:
+        """Say a file was saved, with an Open button beside it in the status bar (the
+        system's viewer for it, QDesktopServices)."""
+        self._offered, self._offered_text = path, message
+        self.statusBar().showMessage(message, 0)
+        self.open_file_button.setToolTip(f"Open {path}")
+        self.open_file_button.show()
+
+    def _open_offered(self) -> None:
+        if self._offered:
+            open_url(QUrl.fromLocalFile(self._offered))
 
     # --- state saved between starts -------------------------------------------
     def splitters(self) -> dict[str, QSplitter]:
@@ -313,6 +305,7 @@ class MainWindow(QMainWindow):
         state = {"geometry": _b64(self.saveGeometry()),
                  "window_state": _b64(self.saveState()),
                  "history_visible": self.history_pane.isVisibleTo(self),
+                 "limits_open": self.question_panel.advanced.is_open(),
                  "splitters": {k: _b64(s.saveState()) for k, s in self.splitters().items()}}
         return state
 
@@ -322,6 +315,7 @@ class MainWindow(QMainWindow):
         try:
             if state.get("geometry"):
                 self.restoreGeometry(_unb64(state["geometry"]))
+                self.keep_on_screen()
             if state.get("window_state"):
                 self.restoreState(_unb64(state["window_state"]))
             splitters = self.splitters()
@@ -331,23 +325,28 @@ class MainWindow(QMainWindow):
                     if key.startswith("run"):
                         self.run_panes.layout_restored = True
             self.show_history(bool(state.get("history_visible")))
+            self.question_panel.advanced.set_open(bool(state.get("limits_open")))
         except (ValueError, TypeError) as exc:   # a damaged entry: keep the defaults
             log.warning("could not restore the window layout: %s", exc)
 
     # --- events ---------------------------------------------------------------
     def fit_question_panel(self) -> None:
-        """The question panel gets the height its fields need at its width (wrapped
-        hints included); the sources list gives way. Nothing in it is squashed."""
+        """The question panel gets the height that shows its fields without scrolling,
+        while the sources list keeps room for SOURCE_ROWS rows; past that the panel scrolls
+        (its fields keep their height either way)."""
         qp, sp = self.question_panel, self.sources_pane
         sizes = self.left_splitter.sizes()
         if len(sizes) != 2 or not qp.isVisible():
             return
-        box = qp.question_box
-        need = qp.heightForWidth(qp.width()) if qp.hasHeightForWidth() else qp.sizeHint().height()
-        need -= max(0, box.sizeHint().height() - max(box.minimumSizeHint().height(), 60))
         total = sum(sizes)
-        if sizes[1] < need and total - need >= sp.minimumSizeHint().height():
+        floor = max(sp.minimumSizeHint().height(), sp.height_for_rows(SOURCE_ROWS))
+        need = min(qp.wanted_height(), max(qp.minimumSizeHint().height(), total - floor))
+        if sizes[1] < need:
             self.left_splitter.setSizes([total - need, need])
+
+    def keep_on_screen(self) -> None:
+        """The window inside the free area of the screen it is on (ui/window_fit.py)."""
+        keep_on_screen(self)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -355,7 +354,7 @@ class MainWindow(QMainWindow):
 
     def order_tabs(self) -> None:
         """Tab runs down the left column as it reads: sources, then the question panel."""
-        chain = order_by_position(self.sources_pane) + order_by_position(self.question_panel)
+        chain = order_by_position(self.sources_pane) + self.question_panel.focus_chain()
         for a, b in zip(chain, chain[1:]):
             QWidget.setTabOrder(a, b)
 
@@ -380,21 +379,13 @@ class MainWindow(QMainWindow):
         self.center_layout.insertWidget(self.center_layout.indexOf(self.run_panes), widget, 1)
 
     def add_toolbar_actions(self, actions: list) -> None:
-        """Actions in the toolbar, before "Back to live"; returns nothing."""
+        """Actions in the toolbar, before History, and in the View menu (every toolbar
+        button is also in a menu); returns nothing."""
+        if actions and not self._view_extras:
+            self._view_extras = self.view_menu.addSeparator()
         for action in actions:
-            self.toolbar.insertAction(self.live_action, action)
-
-
-def fitting_size():
-    """The first window size: 1400x860, or the screen's free area when it is smaller
-    (a 1366x768 laptop must see Run and Settings without moving the window)."""
-    from PySide6.QtCore import QSize
-    screen = QApplication.primaryScreen()
-    want = QSize(1400, 860)
-    if screen is None:
-        return want
-    free = screen.availableGeometry().size()
-    return QSize(min(want.width(), free.width()), min(want.height(), free.height() - 30))
+            self.toolbar.insertAction(self.history_action, action)
+            self.view_menu.addAction(action)
 
 
 def _b64(data: QByteArray) -> str:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (
-    QCheckBox, QDoubleSpinBox, QFormLayout, QHBoxLayout, QLabel, QPlainTextEdit,
-    QPushButton, QSpinBox, QVBoxLayout, QWidget,
+    QCheckBox, QDoubleSpinBox, QFormLayout, QFrame, QHBoxLayout, QLabel, QPlainTextEdit,
+    QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget,
 )
 
 from ui import icons
+from ui.fold import Fold
 from ui.mode_button import ModeButton
 from ui.model_picker import ModelChoice, ModelPicker  # noqa: F401  (ModelChoice: re-exported)
 from ui.plain_text import plain
@@ -17,11 +18,28 @@ LONG_PASTE_CHARS = 20_000      # a longer paste is offered as a source (docs/win
 
 
 class QuestionBox(QPlainTextEdit):
-    """Multi-line question; Ctrl+Enter asks for a run. A paste or drop of more than
-    LONG_PASTE_CHARS is not inserted: `long_paste` offers it as a source (app/paste_glue.py)."""
+    """Multi-line question; Ctrl+Enter asks for a run. It asks for five lines (three at
+    least), so the fields below it stay in view on a small screen. A paste or drop of more
+    than LONG_PASTE_CHARS is not inserted: `long_paste` offers it as a source (app/paste_glue.py)."""
 
     submit = Signal()
     long_paste = Signal(str)
+    LINES, MIN_LINES = 5, 3
+
+    def _lines_height(self, lines: int) -> int:
+        margins = self.contentsMargins()
+        return (self.fontMetrics().lineSpacing() * lines + int(2 * self.document().documentMargin())
+                + margins.top() + margins.bottom() + 4)
+
+    def sizeHint(self):
+        hint = super().sizeHint()
+        hint.setHeight(self._lines_height(self.LINES))
+        return hint
+
+    def minimumSizeHint(self):
+        hint = super().minimumSizeHint()
+        hint.setHeight(self._lines_height(self.MIN_LINES))
+        return hint
 
     def insertFromMimeData(self, source) -> None:
         if source.hasText() and len(source.text()) > LONG_PASTE_CHARS:
@@ -55,11 +73,26 @@ class QuestionPanel(QWidget):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
         title = QLabel("Question")
         title.setObjectName("paneTitle")
-        layout.addWidget(title)
+        outer.addWidget(title)
+        # Everything but Run and the status line scrolls: a short column scrolls, it never
+        # squeezes a field below its height.
+        self.scroll = QScrollArea()
+        self.scroll.setObjectName("questionScroll")
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.content = QWidget()
+        self.content.setObjectName("questionContent")
+        layout = QVBoxLayout(self.content)
+        layout.setContentsMargins(0, 0, 4, 0)
+        self._content_layout = layout
+        self.scroll.setWidget(self.content)
+        outer.addWidget(self.scroll, 1)
+
         self.question_box = QuestionBox()
         self.question_box.setPlaceholderText(
             "Ask a question about your sources… (Ctrl+Enter runs)")
@@ -70,14 +103,10 @@ class QuestionPanel(QWidget):
 
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        self.root_picker = ModelPicker()
-        self.root_picker.setAccessibleName("Root model")
-        self.root_picker.lineEdit().setPlaceholderText("e.g. openai/gpt-4o-mini")
-        self.root_picker.setToolTip("Root model: writes the code; it needs to be reliable")
-        self.sub_picker = ModelPicker()
-        self.sub_picker.setAccessibleName("Sub model")
-        self.sub_picker.lineEdit().setPlaceholderText("the root model, or a cheaper one")
-        self.sub_picker.setToolTip("Sub model: reads the pieces; it can be cheaper")
+        self.root_picker = self._model_box("Root model", "e.g. openai/gpt-4o-mini",
+                                           "Root model: writes the code; it needs to be reliable")
+        self.sub_picker = self._model_box("Sub model", "the root model, or a cheaper one",
+                                          "Sub model: reads the pieces; it can be cheaper")
         self.root_price = QLabel()
         self.root_price.setObjectName("hint")
         self.sub_price = QLabel()
@@ -90,7 +119,11 @@ class QuestionPanel(QWidget):
         form.addRow("", self.root_price)
         form.addRow("Sub model", self.sub_picker)
         form.addRow("", self.sub_price)
+        layout.addLayout(form)
 
+        # Depth, cap, iterations (and the glue's "options") fold away; the header sums them up.
+        self.advanced = Fold("Limits")
+        self.advanced.setObjectName("advancedSettings")
         caps = QHBoxLayout()
         self.mode_button = ModeButton()
         self._reply_tokens: int | None = None     # proposed for a local root model (app glue)
@@ -121,10 +154,38 @@ class QuestionPanel(QWidget):
                               ("Iterations", self.iter_spin)):
             caps.addWidget(QLabel(label))
             caps.addWidget(widget)
+            widget.valueChanged.connect(self._sum_up_caps)
         caps.addStretch(1)
-        form.addRow(caps)
-        layout.addLayout(form)
+        self.advanced.body_layout.addLayout(caps)
+        layout.addWidget(self.advanced)
+        self._sum_up_caps()
 
+        # Why Run is disabled, with the fixes as buttons (set_blocked).
+        self.blocked_box = QWidget()
+        self.blocked_box.setObjectName("runBlocked")
+        blocked = QVBoxLayout(self.blocked_box)
+        blocked.setContentsMargins(0, 0, 0, 0)
+        self.blocked_label = QLabel()
+        self.blocked_label.setObjectName("runBlockedReason")
+        self.blocked_label.setWordWrap(True)
+        self.blocked_label.setAccessibleName("Why Run is disabled")
+        self.fix_row = QHBoxLayout()
+        blocked.addWidget(self.blocked_label)
+        blocked.addLayout(self.fix_row)
+        self.fix_buttons: list[QPushButton] = []
+        self.blocked_box.hide()
+        self._blocked = ""
+        self._running = False
+        layout.addWidget(self.blocked_box)
+        self._status_slot = QWidget()          # where "status" accessories go (before it)
+        self._status_slot.setFixedHeight(0)
+        layout.addWidget(self._status_slot)
+
+        # Run, Stop, the status line and "bottom" accessories stay in view below the scrolling part.
+        self.footer = QWidget()
+        self.footer.setObjectName("questionFooter")
+        self._footer_layout = QVBoxLayout(self.footer)
+        self._footer_layout.setContentsMargins(0, 4, 0, 0)
         buttons = QHBoxLayout()
         self.run_button = QPushButton("Run")
         self.run_button.setObjectName("runButton")
@@ -148,25 +209,49 @@ class QuestionPanel(QWidget):
         self.direct_check.setToolTip("Also send every document and the question to the root model in one "
                                      "plain call, when they fit its window, and show both answers side by side")
         buttons.addWidget(self.direct_check)
-        layout.addLayout(buttons)
-        # Why Run is disabled, with the fixes as buttons (set_blocked).
-        self.blocked_box = QWidget()
-        self.blocked_box.setObjectName("runBlocked")
-        blocked = QVBoxLayout(self.blocked_box)
-        blocked.setContentsMargins(0, 0, 0, 0)
-        self.blocked_label = QLabel()
-        self.blocked_label.setObjectName("runBlockedReason")
-        self.blocked_label.setWordWrap(True)
-        self.blocked_label.setAccessibleName("Why Run is disabled")
-        self.fix_row = QHBoxLayout()
-        blocked.addWidget(self.blocked_label)
-        blocked.addLayout(self.fix_row)
-        self.fix_buttons: list[QPushButton] = []
-        self.blocked_box.hide()
-        self._blocked = ""
-        self._running = False
-        layout.addWidget(self.blocked_box)
-        layout.addWidget(self.status_label)
+        self._footer_layout.addLayout(buttons)
+        self._footer_layout.addWidget(self.status_label)
+        outer.addWidget(self.footer)
+        self._keep_width()
+
+    def _keep_width(self) -> None:
+        """The column is never narrower than its widest row of fields (it scrolls down,
+        not sideways): the scroll area asks for the content's minimum width."""
+        bar = self.scroll.verticalScrollBar().sizeHint().width()
+        self.scroll.setMinimumWidth(self.content.minimumSizeHint().width() + bar + 2)
+
+    def _model_box(self, name: str, placeholder: str, tip: str) -> ModelPicker:
+        """One model picker (root or sub): the one place a picker is made."""
+        picker = ModelPicker()
+        picker.setAccessibleName(name)
+        picker.lineEdit().setPlaceholderText(placeholder)
+        picker.setToolTip(tip)
+        return picker
+
+    def _sum_up_caps(self, *_args) -> None:
+        cost = self.cost_spin.value()
+        self.advanced.set_summary(f"depth {self.depth_spin.value()} · "
+                                  f"{f'${cost:,.2f} cap' if cost > 0 else 'no cap'} · "
+                                  f"{self.iter_spin.value()} iterations")
+
+    def focus_chain(self) -> list[QWidget]:
+        """Tab order as the panel reads: the scrolling fields top to bottom, then the
+        footer (Run first); returns the chain (ui/tab_order.py)."""
+        from ui.tab_order import order_by_position
+        chain = order_by_position(self.content) + order_by_position(self.footer)
+        for a, b in zip(chain, chain[1:]):
+            QWidget.setTabOrder(a, b)
+        return chain
+
+    def wanted_height(self) -> int:
+        """The height that shows every field without scrolling (the question box at its
+        minimum), at the panel's width."""
+        content = self.content
+        layout = content.layout()
+        width = max(1, self.scroll.viewport().width())
+        inner = layout.heightForWidth(width) if layout.hasHeightForWidth() else -1
+        inner = max(inner, layout.minimumSize().height())
+        return inner + self.height() - self.scroll.height() + 2
 
     # --- values ------------------------------------------------------------
     def question(self) -> str:
@@ -279,17 +364,15 @@ class QuestionPanel(QWidget):
     ACCESSORY_SLOTS = ("options", "status", "bottom")
 
     def add_accessory(self, widget: QWidget, slot: str = "bottom") -> None:
-        """Show `widget` in the panel: "options" above the Run and Stop buttons,
-        "status" just above the status line, "bottom" at the end."""
+        """Show `widget` in the panel: "options" in the folding limits section,
+        "status" after the question's fields, "bottom" below the status line (in view)."""
         if slot not in self.ACCESSORY_SLOTS:
             raise ValueError(f"unknown slot {slot!r} (one of {', '.join(self.ACCESSORY_SLOTS)})")
-        layout = self.layout()
+        layout = self._content_layout
         if slot == "bottom":
-            layout.addWidget(widget)
+            self._footer_layout.addWidget(widget)
         elif slot == "status":
-            layout.insertWidget(layout.indexOf(self.status_label), widget)
+            layout.insertWidget(layout.indexOf(self._status_slot), widget)
         else:
-            buttons = next(i for i in range(layout.count()) if layout.itemAt(i).layout() is not None
-                           and layout.itemAt(i).layout().indexOf(self.run_button) >= 0)
-            layout.insertWidget(buttons, widget)
-        widget.setParent(self)
+            self.advanced.body_layout.addWidget(widget)
+        self._keep_width()

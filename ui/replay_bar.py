@@ -54,6 +54,7 @@ class JumpSlider(QSlider):
 class ReplayBar(QWidget):
     position_changed = Signal(int, int)     # k, n
     playing_changed = Signal(bool)
+    leave_requested = Signal()              # "Back to live": show the live (or last) run again
 
     def __init__(self, target: ReplayTarget | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -97,6 +98,14 @@ class ReplayBar(QWidget):
         row.addWidget(self.slider, 1)
         row.addWidget(self.label)
         row.addWidget(self.speed)
+        # In the bar, not the toolbar: it comes and goes with the replay, and moves nothing else.
+        self.live_button = self._button("Back to live", "Back to the live run",
+                                        "Leave the replay and show the live (or last) run", self.leave_requested)
+        self.live_button.setObjectName("replayLeave")
+        self.live_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        from ui import icons
+        icons.bind(self.live_button, "close")
+        row.addWidget(self.live_button)
 
     def _button(self, text: str, name: str, tip: str, slot: object) -> QToolButton:
         button = QToolButton(self)

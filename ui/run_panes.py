@@ -48,6 +48,7 @@ class RunPanes(QWidget):
         self.setObjectName("runPanes")
         self._view = RunView()
         self._live = True
+        self._live_events: list[Event] = []      # the live run's events, for "Back to live"
         self._reselect: str | None = None
         self._updated: set[str] = set()
         self._detail_dirty = False
@@ -146,6 +147,8 @@ class RunPanes(QWidget):
                 self._session.append((previous.meta.run_id, previous.meta.question, previous.answer or ""))
         elif not live:
             self._session = []
+        if live:
+            self._live_events = []          # a new live run: what "Back to live" shows again
         self._earlier_pending = live and bool(self._session)
         self._view = RunView()
         self._updated.clear()
@@ -160,6 +163,8 @@ class RunPanes(QWidget):
     def apply(self, event: Event) -> Change:
         """Fold one event; the panes follow within FLUSH_MS."""
         change = self._view.apply(event)
+        if self._live:
+            self._live_events.append(event)
         self._note(change)
         for observer in self.observers:
             observer.feed((event,))
@@ -189,6 +194,8 @@ class RunPanes(QWidget):
                 rows -= len(change.added)
                 if rows <= 0 or clock() >= deadline:
                     break
+        if self._live and done:
+            self._live_events.extend(events if done == len(events) else events[:done])
         if self.observers and done:
             part = events if done == len(events) else events[:done]
             for observer in self.observers:
@@ -202,6 +209,14 @@ class RunPanes(QWidget):
         self._reselect = None                 # another run: the old selection means nothing
         self.replay_bar.show()
         self.replay_bar.load(events, position)
+
+    def show_live(self) -> None:
+        """Leave a replay: the live run (or the last one of this window) as it was left,
+        not an empty view."""
+        events = list(self._live_events)
+        self.reset(live=True)
+        if events:
+            self.apply_many(events)
 
     def flush(self) -> None:
         """Bring every pane up to date with the fold now."""

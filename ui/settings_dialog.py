@@ -83,6 +83,9 @@ class KeysPage(QWidget):
         self.delete_button = QPushButton("Delete")
         icons.bind(self.delete_button, "delete")
         self.delete_button.clicked.connect(lambda: self.key_delete.emit(self.provider()))
+        self._deletable: set[str] = set()      # providers with a stored key: Delete is enabled for them
+        self.provider_combo.currentIndexChanged.connect(
+            lambda _i: self.delete_button.setEnabled(self.provider() in self._deletable))
         for b in (self.set_button, self.session_button, self.test_button, self.delete_button):
             buttons.addWidget(b)
         buttons.addStretch(1)
@@ -138,6 +141,8 @@ class KeysPage(QWidget):
 
     def set_rows(self, rows: list[tuple[str, str, str, str]]) -> None:
         """rows: (provider, display name, masked key or "", source or "")."""
+        self._deletable = {name for name, _d, masked, source in rows if masked and source in ("keychain", "session")}
+        self.delete_button.setEnabled(self.provider() in self._deletable)
         self.table.setRowCount(len(rows))
         for i, (name, display, masked, source) in enumerate(rows):
             item = QTableWidgetItem(display)

@@ -8,150 +8,22 @@ sends intents (signals); app/controller.py does the reading.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
-from core.control_chars import escape_controls
-from core.token_count import about_tokens, text_tokens
-from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QFileDialog, QFrame, QHBoxLayout, QHeaderView, QLabel,
     QProgressBar, QPushButton, QToolButton, QVBoxLayout, QWidget,
 )
 
+from core.token_count import about_tokens
 from ui import confirm, icons
-from ui.rows import RowTableModel, list_table, human_count, human_size  # noqa: F401  (re-exported)
 from ui.plain_text import plain
-
-PATH_ROLE = Qt.ItemDataRole.UserRole + 1
-SORT_ROLE = Qt.ItemDataRole.UserRole + 2
-
-
-@dataclass(frozen=True)
-class SourceRow:
-    path: str                  # the document's path (inside an archive: a path below it)
-    status: str                # "read" | "skipped"
-    format: str = ""
-    size: int = 0
-    chars: int = 0
-    reason: str = ""           # for skipped rows: why
-    source_path: str = ""      # the file or folder the user added
-    note: str = ""             # for read rows: "OCR: pages 2, 3"
-    unchanged: bool = False    # not read again: the same file as an earlier read
-    estimated_tokens: int | None = None   # core.token_count.text_tokens of the text (None: chars / 4)
-
-    @classmethod
-    def of_document(cls, doc) -> "SourceRow":
-        """A row for an ingested (or stored) document: path, format, size, chars."""
-        pages = tuple(getattr(doc, "ocr_pages", ()) or ())
-        note = f"OCR: page{'s' if len(pages) > 1 else ''} {', '.join(map(str, pages))}" if pages else ""
-        return cls(path=doc.path, status="read", format=doc.format or "", size=doc.size or 0,
-                   chars=doc.chars, source_path=getattr(doc, "source_path", "") or "", note=note,
-                   unchanged=bool(getattr(doc, "unchanged", False)),
-                   estimated_tokens=text_tokens(doc.text) if getattr(doc, "text", None) is not None else None)
-
-    @classmethod
-    def of_skip(cls, skip) -> "SourceRow":
-        """A row for a file that was not read: path, reason, detail."""
-        reason = (skip.reason or "unknown").replace("_", " ") + (f" ({skip.detail})" if skip.detail else "")
-        if skip.reason == "duplicate" and skip.detail:
-            reason = skip.detail           # "duplicate of PATH": read once, costs nothing
-        return cls(path=skip.path, status="skipped", format=Path(skip.path).suffix.lstrip("."),
-                   size=getattr(skip, "size", 0) or 0, reason=reason,
-                   source_path=getattr(skip, "source_path", "") or "")
-
-    @property
-    def name(self) -> str:
-        return Path(self.path).name or self.path
-
-    @property
-    def tokens(self) -> int:
-        return self.estimated_tokens if self.estimated_tokens is not None else self.chars // 4
-
-    @property
-    def folder(self) -> str:
-        """The folder the user added this file with ("" for a file added on its own)."""
-        root = self.source_path.rstrip("/\\")
-        if not root or root == self.path or Path(root).name == self.name:
-            parent = str(Path(self.path).parent)
-            return "" if parent == "." else parent
-        return Path(root).name
-
-
-class SourcesModel(RowTableModel):
-    """Rows of SourceRow, one per document or skipped file."""
-
-    # The skip reason has the last column: however wide it is made, it pushes nothing away.
-    # The numbers right after the name and status, so a narrow pane still shows them.
-    COLUMNS = ("Name", "Status", "Size", "Tokens (est.)", "Folder", "Format", "Why skipped")
-    (COL_NAME, COL_STATUS, COL_SIZE, COL_TOKENS, COL_FOLDER, COL_FORMAT, COL_REASON) = range(7)
-
-    _rows: list[SourceRow]
-
-    def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):
-        if not index.isValid():
-            return None
-        row = self._rows[index.row()]
-        col = index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
-            if row.status == "read":
-                status = f"read ({row.note})" if row.note else "read"
-            else:   # a duplicate is not lost: its text is in the context once, under the other path
-                status = "duplicate" if row.reason.startswith("duplicate of ") else "skipped"
-            return escape_controls((row.name, status, human_size(row.size),   # file names: \u00XX
-                                    human_count(row.tokens) if row.status == "read" else "", row.folder,
-                                    row.format, row.reason if row.status != "read" else "")[col])
-        if role == Qt.ItemDataRole.ToolTipRole:
-            tip = row.path
-            if row.status != "read":
-                tip += f"\nskipped: {row.reason}"
-            return plain(tip)
-        if role == Qt.ItemDataRole.TextAlignmentRole and col in (self.COL_SIZE, self.COL_TOKENS):
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == PATH_ROLE:
-            return row.path
-        if role == SORT_ROLE:
-            return (row.name.lower(), row.status, row.size, row.tokens, row.folder.lower(), row.format,
-                    row.reason)[col]
-        return None
-
-    def folders(self) -> list[str]:
-        return list(dict.fromkeys(r.folder for r in self._rows))
-
-    def rows(self) -> list[SourceRow]:
-        return list(self._rows)
-
-    def set_rows(self, rows: list[SourceRow]) -> None:
-        self.beginResetModel()
-        self._rows = list(rows)
-        self.endResetModel()
-
-    def add_rows(self, rows: list[SourceRow]) -> None:
-        """Append rows; a row whose path is already listed replaces the old one."""
-        known = {r.path: i for i, r in enumerate(self._rows)}
-        fresh = []
-        for row in rows:
-            if row.path in known:
-                i = known[row.path]
-                self._rows[i] = row
-                self.dataChanged.emit(self.index(i, 0), self.index(i, len(self.COLUMNS) - 1))
-            else:
-                known[row.path] = len(self._rows) + len(fresh)
-                fresh.append(row)
-        if fresh:
-            first = len(self._rows)
-            self.beginInsertRows(QModelIndex(), first, first + len(fresh) - 1)
-            self._rows.extend(fresh)
-            self.endInsertRows()
-
-    def remove_paths(self, paths: set[str]) -> None:
-        for i in range(len(self._rows) - 1, -1, -1):
-            if self._rows[i].path in paths:
-                self.beginRemoveRows(QModelIndex(), i, i)
-                del self._rows[i]
-                self.endRemoveRows()
-
+from ui.rows import RowTableModel, list_table, human_count, human_size  # noqa: F401  (re-exported)
+from ui.sources_model import (  # noqa: F401  (re-exported)
+    PATH_ROLE, SORT_ROLE, SourceRow, SourcesModel, duplicates_text,
+)
 
 class DropZone(QFrame):
     """Accepts files and folders dragged in from the OS file manager."""
@@ -255,17 +127,20 @@ class SourcesPane(QWidget):
         layout.addLayout(buttons)
 
         self.table = list_table(self.model, "Source documents", multi_select=True)
+        # No sideways scrolling: the fixed columns take what their figures need, Name, Folder
+        # and Why skipped share the rest and elide in the middle (the tooltip has it whole).
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.table.setWordWrap(False)
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
-        header.setMinimumSectionSize(36)
+        header.setStretchLastSection(False)
+        header.setMinimumSectionSize(30)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         m = SourcesModel
-        for col, width in ((m.COL_NAME, 120), (m.COL_FOLDER, 90), (m.COL_STATUS, 60),
-                           (m.COL_FORMAT, 70), (m.COL_SIZE, 64), (m.COL_TOKENS, 84)):
-            self.table.setColumnWidth(col, max(width, header.fontMetrics().horizontalAdvance(
-                m.COLUMNS[col]) + 18))
         self.table.setColumnHidden(m.COL_FOLDER, True)
         self.table.setColumnHidden(m.COL_REASON, True)
+        self.table.setColumnHidden(m.COL_FORMAT, True)        # the name has the extension
+        self.table.viewport().installEventFilter(self)
         self.table.setAcceptDrops(False)
         self.table.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         layout.addWidget(self.table, 1)
@@ -394,11 +269,22 @@ class SourcesPane(QWidget):
         self.progress_label.setText(plain(f"Reading {Path(current).name if current else '…'}{size}"))
 
     def totals(self) -> dict[str, int]:
+        """Read, skipped (not read: a problem) and duplicates (read once, under another
+        path) counted apart, as the banner and the status bar count them."""
         rows = self.model.rows()
         read = [r for r in rows if r.status == "read"]
-        return {"read": len(read), "skipped": len(rows) - len(read),
+        duplicates = sum(r.is_duplicate for r in rows)
+        return {"read": len(read), "skipped": len(rows) - len(read) - duplicates,
+                "duplicates": duplicates,
                 "bytes": sum(r.size for r in read), "chars": sum(r.chars for r in read),
                 "tokens": sum(r.tokens for r in read), "unchanged": sum(r.unchanged for r in read)}
+
+    def height_for_rows(self, rows: int) -> int:
+        """The pane's height when its table shows `rows` rows (and its header) whole."""
+        t = self.table
+        table = (t.horizontalHeader().sizeHint().height() + rows * t.verticalHeader().defaultSectionSize()
+                 + 2 * t.frameWidth() + t.horizontalScrollBar().sizeHint().height())
+        return self.layout().minimumSize().height() - t.minimumSizeHint().height() + table
 
     def _show_reason(self, *_args) -> None:
         rows = [self.model.rows()[i.row()] for i in self.table.selectionModel().selectedRows()]
@@ -415,6 +301,48 @@ class SourcesPane(QWidget):
         m = self.model
         self.table.setColumnHidden(m.COL_FOLDER, len(m.folders()) < 2)
         self.table.setColumnHidden(m.COL_REASON, not any(r.status != "read" for r in m.rows()))
+        self.fit_columns()
+
+    FIXED_SAMPLES = {SourcesModel.COL_STATUS: "duplicate", SourcesModel.COL_SIZE: "999.9 KB",
+                     SourcesModel.COL_TOKENS: "99.9M", SourcesModel.COL_FORMAT: "docx"}
+    SHARES = {SourcesModel.COL_NAME: 5, SourcesModel.COL_FOLDER: 3, SourcesModel.COL_REASON: 4}
+
+    def fit_columns(self) -> None:
+        """Every shown column inside the table's width: the figures at their widths, the
+        rest shared by weight (Why skipped never below its header)."""
+        t, header = self.table, self.table.horizontalHeader()
+        fm, pad = header.fontMetrics(), 12
+        room = t.viewport().width()
+        shown = [c for c in range(len(SourcesModel.COLUMNS)) if not t.isColumnHidden(c)]
+        fixed = {c: max(fm.horizontalAdvance(SourcesModel.COLUMNS[c]),
+                        t.fontMetrics().horizontalAdvance(sample)) + pad
+                 for c, sample in self.FIXED_SAMPLES.items() if c in shown}
+        room -= sum(fixed.values())
+        shared = [c for c in shown if c in self.SHARES]
+        floor = {c: (fm.horizontalAdvance(SourcesModel.COLUMNS[c]) + 8 if c == SourcesModel.COL_REASON
+                     else 80 if c == SourcesModel.COL_NAME else 50) for c in shared}
+        # Too narrow for every column to be read: the size goes to the tooltip first, then
+        # the folder (the name keeps its room).
+        if room < sum(floor.values()) and fixed.get(SourcesModel.COL_SIZE):
+            room += fixed[SourcesModel.COL_SIZE]
+            fixed[SourcesModel.COL_SIZE] = 0
+        if SourcesModel.COL_FOLDER in shared and room < sum(floor.values()):
+            shared.remove(SourcesModel.COL_FOLDER)
+            floor.pop(SourcesModel.COL_FOLDER)
+            fixed[SourcesModel.COL_FOLDER] = 0
+        weight = sum(self.SHARES[c] for c in shared) or 1
+        widths = {c: max(floor[c], room * self.SHARES[c] // weight) for c in shared}
+        over = sum(widths.values()) - room
+        name = SourcesModel.COL_NAME
+        if over > 0 and name in widths:          # narrower still: the name gives way last
+            widths[name] = max(30, widths[name] - over)
+        for c, w in {**fixed, **widths}.items():
+            header.resizeSection(c, w)
+
+    def eventFilter(self, obj, event) -> bool:
+        if obj is self.table.viewport() and event.type() == QEvent.Type.Resize:
+            self.fit_columns()
+        return super().eventFilter(obj, event)
 
     def _update_totals(self, *_args) -> None:
         self._update_columns()
@@ -426,4 +354,6 @@ class SourcesPane(QWidget):
         text = f"{files} · {human_size(t['bytes'])} · {about_tokens(t['tokens'])}"
         if t["skipped"]:
             text += f" · {t['skipped']} skipped"
+        if t["duplicates"]:
+            text += f" · {duplicates_text(t['duplicates'])}"
         self.totals_label.setText(text)

@@ -62,8 +62,9 @@ def resolve(theme: str) -> str:
 
 def style_sheet(name: str) -> str:
     """The joined, filled style sheet for 'light' or 'dark'. An unknown
-    variable in a .qss file raises KeyError naming the file."""
-    palette = PALETTES[name]
+    variable in a .qss file raises KeyError naming the file. `@styles_dir` is the folder
+    of the sheets (for their images)."""
+    palette = {**PALETTES[name], "styles_dir": styles_dir().as_posix()}
     parts = []
     for path in sorted(styles_dir().glob("*.qss")):
         text = path.read_text(encoding="utf-8")

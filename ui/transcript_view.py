@@ -407,12 +407,13 @@ class Transcript(QScrollArea):
         self._final_dirty = False
         self._follow = True
         self._retry_labels: dict[str, QLabel] = {}
-        self._answer_shown_at: int | None = None
+        self._pinned = False          # the answer is kept in view (show_answer) until the user scrolls
         self._placing_answer = False
         self._build_column()
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._on_scrolled)
         bar.rangeChanged.connect(self._on_range)
+        bar.actionTriggered.connect(self._user_scrolled)
 
     def _build_column(self) -> None:
         self._column = QWidget()
@@ -467,7 +468,7 @@ class Transcript(QScrollArea):
         self._final_dirty = False
         self._follow = True
         self._retry_labels = {}
-        self._answer_shown_at = None
+        self._pinned = False
         old = self.takeWidget()
         if old is not None:
             old.deleteLater()
@@ -503,20 +504,38 @@ class Transcript(QScrollArea):
             self.show_answer()
 
     def show_answer(self) -> None:
-        """Scroll so the answer card's top is in view (once the layout has placed it):
-        a finished run ends on its answer, wherever the user had scrolled to."""
+        """Scroll so the answer card's top is in view, and keep it there while the layout
+        settles (cards above it get their heights late, the range grows after the scroll)
+        until the user scrolls: a finished run ends on its answer."""
         self._follow = False
+        self._pinned = True
         QTimer.singleShot(0, self, self._scroll_to_answer)     # not after this view is gone
 
     def _scroll_to_answer(self) -> None:
         card = self._answer
-        if card is None:
+        if card is None or not self._pinned:
             return
+        # Lay out the column, then the card's own group: its position is known only then.
         self._column.layout().activate()
+        group = card.parentWidget()
+        if group is not None and group is not self._column and group.layout() is not None:
+            group.layout().activate()
         top = card.mapTo(self._column, QPoint(0, 0)).y() - 8
         bar = self.verticalScrollBar()
-        bar.setValue(max(0, min(top, bar.maximum())))
-        self._answer_shown_at = bar.value()
+        self._placing_answer = True
+        try:
+            bar.setValue(max(0, min(top, bar.maximum())))
+        finally:
+            self._placing_answer = False
+
+    def _user_scrolled(self, _action: int) -> None:
+        """The user moved the scroll bar (wheel, keys, drag): the answer is no longer pinned."""
+        self._pinned = False
+
+    def eventFilter(self, obj, event) -> bool:
+        if obj is self._answer and self._pinned and event.type() in (QEvent.Type.Move, QEvent.Type.Resize):
+            QTimer.singleShot(0, self, self._scroll_to_answer)
+        return super().eventFilter(obj, event)
 
     def _add_item(self, widget: QWidget) -> None:
         """Items go into groups of GROUP_SIZE: a change in the last item then
@@ -576,6 +595,7 @@ class Transcript(QScrollArea):
         card_.citations = self.citations
         card_.body.linkHovered.connect(self._on_hover)
         self._answer = card_
+        card_.installEventFilter(self)
         self._final_dirty = True
         return card_
 
@@ -602,21 +622,14 @@ class Transcript(QScrollArea):
 
     # ---- scrolling -----------------------------------------------------
     def _on_scrolled(self, value: int) -> None:
-        self._follow = value >= self.verticalScrollBar().maximum() - 8
+        if not self._pinned:
+            self._follow = value >= self.verticalScrollBar().maximum() - 8
 
     def _on_range(self, _low: int, high: int) -> None:
-        bar = self.verticalScrollBar()
-        if self._follow:
-            bar.setValue(high)
-        elif (self._answer is not None and self._answer_shown_at is not None
-              and bar.value() == self._answer_shown_at and not self._placing_answer):
-            # The layout grew after the answer was scrolled to (a wrapped notice above it got
-            # its height late) and the user has not scrolled since: scroll to it again.
-            self._placing_answer = True
-            try:
-                self._scroll_to_answer()
-            finally:
-                self._placing_answer = False
+        if self._pinned:
+            QTimer.singleShot(0, self, self._scroll_to_answer)   # after the column has its size
+        elif self._follow:
+            self.verticalScrollBar().setValue(high)
 
     def _on_hover(self, href: str) -> None:
         if href and self.citations is not None and href.startswith("doc:"):

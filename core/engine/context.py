@@ -98,15 +98,17 @@ class RunContext:
 
     def budget_notice(self, what: str) -> None:
         """Budget.on_first: the first overrun / estimated usage of the run is told, once."""
+        # Words for the user: no field names (the totals and the meter's tooltip have the figures).
         if what == "overrun":
+            level = "warning"
             message = ("A call cost more than the worst case reserved for it (the provider billed more "
-                       "than its price list, or sent more than max_tokens): the dollar cap cannot cover "
-                       "that difference. The run's overrun_usd says by how much.")
+                       "than its price list, or sent a longer reply than asked for): the dollar cap cannot "
+                       "cover that difference. The meter's tooltip says by how much.")
         else:
-            message = ("The provider sent no token usage for a call (or the call was cut or cancelled): "
-                       "its cost is an estimate (from the text's characters, core/llm/pricing.py). The run's "
-                       "estimated_usage_calls says how many.")
-        self.emit(ev.Notice, call_id="R", level="warning", message=message)
+            level = "info"
+            message = ("A call ended without a token count from the provider (it was cut, stopped, or the "
+                       "provider sends none): its cost is estimated from the length of its text.")
+        self.emit(ev.Notice, call_id="R", level=level, message=message)
 
     def time_left(self) -> float | None:
         return None if self.deadline is None else self.deadline - time.monotonic()

@@ -329,24 +329,36 @@ class _Members:
 
 
 def read_once(items: list[Document | Skip]) -> list[Document | Skip]:
-    """Duplicates read once: a document whose bytes (sha256) an earlier one has
-    becomes Skip("duplicate", "duplicate of PATH") and adds its path to the
-    first one's `duplicates` (so a citation of it still resolves)."""
-    first: dict[str, int] = {}
-    out: list[Document | Skip] = []
-    for item in items:
+    """Duplicates read once: of the documents with the same bytes (sha256) the one
+    nearest the top of the folder is read (fewest path parts, then name order: the
+    file, not its copy in a subfolder); each other becomes Skip("duplicate",
+    "duplicate of PATH") with its own size, and its path joins the original's
+    `duplicates` (so a citation of it still resolves). Positions are kept."""
+    groups: dict[str, list[int]] = {}
+    for i, item in enumerate(items):
         if isinstance(item, Document):
-            index = first.get(item.sha256)
-            if index is None:
-                first[item.sha256] = len(out)
-            else:
-                original = out[index]
-                assert isinstance(original, Document)
-                out[index] = replace(original, duplicates=original.duplicates + (item.path,))
-                item = Skip(item.path, item.source_path, DUPLICATE,
-                            DUPLICATE_PREFIX + original.path)
-        out.append(item)
+            groups.setdefault(item.sha256, []).append(i)
+    out: list[Document | Skip] = list(items)
+    for indexes in groups.values():
+        if len(indexes) < 2:
+            continue
+        docs = [items[i] for i in indexes]
+        keep = min(range(len(docs)), key=lambda k: _nearest_first(docs[k].path))
+        original = docs[keep]
+        assert isinstance(original, Document)
+        copies = [d for k, d in enumerate(docs) if k != keep]
+        copies.sort(key=lambda d: _nearest_first(d.path))
+        out[indexes[keep]] = replace(original, duplicates=original.duplicates + tuple(d.path for d in copies))
+        for k, doc in enumerate(docs):
+            if k != keep:
+                out[indexes[k]] = Skip(doc.path, doc.source_path, DUPLICATE, DUPLICATE_PREFIX + original.path,
+                                       size=doc.size or 0)
     return out
+
+
+def _nearest_first(path: str) -> tuple[int, str]:
+    parts = path.replace("\\", "/").split("/")
+    return (len(parts), path.lower())
 
 
 def against_known(known: Iterable[Any], documents: Sequence[Document]
@@ -369,7 +381,8 @@ def against_known(known: Iterable[Any], documents: Sequence[Document]
         except TypeError:                   # a document type without `duplicates`
             pass
         grown[original.path] = first[doc.sha256] = original
-        skips.append(Skip(doc.path, doc.source_path, DUPLICATE, DUPLICATE_PREFIX + original.path))
+        skips.append(Skip(doc.path, doc.source_path, DUPLICATE, DUPLICATE_PREFIX + original.path,
+                          size=doc.size or 0))
     return kept, skips, list(grown.values())
 
 

@@ -136,15 +136,58 @@ def preview(text: str | None, limit: int) -> str:
 
 CAP_KEYS = ("max_depth", "max_iterations", "max_cost_usd", "max_sub_calls", "max_wall_seconds",
             "cell_timeout_s", "concurrency", "max_output_chars", "root_max_tokens", "sub_max_tokens")
+# How a person reads each cap: a label and a unit ("Cost cap: none", "Cell time limit: 60 s").
+CAP_LABELS = {"max_depth": ("Recursion depth", ""), "max_iterations": ("Root turns at most", ""),
+              "max_cost_usd": ("Cost cap", "$"), "max_sub_calls": ("Sub-calls at most", ""),
+              "max_wall_seconds": ("Run time limit", "s"), "cell_timeout_s": ("Cell time limit", "s"),
+              "concurrency": ("Sub-calls at once", ""),
+              "max_output_chars": ("Cell output shown to the root", "characters"),
+              "root_max_tokens": ("Root reply limit", "tokens"), "sub_max_tokens": ("Sub-call reply limit", "tokens")}
+
+
+def money(value: float | None) -> str:
+    """Dollars as the window shows them: "$0.00", "$0.0060", "$12.50"."""
+    v = float(value or 0)
+    return f"${v:,.2f}" if v == 0 or abs(v) >= 1 else f"${v:.4f}"
+
+
+def _amount(value: Any, unit: str) -> str:
+    if value is None or value == "" or (unit == "$" and not value):
+        return "none"
+    if unit == "$":
+        return money(value)
+    number = f"{value:,}" if isinstance(value, int) else f"{value:,g}" if isinstance(value, float) else str(value)
+    return f"{number} {unit}".strip()
+
+
+def cap_rows(config: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, value with its unit) for each cap the run was given, in CAP_KEYS order."""
+    return [(CAP_LABELS[k][0], _amount(config.get(k), CAP_LABELS[k][1])) for k in CAP_KEYS if k in config]
+
+
 def total_value(totals: dict[str, Any], key: str) -> Any:
     """A total as an export shows it: a cost with an unpriced model in it is "unknown"
     (or "N + unknown"), never 0."""
     value = totals.get(key)
     if key == "cost_usd" and totals.get("unpriced_models"):
-        return f"{value:.6f} + unknown" if value else "unknown"
-    return "-" if value is None else value
+        return f"{money(value)} + unknown" if value else "unknown"
+    if value is None:
+        return "-"
+    if key == "cost_usd":
+        return money(value)
+    if key == "wall_ms":
+        return f"{value / 1000:,.1f} s"
+    return f"{value:,}" if isinstance(value, int) else value
 
 
-TOTAL_LABELS = (("cost_usd", "cost (USD)"), ("input_tokens", "input tokens"), ("output_tokens", "output tokens"),
-                ("iterations", "root turns"), ("sub_calls", "sub-calls"), ("cells", "code cells"),
-                ("syntax_errors", "syntax errors"), ("wall_ms", "wall time (ms)"))
+TOTAL_LABELS = (("cost_usd", "Cost"), ("input_tokens", "Input tokens"), ("output_tokens", "Output tokens"),
+                ("iterations", "Root turns"), ("sub_calls", "Sub-calls"), ("cells", "Code cells"),
+                ("syntax_errors", "Syntax errors"), ("wall_ms", "Wall time"))
+
+
+def export_file_name(run: Any, fmt: str) -> str:
+    """The file name an export of `run` is offered under: its question's first words and
+    its start time ("when-did-card-payments-fail-2026-12-01-1403.html"), never its hex id.
+    The one place export names are made (the window's save dialogs; the CLI takes a path)."""
+    from core.run_names import run_file_stem
+    return f"{run_file_stem(run)}.{fmt}"

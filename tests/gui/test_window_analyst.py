@@ -158,6 +158,7 @@ def test_menu_bar_and_shortcuts(studio, qloop):
 def test_tab_reaches_sources_buttons_thresholds_and_run_in_reading_order(studio, qloop):
     window, controller = studio
     controller.first_run.hide_welcome()
+    window.question_panel.advanced.set_open(True)        # the cap and thresholds fold away
     QApplication.processEvents()
     window.order_tabs()
     sp, qp = window.sources_pane, window.question_panel

@@ -57,6 +57,7 @@ def test_replay_meter_agrees_with_the_tree_and_the_track_jumps(studio, qloop, qa
 
     # Tab: the follow-up button glue added after the run is reached from Run without
     # leaving the left column (sources, question panel), as are the thresholds.
+    window.question_panel.advanced.set_open(True)        # the thresholds fold away
     qapp.processEvents()
     bar = controller.sessions.bar
     assert bar.state == "live" and bar.button.isVisibleTo(window)

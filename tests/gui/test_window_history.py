@@ -69,9 +69,20 @@ def test_history_lists_filters_and_exports(stored, studio, qloop, tmp_path, monk
 
     # Export through the pane's menu; the save dialog is the OS's, so its answer is given here.
     target = tmp_path / "exported.json"
-    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(target), "")))
+    offered = []
+    monkeypatch.setattr(QFileDialog, "getSaveFileName",
+                        staticmethod(lambda _p, _t, name, *a, **k: offered.append(name) or (str(target), "")))
     assert window.history_pane.select("run-old")
     window.history_pane.export_actions["json"].trigger()
+    # Offered under the question's words and the time, not the hex id; then Open is offered.
+    assert offered and offered[0].endswith(".json") and "run-old" not in offered[0]
+    assert "what-were-the-total-sales" in offered[0], offered
+    import ui.main_window as main_window_module
+    opened = []
+    monkeypatch.setattr(main_window_module, "open_url", lambda url: opened.append(url.toLocalFile()))
+    assert window.open_file_button.isVisibleTo(window)
+    window.open_file_button.click()
+    assert opened == [str(target)]
     data = json.loads(target.read_text(encoding="utf-8"))
     assert "What were the total sales" in json.dumps(data)
     for fmt in ("md", "html"):

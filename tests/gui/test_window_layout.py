@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QPoint, QRect
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import (
+    QAbstractButton, QAbstractSpinBox, QComboBox, QLineEdit, QPlainTextEdit, QWidget,
+)
 
 from tests.gui.test_window_run import KEY, code
 from tests.support.gui_app import qloop, run_async, studio, studio_home, wait_until  # noqa: F401
@@ -19,6 +21,7 @@ from ui.history_pane import HistoryModel
 from ui.sources_pane import SourcesModel
 
 SIZES = [(1024, 700), (1280, 720), (1366, 768), (1920, 1080)]
+ANALYST_SIZES = [(1024, 700), (1366, 768), (1920, 1080)]
 
 
 def rect_in(widget: QWidget, window: QWidget) -> QRect:
@@ -161,3 +164,126 @@ def test_first_start_on_a_laptop_screen_shows_run_and_settings(qapp, qloop, stud
         qloop.run_until_complete(controller.shutdown(timeout=5))
         window.close()
         window.deleteLater()
+
+
+def started(controller, qloop) -> None:
+    """The window's start-up work (the server look-up, the keychain check) done: none of
+    its threads still imports a module while a later test parses source."""
+    glue = controller.first_run
+    run_async(qloop, wait_until(lambda: glue.started and glue.discovery_task is not None
+                                and glue.discovery_task.done() and glue.keys_task is not None
+                                and glue.keys_task.done(), timeout=30, what="the start-up checks"))
+
+
+def crushed_fields(window) -> list[str]:
+    """Every control of the left column shorter than its size hint (a sliver), by name."""
+    crushed = []
+    for pane in (window.sources_pane, window.question_panel):
+        for w in pane.findChildren(QWidget):
+            if not w.isVisibleTo(window) or isinstance(w.parentWidget(), (QComboBox, QAbstractSpinBox)):
+                continue
+            if isinstance(w, QPlainTextEdit):
+                need = w.minimumHeight() or w.fontMetrics().lineSpacing() * 3
+            elif isinstance(w, (QComboBox, QAbstractSpinBox, QAbstractButton, QLineEdit)):
+                need = w.sizeHint().height()
+            else:
+                continue
+            if w.height() < need:
+                crushed.append(f"{w.accessibleName() or w.objectName() or type(w).__name__}"
+                               f" {w.height()} < {need}")
+    return crushed
+
+
+def test_fields_keep_their_height_in_every_state(studio, qloop, qapp, server, tmp_path):
+    """After a run, during replay, while reading, with a banner and with Run blocked,
+    at the three sizes: no field is squeezed below its size hint, Run is on screen,
+    and the window keeps its size (a banner takes its room from the panes)."""
+    window, controller = studio
+    run_two_folders(window, controller, server, tmp_path, qloop)
+    qp = window.question_panel
+    qp.advanced.set_open(True)                      # the folded fields too
+    for size in ANALYST_SIZES:
+        window.resize(*size)
+        window.show_history(True)
+        states = []
+        check_layout(window, qapp, size)
+        states.append(("after a run", crushed_fields(window)))
+        controller.history.open_run(controller.last_outcome.run_id)
+        check_layout(window, qapp, size)
+        states.append(("during replay", crushed_fields(window)))
+        window.sources_pane.set_reading(True)
+        window.sources_pane.set_progress(3, 40, 12_000, 900_000, "reports/2024-Q3.md")
+        check_layout(window, qapp, size)
+        states.append(("while reading", crushed_fields(window)))
+        window.notifier.warning("1 file was skipped (corrupt).",
+                                "The Sources list shows the reason for each; the other files were read.")
+        check_layout(window, qapp, size)
+        states.append(("with a banner", crushed_fields(window)))
+        qp.set_blocked("lab/sub has no price, and a dollar cap is set: the cap cannot be kept.",
+                       [("a", "Mark lab/sub free"), ("b", "Set a price…"), ("c", "Run without a cap")])
+        check_layout(window, qapp, size)
+        states.append(("with Run blocked", crushed_fields(window)))
+        for state, crushed in states:
+            assert not crushed, f"{state} at {size}: {crushed}"
+        qp.set_blocked("")
+        window.banner.dismiss()
+        window.sources_pane.set_reading(False)
+        window.leave_replay_requested.emit()
+        qapp.processEvents()
+        assert (window.width(), window.height()) == size, "closing the banner resized the window"
+
+
+def test_a_banner_never_grows_the_window(studio, qloop, qapp):
+    """The window is as tall with a two-line banner as without it, at 1024x700 and on
+    the smallest height it may be given; after the banner closes, too."""
+    window, controller = studio
+    started(controller, qloop)
+    window.question_panel.advanced.set_open(True)
+    window.resize(1024, 700)
+    qapp.processEvents()
+    for _ in range(2):
+        window.notifier.warning("The server at http://127.0.0.1:8011/v1 does not answer.",
+                                "Check that it runs, or fix its address in Settings > Endpoints.",
+                                action="settings", action_label="Open Endpoints")
+        for _ in range(3):
+            qapp.processEvents()
+        assert window.banner.isVisible()
+        assert window.height() == 700, f"a banner grew the window to {window.height()} px"
+        assert window.minimumSizeHint().height() <= 700 - window.banner.height(), \
+            window.minimumSizeHint()
+        window.banner.dismiss()
+        for _ in range(3):
+            qapp.processEvents()
+        assert window.height() == 700, f"closing the banner left the window {window.height()} px tall"
+
+
+def test_a_remembered_size_larger_than_the_screen_opens_inside_it(studio, qloop, qapp):
+    """A height remembered from a larger screen (or grown by a banner) is cut to the free
+    area of the screen the window opens on (QScreen.availableGeometry)."""
+    window, controller = studio
+    started(controller, qloop)
+    free = window.screen().availableGeometry()
+    window.resize(free.width() + 200, free.height() + 120)      # the 780 px on a 700 px screen
+    state = window.save_state()
+    window.resize(640, 480)
+    window.restore_state(state)
+    qapp.processEvents()
+    frame = window.frameGeometry()
+    assert free.contains(frame), f"{frame} is not inside the screen's free area {free}"
+    assert window.question_panel.advanced.is_open() is False
+
+
+def test_the_limits_section_folds_and_is_remembered(studio, qloop, qapp):
+    window, controller = studio
+    started(controller, qloop)
+    qp = window.question_panel
+    assert not qp.depth_spin.isVisibleTo(window)              # folded at first
+    assert "depth 1" in qp.advanced.header.text() and "20 iterations" in qp.advanced.header.text()
+    qp.cost_spin.setValue(0.05)
+    assert "$0.05 cap" in qp.advanced.header.text()
+    qp.advanced.header.click()
+    assert qp.depth_spin.isVisibleTo(window)
+    state = window.save_state()
+    qp.advanced.set_open(False)
+    window.restore_state(state)
+    assert qp.advanced.is_open() and qp.depth_spin.isVisibleTo(window)

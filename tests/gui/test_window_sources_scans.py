@@ -27,9 +27,10 @@ def test_ocr_pages_and_duplicates_are_shown(studio, qloop, tmp_path):
     m = pane.model
     status = {r.path: (m.index(i, m.COL_STATUS).data(), m.index(i, m.COL_REASON).data())
               for i, r in enumerate(pane.rows())}
-    assert status == {"mail.zip/attachments/scan.pdf": ("read (OCR: page 2)", ""),   # walk order
-                      "scan.pdf": ("duplicate", "duplicate of mail.zip/attachments/scan.pdf")}
-    assert list(controller.documents) == ["mail.zip/attachments/scan.pdf"]
+    # The file at the top is read, its copy inside the archive is the duplicate (nearest the top first).
+    assert status == {"scan.pdf": ("read (OCR: page 2)", ""),
+                      "mail.zip/attachments/scan.pdf": ("duplicate", "duplicate of scan.pdf")}
+    assert list(controller.documents) == ["scan.pdf"]
     assert "skipped" not in window.banner.text.text()      # a duplicate is no problem to warn of
 
 

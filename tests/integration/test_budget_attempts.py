@@ -46,7 +46,7 @@ async def test_a_retry_reserves_again_and_a_cut_stream_costs_what_it_streamed(se
     assert result.totals["estimated_usage_calls"] == 1 and result.totals["estimated_usd"] > 0
     assert of_type(events, "BudgetChanged")[-1].estimated_usage_calls == 1
     notices = [e.message for e in of_type(events, "Notice")]
-    assert sum("its cost is an estimate" in m for m in notices) == 1
+    assert sum("its cost is estimated from the length of its text" in m for m in notices) == 1
 
 
 async def test_a_provider_billing_above_the_worst_case_is_an_overrun_that_is_reported(server):

@@ -167,7 +167,7 @@ async def test_an_unpriced_model_without_a_cap_has_an_unknown_cost_not_zero(serv
     assert store.get_run(result.run_id)["unpriced"] == ROOT
     path = tmp_path / "run.md"
     store.export(result.run_id, "md", path)
-    assert "| cost (USD) | unknown |" in path.read_text(encoding="utf-8")
+    assert "| Cost | unknown |" in path.read_text(encoding="utf-8")
 
 
 async def test_a_small_cap_whose_worst_root_reserve_exceeds_it_still_runs_small_sub_calls(server, store):

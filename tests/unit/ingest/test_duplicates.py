@@ -33,16 +33,21 @@ def duplicate_tree(root):
 def test_duplicate_tree_is_read_once(tmp_path):
     result = ingest_sync([duplicate_tree(tmp_path / "tree")], FAST)
     docs = {d.path: d for d in result.documents}
-    assert list(docs) == ["2024/memo.pdf", "2024/report.txt", "2024/unique.md",
-                          "backup/2024/unique.md"]
+    # The copy nearest the top is read (fewest path parts, then name order), its copies deeper
+    # down are the duplicates: "report (copy).txt" at the top, not "2024/report.txt".
+    assert sorted(docs) == ["2024/memo.pdf", "2024/unique.md", "backup/2024/unique.md",
+                            "report (copy).txt"]
     skips = {s.path: (s.reason, s.detail) for s in result.skipped}
     assert skips == {
         "backup/2024/memo.pdf": ("duplicate", "duplicate of 2024/memo.pdf"),
-        "backup/2024/report.txt": ("duplicate", "duplicate of 2024/report.txt"),
-        "export.zip/2024/memo.pdf": ("duplicate", "duplicate of 2024/memo.pdf"),
-        "report (copy).txt": ("duplicate", "duplicate of 2024/report.txt")}
+        "2024/report.txt": ("duplicate", "duplicate of report (copy).txt"),
+        "backup/2024/report.txt": ("duplicate", "duplicate of report (copy).txt"),
+        "export.zip/2024/memo.pdf": ("duplicate", "duplicate of 2024/memo.pdf")}
     assert docs["2024/memo.pdf"].duplicates == ("backup/2024/memo.pdf", "export.zip/2024/memo.pdf")
-    assert docs["2024/report.txt"].duplicates == ("backup/2024/report.txt", "report (copy).txt")
+    assert docs["report (copy).txt"].duplicates == ("2024/report.txt", "backup/2024/report.txt")
+    sizes = {s.path: s.size for s in result.skipped}          # a duplicate shows its own size, not 0 B
+    assert sizes["2024/report.txt"] == len("Revenue rose 12%.\nCosts fell.\n")
+    assert sizes["backup/2024/memo.pdf"] == (tmp_path / "tree" / "2024" / "memo.pdf").stat().st_size
     # They cost nothing: the context holds each text once.
     (tmp_path / "ctx").mkdir()
     files = write_context(result.documents, tmp_path / "ctx")
@@ -53,7 +58,7 @@ def test_duplicate_tree_is_read_once(tmp_path):
 
 def test_citations_of_a_duplicate_resolve_live_and_stored(tmp_path):
     result = ingest_sync([duplicate_tree(tmp_path / "tree")], FAST)
-    answer = ("Revenue rose [doc:report (copy).txt:line 1]; memo [doc:export.zip/2024/memo.pdf:page 2]"
+    answer = ("Revenue rose [doc:2024/report.txt:line 1]; memo [doc:export.zip/2024/memo.pdf:page 2]"
               " [doc:backup/2024/unique.md:line 1] [doc:nowhere.txt:line 1]")
     live = resolve_citations(answer, result.documents)
     store = RunStore.open(tmp_path / "runs.db")
@@ -65,7 +70,8 @@ def test_citations_of_a_duplicate_resolve_live_and_stored(tmp_path):
     for cites, docs in ((live, result.documents), (stored, None)):
         assert [c.ok for c in cites] == [True, True, True, False]
         report, memo = cites[0], cites[1]
-        assert report.path == "report (copy).txt" and report.document == 1
+        assert report.path == "2024/report.txt"
+        assert report.document == [d.path for d in result.documents].index("report (copy).txt")
         assert memo.path == "export.zip/2024/memo.pdf" and memo.document == 0
         if docs is not None:
             assert docs[report.document].text[report.start:report.end] == "Revenue rose 12%."

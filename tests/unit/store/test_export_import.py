@@ -162,7 +162,9 @@ def test_markdown_report(store: RunStore, run_id: str, tmp_path: Path):
         assert heading in text
     answer = text.split("## Answer", 1)[1].split("## Models and caps", 1)[0]
     assert "Because &lt;script>" in answer and "<script>" not in answer   # Markdown, raw HTML escaped
-    assert "openai/root-model" in text and "max_cost_usd: 5.0" in text
+    assert "openai/root-model" in text and "- Cost cap: $5.00" in text         # labels and units
+    assert "max_cost_usd" not in text and "cell_timeout_s" not in text
+    assert re.search(r"\| Cost \| \$\d+\.\d\d", text) and "cost (USD)" not in text        # money
     assert "### Turn 1" in text and "**Cell 2** (syntax error" in text and "print((" in text
     assert "  - **sub-call R.s1**" in text                           # nested under its turn
     assert re.search(r"\n    - \*\*turn 1 \(depth 1\)\*\*", text)     # the nested RLM's turn, one level deeper
