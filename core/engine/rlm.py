@@ -21,6 +21,7 @@ from core.engine.parse import parse_reply, stated_final, truncate_middle
 from core.engine.screen import screen_block
 from core.engine.subcalls import SubCaller
 from core.lifecycle import finish
+from core.repl.context_file import form_of
 from core.routing import extra_sub_call_models
 
 if TYPE_CHECKING:
@@ -144,7 +145,8 @@ class Rlm:
                     can_llm=self.can_llm, can_rlm=self.can_rlm, model=cfg.root_model,
                     user_notes=cfg.prompt_notes, sub_models=extra_sub_call_models(cfg))},
                 {"role": "user", "content": prompts.first_turn(
-                    self.question, [(d.path, len(d.text)) for d in self.documents], self._prefix())},
+                    self.question, [(d.path, len(d.text)) for d in self.documents], self._prefix(),
+                    context_form=form_of(self.documents))},
             ]
         elif self._follow_up:
             messages.append({"role": "user", "content": prompts.follow_up(self.question)})
