@@ -99,7 +99,7 @@ class Rlm:
                                        require_full_sandbox=self.config.require_full_sandbox)
                 await self.repl.start()
                 self._tell_sandbox()
-                await self.repl.load_context(self.documents)
+                self.repl.begin_loading(self.documents)   # the first root call goes on meanwhile
             else:
                 self.repl.on_sub_call = self.subcaller.handle   # a kept REPL now serves this run
             return await self._loop()

@@ -48,6 +48,7 @@ class ContextFiles:
     index_path: str
     chars: int
     documents: int
+    form: str = "str"          # context_form: how the worker holds `context`
 
 
 def header(path: str) -> str:
@@ -131,6 +132,7 @@ def write_context(documents: Iterable[Any], directory: str | Path) -> ContextFil
     index = []
     tables: list[dict[str, Any]] = []
     offset = 0
+    sizes = []
     with open(path, "wb") as f:
         for doc in documents:
             doc_path, text = _path_and_text(doc)
@@ -145,6 +147,7 @@ def write_context(documents: Iterable[Any], directory: str | Path) -> ContextFil
                      "bytes": len(data), "head_bytes": len(head_data), "width": text_width(text),
                      **_address_data(doc)}
             del data
+            sizes.append((entry["width"], len(text)))
             found = _tables_of(doc, doc_path, text)
             if found:
                 entry["tables"] = len(found)
@@ -160,10 +163,10 @@ def write_context(documents: Iterable[Any], directory: str | Path) -> ContextFil
         written.append(tables_path)
     for done in written:
         done.chmod(0o444)
-    return ContextFiles(str(path), str(index_path), offset, len(index))
+    return ContextFiles(str(path), str(index_path), offset, len(index), context_form(sizes))
 
 
-def _read_joined(f: Any, total_chars: int) -> str:
+def _read_joined(f: Any) -> str:
     """The whole file as one str, decoded a block at a time. `text += piece` grows the one
     string in place (CPython resizes a string nothing else refers to), so the peak is the
     string plus a block, not the string plus the file (the old mmap decode held both)."""
@@ -215,19 +218,19 @@ def _read_apart(f: Any, index: list[dict[str, Any]]) -> list[str]:
     return texts
 
 
-def read_context(path: str, index_path: str) -> tuple[str | list[str], list[dict[str, Any]]]:
-    """Return (context, documents) as the worker exposes them: `context` one str with
-    `documents` reading their text out of it (DocumentDict), or, when the index's widths
-    say joining would widen the whole corpus (context_form), a list of the documents' texts
-    with each document's "text" that same string."""
+def read_context(path: str, index_path: str, form: str = "str") -> tuple[str | list[str], list[dict[str, Any]]]:
+    """Return (context, documents) as the worker exposes them: for form "str", `context`
+    one str with `documents` reading their text out of it (DocumentDict); for "list" (the
+    engine's context_form when joining would widen the corpus), a list of the documents'
+    texts, each document's "text" that same string."""
+    if form not in ("str", "list"):
+        raise ContextFileError(f"unknown context form {form!r}")
     try:
         with open(index_path, encoding="utf-8") as f:
             index = json.load(f)
-        form = context_form((int(e.get("width", 1)), int(e["chars"])) for e in index) \
-            if all("width" in e and "bytes" in e for e in index) else "str"
         with open(path, "rb", buffering=0) as f:
             if form == "str":
-                context: str | list[str] = _read_joined(f, sum(int(e["chars"]) for e in index))
+                context: str | list[str] = _read_joined(f)
             else:
                 context = _read_apart(f, index)
     except (OSError, ValueError, KeyError) as exc:
