@@ -65,7 +65,8 @@ def plain_call_tokens(question: str, documents: Sequence[Any]) -> int:
     joining the documents: a joined copy of a 2 GB corpus would take 2 to 8 GB."""
     from core.evaluation.direct import direct_messages
     chars = sum(len(m["content"]) for m in direct_messages(question, ()))
-    chars += sum(len(f"=== {d.path} ===\n") + len(d.text) for d in documents) + 2 * max(len(documents) - 1, 0)
+    if documents:                 # each under its header, "\n\n" between them and before the question
+        chars += sum(len(f"=== {d.path} ===\n") + len(d.text) for d in documents) + 2 * len(documents)
     return math.ceil(chars / 4) + 16
 
 

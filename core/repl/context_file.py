@@ -25,14 +25,14 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from core.repl.document_dict import DocumentDict
 
 CONTEXT_NAME = "context.txt"
 INDEX_NAME = "context.index.json"
 TABLES_NAME = "context.tables.json"
-BLOCK_BYTES = 16 * 1024 * 1024   # read and decoded at a time by the worker
+BLOCK_BYTES = 4 * 1024 * 1024    # read and decoded at a time by the worker
 JOIN_COST = 1.25                 # context_form: joined, unless that costs more than this
 JOIN_SLACK_BYTES = 64 * 1024 * 1024   # ... and more than this on top (small corpora stay joined)
 _WIDE_HEAD = sys.getsizeof("\xe9") - 2   # a non-ASCII str's header: its size less (1 + 1) x 1 byte
@@ -166,22 +166,43 @@ def write_context(documents: Iterable[Any], directory: str | Path) -> ContextFil
     return ContextFiles(str(path), str(index_path), offset, len(index), context_form(sizes))
 
 
-def _read_joined(f: Any) -> str:
-    """The whole file as one str, decoded a block at a time. `text += piece` grows the one
-    string in place (CPython resizes a string nothing else refers to), so the peak is the
-    string plus a block, not the string plus the file (the old mmap decode held both)."""
-    decoder = codecs.getincrementaldecoder("utf-8")("replace")
-    buf = bytearray(BLOCK_BYTES)
-    view = memoryview(buf)
+def _joined(pieces: Iterable[str]) -> str:
+    """The pieces as one str, grown in place: CPython resizes a string nothing else refers
+    to on `text += piece`, without copying it (realloc moves its pages), so the peak is the
+    string plus a piece, not two strings. Only the specialised form of this line does so
+    (CPython 3.11+ specialises it after a few runs; the generic path copies): _warm runs it
+    first."""
     text = ""
-    while True:
-        n = f.readinto(buf)
-        if not n:
-            break
-        text += decoder.decode(view[:n])
-    text += decoder.decode(b"", final=True)
-    view.release()
+    for piece in pieces:
+        text += piece
     return text
+
+
+def _warm() -> None:
+    for _ in range(4):
+        _joined(["x"] * 64)
+
+
+def _blocks(f: Any) -> Iterator[str]:
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    buf = bytearray(min(BLOCK_BYTES, os.fstat(f.fileno()).st_size))
+    view = memoryview(buf)
+    try:
+        while True:
+            n = f.readinto(buf)
+            if not n:
+                break
+            yield decoder.decode(view[:n])
+        yield decoder.decode(b"", final=True)
+    finally:
+        view.release()
+
+
+def _read_joined(f: Any) -> str:
+    """The whole file as one str, read and decoded a block at a time (the old mmap decode
+    held the mapped file beside the string)."""
+    _warm()
+    return _joined(_blocks(f))
 
 
 def _read_text(f: Any, size: int, buf: bytearray) -> str:
@@ -196,20 +217,23 @@ def _read_text(f: Any, size: int, buf: bytearray) -> str:
         finally:
             view.release()
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
-    text, left = "", size
-    while left:
-        piece = f.read(min(left, len(buf)))
-        if not piece:
-            raise ContextFileError("the context file ended early")
-        left -= len(piece)
-        text += decoder.decode(piece)
-        del piece
-    return text + decoder.decode(b"", final=True)
+
+    def pieces() -> Iterator[str]:
+        left = size
+        while left:
+            piece = f.read(min(left, len(buf)))
+            if not piece:
+                raise ContextFileError("the context file ended early")
+            left -= len(piece)
+            yield decoder.decode(piece)
+        yield decoder.decode(b"", final=True)
+    _warm()
+    return _joined(pieces())
 
 
 def _read_apart(f: Any, index: list[dict[str, Any]]) -> list[str]:
     """One str per document, read in file order; each document has its own width."""
-    buf = bytearray(BLOCK_BYTES)
+    buf = bytearray(min(BLOCK_BYTES, max((int(e["bytes"]) for e in index), default=0)))
     texts = []
     for entry in index:
         f.seek(int(entry["head_bytes"]), os.SEEK_CUR)
