@@ -103,7 +103,7 @@ async def _ask(args: argparse.Namespace, config: Any) -> int:
     from core.ingest import ingest
 
     harden_once()                               # before ingestion starts any helper process
-    progress = _progress_printer() if not args.quiet and sys.stderr.isatty() else None
+    progress = _progress_printer() if not (args.quiet or args.json) and sys.stderr.isatty() else None
     try:
         from app.settings import ingest_options, load_settings
         options = ingest_options(load_settings(), ocr=True if getattr(args, "ocr", False) else None)

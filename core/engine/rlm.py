@@ -99,7 +99,10 @@ class Rlm:
                                        require_full_sandbox=self.config.require_full_sandbox)
                 await self.repl.start()
                 self._tell_sandbox()
-                self.repl.begin_loading(self.documents)   # the first root call goes on meanwhile
+                loading = self.repl.begin_loading(self.documents)   # the first root call goes on meanwhile
+                if self.depth == 0:
+                    from core.engine.loading import tell
+                    tell(self.ctx, self.rlm_id, loading, self.documents)
             else:
                 self.repl.on_sub_call = self.subcaller.handle   # a kept REPL now serves this run
             return await self._loop()

@@ -336,12 +336,13 @@ class ReplClient:
 
     # ---------------------------------------------------------------- context
 
-    def begin_loading(self, documents: Iterable[Any]) -> None:
+    def begin_loading(self, documents: Iterable[Any]) -> asyncio.Future:
         """load_context as a task of its own, so the root's first call need not wait for
         gigabytes to be written and read. execute and get_var wait for it first and raise
-        its error (a ReplError, as load_context would); close() cancels it."""
+        its error (a ReplError, as load_context would); close() cancels it. Returns the task."""
         self._check_open()
         self._loading = asyncio.ensure_future(self.load_context(documents))
+        return self._loading
 
     async def _wait_loading(self) -> None:
         task = self._loading

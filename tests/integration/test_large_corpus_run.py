@@ -83,3 +83,24 @@ def test_the_auto_estimate_does_not_join_the_corpus():
         tracemalloc.stop()
     assert tokens == -(-joined // 4) + 16          # the same count as the joined prompt's
     assert peak < 1_000_000, f"estimating took {peak:,} bytes"   # joined: 80 MB
+
+
+async def test_a_large_load_is_told_when_it_starts_and_ends(server, monkeypatch):
+    from core.engine import loading
+    monkeypatch.setattr(loading, "NOTICE_CHARS", 1_000_000)
+    server.script("root", replies=[COUNT, code("FINAL(str(n))")])
+    result, events = await run(server, docs=_corpus(20))
+    assert result.status == "finished" and result.answer == "2"
+    kinds = [(e.type, getattr(e, "message", "")) for e in events
+             if e.type in ("Notice", "RootTurnStarted", "CellExecuted")]
+    told = [i for i, (t, m) in enumerate(kinds) if t == "Notice" and "into the REPL" in m]
+    loaded = [i for i, (t, m) in enumerate(kinds) if t == "Notice" and m.startswith("The documents are loaded")]
+    first_cell = next(i for i, (t, _) in enumerate(kinds) if t == "CellExecuted")
+    assert len(told) == 1 and "Loading 20 documents (2,000," in kinds[told[0]][1]
+    assert len(loaded) == 1 and told[0] < loaded[0] < first_cell
+
+
+async def test_a_small_load_says_nothing(server):
+    server.script("root", replies=[COUNT, code("FINAL(str(n))")])
+    _, events = await run(server, docs=_corpus(3))
+    assert not [e for e in events if e.type == "Notice" and "REPL" in e.message and "load" in e.message.lower()]
