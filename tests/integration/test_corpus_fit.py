@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from core.engine.corpus_fit import MB, CorpusTooLarge, check_fits, need_bytes, width
+from core.repl.context_file import BLOCK_BYTES
 from core.engine.run import ConfigError, Engine
 from tests.integration.engine_helpers import KEY, Doc, code, config
 from tests.integration.test_cli_ask import cli_env
@@ -29,8 +30,8 @@ def test_one_emoji_widens_a_small_joined_context_to_four_bytes_per_character():
     assert count == 1
     chars = 10 * (1_000_000 + len("0.txt") + 9)                # the joined context, headers included
     # Joined (small corpora stay one str): the string, its copy while small, a block and its decoding.
-    assert narrow == 128 * MB + 2 * chars + 2 * 10_000_000
-    assert wide == 128 * MB + 2 * 4 * chars + 5 * (9_000_000 + 4 * 1_000_000)   # UTF-8 at most
+    assert narrow == 128 * MB + 2 * chars + 2 * min(BLOCK_BYTES, 10_000_000)
+    assert wide == 128 * MB + 2 * 4 * chars + 5 * min(BLOCK_BYTES, 9_000_000 + 4 * 1_000_000)   # UTF-8 at most
 
 
 def test_a_few_emoji_in_a_large_corpus_widen_only_their_own_documents():
@@ -40,7 +41,7 @@ def test_a_few_emoji_in_a_large_corpus_widen_only_their_own_documents():
     peak, utf8, count = need_bytes(docs)
     assert count == 0                                          # held apart: nothing else widened
     apart = 198 * 1_000_000 + 2 * 4 * 1_000_000
-    assert peak == 128 * MB + apart + 4 * 1_000_000 + 5 * 16 * MB
+    assert peak == 128 * MB + apart + 4 * 1_000_000 + 5 * BLOCK_BYTES
     assert peak < 128 * MB + 1.1 * 2 * (utf8 + 128 * MB)       # not 4 bytes for every character
 
 
