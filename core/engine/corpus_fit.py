@@ -11,8 +11,9 @@ It reads the file a block at a time into the growing string, so it needs about
     BASE_MB + held + min(held, GROW_MB) + a block read and decoded
 
 where held is the joined string (widest width x all characters) or the strings apart
-(each document's width x its characters), and min(held, GROW_MB) is the copy the string
-may make while small (CPython's allocator moves it until it is large; measured). A corpus
+(each document's width x its characters), and min(held, GROW_MB) is room for a copy of
+the growing string should CPython not resize it in place (context_file._joined: before
+its line is specialised the interpreter copies; measured up to 128 MB). A corpus
 whose need passes FILL of the limit is refused: the rest is left for the model's own code
 (a findall over `context`, lists of chunks). The estimate reads no text: a string's
 width comes from its size in memory (sys.getsizeof).
@@ -25,7 +26,7 @@ from typing import Any, Sequence
 from core.repl.context_file import BLOCK_BYTES, context_form, text_width
 
 BASE_MB = 128        # the worker's interpreter, its modules and the protocol (VmSize ~110 MB measured)
-GROW_MB = 128        # the growing string is copied while it is smaller than this (glibc, measured)
+GROW_MB = 128        # room for a copy of the growing string (see the module's docstring)
 FILL = 0.9           # the share of the limit the documents may take
 MB = 1024 * 1024
 
