@@ -140,8 +140,9 @@ def run_ask(tree: Path, server: ServerProcess, folder: Path, home: Path, timeout
     sampler.join()
     roots = [r for r in server.log() if r["model"].endswith("root")]
     try:
-        answer = json.loads(out).get("answer")
-        status = json.loads(out).get("status")
+        data = json.loads(out)
+        answer = data.get("answer")
+        status = data.get("status") + (f": {str(data.get('error'))[:70]}" if data.get("error") else "")
     except ValueError:
         answer, status = None, f"exit {proc.returncode}: {err.strip().splitlines()[-1:] or out[:200]}"
     return {"wall": wall, "first": roots[0]["started"] - started if roots else None,
