@@ -1,7 +1,7 @@
 """Folders of gigabytes through `rlm-studio ask` (issue 26; figures printed, never asserted):
 
     .venv/bin/python tests/bench/bench_gigabytes.py [--sizes 100,300,1000,2000] [--kinds ascii,wide]
-        [--old /tmp/old-tree] [--corpora DIR] [--runs 2]
+        [--old /tmp/old-tree] [--trees this,old] [--corpora DIR] [--runs 2]
 
 Each corpus is a folder of 1 MB text files, unique per file, with the word ZEBRAFISH planted
 once in every tenth file; "wide" puts one character above U+FFFF (an emoji) in three files.
@@ -162,8 +162,11 @@ def main() -> None:
     parser.add_argument("--corpora", default="/tmp/rlm-gigabytes")
     parser.add_argument("--runs", type=int, default=2, help="runs per tree over the same folder")
     parser.add_argument("--timeout", type=float, default=900)
+    parser.add_argument("--trees", default="this,old", help="which trees run: this, old or both")
     args = parser.parse_args()
-    trees = [("this", ROOT)] + ([("old", Path(args.old))] if args.old and Path(args.old).exists() else [])
+    wanted = args.trees.split(",")
+    trees = ([("this", ROOT)] if "this" in wanted else []) + \
+        ([("old", Path(args.old))] if "old" in wanted and args.old and Path(args.old).exists() else [])
     info = machine_info()
     print(f"{info['cpus']} cpus, {info['cpu']}, {info['memory_gb']} GB RAM, python {info['python']}")
     print("| corpus | tree | run | wall s | first request s | count s | peak MB | x corpus | answer | load |")
