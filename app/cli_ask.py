@@ -112,7 +112,7 @@ async def _ask(args: argparse.Namespace, config: Any) -> int:
     from core.ingest import ingest
 
     prepare_engine_process()                    # before ingestion starts any helper process
-    progress = _progress_printer() if not args.quiet and sys.stderr.isatty() else None
+    progress = _progress_printer() if not (args.quiet or args.json) and sys.stderr.isatty() else None
     try:
         # lazy: +36 modules, 59 ms at load 9 (first use only)
         from app.settings import ingest_options, load_settings

@@ -200,6 +200,13 @@ def explain_error(error: str, *, model: str = "", api_base: str | None = None,
     model = label or shown_model(model, api_base)
     where = f" at {api_base}" if api_base else ""
     ways_on = (("endpoints", "Open Endpoints"), ("pick_model", "Pick another model"))
+    # First: its numbers ("at least 401 MB") must not be read as an HTTP status below.
+    if "too large for the repl worker's memory" in low:
+        body = text.split("The documents are too large", 1)[-1]
+        return Notification(
+            "error", "The documents are too large" + body.split(" Raise the memory limit")[0],
+            "Raise the REPL memory limit in Settings > Caps, ask about a narrower folder, or leave "
+            "files out with a .rlmignore file.", "caps", "Open Caps", detail=text, topic="run")
     if any(s in low for s in ("apiconnectionerror", "connection refused", "connecterror",
                               "cannot connect", "could not connect", "failed to establish",
                               "name or service not known", "connection error", "unreachable",
@@ -238,12 +245,6 @@ def explain_error(error: str, *, model: str = "", api_base: str | None = None,
     if "contextwindow" in low or "context length" in low or "maximum context" in low:
         return Notification("error", f"A prompt was too long for {model}.",
                             "Pick a sub model with a larger context window.", detail=text, topic="run")
-    if "too large for the repl worker's memory" in low:
-        body = text.split("The documents are too large", 1)[-1]
-        return Notification(
-            "error", "The documents are too large" + body.split(" Raise the memory limit")[0],
-            "Raise the REPL memory limit in Settings > Caps, ask about a narrower folder, or leave "
-            "files out with a .rlmignore file.", "caps", "Open Caps", detail=text, topic="run")
     if "no price is known for model" in low:
         routed = text.split("'", 2)[1] if text.count("'") >= 2 else model
         name = (labels or {}).get(routed, routed)

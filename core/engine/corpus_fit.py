@@ -2,30 +2,33 @@
 
     check_fits(documents, memory_limit_mb)     # raises CorpusTooLarge, in words
 
-The worker holds `context` (all documents joined, each under a header line) and
-`documents` (one string per file). CPython stores a string at 1, 2 or 4 bytes per
-character, by its widest character, so one emoji (above U+FFFF) makes the whole of
-`context` take 4 bytes per character. While `context` is decoded the mapped file is held
-beside it. So the worker needs about
+CPython stores a string at 1, 2 or 4 bytes per character, by its widest character. The
+worker holds the documents once (core/repl/context_file.py): as one joined `context`
+(the documents cut their text from it when read), or, when joining would widen a large
+corpus (a few documents with emoji), as one string per document, each at its own width.
+It reads the file a block at a time into the growing string, so it needs about
 
-    BASE_MB + max(file + context, context + documents)
+    BASE_MB + held + min(held, GROW_MB) + a block read and decoded
 
-where file is the UTF-8 size, context = widest width x characters, and documents =
-each document's own width x its characters. A corpus whose need passes FILL of the
-limit is refused: the rest is left for the model's own code (a findall over `context`,
-lists of chunks). The estimate reads no text: a string's width comes from its size in
-memory (sys.getsizeof), so a 2 GB corpus is checked in microseconds per document.
+where held is the joined string (widest width x all characters) or the strings apart
+(each document's width x its characters), and min(held, GROW_MB) is room for a copy of
+the growing string should CPython not resize it in place (context_file._joined: before
+its line is specialised the interpreter copies; measured up to 128 MB). A corpus
+whose need passes FILL of the limit is refused: the rest is left for the model's own code
+(a findall over `context`, lists of chunks). The estimate reads no text: a string's
+width comes from its size in memory (sys.getsizeof).
 """
 
 from __future__ import annotations
 
-import sys
 from typing import Any, Sequence
 
+from core.repl.context_file import BLOCK_BYTES, context_form, text_width
+
 BASE_MB = 128        # the worker's interpreter, its modules and the protocol (VmSize ~110 MB measured)
+GROW_MB = 128        # room for a copy of the growing string (see the module's docstring)
 FILL = 0.9           # the share of the limit the documents may take
 MB = 1024 * 1024
-_EMPTY = sys.getsizeof("")
 
 
 class CorpusTooLarge(ValueError):
@@ -34,28 +37,31 @@ class CorpusTooLarge(ValueError):
 
 def width(text: str) -> int:
     """Bytes per character CPython stores `text` with: 1, 2 or 4."""
-    if text.isascii():
-        return 1
-    per = (sys.getsizeof(text) - _EMPTY) / (len(text) + 1)
-    return 4 if per > 2.5 else 2 if per > 1.5 else 1
+    return text_width(text)
 
 
 def need_bytes(documents: Sequence[Any]) -> tuple[int, int, int]:
-    """(bytes the worker needs at its peak, UTF-8 bytes at most, documents with characters above U+FFFF)."""
-    chars = utf8 = docs = 0
+    """(bytes the worker needs at its peak, UTF-8 bytes at most, documents with characters
+    above U+FFFF that widen the joined `context`: 0 when the documents are held apart)."""
+    chars = utf8 = apart = 0
     widest = 1
     wide_docs = 0
+    sizes = []
     for d in documents:
         text = d.text
         w = width(text)
-        n = len(text) + len(d.path) + 9                      # "=== PATH ===\n" and the joins
-        chars += n
-        docs += w * len(text)
+        sizes.append((w, len(text)))
+        chars += len(text) + len(d.path) + 9                 # "=== PATH ===\n" and the joins
+        apart += w * len(text)
         utf8 += len(text) if w == 1 else len(text) * (2 if w == 2 else 4)
         widest = max(widest, w)
         wide_docs += w == 4
-    context = widest * chars
-    peak = BASE_MB * MB + max(utf8 + context + (chars if widest > 1 else 0), context + docs)
+    if context_form(sizes) == "str":
+        held, grow = widest * chars, min(widest * chars, GROW_MB * MB)
+    else:
+        held, grow, wide_docs = apart, max((w * n for w, n in sizes), default=0), 0
+    block = min(BLOCK_BYTES, utf8)
+    peak = BASE_MB * MB + held + grow + block * (1 + widest)   # the read block, its decoded piece
     return peak, utf8, wide_docs
 
 

@@ -74,13 +74,16 @@ def system_prompt(*, can_llm: bool, can_rlm: bool, model: str,
     return text
 
 
-def first_turn(question: str, documents: Sequence[tuple[str, int]], prefix: str) -> str:
-    """Metadata only: counts, a few sizes, a short prefix, and the question."""
+def first_turn(question: str, documents: Sequence[tuple[str, int]], prefix: str,
+               context_form: str = "str") -> str:
+    """Metadata only: counts, a few sizes, a short prefix, and the question. `context_form`
+    "list": `context` is one str per document (core/repl/context_file.context_form), said here."""
     total = sum(chars for _, chars in documents)
     shown = [f"- {path} ({chars:,} chars)" for path, chars in documents[:LISTED_DOCUMENTS]]
     if len(documents) > LISTED_DOCUMENTS:
         shown.append(f"- ... and {len(documents) - LISTED_DOCUMENTS:,} more (see `documents`)")
-    return fill("first_turn.md", total_chars=f"{total:,}", doc_count=f"{len(documents):,}",
+    note = "" if context_form == "str" else " " + fill("context_list.md", doc_count=f"{len(documents):,}")
+    return fill("first_turn.md", total_chars=f"{total:,}", doc_count=f"{len(documents):,}", context_note=note,
                 doc_list="\n".join(shown), prefix=prefix[:PREFIX_CHARS], question=question)
 
 

@@ -23,6 +23,7 @@ from core.engine.screen import screen_block
 from core.engine.outcome import RlmOutcome, RootCallRefused, Session, TextDocument  # noqa: F401
 from core.engine.subcalls import SubCaller
 from core.lifecycle import finish
+from core.repl.context_file import form_of
 from core.routing import extra_sub_call_models
 
 if TYPE_CHECKING:
@@ -73,7 +74,10 @@ class Rlm:
                                        require_full_sandbox=self.config.require_full_sandbox)
                 await self.repl.start()
                 self._tell_sandbox()
-                await self.repl.load_context(self.documents)
+                loading = self.repl.begin_loading(self.documents)   # the first root call goes on meanwhile
+                if self.depth == 0:
+                    from core.engine.loading import tell
+                    tell(self.ctx, self.rlm_id, loading, self.documents)
             else:
                 self.repl.on_sub_call = self.subcaller.handle   # a kept REPL now serves this run
             return await self._loop()
@@ -119,7 +123,8 @@ class Rlm:
                     can_llm=self.can_llm, can_rlm=self.can_rlm, model=cfg.root_model,
                     user_notes=cfg.prompt_notes, sub_models=extra_sub_call_models(cfg))},
                 {"role": "user", "content": prompts.first_turn(
-                    self.question, [(d.path, len(d.text)) for d in self.documents], self._prefix())},
+                    self.question, [(d.path, len(d.text)) for d in self.documents], self._prefix(),
+                    context_form=form_of(self.documents))},
             ]
         elif self._follow_up:
             messages.append({"role": "user", "content": prompts.follow_up(self.question)})

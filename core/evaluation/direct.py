@@ -51,11 +51,21 @@ def direct_messages(question: str, documents: Sequence[Any]) -> list[dict]:
             {"role": "user", "content": prompts.fill("direct_user.md", documents=joined, question=question)}]
 
 
+def plain_call_tokens(question: str, documents: Sequence[Any]) -> int:
+    """The plain call's prompt in tokens (core/token_count.py's estimate), counted piece by
+    piece: the prompt without documents, then each document's header and text, so no joined
+    copy of the corpus is made (a 2 GB corpus would take 2 to 8 GB joined)."""
+    from core.token_count import prompt_tokens, text_tokens
+    tokens = prompt_tokens(direct_messages(question, ()))
+    for d in documents:           # "=== path ===\n" + text, "\n\n" between (about one token)
+        tokens += text_tokens(f"=== {d.path} ===\n") + text_tokens(d.text) + 1
+    return tokens
+
+
 def direct_fit(model: str, question: str, documents: Sequence[Any], prices: Any, max_tokens: int,
                window: int | None = None) -> DirectFit:
-    from core.token_count import about_tokens, prompt_tokens
-    messages = direct_messages(question, documents)
-    tokens = prompt_tokens(messages)          # the one estimate Sources and the mode use
+    from core.token_count import about_tokens
+    tokens = plain_call_tokens(question, documents)   # the one estimate Sources and the mode use
     window = window or prices.context_window(model)
     chars = sum(len(d.text) for d in documents)
     if window is None:

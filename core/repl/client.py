@@ -8,6 +8,8 @@ as a CellResult, never as an exception that ends the run.
     repl = ReplClient(on_sub_call=handler)          # handler: SubCallRequest -> result slots
     await repl.start()
     await repl.load_context(documents)              # .path/.text objects or dicts
+    repl.begin_loading(documents)                   # or: the same in the background; the next
+                                                    # execute/get_var waits for it (and raises its error)
     result = await repl.execute(code, timeout_s=120)
     found, value, error = await repl.get_var("answer")
     path = await repl.close()                       # "graceful" | "terminate" | "kill"
@@ -170,6 +172,7 @@ class ReplClient:
         self._worker_dir: str | None = None
         self._generation = 0
         self._context: ContextFiles | None = None
+        self._loading: asyncio.Future | None = None  # begin_loading's load, until a cell waits for it
         self._closed = False
         self._closing: asyncio.Task | None = None   # close() in progress (a second close waits for it)
         self._live: set[WorkerConnection] = set()   # every worker started and not yet disposed
@@ -319,6 +322,7 @@ class ReplClient:
     async def _shut_down(self, grace_s: float) -> str:
         path = "graceful"
         try:
+            await self._drop_loading()
             conn = self._conn
             if conn is not None:
                 try:
@@ -334,6 +338,34 @@ class ReplClient:
         return path
 
     # ---------------------------------------------------------------- context
+
+    def begin_loading(self, documents: Iterable[Any]) -> asyncio.Future:
+        """load_context as a task of its own, so the root's first call need not wait for
+        gigabytes to be written and read. execute and get_var wait for it first and raise
+        its error (a ReplError, as load_context would); close() cancels it. Returns the task."""
+        self._check_open()
+        self._loading = asyncio.ensure_future(self.load_context(documents))
+        return self._loading
+
+    async def _wait_loading(self) -> None:
+        task = self._loading
+        if task is not None:
+            try:
+                await task
+            finally:
+                if self._loading is task:
+                    self._loading = None
+
+    async def _drop_loading(self) -> None:
+        """A background load still going as the client closes: cancelled, its end awaited
+        (its thread writing the file finishes first), its error only logged."""
+        task, self._loading = self._loading, None
+        if task is None:
+            return
+        task.cancel()
+        await asyncio.wait({task})
+        if not task.cancelled() and task.exception() is not None:
+            log.info("the context load ended as the REPL closed: %r", task.exception())
 
     async def load_context(self, documents: Iterable[Any]) -> None:
         async with self._lock:
@@ -354,7 +386,7 @@ class ReplClient:
         try:
             reply = await self._conn.request(P.LOAD_CONTEXT, timeout=LOAD_TIMEOUT_S,
                                              path=self._in_view(files.path),
-                                             index_path=self._in_view(files.index_path))
+                                             index_path=self._in_view(files.index_path), form=files.form)
         except (WorkerDied, asyncio.TimeoutError) as exc:
             raise ReplError(f"the REPL worker failed while loading the context: {exc!r}; "
                             f"{self._conn.output_tail()[-CRASH_OUTPUT_CHARS:]}") from exc
@@ -417,6 +449,7 @@ class ReplClient:
         outstanding are cancelled (and answered) before this returns. `cell_id` is the
         engine's name for the cell: every sub-call the cell makes carries it
         (SubCallRequest.cell); a sub-call made by a cell that has ended is refused."""
+        await self._wait_loading()
         async with self._lock:
             self._check_open()
             self._in_cell = True
@@ -531,6 +564,7 @@ class ReplClient:
 
     async def get_var(self, name: str) -> tuple[bool, str | None, str | None]:
         """(found, str(value), error) for FINAL_VAR written outside code."""
+        await self._wait_loading()
         async with self._lock:
             self._check_open()
             conn = self._conn

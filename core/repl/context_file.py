@@ -19,16 +19,23 @@ copy) and slices each document's text out of it.
 
 from __future__ import annotations
 
+import codecs
 import json
-import mmap
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
+
+from core.repl.document_dict import DocumentDict
 
 CONTEXT_NAME = "context.txt"
 INDEX_NAME = "context.index.json"
 TABLES_NAME = "context.tables.json"
+BLOCK_BYTES = 4 * 1024 * 1024    # read and decoded at a time by the worker
+JOIN_COST = 1.25                 # context_form: joined, unless that costs more than this
+JOIN_SLACK_BYTES = 64 * 1024 * 1024   # ... and more than this on top (small corpora stay joined)
+_WIDE_HEAD = sys.getsizeof("\xe9") - 2   # a non-ASCII str's header: its size less (1 + 1) x 1 byte
 
 
 class ContextFileError(Exception):
@@ -41,6 +48,7 @@ class ContextFiles:
     index_path: str
     chars: int
     documents: int
+    form: str = "str"          # context_form: how the worker holds `context`
 
 
 def header(path: str) -> str:
@@ -81,8 +89,38 @@ def _path_and_text(doc: Any) -> tuple[str, str]:
     return str(path), text
 
 
+def text_width(text: str) -> int:
+    """Bytes per character CPython stores `text` with (1, 2 or 4), read from its size in
+    memory (sys.getsizeof), so no text is scanned beyond str.isascii."""
+    if text.isascii():
+        return 1
+    return (sys.getsizeof(text) - _WIDE_HEAD) // (len(text) + 1)
+
+
+def context_form(widths_and_chars: Iterable[tuple[int, int]]) -> str:
+    """"str" (one joined string) or "list" (one string per document): "list" when joining
+    would cost more than JOIN_COST times the documents held apart and more than
+    JOIN_SLACK_BYTES on top of them, as when a few documents of a large corpus hold
+    characters beyond U+FFFF and the joined string would take 4 bytes for every character.
+    `widths_and_chars`: (text_width, characters) per document."""
+    apart = widest = chars = 0
+    for w, n in widths_and_chars:
+        apart += w * n
+        widest = max(widest, w)
+        chars += n
+    joined = widest * chars
+    return "list" if joined > JOIN_COST * apart and joined - apart > JOIN_SLACK_BYTES else "str"
+
+
+def form_of(documents: Iterable[Any]) -> str:
+    """context_form of documents as the engine holds them (ingest.Document, dicts): the form
+    the worker will give `context` once they are loaded."""
+    return context_form((text_width(t), len(t)) for _, t in map(_path_and_text, documents))
+
+
 def write_context(documents: Iterable[Any], directory: str | Path) -> ContextFiles:
-    """Write the context and its index into `directory` (read-only files)."""
+    """Write the context and its index into `directory` (read-only files). Each document is
+    encoded and written on its own: the engine holds no joined copy."""
     directory = Path(directory)
     path = directory / CONTEXT_NAME
     index_path = directory / INDEX_NAME
@@ -94,16 +132,22 @@ def write_context(documents: Iterable[Any], directory: str | Path) -> ContextFil
     index = []
     tables: list[dict[str, Any]] = []
     offset = 0
-    # "replace" keeps one character per unencodable one (lone surrogates): offsets hold.
-    with open(path, "w", encoding="utf-8", errors="replace", newline="") as f:
+    sizes = []
+    with open(path, "wb") as f:
         for doc in documents:
             doc_path, text = _path_and_text(doc)
             head = header(doc_path)
-            f.write(head)
-            f.write(text)
-            f.write("\n\n")
+            # "replace" keeps one character per unencodable one (lone surrogates): offsets hold.
+            data = text.encode("utf-8", "replace")
+            head_data = head.encode("utf-8", "replace")
+            f.write(head_data)
+            f.write(data)
+            f.write(b"\n\n")
             entry = {"path": doc_path, "offset": offset + len(head), "chars": len(text),
+                     "bytes": len(data), "head_bytes": len(head_data), "width": text_width(text),
                      **_address_data(doc)}
+            del data
+            sizes.append((entry["width"], len(text)))
             found = _tables_of(doc, doc_path, text)
             if found:
                 entry["tables"] = len(found)
@@ -119,26 +163,101 @@ def write_context(documents: Iterable[Any], directory: str | Path) -> ContextFil
         written.append(tables_path)
     for done in written:
         done.chmod(0o444)
-    return ContextFiles(str(path), str(index_path), offset, len(index))
+    return ContextFiles(str(path), str(index_path), offset, len(index), context_form(sizes))
 
 
-def read_context(path: str, index_path: str) -> tuple[str, list[dict[str, Any]]]:
-    """Return (context, documents) as the worker exposes them."""
+def _joined(pieces: Iterable[str]) -> str:
+    """The pieces as one str, grown in place: CPython resizes a string nothing else refers
+    to on `text += piece`, without copying it (realloc moves its pages), so the peak is the
+    string plus a piece, not two strings. Only the specialised form of this line does so
+    (CPython 3.11+ specialises it after a few runs; the generic path copies): _warm runs it
+    first."""
+    text = ""
+    for piece in pieces:
+        text += piece
+    return text
+
+
+def _warm() -> None:
+    for _ in range(4):
+        _joined(["x"] * 64)
+
+
+def _blocks(f: Any) -> Iterator[str]:
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    buf = bytearray(min(BLOCK_BYTES, os.fstat(f.fileno()).st_size))
+    view = memoryview(buf)
+    try:
+        while True:
+            n = f.readinto(buf)
+            if not n:
+                break
+            yield decoder.decode(view[:n])
+        yield decoder.decode(b"", final=True)
+    finally:
+        view.release()
+
+
+def _read_joined(f: Any) -> str:
+    """The whole file as one str, read and decoded a block at a time (the old mmap decode
+    held the mapped file beside the string)."""
+    _warm()
+    return _joined(_blocks(f))
+
+
+def _read_text(f: Any, size: int, buf: bytearray) -> str:
+    """`size` bytes of the file as a str, a block at a time (see _read_joined)."""
+    if size <= len(buf):
+        view = memoryview(buf)[:size]
+        try:
+            got = f.readinto(view)
+            if got != size:
+                raise ContextFileError(f"the context file ended early ({got} of {size} bytes)")
+            return str(view, "utf-8", "replace")
+        finally:
+            view.release()
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def pieces() -> Iterator[str]:
+        left = size
+        while left:
+            piece = f.read(min(left, len(buf)))
+            if not piece:
+                raise ContextFileError("the context file ended early")
+            left -= len(piece)
+            yield decoder.decode(piece)
+        yield decoder.decode(b"", final=True)
+    _warm()
+    return _joined(pieces())
+
+
+def _read_apart(f: Any, index: list[dict[str, Any]]) -> list[str]:
+    """One str per document, read in file order; each document has its own width."""
+    buf = bytearray(min(BLOCK_BYTES, max((int(e["bytes"]) for e in index), default=0)))
+    texts = []
+    for entry in index:
+        f.seek(int(entry["head_bytes"]), os.SEEK_CUR)
+        texts.append(_read_text(f, int(entry["bytes"]), buf))
+        f.seek(2, os.SEEK_CUR)
+    return texts
+
+
+def read_context(path: str, index_path: str, form: str = "str") -> tuple[str | list[str], list[dict[str, Any]]]:
+    """Return (context, documents) as the worker exposes them: for form "str", `context`
+    one str with `documents` reading their text out of it (DocumentDict); for "list" (the
+    engine's context_form when joining would widen the corpus), a list of the documents'
+    texts, each document's "text" that same string."""
+    if form not in ("str", "list"):
+        raise ContextFileError(f"unknown context form {form!r}")
     try:
         with open(index_path, encoding="utf-8") as f:
             index = json.load(f)
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size == 0:
-                context = ""
+        with open(path, "rb", buffering=0) as f:
+            if form == "str":
+                context: str | list[str] = _read_joined(f)
             else:
-                with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                    view = memoryview(mm)
-                    try:
-                        context = str(view, "utf-8")
-                    finally:
-                        view.release()
-    except (OSError, ValueError) as exc:
+                context = _read_apart(f, index)
+    except (OSError, ValueError, KeyError) as exc:
         raise ContextFileError(f"cannot read the context: {exc}") from exc
     tables: list[dict[str, Any]] = []
     if any(entry.get("tables") for entry in index):
@@ -148,13 +267,17 @@ def read_context(path: str, index_path: str) -> tuple[str, list[dict[str, Any]]]
                 tables = json.load(f)
         except (OSError, ValueError) as exc:
             raise ContextFileError(f"cannot read the tables: {exc}") from exc
-    documents = []
-    for entry in index:
+    documents: list[dict[str, Any]] = []
+    for i, entry in enumerate(index):
         start, chars = int(entry["offset"]), int(entry["chars"])
-        if start < 0 or start + chars > len(context):
-            raise ContextFileError(f"index entry out of range: {entry}")
-        doc = {"path": entry["path"], "text": context[start:start + chars], "chars": chars,
-               "offset": start}
+        if isinstance(context, str):
+            if start < 0 or start + chars > len(context):
+                raise ContextFileError(f"index entry out of range: {entry}")
+            doc: dict[str, Any] = DocumentDict(context, path=entry["path"], chars=chars, offset=start)
+        else:
+            if len(context[i]) != chars:
+                raise ContextFileError(f"index entry does not match the file: {entry}")
+            doc = {"path": entry["path"], "text": context[i], "chars": chars, "offset": None}
         if "format" in entry or "spans" in entry:   # taken out again by Namespace.set_context
             doc["format"] = entry.get("format") or "text"
             doc["spans"] = entry.get("spans") or []

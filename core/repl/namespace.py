@@ -111,7 +111,8 @@ class Namespace:
     def set_context(self, context: str, documents: list[dict[str, Any]]) -> None:
         # Spans and formats (from the context index) serve where(); model code sees the documents
         # as {"path", "text", "chars", "offset"}.
-        self._addresses = [(int(d.get("offset", 0)), int(d.get("chars", len(d.get("text", "")))),
+        # (offset is None when `context` is a list, one str per document: context_file.context_form)
+        self._addresses = [(int(d.get("offset") or 0), int(d.get("chars", len(d.get("text", "")))),
                             str(d.get("path")), str(d.pop("format", None) or "text"), d.pop("spans", None) or [])
                            for d in documents]
         self._ends = [offset + chars + 2 for offset, chars, *_ in self._addresses]
@@ -202,23 +203,28 @@ class Namespace:
         docs = self._addresses
         context = self._names["context"]
         if path is not None:
-            found = [d for d in docs if d[2] == str(path)]
+            found = [i for i, d in enumerate(docs) if d[2] == str(path)]
             if not found:
                 raise ValueError(f"where: no document with path {str(path)[:200]!r}")
-            start, chars, name, fmt, spans = found[0]
+            start, chars, name, fmt, spans = docs[found[0]]
+            text = self._names["documents"][found[0]]["text"]
             local = offset
+        elif not isinstance(context, str):
+            raise ValueError("where: `context` is a list here, one str per document: "
+                             "give the document, where(offset, path)")
         else:
             # The document whose text (or header line before it, or "\n\n" after it) holds offset.
             index = bisect.bisect_left(self._ends, offset + 1) if 0 <= offset < len(context) else len(docs)
             if index >= len(docs):
                 raise ValueError(f"where: offset {offset} is outside `context` (0..{len(context) - 1})")
             start, chars, name, fmt, spans = docs[index]
+            text = context[start:start + chars]
             local = min(max(offset - start, 0), chars)
         if not 0 <= local <= chars:
             raise ValueError(f"where: offset {offset} is outside {name} (0..{chars})")
         from core.ingest.address import address_in   # imported on first use only
         local = min(local, max(chars - 1, 0))          # the "\n\n" after a text: its last character
-        return f"{name}:{address_in(context[start:start + chars], spans, fmt, local)}"
+        return f"{name}:{address_in(text, spans, fmt, local)}"
 
     def FINAL(self, value: Any) -> None:   # noqa: N802 - the name the model uses
         """End the run with str(value) as the answer (the cell still finishes)."""

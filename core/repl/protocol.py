@@ -12,13 +12,15 @@ engine -> worker
   hello        {version, sub_call_wait_s?}       first message; worker answers hello_ok.
                                                  sub_call_wait_s bounds how long a thread waits
                                                  for one sub_call's reply (default 3600)
-  load_context {path, index_path}                documents written by the engine to a file:
+  load_context {path, index_path, form?}         documents written by the engine to a file:
                                                  `path` holds, per document in order,
                                                  "=== {path} ===\\n{text}\\n\\n" (UTF-8): the
                                                  `context` string itself; `index_path` a JSON list
                                                  [{"path", "offset", "chars"}], offset = character
                                                  index of the text in `context`
-                                                 (see core/repl/context_file.py).
+                                                 (see core/repl/context_file.py). form "str"
+                                                 (default): `context` is that string; "list":
+                                                 one str per document text (context_form)
                                                  Reply: context_loaded {chars, documents}
   exec         {code}                            reply: exec_result
   get_var      {name}                            reply: var_value {found, value, error}

@@ -221,7 +221,7 @@ class Worker:
 
     def load_context(self, msg: dict[str, Any]) -> None:
         try:
-            context, documents = read_context(msg["path"], msg["index_path"])
+            context, documents = read_context(msg["path"], msg["index_path"], str(msg.get("form") or "str"))
         except (ContextFileError, KeyError) as exc:
             self.channel.reply(P.ERROR, msg["id"], message=str(exc))
             return

@@ -156,6 +156,10 @@ class RunStore:
         with self._lock:
             return queries.documents(self.db, run_id)
 
+    def has_blob(self, sha256: str) -> bool:
+        with self._lock:
+            return has_blob(self.db, sha256)
+
     def blob(self, sha256: str) -> bytes | None:
         """The uncompressed content of a blob (document text, span table), or None."""
         with self._lock:

@@ -168,7 +168,8 @@ def rows_for(r: dict) -> list[dict]:
             goal=f"< {GOAL_PEAK_X:g}x context" if goals else "",
             met=(worker_x < GOAL_PEAK_X) if goals else None, load=load,
             note=f"above the empty worker: {(r['worker_peak_mb'] - r['worker_baseline_mb']) / ctx:.2f}x the context "
-                 "(`context` and the texts of `documents` are two copies)"),
+                 "(`context` once, `documents` cut their text from it when read; plus the block "
+                 "being read and decoded)"),
         row(f"{name}: engine peak growth", r["engine_growth_mb"], "MB",
             bound=f"RSS with docs {r['engine_rss_with_documents_mb']:.0f} MB", ratio=engine_x,
             goal=f"< {GOAL_PEAK_X:g}x context" if goals else "",

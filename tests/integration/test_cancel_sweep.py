@@ -1,4 +1,4 @@
-"""Stop at any moment: a run cancelled at 34 points over its whole life leaves nothing.
+"""Stop at any moment: a run cancelled at 37 points over its whole life leaves nothing.
 
 Each point runs a real run (RunService -> QuestionRun -> Engine, a real sandboxed REPL
 worker, a real SQLite store, the scripted model server on 127.0.0.1) and presses Stop
@@ -129,6 +129,10 @@ POINTS = [
     ("context-load", PLAIN, {}, BIG, ("method", "request", 2, 0.0)),
     ("context-load-20ms", PLAIN, {}, BIG, ("method", "request", 2, 0.02)),
     ("root-call", PLAIN, {}, None, ("event", "RootTurnStarted", 1, 0.0)),
+    # The context loads beside the root's first call (ReplClient.begin_loading): Stop then.
+    ("root-call-while-loading", PLAIN, {}, BIG, ("event", "RootTurnStarted", 1, 0.0)),
+    ("root-call-while-loading-5ms", PLAIN, {}, BIG, ("event", "RootTurnStarted", 1, 0.005)),
+    ("cell-waiting-for-the-load", PLAIN, {}, BIG, ("event", "CellStarted", 1, 0.0)),
     ("root-stream", PLAIN, {}, None, ("event", "RootTokens", 1, 0.0)),
     ("cell-start", PLAIN, {}, None, ("event", "CellStarted", 1, 0.0)),
     ("cell-running", PLAIN, {}, None, ("event", "CellStarted", 1, 0.15)),

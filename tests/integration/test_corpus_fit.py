@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from core.engine.corpus_fit import MB, CorpusTooLarge, check_fits, need_bytes, width
+from core.repl.context_file import BLOCK_BYTES
 from core.engine.run import ConfigError, Engine
 from tests.integration.engine_helpers import KEY, Doc, code, config
 from tests.integration.test_cli_ask import cli_env
@@ -21,18 +22,27 @@ def test_widths_follow_cpython():
     assert width("a" * 10_000 + "\U0001F600") == 4
 
 
-def test_one_emoji_widens_the_context_to_four_bytes_per_character():
+def test_one_emoji_widens_a_small_joined_context_to_four_bytes_per_character():
     ascii_docs = [Doc(f"{i}.txt", "x" * 1_000_000) for i in range(10)]
     wide_docs = ascii_docs[:9] + [Doc("9.txt", "x" * 999_999 + "\U0001F600")]
     narrow, _, _ = need_bytes(ascii_docs)
     wide, _, count = need_bytes(wide_docs)
     assert count == 1
     chars = 10 * (1_000_000 + len("0.txt") + 9)                # the joined context, headers included
-    # narrow: the mapped file and context, or context and the documents: 2 bytes a character.
-    assert narrow == 128 * MB + 2 * chars - 10 * (len("0.txt") + 9)
-    # wide: the 4-byte context, the file (the wide document counted at 4 bytes a character), and
-    # the decoder's narrow start; the nine narrow documents stay at 1 byte a character.
-    assert wide == 128 * MB + (9_000_000 + 4_000_000) + 4 * chars + chars
+    # Joined (small corpora stay one str): the string, its copy while small, a block and its decoding.
+    assert narrow == 128 * MB + 2 * chars + 2 * min(BLOCK_BYTES, 10_000_000)
+    assert wide == 128 * MB + 2 * 4 * chars + 5 * min(BLOCK_BYTES, 9_000_000 + 4 * 1_000_000)   # UTF-8 at most
+
+
+def test_a_few_emoji_in_a_large_corpus_widen_only_their_own_documents():
+    plain = "x" * 1_000_000                                      # one string, shared: widths are all that is read
+    docs = [Doc(f"{i:03d}.txt", plain) for i in range(200)]
+    docs[50] = docs[150] = Doc("wide.txt", "x" * 999_999 + "\U0001F600")
+    peak, utf8, count = need_bytes(docs)
+    assert count == 0                                          # held apart: nothing else widened
+    apart = 198 * 1_000_000 + 2 * 4 * 1_000_000
+    assert peak == 128 * MB + apart + 4 * 1_000_000 + 5 * BLOCK_BYTES
+    assert peak < 128 * MB + 1.1 * 2 * (utf8 + 128 * MB)       # not 4 bytes for every character
 
 
 def test_a_corpus_over_the_limit_is_refused_with_its_size_the_limit_and_what_to_do():

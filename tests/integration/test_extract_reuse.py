@@ -88,3 +88,25 @@ def test_the_cli_reads_an_unchanged_folder_once(server, tmp_path):
     assert second.returncode == 0, second.stderr
     assert "3 of 4 files unchanged since an earlier read: not read again" in second.stderr
     assert first.stdout.strip() == second.stdout.strip() == "4"
+
+
+async def test_an_unchanged_text_file_is_decoded_from_itself_not_from_its_blob(tmp_path, store):
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for i in range(5):
+        (folder / f"day{i}.log").write_text(f"day {i}\r\n" + "request ok\r\n" * 2000 + "caf\u00e9 \U0001F600\n",
+                                            encoding="utf-8")
+    first = await ingest([folder], cache=ExtractCache(store))
+    store.save_sources("run-1", first.documents, first.skipped)
+    read_blobs = []
+    real_blob = store.blob
+
+    def counted(sha):
+        read_blobs.append(sha)
+        return real_blob(sha)
+    store.blob = counted
+    again = await ingest([folder], cache=ExtractCache(store))
+    assert again.unchanged == 5
+    assert [(d.path, d.text, d.sha256, d.chars, d.format) for d in again.documents] == \
+        [(d.path, d.text, d.sha256, d.chars, d.format) for d in first.documents]
+    assert read_blobs == []                      # the blobs' decompression was the slow part
