@@ -13,7 +13,7 @@
 #  4. the GUI starts offscreen, paints, and quits on its own with status 0
 #
 # The scripted server runs from the dev venv (RLM_SMOKE_PYTHON, default
-# .venv/bin/python). Everything runs in a temp dir with RLM_STUDIO_HOME there.
+# .venv/bin/python). Everything runs in a temp dir with RLMSTUDIO_DESKTOP_HOME there.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 BUNDLE=$(cd "${1:?usage: bash packaging/smoke.sh BUNDLE_DIR}" && pwd)
@@ -30,14 +30,14 @@ cleanup() {
   rm -rf "$TMP"
 }
 trap cleanup EXIT
-export RLM_STUDIO_HOME=$TMP/home QT_QPA_PLATFORM=offscreen
+export RLMSTUDIO_DESKTOP_HOME=$TMP/home QT_QPA_PLATFORM=offscreen
 unset PYTHONPATH PYTHONHOME VIRTUAL_ENV   # the bundle must need none of them
 cd "$TMP"                                  # nothing from the source tree is in reach
 
 now_ms() { date +%s%3N; }
 fail() {
   echo "smoke: FAILED: $*" >&2
-  for f in "$TMP"/*.err "$RLM_STUDIO_HOME"/logs/*.log; do
+  for f in "$TMP"/*.err "$RLMSTUDIO_DESKTOP_HOME"/logs/*.log; do
     [ -s "$f" ] && { echo "--- $f (last 30 lines)" >&2; tail -n 30 "$f" >&2; }
   done
   exit 1
@@ -114,7 +114,7 @@ t0=$(now_ms)
 timeout 90 "$EXE" --smoke-quit-after "$QUIT_AFTER_MS" >gui.out 2>gui.err || fail "the GUI exited $?"
 total=$(( $(now_ms) - t0 ))
 grep -q Traceback gui.err && fail "the GUI printed a traceback"
-grep -qs "uncaught exception" "$RLM_STUDIO_HOME"/logs/*.log && fail "the GUI logged an uncaught exception"
+grep -qs "uncaught exception" "$RLMSTUDIO_DESKTOP_HOME"/logs/*.log && fail "the GUI logged an uncaught exception"
 paint=$(sed -n 's/.*first paint after \([0-9]*\) ms.*/\1/p' gui.out | head -n 1)
 record "GUI start to quit (quit at ${QUIT_AFTER_MS})" "$total"
 if [ -n "$paint" ]; then record "GUI launch to first paint" "$paint"

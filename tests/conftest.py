@@ -11,7 +11,7 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path, monkeypatch):
-    monkeypatch.setenv("RLM_STUDIO_HOME", str(tmp_path / "rlm-home"))
+    monkeypatch.setenv("RLMSTUDIO_DESKTOP_HOME", str(tmp_path / "rlm-home"))
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.null.Keyring")
     reload_keyring()
     yield

@@ -27,7 +27,7 @@ import threading
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
-os.environ.setdefault("RLM_STUDIO_HOME", tempfile.mkdtemp(prefix="rlm-fork-walk-"))
+os.environ.setdefault("RLMSTUDIO_DESKTOP_HOME", tempfile.mkdtemp(prefix="rlm-fork-walk-"))
 
 TOP = {"app": 6, "ui": 6}
 CORE = {"trust": 5, "follow_up": 5, "evaluation": 5, "engine": 4, "engine_process": 4, "store": 3,

@@ -121,7 +121,7 @@ class PeakSampler(threading.Thread):
 def run_ask(tree: Path, server: ServerProcess, folder: Path, home: Path, timeout_s: float) -> dict:
     server.script("root", replies=[_cell(COUNT_CELL), _cell(FINAL_CELL)])
     server.log()                                           # clear
-    env = dict(os.environ, RLM_STUDIO_HOME=str(home), OPENAI_API_KEY="sk-bench", PYTHONPATH=str(tree),
+    env = dict(os.environ, RLMSTUDIO_DESKTOP_HOME=str(home), OPENAI_API_KEY="sk-bench", PYTHONPATH=str(tree),
                PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
     cmd = [sys.executable, "-m", "app.main", "ask", "How many files hold the planted word?", str(folder),
            "--root", "openai/root", "--sub", "openai/sub", "--api-base", server.url, "--json", "--quiet",

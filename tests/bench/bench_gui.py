@@ -16,7 +16,7 @@
    HistoryGlue.open_run (what a double-click in the history does: read the
    events, RunPanes.load_replay) until the window has painted. Bound: the
    Qt-free fold of the same events (core.runview.fold).
-Parts 2 and 3 run in a child process (--inner) with RLM_STUDIO_HOME, the
+Parts 2 and 3 run in a child process (--inner) with RLMSTUDIO_DESKTOP_HOME, the
 settings and the keyring pointed at a temporary folder.
 """
 
@@ -71,7 +71,7 @@ app.exec()
 
 def isolated_env(tmp: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
-    env.update(QT_QPA_PLATFORM="offscreen", RLM_STUDIO_HOME=str(tmp / "home"),
+    env.update(QT_QPA_PLATFORM="offscreen", RLMSTUDIO_DESKTOP_HOME=str(tmp / "home"),
                XDG_CONFIG_HOME=str(tmp / "config"), XDG_DATA_HOME=str(tmp / "data"),
                PYTHON_KEYRING_BACKEND="keyrings.alt.file.PlaintextKeyring",
                LITELLM_LOCAL_MODEL_COST_MAP="True", OPENAI_API_KEY="sk-bench")   # the scripted server's key

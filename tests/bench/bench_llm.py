@@ -61,7 +61,7 @@ async def cpu_per_call(url: str, calls: int, stream: bool) -> float:
 async def cpu_per_client_call(url: str, calls: int, stream: bool, route: str) -> float:
     """ModelClient.complete on one route: "direct" (core/llm/openai_http.py) or "litellm"."""
     import os
-    os.environ["RLM_STUDIO_HTTP"] = "litellm" if route == "litellm" else ""
+    os.environ["RLMSTUDIO_DESKTOP_HTTP"] = "litellm" if route == "litellm" else ""
     client = ModelClient(key_for=lambda m: "k", api_base_for=lambda m: url)
     try:
         for _ in range(10):
@@ -71,7 +71,7 @@ async def cpu_per_client_call(url: str, calls: int, stream: bool, route: str) ->
             await client.complete("openai/fast", MESSAGES, max_tokens=64, stream=stream)
         return (time.process_time() - start) / calls * 1000
     finally:
-        os.environ.pop("RLM_STUDIO_HTTP", None)
+        os.environ.pop("RLMSTUDIO_DESKTOP_HTTP", None)
 
 
 async def cpu_per_raw_post(url: str, calls: int) -> float:

@@ -11,7 +11,7 @@ Three figures, each beside the app's own (internal) figures for the same runs:
 - start: process start (just before exec, in this process) to the arrival of the first
   model request at the server, for `ask` over one 10 kB file; the models are on the
   scripted server, the user's own OpenAI-compatible URL, so the calls take the direct
-  route (core/llm/openai_http.py); "via litellm" is the same with RLM_STUDIO_HTTP=litellm,
+  route (core/llm/openai_http.py); "via litellm" is the same with RLMSTUDIO_DESKTOP_HTTP=litellm,
   the route a cloud provider's models take. Internal: the run's
   RunStarted and first RootTurnStarted event times, on the same clock, and litellm's
   import alone in a fresh process.
@@ -54,7 +54,7 @@ def code(src: str) -> str:
 
 def env_for(home: Path, code_root: Path = ROOT) -> dict:
     env = dict(os.environ)
-    env.update(RLM_STUDIO_HOME=str(home), OPENAI_API_KEY=KEY, PYTHONPATH=str(code_root),
+    env.update(RLMSTUDIO_DESKTOP_HOME=str(home), OPENAI_API_KEY=KEY, PYTHONPATH=str(code_root),
                PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
     env.pop("QT_QPA_PLATFORM", None)
     # An installed app has its bytecode (pip compiles on install, the bundle ships .pyc); the
@@ -123,7 +123,7 @@ def split_gaps(r: dict) -> list[tuple[float, float, float]]:
 
 
 def stored_events(home: Path) -> list:
-    os.environ["RLM_STUDIO_HOME"] = str(home)
+    os.environ["RLMSTUDIO_DESKTOP_HOME"] = str(home)
     from core.store import RunStore
     with RunStore.open() as store:
         runs = store.list_runs(limit=1)
@@ -158,18 +158,18 @@ def litellm_import_s() -> float:
 
 def bench_start(server: ServerProcess, tmp: Path, repeats: int, roots: dict[str, Path]) -> list[dict]:
     """Each checkout in `roots`, and this one with every call forced through litellm
-    (RLM_STUDIO_HTTP=litellm: what a run whose models are a cloud provider's waits for),
+    (RLMSTUDIO_DESKTOP_HTTP=litellm: what a run whose models are a cloud provider's waits for),
     in turns."""
     doc = tmp / "notes.txt"
     line = "2024-03-01 INFO order 1234 paid by card, 3 items, 42.50 EUR\n"
     doc.write_text(line * (10_000 // len(line) + 1))
     variants = {label: (root, {}, "root") for label, root in roots.items()}
-    variants["via litellm: "] = (ROOT, {"RLM_STUDIO_HTTP": "litellm"}, "root")
+    variants["via litellm: "] = (ROOT, {"RLMSTUDIO_DESKTOP_HTTP": "litellm"}, "root")
     # OpenAI's own API (openai/gpt-4o-mini, no --api-base): the server poses as it
     # through OPENAI_BASE_URL, as litellm reads it; on the direct route since issue 28.
     openai = {"OPENAI_BASE_URL": server.url}
     variants["OpenAI's API, direct: "] = (ROOT, openai, "gpt-4o-mini")
-    variants["OpenAI's API via litellm: "] = (ROOT, {**openai, "RLM_STUDIO_HTTP": "litellm"}, "gpt-4o-mini")
+    variants["OpenAI's API via litellm: "] = (ROOT, {**openai, "RLMSTUDIO_DESKTOP_HTTP": "litellm"}, "gpt-4o-mini")
     for label, root in roots.items():
         if label:
             variants[f"{label}OpenAI's API: "] = (root, openai, "gpt-4o-mini")

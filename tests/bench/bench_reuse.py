@@ -40,7 +40,7 @@ def build(folder: Path, files: int, rng: random.Random) -> None:
 
 async def main(quick: bool) -> None:
     with tempfile.TemporaryDirectory() as home:
-        os.environ["RLM_STUDIO_HOME"] = home
+        os.environ["RLMSTUDIO_DESKTOP_HOME"] = home
         from core.store import RunStore
         from core.store.extracts import ExtractCache
         folder = Path(home) / "docs"

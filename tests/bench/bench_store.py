@@ -130,7 +130,7 @@ def bench_list(tmp: Path, n: int) -> dict:
             times.append(time.perf_counter() - t)
         queries[label] = {"ms": median(times) * 1000, "rows": len(found)}
     store.close()
-    env = {**os.environ, "RLM_STUDIO_HOME": str(path.parent)}
+    env = {**os.environ, "RLMSTUDIO_DESKTOP_HOME": str(path.parent)}
     exe = ROOT / ".venv" / "bin" / "rlm-studio"
     argv = [str(exe)] if exe.exists() else [sys.executable, "-m", "app.main"]
     cli = timed_process(argv + ["runs", "list", "--json", "--limit", "100"], env)

@@ -81,7 +81,7 @@ async def bench_verify() -> None:
     from tests.support.trust_runs import KEY, code, config
     docs = _documents(200_000)
     with tempfile.TemporaryDirectory() as home, ScriptedOpenAI() as server:
-        os.environ["RLM_STUDIO_HOME"] = home
+        os.environ["RLMSTUDIO_DESKTOP_HOME"] = home
         server.start()
         turns = [code(f"chunks = [context[i:i+5000] for i in range({k * 25_000}, {(k + 1) * 25_000}, 5000)]\n"
                       "out = llm_query_batched(['Summarise: ' + c for c in chunks])\nprint(len(out), out[0][:40])")

@@ -226,7 +226,7 @@ def inner(mode: str, n: int, concurrency: int = 0) -> None:
 # -- the outer part ------------------------------------------------------------------------
 def child_env(tmp: Path, tree: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY",)}
-    env.update(QT_QPA_PLATFORM="offscreen", RLM_STUDIO_HOME=str(tmp / "home"), XDG_CONFIG_HOME=str(tmp / "config"),
+    env.update(QT_QPA_PLATFORM="offscreen", RLMSTUDIO_DESKTOP_HOME=str(tmp / "home"), XDG_CONFIG_HOME=str(tmp / "config"),
                XDG_DATA_HOME=str(tmp / "data"), PYTHON_KEYRING_BACKEND="keyrings.alt.file.PlaintextKeyring",
                LITELLM_LOCAL_MODEL_COST_MAP="True", OPENAI_API_KEY="sk-bench", RLM_BENCH_TREE=str(tree),
                PYTHONPATH=str(tree))

@@ -21,7 +21,7 @@ def code(src: str) -> str:
 def local_server(monkeypatch, studio_home):
     server = ScriptedOpenAI().start()
     port = int(server.url.rsplit(":", 1)[1].split("/")[0])
-    monkeypatch.setenv("RLM_STUDIO_DISCOVERY_PORTS", str(port))
+    monkeypatch.setenv("RLMSTUDIO_DESKTOP_DISCOVERY_PORTS", str(port))
     server.script("sub", replies=[])
     try:
         yield server, port

@@ -109,13 +109,13 @@ def test_the_cli_path_and_the_window_path_give_the_same_run(studio, qloop, opena
 def test_http_clients_live_on_the_engine_loop_and_stop_crosses(studio, qloop, openai_server, monkeypatch,
                                                                route):
     """The window's loop never calls a model: the connection pools (ours on the direct route,
-    core/llm/openai_http.py; litellm's per-loop client cache with RLM_STUDIO_HTTP=litellm)
+    core/llm/openai_http.py; litellm's per-loop client cache with RLMSTUDIO_DESKTOP_HTTP=litellm)
     belong to the engine's loop, none to the window's; Stop reaches the run on the engine loop."""
     from core.llm import openai_http
     if route == "litellm":
-        monkeypatch.setenv("RLM_STUDIO_HTTP", "litellm")
+        monkeypatch.setenv("RLMSTUDIO_DESKTOP_HTTP", "litellm")
     else:
-        monkeypatch.delenv("RLM_STUDIO_HTTP", raising=False)
+        monkeypatch.delenv("RLMSTUDIO_DESKTOP_HTTP", raising=False)
     window, controller = studio
     setup_lab(window, controller, openai_server, "Stop me")
     openai_server.script("sub", fn=lambda r: "slow", latency_s=5.0)

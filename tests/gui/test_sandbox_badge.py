@@ -1,5 +1,5 @@
 """The window tells the user when the REPL sandbox lacks a layer: a real run in the real
-window, its worker started without namespaces (RLM_STUDIO_REPL_NO_NAMESPACE=1), ends with
+window, its worker started without namespaces (RLMSTUDIO_DESKTOP_REPL_NO_NAMESPACE=1), ends with
 a banner once and a status-bar badge that stays."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from tests.support.gui_app import qloop, run_async, studio, studio_home, wait_un
 
 
 def test_badge_names_what_is_missing_after_a_run(studio, qloop, server, tmp_path, monkeypatch):
-    monkeypatch.setenv("RLM_STUDIO_REPL_NO_NAMESPACE", "1")
+    monkeypatch.setenv("RLMSTUDIO_DESKTOP_REPL_NO_NAMESPACE", "1")
     window, controller = studio
     badge = controller.sandbox_badge
     assert not badge.isVisible()

@@ -15,7 +15,7 @@ from ui.history_pane import HistoryModel
 
 def store_run(run_id: str, recording: str, *, t0: float) -> list:
     """Write a recording of a real engine run (tests/support/record_runs.py) as run `run_id`
-    starting at `t0`, with the documents it was recorded over, into the store under RLM_STUDIO_HOME."""
+    starting at `t0`, with the documents it was recorded over, into the store under RLMSTUDIO_DESKTOP_HOME."""
     from core.store import RunStore
     from tests.support.record_runs import recorded_run
     from tests.unit.store.test_sources import docs

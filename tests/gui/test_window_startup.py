@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_smoke_quit_after_starts_paints_and_quits(tmp_path):
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "RLM_STUDIO_HOME": str(tmp_path)}
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "RLMSTUDIO_DESKTOP_HOME": str(tmp_path)}
     code = ("import sys; from app.gui import run_gui; rc = run_gui(['--smoke-quit-after', '300']);"
             "print('litellm imported:', 'litellm' in sys.modules); sys.exit(rc)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True,
@@ -32,7 +32,7 @@ def test_smoke_quit_after_starts_paints_and_quits(tmp_path):
 
 
 def test_entry_point_opens_the_window(tmp_path):
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "RLM_STUDIO_HOME": str(tmp_path)}
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "RLMSTUDIO_DESKTOP_HOME": str(tmp_path)}
     proc = subprocess.run([sys.executable, "-m", "app.main", "--smoke-quit-after", "200"], cwd=REPO,
                           env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr

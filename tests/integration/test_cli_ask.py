@@ -12,7 +12,7 @@ from tests.integration.engine_helpers import code
 
 def cli_env(tmp_path):
     env = dict(os.environ)
-    env.update(RLM_STUDIO_HOME=str(tmp_path / "home"), OPENAI_API_KEY="sk-cli-test",
+    env.update(RLMSTUDIO_DESKTOP_HOME=str(tmp_path / "home"), OPENAI_API_KEY="sk-cli-test",
                PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
     return env
 

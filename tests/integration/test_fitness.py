@@ -85,7 +85,7 @@ async def test_root_and_sub_fitness_match_the_runs_worked_out_by_hand(stored):
 async def test_models_stats_cli_prints_the_same_figures(stored, tmp_path, monkeypatch):
     import os
     env = cli_env(tmp_path)
-    env["RLM_STUDIO_HOME"] = os.environ["RLM_STUDIO_HOME"]
+    env["RLMSTUDIO_DESKTOP_HOME"] = os.environ["RLMSTUDIO_DESKTOP_HOME"]
     proc = subprocess.run([sys.executable, "-m", "app.main", "models", "stats", "--json"], env=env,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr

@@ -44,9 +44,9 @@ def test_a_local_run_with_estimates_and_a_cancelled_call_never_imports_litellm(o
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "notes.txt").write_text("apples: 3\n" * 1000)
-    env = {**os.environ, "RLM_STUDIO_HOME": str(tmp_path / "home"), "OPENAI_API_KEY": "sk-local",
+    env = {**os.environ, "RLMSTUDIO_DESKTOP_HOME": str(tmp_path / "home"), "OPENAI_API_KEY": "sk-local",
            "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring", "PYTHONPATH": str(ROOT_DIR)}
-    env.pop("RLM_STUDIO_HTTP", None)
+    env.pop("RLMSTUDIO_DESKTOP_HTTP", None)
     cmd = [sys.executable, "-c", PROBE, "ask", "How many apples?", str(folder), "--root", "openai/root",
            "--sub", "openai/sub", "--api-base", openai_server.url, "--json", "--max-wall-seconds", "6"]
     proc = subprocess.run(cmd, cwd=ROOT_DIR, env=env, capture_output=True, text=True, timeout=180)

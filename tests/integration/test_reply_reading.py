@@ -16,7 +16,7 @@ CHUNK, PAUSE = 16, 0.004          # 16,000+ characters in 1,000+ chunks: over 4 
 @pytest.fixture(params=["direct", "litellm"])
 async def route(request, monkeypatch):
     if request.param == "litellm":
-        monkeypatch.setenv("RLM_STUDIO_HTTP", "litellm")
+        monkeypatch.setenv("RLMSTUDIO_DESKTOP_HTTP", "litellm")
     # litellm imported first (seconds): a cut reply's tokens are estimated with its counter, and
     # its import would otherwise be part of the times measured here (an app imports it at start).
     from core.llm.litellm_import import litellm_async

@@ -45,7 +45,7 @@ asyncio.run(main())
 
 def test_a_stop_while_an_attempt_waits_for_the_token_counter_releases_its_reservation(tmp_path):
     proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=120,
-                          env={"PATH": "/usr/bin:/bin", "RLM_STUDIO_HOME": str(tmp_path),
+                          env={"PATH": "/usr/bin:/bin", "RLMSTUDIO_DESKTOP_HOME": str(tmp_path),
                                "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
                                "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HOME": str(tmp_path)})
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -35,7 +35,7 @@ def run(bundle: Path, tmp_path: Path, *args: str, env: dict | None = None,
     """The bundle's executable, from an empty folder, with its own data dir."""
     full = {k: v for k, v in os.environ.items()
             if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
-    full.update(RLM_STUDIO_HOME=str(tmp_path / "home"), QT_QPA_PLATFORM="offscreen",
+    full.update(RLMSTUDIO_DESKTOP_HOME=str(tmp_path / "home"), QT_QPA_PLATFORM="offscreen",
                 PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
     full.update(env or {})
     cwd = tmp_path / "cwd"

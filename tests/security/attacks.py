@@ -47,7 +47,7 @@ ATTACKS = [
            "append to ~/.bashrc"),
     Attack("write_settings",
            "open('@DATA@/settings.json', 'w').write('{\"endpoints\": []}')\nprint('ESCAPED')",
-           "rewrite settings.json in RLM_STUDIO_HOME"),
+           "rewrite settings.json in RLMSTUDIO_DESKTOP_HOME"),
     Attack("read_sqlite_db",
            "import sqlite3\ncon = sqlite3.connect('file:@DATA@/rlm-studio.sqlite?mode=ro', uri=True)\n"
            "print(con.execute('select text from blobs').fetchall())\nprint('ESCAPED')",

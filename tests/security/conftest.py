@@ -305,8 +305,8 @@ async def _run_mode(mode: str, targets: Targets, server: ScriptedOpenAI) -> Mode
 def mode_run(request, tmp_path_factory) -> ModeRun:
     mode = request.param
     targets = make_targets(tmp_path_factory.mktemp(f"attack-{mode}"))
-    saved = {k: os.environ.get(k) for k in ("HOME", "RLM_STUDIO_HOME", "OPENAI_API_KEY")}
-    os.environ.update(HOME=str(targets.home), RLM_STUDIO_HOME=str(targets.data),
+    saved = {k: os.environ.get(k) for k in ("HOME", "RLMSTUDIO_DESKTOP_HOME", "OPENAI_API_KEY")}
+    os.environ.update(HOME=str(targets.home), RLMSTUDIO_DESKTOP_HOME=str(targets.data),
                       OPENAI_API_KEY=f"sk-engine-{SECRET}")
     server = ScriptedOpenAI().start()
     try:

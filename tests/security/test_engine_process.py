@@ -14,7 +14,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 KEYS = {"OPENAI_API_KEY": "sk-openai-ENVPROBE-1111111111", "GROQ_API_KEY": "gsk-groq-ENVPROBE-2222222222",
-        "MISTRAL_API_KEY": "mistral-ENVPROBE-3333333333", "RLM_STUDIO_LAB_API_KEY": "lab-ENVPROBE-4444444444"}
+        "MISTRAL_API_KEY": "mistral-ENVPROBE-3333333333", "RLMSTUDIO_DESKTOP_LAB_API_KEY": "lab-ENVPROBE-4444444444"}
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl and /proc are Linux")
 
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pr
 def env_with_keys(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(KEYS)
-    env.update({"PYTHONPATH": str(REPO), "RLM_STUDIO_HOME": str(tmp_path / "home")})
+    env.update({"PYTHONPATH": str(REPO), "RLMSTUDIO_DESKTOP_HOME": str(tmp_path / "home")})
     return env
 
 

@@ -99,8 +99,8 @@ def _ask(server, tmp_path, *extra):
     folder = tmp_path / "docs"
     folder.mkdir(exist_ok=True)
     (folder / "one.txt").write_text("apples: 3\n")
-    env = dict(os.environ, RLM_STUDIO_HOME=str(tmp_path / "home"), OPENAI_API_KEY="sk-cli",
-               PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring", RLM_STUDIO_REPL_NO_NAMESPACE="1")
+    env = dict(os.environ, RLMSTUDIO_DESKTOP_HOME=str(tmp_path / "home"), OPENAI_API_KEY="sk-cli",
+               PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring", RLMSTUDIO_DESKTOP_REPL_NO_NAMESPACE="1")
     cmd = [sys.executable, "-m", "app.main", "ask", "How many?", str(folder), "--root", "openai/root",
            "--sub", "openai/root", "--api-base", server.url, *extra]
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)

@@ -19,11 +19,11 @@ BAD = "doc:one.txt:page 99"
 
 
 def _cli(tmp_path, *args: str, namespace: bool = False) -> subprocess.CompletedProcess:
-    env = dict(os.environ, RLM_STUDIO_HOME=str(tmp_path / "home"), OPENAI_API_KEY="sk-cli",
+    env = dict(os.environ, RLMSTUDIO_DESKTOP_HOME=str(tmp_path / "home"), OPENAI_API_KEY="sk-cli",
                PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
-    env.pop("RLM_STUDIO_REPL_NO_NAMESPACE", None)
+    env.pop("RLMSTUDIO_DESKTOP_REPL_NO_NAMESPACE", None)
     if not namespace:
-        env["RLM_STUDIO_REPL_NO_NAMESPACE"] = "1"
+        env["RLMSTUDIO_DESKTOP_REPL_NO_NAMESPACE"] = "1"
     return subprocess.run([sys.executable, "-m", "app.main", *args], env=env, capture_output=True,
                           text=True, timeout=180)
 

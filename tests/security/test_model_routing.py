@@ -88,7 +88,7 @@ def cli_home(tmp_path: Path):
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.endswith("_API_BASE")}
     env.update(ENV_KEYS)
     env.update({"PYTHON_KEYRING_BACKEND": "tests.support.test_keyring.FileKeyring", ENV_VAR: str(keyring_file),
-                "RLM_STUDIO_HOME": str(home), "PYTHONPATH": str(REPO), "NO_PROXY": "127.0.0.1,localhost"})
+                "RLMSTUDIO_DESKTOP_HOME": str(home), "PYTHONPATH": str(REPO), "NO_PROXY": "127.0.0.1,localhost"})
     return home, env
 
 

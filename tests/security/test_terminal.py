@@ -26,12 +26,12 @@ RAW = (b"\x1b", b"\x07", b"\r", b"\xc2\x9b", b"\x08", b"\x7f")      # \x9b is c2
 
 
 def _cli(tmp_path, server, namespace: bool, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, RLM_STUDIO_HOME=str(tmp_path / "home"), OPENAI_API_KEY="sk-cli",
+    env = dict(os.environ, RLMSTUDIO_DESKTOP_HOME=str(tmp_path / "home"), OPENAI_API_KEY="sk-cli",
                PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
     if not namespace:
-        env["RLM_STUDIO_REPL_NO_NAMESPACE"] = "1"
+        env["RLMSTUDIO_DESKTOP_REPL_NO_NAMESPACE"] = "1"
     else:
-        env.pop("RLM_STUDIO_REPL_NO_NAMESPACE", None)
+        env.pop("RLMSTUDIO_DESKTOP_REPL_NO_NAMESPACE", None)
     return subprocess.run([sys.executable, "-m", "app.main", *args], env=env, capture_output=True,
                           timeout=180)
 

@@ -2,7 +2,7 @@
 
     xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python -m tests.support.first_minute_screens
 
-Runs the real window with RLM_STUDIO_HOME in a temp dir and a scripted
+Runs the real window with RLMSTUDIO_DESKTOP_HOME in a temp dir and a scripted
 OpenAI-compatible server posing as Ollama (on 127.0.0.1:11434 when that port
 is free, else on a port the detector is told about). Saves
 docs/screenshots/first-minute.png (the welcome view) and
@@ -63,7 +63,7 @@ def start_server():
         server._thread.start()
     except OSError:
         server.start()
-        os.environ["RLM_STUDIO_DISCOVERY_PORTS"] = server.url.rsplit(":", 1)[1].split("/")[0]
+        os.environ["RLMSTUDIO_DESKTOP_DISCOVERY_PORTS"] = server.url.rsplit(":", 1)[1].split("/")[0]
     server.script("qwen2.5-coder:7b", replies=list(TURNS))
     server.script("llama3.2:3b", fn=sub_reply)
     return server
@@ -112,7 +112,7 @@ def start_app():
     """A throw-away data dir and keyring, the stand-in server, a QApplication and its qasync
     loop: what every screenshot script starts from. Returns (app, loop, server)."""
     home = tempfile.mkdtemp(prefix="rlm-shots-")
-    os.environ["RLM_STUDIO_HOME"] = home
+    os.environ["RLMSTUDIO_DESKTOP_HOME"] = home
     os.environ["PYTHON_KEYRING_BACKEND"] = "keyrings.alt.file.PlaintextKeyring"
     os.environ["XDG_DATA_HOME"] = os.path.join(home, "xdg")
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

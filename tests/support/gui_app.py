@@ -2,7 +2,7 @@
 
     from tests.support.gui_app import studio_home, qloop, studio, run_async, wait_until
 
-`studio_home` points RLM_STUDIO_HOME (and the keyring's file backend) at
+`studio_home` points RLMSTUDIO_DESKTOP_HOME (and the keyring's file backend) at
 tmp_path so no test touches the user's data or keychain. `qloop` is a qasync
 loop over pytest-qt's QApplication; `run_async(qloop, coro)` runs a test body
 on it, so asyncio tasks and Qt events interleave as in the app. `studio`
@@ -23,7 +23,7 @@ import pytest
 def studio_home(tmp_path, monkeypatch):
     home = tmp_path / "home"
     home.mkdir()
-    monkeypatch.setenv("RLM_STUDIO_HOME", str(home))
+    monkeypatch.setenv("RLMSTUDIO_DESKTOP_HOME", str(home))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyrings.alt.file.PlaintextKeyring")

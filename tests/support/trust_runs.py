@@ -1,5 +1,5 @@
 """Helpers for the trust tests: real runs through app.runner.QuestionRun into a real
-RunStore (the test's own RLM_STUDIO_HOME), models served by the scripted server."""
+RunStore (the test's own RLMSTUDIO_DESKTOP_HOME), models served by the scripted server."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@
       xvfb-run -a -s "-screen 0 ${s}x24" .venv/bin/python -m tests.support.window_screens $s
     done
 
-The real window on an Xvfb screen of that size, RLM_STUDIO_HOME in a temp dir, the
+The real window on an Xvfb screen of that size, RLMSTUDIO_DESKTOP_HOME in a temp dir, the
 scripted server posing as Ollama (tests/support/first_minute_screens.py): the
 samples, a finished run with its answer (made-up prices and a $0.10 cap, so the
 meter's spend chart has a line), History open, a sub-call selected, the Coverage tab. The screen itself is grabbed (what a user would see), into

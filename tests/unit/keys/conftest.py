@@ -40,7 +40,7 @@ def no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_provider_env: None) -> Path:
     path = tmp_path / "home"
-    monkeypatch.setenv("RLM_STUDIO_HOME", str(path))
+    monkeypatch.setenv("RLMSTUDIO_DESKTOP_HOME", str(path))
     return path
 
 
@@ -70,7 +70,7 @@ def cli_env(tmp_path: Path, keyring_file: Path) -> dict[str, str]:
     env.update({
         "PYTHON_KEYRING_BACKEND": "tests.support.test_keyring.FileKeyring",
         ENV_VAR: str(keyring_file),
-        "RLM_STUDIO_HOME": str(tmp_path / "home"),
+        "RLMSTUDIO_DESKTOP_HOME": str(tmp_path / "home"),
         "PYTHONPATH": str(REPO),
         "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
         "XDG_DATA_HOME": str(tmp_path / "xdg-data"),

@@ -107,7 +107,7 @@ async def test_async_variant_fetches_concurrently(closed_port):
 def test_endpoint_that_needs_a_key_gets_it_as_bearer(home, monkeypatch, models_server):
     """Only an endpoint marked needs_key sends its own key; others send none."""
     url, seen = models_server
-    monkeypatch.setenv("RLM_STUDIO_LOCKED_API_KEY", "locked-key-7777")
+    monkeypatch.setenv("RLMSTUDIO_DESKTOP_LOCKED_API_KEY", "locked-key-7777")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-must-not-travel-0000")
     models = list_models([Endpoint("locked", url, [], needs_key=True), Endpoint("open", url, [])],
                          fetch_remote=True)

@@ -43,7 +43,7 @@ def test_set_from_stdin_then_list_and_delete(run_cli, keyring_file):
 
 def test_list_shows_env_keys_and_custom_endpoints(run_cli, cli_env):
     s = Settings(endpoints=[Endpoint("lab", "http://127.0.0.1:1/v1", ["m"], needs_key=True)])
-    save_settings(s, Path(cli_env["RLM_STUDIO_HOME"]) / "settings.json")
+    save_settings(s, Path(cli_env["RLMSTUDIO_DESKTOP_HOME"]) / "settings.json")
     assert run_cli("keys", "set", "lab", stdin="lab-key-abcdef-9876").returncode == 0
     out = run_cli("keys", "list", "--json", env={"ANTHROPIC_API_KEY": "sk-ant-env-key-5555"})
     rows = {r["provider"]: r for r in json.loads(out.stdout)}
@@ -125,7 +125,7 @@ def server():
 
 def _endpoint_settings(cli_env: dict[str, str], url: str) -> None:
     s = Settings(endpoints=[Endpoint("lab", url, ["tiny"], needs_key=True)])
-    save_settings(s, Path(cli_env["RLM_STUDIO_HOME"]) / "settings.json")
+    save_settings(s, Path(cli_env["RLMSTUDIO_DESKTOP_HOME"]) / "settings.json")
 
 
 def test_keys_test_works_against_a_server_that_checks_the_key(run_cli, cli_env, server):

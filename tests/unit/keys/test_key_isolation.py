@@ -45,7 +45,7 @@ def _forms(key: str) -> list[bytes]:
 
 
 def test_key_reaches_the_server_and_nothing_else(cli_env, keyring_file, tmp_path):
-    home = Path(cli_env["RLM_STUDIO_HOME"])
+    home = Path(cli_env["RLMSTUDIO_DESKTOP_HOME"])
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "notes.txt").write_text("The secret ingredient is basil.\n")

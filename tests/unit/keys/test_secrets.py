@@ -84,8 +84,8 @@ def test_resolve_prefers_keychain_then_env_vars_in_order(store, monkeypatch):
     assert store.resolve("gemini") == ("gemini-env-key-2222", "env:GEMINI_API_KEY")
     store.set("gemini", KEY)
     assert store.resolve("gemini") == (KEY, "keychain")
-    monkeypatch.setenv("RLM_STUDIO_LAB_API_KEY", "lab-env-key-3333")
-    assert store.resolve("lab") == ("lab-env-key-3333", "env:RLM_STUDIO_LAB_API_KEY")
+    monkeypatch.setenv("RLMSTUDIO_DESKTOP_LAB_API_KEY", "lab-env-key-3333")
+    assert store.resolve("lab") == ("lab-env-key-3333", "env:RLMSTUDIO_DESKTOP_LAB_API_KEY")
 
 
 @pytest.mark.parametrize("backend", [fail.Keyring(), null.Keyring()], ids=["fail", "null"])

@@ -2,7 +2,7 @@
 
 Every test runs twice: once on the direct route a model of the user's own
 OpenAI-compatible server takes (core/llm/openai_http.py), once with every call
-forced through litellm (RLM_STUDIO_HTTP=litellm); the server's log says which
+forced through litellm (RLMSTUDIO_DESKTOP_HTTP=litellm); the server's log says which
 one really sent each request (its User-Agent)."""
 
 import asyncio
@@ -21,9 +21,9 @@ AGENTS = {"direct": "rlm-studio", "litellm": "AsyncOpenAI/"}
 @pytest.fixture(autouse=True, params=sorted(AGENTS))
 def transport(request, monkeypatch, openai_server):
     if request.param == "litellm":
-        monkeypatch.setenv("RLM_STUDIO_HTTP", "litellm")
+        monkeypatch.setenv("RLMSTUDIO_DESKTOP_HTTP", "litellm")
     else:
-        monkeypatch.delenv("RLM_STUDIO_HTTP", raising=False)
+        monkeypatch.delenv("RLMSTUDIO_DESKTOP_HTTP", raising=False)
     yield request.param
     agents = {r.headers.get("user-agent", "") for r in openai_server.history}
     assert all(a.startswith(AGENTS[request.param]) for a in agents), agents

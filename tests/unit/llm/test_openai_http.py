@@ -30,13 +30,13 @@ def client_for(server, **kw):
 
 async def through(route, monkeypatch, call):
     if route == "litellm":
-        monkeypatch.setenv("RLM_STUDIO_HTTP", "litellm")
+        monkeypatch.setenv("RLMSTUDIO_DESKTOP_HTTP", "litellm")
     else:
-        monkeypatch.delenv("RLM_STUDIO_HTTP", raising=False)
+        monkeypatch.delenv("RLMSTUDIO_DESKTOP_HTTP", raising=False)
     try:
         return await call()
     finally:
-        monkeypatch.delenv("RLM_STUDIO_HTTP", raising=False)
+        monkeypatch.delenv("RLMSTUDIO_DESKTOP_HTTP", raising=False)
 
 
 @pytest.mark.parametrize("model, api_base, direct", [
@@ -58,14 +58,14 @@ async def through(route, monkeypatch, call):
     ("openai/", "http://127.0.0.1:8000", False),
 ])
 def test_which_calls_go_direct(model, api_base, direct, monkeypatch):
-    monkeypatch.delenv("RLM_STUDIO_HTTP", raising=False)
+    monkeypatch.delenv("RLMSTUDIO_DESKTOP_HTTP", raising=False)
     assert openai_http.serves(model, api_base) is direct
-    monkeypatch.setenv("RLM_STUDIO_HTTP", "litellm")
+    monkeypatch.setenv("RLMSTUDIO_DESKTOP_HTTP", "litellm")
     assert openai_http.serves(model, api_base) is False
 
 
 def test_needs_litellm_looks_at_every_model_of_the_run(monkeypatch):
-    monkeypatch.delenv("RLM_STUDIO_HTTP", raising=False)
+    monkeypatch.delenv("RLMSTUDIO_DESKTOP_HTTP", raising=False)
     local = RunConfig(root_model="openai/big", sub_model="openai/small", api_base="http://127.0.0.1:8088/v1")
     assert not needs_litellm(local)
     assert needs_litellm(RunConfig(root_model="openai/big", sub_model="anthropic/claude-haiku-4-5",

@@ -30,7 +30,7 @@ def test_each_name_has_its_family():
 
 @pytest.mark.parametrize("name", LITELLM_ONLY)
 def test_a_model_whose_rules_only_litellm_knows_stays_on_its_route(name, monkeypatch):
-    monkeypatch.delenv("RLM_STUDIO_HTTP", raising=False)
+    monkeypatch.delenv("RLMSTUDIO_DESKTOP_HTTP", raising=False)
     assert transport_for(f"openai/{name}", None) is LITELLM
     assert transport_for(f"openai/{name}", "http://127.0.0.1:8000/v1") is LITELLM
 
@@ -39,10 +39,10 @@ async def _both(server, monkeypatch, model, api_base, **kw):
     """The same call through each route; the two requests as the server saw them."""
     client = ModelClient(key_for=lambda m: "sk-test", api_base_for=lambda m: api_base, max_retries=0)
     for forced in ("", "litellm"):
-        monkeypatch.setenv("RLM_STUDIO_HTTP", forced)
+        monkeypatch.setenv("RLMSTUDIO_DESKTOP_HTTP", forced)
         assert (transport_for(model, api_base) is openai_http.DIRECT) == (forced == "")
         await client.complete(model, MESSAGES, max_tokens=64, **kw)
-    monkeypatch.delenv("RLM_STUDIO_HTTP")
+    monkeypatch.delenv("RLMSTUDIO_DESKTOP_HTTP")
     return server.history[-2:]
 
 

@@ -92,10 +92,10 @@ async def failure(route, server, action, stream, **kw):
 
 
 def test_both_routes_are_transports(monkeypatch):
-    monkeypatch.delenv("RLM_STUDIO_HTTP", raising=False)
+    monkeypatch.delenv("RLMSTUDIO_DESKTOP_HTTP", raising=False)
     assert transport_for("openai/qwen3", "http://127.0.0.1:8000/v1") is openai_http.DIRECT
     assert transport_for("anthropic/claude-haiku-4-5", None) is LITELLM
-    monkeypatch.setenv("RLM_STUDIO_HTTP", "litellm")
+    monkeypatch.setenv("RLMSTUDIO_DESKTOP_HTTP", "litellm")
     assert transport_for("openai/qwen3", "http://127.0.0.1:8000/v1") is LITELLM
     assert {ROUTES[name].name for name in ROUTES} == set(ROUTES)
 

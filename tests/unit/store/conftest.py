@@ -11,9 +11,9 @@ from core.store import RunStore
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """RLM_STUDIO_HOME points into tmp_path: the default database lives there."""
+    """RLMSTUDIO_DESKTOP_HOME points into tmp_path: the default database lives there."""
     path = tmp_path / "home"
-    monkeypatch.setenv("RLM_STUDIO_HOME", str(path))
+    monkeypatch.setenv("RLMSTUDIO_DESKTOP_HOME", str(path))
     return path
 
 

@@ -27,7 +27,7 @@ def cli(*argv: str) -> list[str]:
 
 
 def env_for(home: Path) -> dict[str, str]:
-    return {**os.environ, "RLM_STUDIO_HOME": str(home), "OPENAI_API_KEY": KEY,
+    return {**os.environ, "RLMSTUDIO_DESKTOP_HOME": str(home), "OPENAI_API_KEY": KEY,
             "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
 
 

@@ -113,7 +113,7 @@ def test_rerun_inputs_come_from_the_store(two_runs):
 
 
 def test_the_real_cli_lists_runs_as_json(two_runs, home):
-    env = {**os.environ, "RLM_STUDIO_HOME": str(home)}
+    env = {**os.environ, "RLMSTUDIO_DESKTOP_HOME": str(home)}
     proc = subprocess.run([sys.executable, "-m", "app.main", "runs", "list", "--json"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr

@@ -14,7 +14,7 @@ SENTINEL = "sk-test-SENTINEL-4f9c2e7a1b"
 
 
 def test_a_key_in_the_environment_is_nowhere_in_the_store(home: Path, tmp_path: Path, monkeypatch):
-    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "RLM_STUDIO_TEST_KEY"):
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "RLMSTUDIO_DESKTOP_TEST_KEY"):
         monkeypatch.setenv(name, SENTINEL)
     store = RunStore.open()
     write_events(store, recorded_run("export", "k1"))     # a real engine run, recorded
