@@ -222,10 +222,11 @@ class TrustActions:
             self.compare_first = selected
             self._update_buttons()
             self.notifier.info(f"{title_of(self.history.store(), selected)} is marked: select the run to compare "
-                               "it with and press Compare again.")
+                               "it with and press Compare again.", topic="compare")
             return None
         first, self.compare_first = self.compare_first, None
         self._update_buttons()
+        self.notifier.clear("compare")             # the hint no longer holds
         return self.compare(first, selected)
 
     def compare(self, left: str, right: str) -> CompareView | None:

@@ -120,7 +120,9 @@ class MainWindow(QMainWindow):
         self.open_file_button.clicked.connect(self._open_offered)
         self.open_file_button.hide()
         self.statusBar().addPermanentWidget(self.open_file_button)
+        self._status_topic = ""                  # what the status bar's message is about
         self.notifier.posted.connect(self._show_in_status_bar)
+        self.notifier.cleared.connect(self._clear_status_topic)
         self.notifier.action_requested.connect(self._on_notice_action)
         self.statusBar().showMessage("Ready")
         self.installEventFilter(self)
@@ -278,9 +280,17 @@ class MainWindow(QMainWindow):
     def _show_in_status_bar(self, note: Notification) -> None:
         text = note.message + (f" {note.advice}" if note.advice else "")
         self.statusBar().showMessage(text, 15_000 if note.level == "info" else 0)
+        self._status_topic = note.topic
         if self._offered and text != self._offered_text:
             self.open_file_button.hide()           # a newer message: the offer is stale
             self._offered = ""
+
+    def _clear_status_topic(self, topic: str) -> None:
+        """A message about `topic` no longer holds (the notifier's `cleared`): not left in
+        the status bar either (a Compare hint after the comparison was shown)."""
+        if topic and self._status_topic == topic:
+            self.statusBar().clearMessage()
+            self._status_topic = ""
 
     def offer_open(self, path: str, message: str) -> None:
         """Say a file was saved, with an Open button beside it in the status bar (the

@@ -65,8 +65,8 @@ class Notifier(QObject):
         self.posted.emit(note)
         return note
 
-    def info(self, message: str, advice: str = "") -> Notification:
-        return self.post(Notification("info", message, advice))
+    def info(self, message: str, advice: str = "", **kw: str) -> Notification:
+        return self.post(Notification("info", message, advice, **kw))
 
     def warning(self, message: str, advice: str = "", **kw: str) -> Notification:
         return self.post(Notification("warning", message, advice, **kw))
