@@ -7,6 +7,8 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 
+from core.token_count import round_count
+
 
 class RowTableModel(QAbstractTableModel):
     """A flat table of `self._rows`; subclasses name COLUMNS and implement data()."""
@@ -39,13 +41,8 @@ def human_size(n: int) -> str:
 
 
 def human_count(n: int) -> str:
-    if n >= 1_000_000:
-        return f"{n / 1_000_000:.1f}M"
-    if n >= 10_000:
-        return f"{n / 1000:.0f}k"
-    if n >= 1000:
-        return f"{n / 1000:.1f}k"
-    return str(n)
+    """43k, 1.2k, 3.4M: the one short form of a count (core/token_count.py's)."""
+    return round_count(n)
 
 
 def list_table(model: RowTableModel, accessible_name: str, *, multi_select: bool = False):

@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 import sys
 
+from core.repl.stdio_fds import protocol_off_stdio
+
 
 _INT_FLAGS = ("--fd-in", "--fd-out", "--memory-limit-mb", "--dir-limit-mb", "--sandbox-fd")
 _BOOL_FLAGS = ("--stdio", "--no-namespace", "--forward-signals", "--no-audit-hook")
@@ -44,17 +46,6 @@ class Args:
             setattr(self, flag[2:].replace("-", "_"), value)
 
 
-def _protocol_off_stdio() -> tuple[int, int]:
-    """--stdio: keep the protocol on private copies of fd 0/1; fd 1 then goes to stderr (C-level
-    output of model code must not land in the protocol) and fd 0 to /dev/null."""
-    fd_in, fd_out = os.dup(0), os.dup(1)
-    devnull = os.open(os.devnull, os.O_RDWR)
-    os.dup2(devnull, 0)
-    os.dup2(2, 1)
-    os.close(devnull)
-    return fd_in, fd_out
-
-
 def main(argv: list[str]) -> int:
     args: Args = Args([a for a in argv if a != "--repl-worker"])
     if args.sandbox_fd is not None or args.fd_in is None and not args.stdio:
@@ -62,7 +53,7 @@ def main(argv: list[str]) -> int:
         return worker.main(argv)
     # (no logging here: core/repl/worker_log.py writes the box's warnings until the worker's own)
     if args.stdio:
-        args.fd_in, args.fd_out = _protocol_off_stdio()
+        args.fd_in, args.fd_out = protocol_off_stdio()
         argv = [a for a in argv if a != "--stdio"] + ["--fd-in", str(args.fd_in), "--fd-out", str(args.fd_out)]
     from core.repl import neutral, sandbox
     from core.repl.sandbox import DIR_LIMIT_MB

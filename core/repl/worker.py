@@ -37,6 +37,7 @@ from core.repl.capture import CappedText, DiscardText
 from core.repl.context_file import ContextFileError, read_context
 from core.repl.namespace import Namespace, VarListing
 from core.repl import sandbox
+from core.repl.stdio_fds import protocol_off_stdio
 
 log = logging.getLogger("core.repl.worker")
 
@@ -361,22 +362,11 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
-def _protocol_off_stdio() -> tuple[int, int]:
-    """--stdio: keep the protocol on private copies of fd 0/1; fd 1 then goes to stderr (C-level
-    output of model code must not land in the protocol) and fd 0 to /dev/null."""
-    fd_in, fd_out = os.dup(0), os.dup(1)
-    devnull = os.open(os.devnull, os.O_RDWR)
-    os.dup2(devnull, 0)
-    os.dup2(2, 1)
-    os.close(devnull)
-    return fd_in, fd_out
-
-
 def main(argv: list[str], info: dict[str, Any] | None = None) -> int:
     """`info`: the box is built already (core/repl/boot.py), this is its report."""
     args = _parse_args(argv)
     if args.stdio:
-        args.fd_in, args.fd_out = _protocol_off_stdio()
+        args.fd_in, args.fd_out = protocol_off_stdio()
     logging.basicConfig(level=logging.WARNING, stream=sys.__stderr__,
                         format="repl-worker: %(levelname)s %(message)s")
     # No model code has run yet and we have one thread: build the box (this forks into a
