@@ -99,6 +99,21 @@ def stated_final(value: str) -> str:
     return fill("stated_final.md", value=shown, literal=repr(shown))
 
 
+def cut_by_cap(tokens: int) -> str:
+    """The root's reply was shortened to fit the dollar cap and stopped there."""
+    return fill("cut_by_cap.md", tokens=f"{tokens:,}")
+
+
+def sub_cut_by_cap(tokens: int, asked: int) -> str:
+    """Sub-call replies were shortened to fit the dollar cap (said once per turn)."""
+    return fill("sub_cut_by_cap.md", tokens=f"{tokens:,}", asked=f"{asked:,}")
+
+
+def sub_refused(reason: str) -> str:
+    """The budget refused sub-calls: stop making them (said once per turn)."""
+    return fill("sub_refused.md", reason=reason)
+
+
 def final_request(max_iterations: int) -> str:
     return fill("final_request.md", max_iterations=max_iterations)
 

@@ -197,9 +197,7 @@ class Rlm:
         told = reply_reader.note_for_root(self._cut) if self._cut else None
         self.turn_notes = [told] if told else []
         if self._cut_by_cap is not None:
-            self.turn_notes.append(
-                f"Your reply was limited to {self._cut_by_cap:,} tokens to fit the dollar cap and was "
-                "cut there: keep replies short and finish soon with what you have.")
+            self.turn_notes.append(prompts.cut_by_cap(self._cut_by_cap))
         if self.depth == 0 and ctx.budget.max_cost_usd is not None:
             # What the next root turn needs at least: its input at worst and a reply of the
             # floor's length, at most half of what is left (core/engine/costs.py: root_reserve).

@@ -16,6 +16,7 @@ import threading
 import types
 from typing import Any, Callable
 
+from core.repl import near_miss
 from core.repl.protocol import REPL_NAMES
 
 SubCall = Callable[[str, list[str], "str | None", "str | None"], list[dict]]
@@ -104,6 +105,7 @@ class Namespace:
         }
         self.globals.update(self._names)
         self._aliases = {alias: self._alias(alias, real) for alias, real in ALIASES.items()}
+        self._aliases.update(near_miss.names(lambda: self._names["documents"]))   # open('doc name')
         self.globals.update(self._aliases)
 
     # ---------------------------------------------------------------- state

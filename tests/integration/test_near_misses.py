@@ -1,0 +1,36 @@
+"""Near misses in the root's code that have one obvious meaning, served and told (issue 25):
+real engine, real worker subprocess, scripted server over HTTP."""
+
+from tests.integration.engine_helpers import Doc, code, of_type, root_prompts, run
+
+DOCS = [Doc("logs/shop.log", "2024-08-14 ERROR pay failed\n2024-08-14 INFO ok\n"), Doc("notes.txt", "hello\n")]
+
+
+async def test_open_of_a_document_name_reads_the_document_and_the_root_is_told(server):
+    server.script("root", replies=[
+        code("with open('shop.log') as f:\n    lines = f.read().splitlines()\nprint(len(lines), lines[0])"),
+        code("FINAL(str(len(lines)))"),
+    ])
+    result, events = await run(server, "How many lines?", DOCS, mode="rlm")
+    assert result.status == "finished" and result.answer == "2"
+    cell = of_type(events, "CellExecuted")[0]
+    assert cell.error is None and cell.stdout.strip() == "2 2024-08-14 ERROR pay failed"
+    told = ("[note: there is no file 'shop.log'; open() read the document 'logs/shop.log' from `documents` "
+            "(it is also in `context`). Use `documents` next time.]")
+    assert told in cell.stderr
+    assert told in root_prompts(server)[1]           # the root saw it in its next prompt
+
+
+async def test_open_of_a_name_that_is_no_document_fails_and_names_the_documents(server):
+    server.script("root", replies=[
+        code("print(open('sales.csv').read())"),
+        code("with open('out.txt', 'w') as f:\n    f.write('mine')\nprint(open('out.txt').read())"),
+        code("FINAL('done')"),
+    ])
+    result, events = await run(server, "What is in the documents?", DOCS, mode="rlm")
+    missing, own = of_type(events, "CellExecuted")[:2]
+    assert "FileNotFoundError" in missing.error
+    assert "the documents are in `documents` and `context`, not files ('logs/shop.log', 'notes.txt')" \
+        in missing.error
+    assert "note:" not in missing.stderr
+    assert own.error is None and own.stdout.strip() == "mine" and "note:" not in own.stderr   # a real file
