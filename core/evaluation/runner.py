@@ -82,6 +82,9 @@ class Evaluation:
     direct_max_tokens: int = 1024
     windows: dict[str, int] | None = None  # model -> context window (when litellm does not know)
     judge_model: str | None = None
+    # The engine's modes each pair answers in: "rlm" (always the RLM) and/or "auto" (the run
+    # chooses a plain call or the RLM, core/engine/mode.py); `direct` adds the plain-call rows.
+    modes: Sequence[str] = ("rlm",)
 
     async def run(self, db: Any, on_row: Callable[[records.Row], None] | None = None
                   ) -> tuple[str, dict[str, Any]]:
@@ -94,14 +97,17 @@ class Evaluation:
         gate = asyncio.Semaphore(max(1, self.parallel))
         jobs: list[Awaitable[None]] = []
         direct_roots: dict[str, Any] = {}
+        unknown = [m for m in self.modes if m not in ("rlm", "auto")]
+        if unknown or not (self.modes or self.direct):
+            raise ValueError(f"modes are rlm and auto (and direct rows with direct=True), got {list(self.modes)}")
         for pair in self.pairs:
             config = self.config_for(pair)
-            if getattr(config, "mode", "rlm") != "rlm":
-                config = config.replace(mode="rlm")    # the RLM's rows are the RLM's, whatever Auto would do
-            first = records.next_repeat(db, evaluation_id, pair.label, "rlm")
-            for repeat in range(first, first + self.repeats):
-                for q in self.qset.questions:
-                    jobs.append(self._rlm_job(db, evaluation_id, gate, pair, config, q, repeat, on_row))
+            for mode in self.modes:          # the RLM's rows are the RLM's, whatever Auto would do
+                first = records.next_repeat(db, evaluation_id, pair.label, mode)
+                for repeat in range(first, first + self.repeats):
+                    for q in self.qset.questions:
+                        jobs.append(self._rlm_job(db, evaluation_id, gate, pair, config.replace(mode=mode),
+                                                  q, repeat, on_row))
             if self.direct and pair.root not in direct_roots:
                 direct_roots[pair.root] = config
         for root, config in direct_roots.items():
@@ -138,7 +144,7 @@ class Evaluation:
         verdict = await self._check(q, result.answer)
         t = result.totals or {}
         row = records.Row(
-            pair=pair.label, mode="rlm", root_model=pair.root, sub_model=pair.sub, question_id=q.id,
+            pair=pair.label, mode=config.mode, root_model=pair.root, sub_model=pair.sub, question_id=q.id,
             repeat=repeat, run_id=result.run_id, status=result.status, answer=result.answer,
             correct=verdict.correct, detail=verdict.detail, cost_usd=float(t.get("cost_usd") or 0.0),
             judge_cost_usd=verdict.judge_cost_usd, wall_ms=t.get("wall_ms"),

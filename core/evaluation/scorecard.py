@@ -39,8 +39,9 @@ def build_scorecard(rows: Iterable[Row], questions: Sequence[dict[str, Any]] = (
             continue
         groups[(row.pair, row.mode)].append(row)
     lines = []
-    # Each root model's RLM lines, then its direct line beside them.
-    order = sorted(groups.items(), key=lambda kv: (kv[1][0].root_model, kv[0][1] != "rlm", kv[0][0]))
+    # Each root model's RLM lines, its Auto lines, then its direct line beside them.
+    rank = {"rlm": 0, "auto": 1}
+    order = sorted(groups.items(), key=lambda kv: (kv[1][0].root_model, rank.get(kv[0][1], 2), kv[0][0]))
     for (pair, mode), items in order:
         by_repeat: dict[int, list[Row]] = defaultdict(list)
         for row in items:
@@ -62,7 +63,7 @@ def build_scorecard(rows: Iterable[Row], questions: Sequence[dict[str, Any]] = (
             "judge_cost_usd": round(sum(r.judge_cost_usd for r in items), 8),
             "mean_seconds": round(statistics.fmean(seconds), 3) if seconds else None,
             "max_seconds": round(max(seconds), 3) if seconds else None,
-            "mean_turns": round(statistics.fmean(r.iterations for r in items), 3) if mode == "rlm" else None,
+            "mean_turns": round(statistics.fmean(r.iterations for r in items), 3) if mode != "direct" else None,
             "cells": cells, "syntax_errors": syntax, "syntax_error_rate": _rate(syntax, cells),
         })
     latest: dict[tuple[str, str, str], Row] = {}
