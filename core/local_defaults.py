@@ -63,6 +63,18 @@ def propose(model: str, window: int | None = None) -> Proposal | None:
     return Proposal(size, {"max_depth": depth, "max_iterations": turns, "root_max_tokens": tokens})
 
 
+SMALL_PROMPT_UP_TO_B = 4.0    # models of at most this size get resources/prompts/system_small.md
+
+
+def small_prompt(model: str) -> bool:
+    """Whether `model` gets the short system prompt (one worked example of slicing `context`,
+    one block per reply) instead of the full one: a model whose name says at most 4B. The
+    full prompt is 6,000 characters of method a 1.5B model reads at 50-80 tokens/s and then
+    half-follows (issue 25); a name without a size gets the full prompt."""
+    size = size_billions(model)
+    return size is not None and size <= SMALL_PROMPT_UP_TO_B
+
+
 def is_local(model: str, api_base: str | None) -> bool:
     """A model served on this computer or the local network: an Ollama name, or a URL whose
     host is loopback or a private address."""
