@@ -75,6 +75,14 @@ def small_prompt(model: str) -> bool:
     return size is not None and size <= SMALL_PROMPT_UP_TO_B
 
 
+def one_block_default(model: str) -> bool:
+    """Whether `model`'s root replies are read only to their first closed code block when its
+    settings do not say (core/engine/reply_reader.py): yes for the models that get the short
+    prompt. Measured on the real 1.5B model (docs/fitness.md): its second and later blocks
+    were output it made up (```repl\n2610\n```) or a FINAL of a value no cell had printed."""
+    return small_prompt(model)
+
+
 def is_local(model: str, api_base: str | None) -> bool:
     """A model served on this computer or the local network: an Ollama name, or a URL whose
     host is loopback or a private address."""

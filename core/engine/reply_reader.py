@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass
 
 from core.engine.parse import RUNNABLE_TAGS, _FENCE
+from core.local_defaults import one_block_default
 
 AFTER_BLOCK_CHARS = 400      # text allowed after a closed block while waiting for another fence
 REPEAT_SPAN = 400            # how much of the tail must be one repeated piece
@@ -158,10 +159,13 @@ class ReplyReader:
 
 
 def reader_for(config: object, model: str) -> ReplyReader | None:
-    """The reader of `model`'s root replies under a RunConfig; None when reading is not cut."""
+    """The reader of `model`'s root replies under a RunConfig; None when reading is not cut.
+    One block per turn is the model's setting (RunConfig.one_block_per_turn), else the
+    default for its size (core/local_defaults.py: on for models of at most 4B)."""
     if not getattr(config, "cut_replies", True):
         return None
-    return ReplyReader(one_block=bool((getattr(config, "one_block_per_turn", None) or {}).get(model, False)))
+    setting = (getattr(config, "one_block_per_turn", None) or {}).get(model)
+    return ReplyReader(one_block=one_block_default(model) if setting is None else bool(setting))
 
 
 def record(reader: ReplyReader | None, output_tokens: int, max_tokens: int) -> dict | None:
