@@ -38,7 +38,7 @@ REPEAT_SPAN = 400            # how much of the tail must be one repeated piece
 REPEAT_SPAN_IN_CODE = 2_000  # inside an open code block (a long literal is rarer than a loop of text)
 REPEAT_PERIOD = 40           # the longest piece counted as "repeated"
 _CHECK_EVERY = 32            # look for repetition each time this many characters arrived
-_FINAL_CALL = re.compile(r"(?<![\w.])(FINAL|FINAL_VAR|final|final_var)\s*\(")
+_FINAL_CALL = re.compile(r"(?<![\w.])(FINAL|FINAL_VAR|final|final_var|Final|Final_var|Final_Var)\s*\(")
 
 REASONS = {"block": "after its code block", "final": "after its final answer",
            "repetition": "where it began repeating itself"}

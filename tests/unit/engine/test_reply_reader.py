@@ -45,6 +45,12 @@ def test_a_block_calling_final_ends_the_reading_even_lowercase():
     assert reader.cut.reason == "final" and reader.kept == "```python\nfinal('guess 0')\n```\n"
 
 
+def test_a_block_calling_capitalised_final_ends_the_reading():
+    reply = "```repl\nFinal('no idea')\n```\nExplanation: " + "I looked at it. " * 40
+    reader = feed(reply)
+    assert reader.cut.reason == "final" and reader.kept == "```repl\nFinal('no idea')\n```\n"
+
+
 def test_a_final_line_outside_code_is_read_to_its_closing_parenthesis():
     reply = BLOCK + "FINAL(The total is\n42 items)\nI hope this helps! " + "More text. " * 50
     reader = feed(reply)
