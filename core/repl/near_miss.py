@@ -9,6 +9,8 @@ cell's stderr says so, so the root learns where the documents are:
     [note: there is no file 'webshop.log'; open() read the document 'webshop.log' from
     `documents` (it is also in `context`). Use `documents` next time.]
 
+The modules in PREIMPORTED are imported before the first cell (the prompts say so).
+
 Nothing else changes: a file that exists (one the cell wrote) opens as before, a name that
 matches no document or several raises the usual error (with the document names beside it),
 and writing never goes to a document.
@@ -63,6 +65,14 @@ def document_open(documents: Documents) -> Callable[..., Any]:
     return open
 
 
+# Imported before the first cell, and said so in the system prompts: the real 1.5B model
+# wrote `csv.DictReader(io.StringIO(...))` without importing io (a NameError, a turn lost).
+PREIMPORTED = ("re", "io", "csv", "json", "math", "collections")
+
+
 def names(documents: Documents) -> dict[str, Any]:
     """The near-miss names model code gets, beside the REPL's own."""
-    return {"open": document_open(documents)}
+    import importlib
+    found: dict[str, Any] = {name: importlib.import_module(name) for name in PREIMPORTED}
+    found["open"] = document_open(documents)
+    return found

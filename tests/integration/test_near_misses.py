@@ -34,3 +34,19 @@ async def test_open_of_a_name_that_is_no_document_fails_and_names_the_documents(
         in missing.error
     assert "note:" not in missing.stderr
     assert own.error is None and own.stdout.strip() == "mine" and "note:" not in own.stderr   # a real file
+
+
+async def test_the_modules_the_prompt_names_are_imported_before_the_first_cell(server):
+    # The real 1.5B model wrote csv.DictReader(io.StringIO(...)) without importing io.
+    server.script("root", replies=[
+        code("rows = list(csv.DictReader(io.StringIO('a,b\\n1,2\\n')))\n"
+             "print(rows[0]['b'], re.sub('x', 'y', 'x'), json.dumps(math.floor(2.5)), collections.Counter('aa')['a'])"),
+        code("print(sorted(SHOW_VARS()))"),
+        code("FINAL('done')"),
+    ])
+    result, events = await run(server, "What is in the documents?", DOCS, mode="rlm")
+    first, listing = of_type(events, "CellExecuted")[:2]
+    assert first.error is None and first.stdout.strip() == "2 y 2 2"
+    assert listing.stdout.strip().splitlines()[-1] == "['rows']"     # modules are not the model's variables
+    system = server.requests_for("root")[0].messages[0]["content"]
+    assert "re, io, csv, json, math and collections already are" in system
