@@ -83,6 +83,13 @@ def one_block_default(model: str) -> bool:
     return small_prompt(model)
 
 
+def answer_needs_output(model: str) -> bool:
+    """Whether a final answer written as text before any code has run is sent back once
+    (core/engine/rlm.py): yes for the models that get the short prompt. Measured on the real
+    1.5B model: its first replies `FINAL("2023-Q4")` and `Final 2` were guesses."""
+    return small_prompt(model)
+
+
 def is_local(model: str, api_base: str | None) -> bool:
     """A model served on this computer or the local network: an Ollama name, or a URL whose
     host is loopback or a private address."""

@@ -126,6 +126,12 @@ def sub_refused(reason: str) -> str:
     return fill("sub_refused.md", reason=reason)
 
 
+def final_unseen(value: str) -> str:
+    """A small root gave a final answer before any code ran (core/local_defaults.py)."""
+    shown = value if len(value) <= 200 else value[:200] + "…"
+    return fill("final_unseen.md", literal=repr(shown))
+
+
 def final_request(max_iterations: int) -> str:
     return fill("final_request.md", max_iterations=max_iterations)
 

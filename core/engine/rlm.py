@@ -83,6 +83,7 @@ class Rlm:
         self._shown: list[str] = []            # every cell output the root was shown (screen_block)
         self._cut_by_cap: int | None = None    # the last root reply stopped at a max_tokens the cap lowered
         self._cut: dict | None = None          # RootReplied.cut of this turn's reply
+        self._unseen_told = False              # a final answer before any code was sent back once
 
     # -- lifecycle -----------------------------------------------------------------
     async def solve(self) -> RlmOutcome:
@@ -246,6 +247,15 @@ class Rlm:
                     self.turn_notes.append(
                         f"FINAL_VAR({parsed.final.value}) did not end the run: {error or 'no such variable'}. "
                         "Create the variable first, or use FINAL(\"...\").")
+        if answer is not None and final is None and self._unseen(final_request):
+            # A small root's answer before any code ran rests on nothing it has seen: sent back
+            # once, said in the transcript (core/local_defaults.py: answer_needs_output).
+            self._unseen_told = True
+            self.turn_notes.append(prompts.final_unseen(answer))
+            ctx.emit(ev.Notice, call_id=turn_id, parent_id=self.rlm_id, level="info",
+                     message=f"The root answered {answer[:80]!r} before any code ran; it was asked once to "
+                             "check it with code first.")
+            answer = None
         if answer is not None:
             if answer.strip():
                 return answer, ""
@@ -269,6 +279,12 @@ class Rlm:
                                    "write shorter blocks.")
         feedback = prompts.turn_feedback(outputs, self.turn_notes, iteration, cfg.max_iterations)
         return None, feedback
+
+    def _unseen(self, final_request: bool) -> bool:
+        """No cell has run in this RLM and its root is one that must see output first."""
+        from core.local_defaults import answer_needs_output
+        return (not final_request and not self._shown and not self._unseen_told and not self._follow_up
+                and answer_needs_output(self.config.root_model))
 
     async def _call_root(self, messages: list[dict], turn_id: str) -> Any:
         ctx, cfg = self.ctx, self.config

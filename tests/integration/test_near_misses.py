@@ -50,3 +50,24 @@ async def test_the_modules_the_prompt_names_are_imported_before_the_first_cell(s
     assert listing.stdout.strip().splitlines()[-1] == "['rows']"     # modules are not the model's variables
     system = server.requests_for("root")[0].messages[0]["content"]
     assert "re, io, csv, json, math and collections already are" in system
+
+
+async def test_a_small_roots_answer_before_any_code_is_sent_back_once(server):
+    # The real 1.5B model's first reply was FINAL("2023-Q4"), a guess: no code had run.
+    server.script("tiny-1.5b", replies=[
+        'FINAL("2023-Q4")',
+        code("print(len(documents))"),
+        'FINAL("2 documents")',
+    ])
+    result, events = await run(server, "How many documents?", DOCS, mode="rlm", root_model="openai/tiny-1.5b")
+    assert result.status == "finished" and result.answer == "2 documents"
+    second = server.requests_for("tiny-1.5b")[1].messages[-1]["content"]
+    assert "FINAL('2023-Q4') did not end the run: no code has run yet" in second
+    assert any("answered '2023-Q4' before any code ran" in n.message for n in of_type(events, "Notice"))
+    # Once only: a second answer without code is the answer. A large root is never sent back.
+    server.script("tiny-1.5b", replies=['FINAL("2")', 'FINAL("2")'])
+    again, _ = await run(server, "How many documents?", DOCS, mode="rlm", root_model="openai/tiny-1.5b")
+    assert again.answer == "2" and again.totals["iterations"] == 2
+    server.script("root", replies=['FINAL("2")'])
+    large, _ = await run(server, "How many documents?", DOCS, mode="rlm")
+    assert large.answer == "2" and large.totals["iterations"] == 1
