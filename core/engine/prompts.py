@@ -151,6 +151,11 @@ def final_unseen(value: str) -> str:
     return fill("final_unseen.md", literal=repr(shown))
 
 
+def repeated_block() -> str:
+    """The reply's code was the last reply's, with the same output (a small model's loop)."""
+    return fill("repeated_block.md")
+
+
 def final_request(max_iterations: int) -> str:
     return fill("final_request.md", max_iterations=max_iterations)
 

@@ -85,6 +85,7 @@ class Rlm:
         self._cut_by_cap: int | None = None    # the last root reply stopped at a max_tokens the cap lowered
         self._cut: dict | None = None          # RootReplied.cut of this turn's reply
         self._unseen_told = False              # a final answer before any code was sent back once
+        self._last_ran: tuple = ((), ())       # the last turn's blocks and their outputs
 
     # -- lifecycle -----------------------------------------------------------------
     async def solve(self) -> RlmOutcome:
@@ -236,6 +237,10 @@ class Rlm:
                 final = result.final
                 break
         self.current_parent = turn_id
+        ran = (tuple(c.strip() for c in parsed.cells), tuple(outputs))
+        if parsed.cells and final is None and ran == self._last_ran:
+            self.turn_notes.append(prompts.repeated_block())      # the same block, the same output
+        self._last_ran = ran
         answer: str | None = None
         if final is not None:
             answer = str(final.get("value", ""))
