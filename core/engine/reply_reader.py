@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.engine.parse import RUNNABLE_TAGS, _FENCE
+from core.engine.parse import RUNNABLE_TAGS, _FENCE, inline_fence
 from core.local_defaults import one_block_default
 
 AFTER_BLOCK_CHARS = 400      # text allowed after a closed block while waiting for another fence
@@ -128,6 +128,10 @@ class ReplyReader:
         if match and not self._final_lines:
             self._fence, self._block = match.group(1), []
             self._runnable = match.group(2).lower() in RUNNABLE_TAGS
+            return
+        inline = None if match or self._final_lines else inline_fence(line)
+        if inline:                          # "... text. ```repl": parse.py reads it the same way
+            self._fence, self._block, self._runnable = inline[1], [], True
             return
         stripped = line.strip()
         if self._final_lines or stripped.startswith(("FINAL(", "FINAL_VAR(")):

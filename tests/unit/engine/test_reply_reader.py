@@ -89,3 +89,9 @@ def test_inside_code_a_longer_run_is_needed():
     literal = "```repl\nline = '" + "=" * 600 + "'\nprint(line)\n```\n"
     assert feed(literal).cut is None                       # 600 '=' in a literal: not cut
     assert feed("```repl\nx = [" + "0, " * 1000).cut.reason == "repetition"
+
+
+def test_a_fence_opened_at_the_end_of_a_line_of_text_is_read_as_a_block():
+    reply = "The payments failed. ```repl\nprint(1)\n```\nThe output is 1. " + "More words. " * 60
+    reader = feed(reply, one_block=True)
+    assert reader.cut.reason == "block" and reader.kept == "The payments failed. ```repl\nprint(1)\n```\n"
