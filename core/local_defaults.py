@@ -90,6 +90,17 @@ def answer_needs_output(model: str) -> bool:
     return small_prompt(model)
 
 
+SMALL_OUTPUT_CHARS = 4_000   # cell output shown to a small root per block
+
+
+def output_chars(model: str, configured: int) -> int:
+    """Characters of a cell's output the root is shown: at most 4,000 for the models that get
+    the short prompt. The real 1.5B model printed a whole 149,422-character log; 20,000 shown
+    characters are about 5,000 of its 16,384-token window per turn, three turns fill it, and
+    it reads them at 50-80 tokens/s."""
+    return min(configured, SMALL_OUTPUT_CHARS) if small_prompt(model) else configured
+
+
 def is_local(model: str, api_base: str | None) -> bool:
     """A model served on this computer or the local network: an Ollama name, or a URL whose
     host is loopback or a private address."""

@@ -21,7 +21,7 @@ from core.engine.parse import parse_reply, stated_final, truncate_middle
 from core.engine.screen import screen_block
 from core.engine.subcalls import SubCaller
 from core.lifecycle import finish
-from core.local_defaults import small_prompt
+from core.local_defaults import output_chars, small_prompt
 from core.routing import extra_sub_call_models
 
 if TYPE_CHECKING:
@@ -389,4 +389,5 @@ class Rlm:
         state = ("SyntaxError, nothing ran" if result.is_syntax_error else "stopped" if result.fault
                  else "error" if result.error else "ran")
         header = f"[block {index} of {count}: {state}]"
-        return header + "\n" + truncate_middle(body, self.config.max_output_chars)
+        return header + "\n" + truncate_middle(body, output_chars(self.config.root_model,
+                                                               self.config.max_output_chars))

@@ -97,3 +97,14 @@ async def test_the_same_block_with_the_same_output_again_is_told(server):
     told = "Your block is the same as the one in your last reply, and it printed the same output again."
     prompts = [r.messages[-1]["content"] for r in server.requests_for("root")]
     assert told not in prompts[1] and told in prompts[2] and told not in prompts[3]
+
+
+async def test_a_small_root_is_shown_at_most_4000_characters_of_a_cells_output(server):
+    # The real 1.5B model printed a whole 149,422-character log: 20,000 shown characters are a
+    # third of its 16k window per turn.
+    big = [Doc("big.log", "".join(f"line {i}\n" for i in range(5000)))]
+    for model, limit in (("tiny-1.5b", 4_000), ("root", 20_000)):
+        server.script(model, replies=[code("print(context)"), code("FINAL('x')")])
+        _, events = await run(server, "What?", big, mode="rlm", root_model=f"openai/{model}")
+        shown = of_type(events, "CellExecuted")[0].output_for_model
+        assert limit - 200 < len(shown) <= limit + 100 and "characters cut" in shown
