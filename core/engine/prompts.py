@@ -103,12 +103,13 @@ HEAD_LINE_CHARS = 160
 def first_turn_small(question: str, documents: Sequence[tuple[str, str]]) -> str:
     """A small model's first turn (core/local_defaults.py: small_prompt): each listed document's
     name, size and first lines instead of 500 characters of `context`, which showed only the
-    first document: the real 1.5B model guessed a CSV's columns and a log's line format."""
+    first document: the real 1.5B model guessed a CSV's columns and a log's line format. Each
+    is listed with its index, as it then picked `documents[5]` for the log (it is [9])."""
     total = sum(len(text) for _, text in documents)
     shown = []
-    for path, text in documents[:LISTED_DOCUMENTS]:
+    for index, (path, text) in enumerate(documents[:LISTED_DOCUMENTS]):
         lines = [ln[:HEAD_LINE_CHARS] for ln in text.splitlines()[:20] if ln.strip()][:HEAD_LINES]
-        shown.append(f"- {path} ({len(text):,} chars):" + "".join(f"\n    {ln}" for ln in lines))
+        shown.append(f"- documents[{index}]: {path} ({len(text):,} chars):" + "".join(f"\n    {ln}" for ln in lines))
     if len(documents) > LISTED_DOCUMENTS:
         shown.append(f"- ... and {len(documents) - LISTED_DOCUMENTS:,} more (see `documents`)")
     return fill("first_turn_small.md", total_chars=f"{total:,}", doc_count=f"{len(documents):,}",
