@@ -33,9 +33,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "repeat it to compare modes in one scorecard")
     p.add_argument("--direct", action="store_true",
                    help="also ask each root model directly, all documents in one prompt, when they fit")
+    p.add_argument("--mode", action="append", choices=("rlm", "auto", "direct"), default=[],
+                   help="rlm (default): every run is the RLM; auto: the run picks one plain call or the "
+                        "RLM as `ask` does; direct: one plain call (as --direct). Repeat to compare modes")
     p.add_argument("--direct-max-tokens", type=int, default=1024)
     p.add_argument("--window", action="append", default=[], metavar="MODEL=TOKENS",
-                   help="context window of a model litellm does not know (for --direct)")
+                   help="context window of a model litellm does not know (for direct and auto)")
     p.add_argument("--judge", metavar="MODEL", help="model that grades questions with checker 'judge'")
     p.add_argument("--api-base", help="base URL of an OpenAI-compatible server for every model")
     p.add_argument("--max-depth", type=int)
@@ -91,10 +94,11 @@ def run_eval(args: argparse.Namespace) -> int:
                              "name the model that grades them with --judge MODEL")
     except (QuestionSetError, PairError, ValueError) as exc:
         return _fail(str(exc))
-    return asyncio.run(_eval(args, qset, pairs, windows))
+    modes = tuple(dict.fromkeys(args.mode or ["rlm"]))
+    return asyncio.run(_eval(args, qset, pairs, windows, modes))
 
 
-def _config_for(args: argparse.Namespace):
+def _config_for(args: argparse.Namespace, windows: dict[str, int] | None = None):
     # lazy: +37 modules, 42 ms at load 9 (first use only)
     from app.settings import build_run_config, load_settings
     settings = load_settings()
@@ -106,6 +110,8 @@ def _config_for(args: argparse.Namespace):
     prices = parse_prices(args.price)
     if prices:
         overrides["prices"] = prices
+    if windows:
+        overrides["context_windows"] = dict(windows)       # Auto reads the root's window from them
 
     def config_for(pair: Any) -> Any:
         return build_run_config(settings, root=pair.root, sub=pair.sub, api_base=args.api_base,
@@ -113,7 +119,8 @@ def _config_for(args: argparse.Namespace):
     return config_for
 
 
-async def _eval(args: argparse.Namespace, qset: Any, pairs: list, windows: dict[str, int]) -> int:
+async def _eval(args: argparse.Namespace, qset: Any, pairs: list, windows: dict[str, int],
+                modes: tuple[str, ...] = ("rlm",)) -> int:
     """Every answer is a RunRequest on RunService (app/eval_runs.py), like every other run,
     over documents read with the settings' ingest options, as `ask` reads them."""
     # lazy: +82 modules, 47 ms at load 3.7 (first use only)
@@ -139,7 +146,7 @@ async def _eval(args: argparse.Namespace, qset: Any, pairs: list, windows: dict[
 
     prepare_engine_process()
     try:
-        config_for = _config_for(args)
+        config_for = _config_for(args, windows)
         for pair in pairs:                     # unknown prices with a cap etc.: refuse before any run
             Engine(config_for(pair), emit=lambda e: None, key_for=lambda m: None).check()
     except (ValueError, ConfigError) as exc:
@@ -163,7 +170,7 @@ async def _eval(args: argparse.Namespace, qset: Any, pairs: list, windows: dict[
     evaluation = Evaluation(qset, found.documents, pairs, config_for=config_for, run_rlm=runs.run_rlm,
                             llm_for=runs.llm_for, repeats=args.repeats, parallel=args.parallel,
                             direct=args.direct, direct_max_tokens=args.direct_max_tokens,
-                            windows=windows, judge_model=args.judge, modes=tuple(args.mode or ("rlm",)))
+                            windows=windows, judge_model=args.judge, modes=modes)
     # The evaluation's own rows go through a connection of their own: the store's is used by
     # the runs' threads meanwhile (sources), and two writers on one connection share a
     # transaction. Both take the write lock up front and wait for it (core/store/db.py).

@@ -68,7 +68,9 @@ class ModelSettings:
     reasoning_effort: str | None = None
     prompt_note: str | None = None  # appended to the root's system prompt for this model
     context_window: int | None = None   # max input tokens, overrides litellm's model info
-    one_block_per_turn: bool = False    # read the root's reply only to its first closed block
+    # Read the root's reply only to its first closed block; None: the default for the model's
+    # size (core/local_defaults.py: on for models of at most 4B).
+    one_block_per_turn: bool | None = None
 
 
 @dataclass
@@ -260,7 +262,8 @@ def _model_from(raw: Any) -> ModelSettings:
     return ModelSettings(price=price, free=bool(raw.get("free", False)),
                          max_tokens=int(max_tokens) if max_tokens is not None else None,
                          reasoning_effort=effort, prompt_note=str(note) if note else None,
-                         context_window=window, one_block_per_turn=bool(raw.get("one_block_per_turn", False)))
+                         context_window=window, one_block_per_turn=None if raw.get("one_block_per_turn") is None
+                         else bool(raw["one_block_per_turn"]))
 
 
 def _without_secrets(value: Any, warnings: list[str], where: str = "") -> Any:
@@ -340,8 +343,8 @@ def build_run_config(settings: Settings, *, root: str | None = None, sub: str | 
     one_block: dict[str, bool] = {}
     for name, ms in settings.models.items():
         routed = route_model(name, settings.endpoints)[0]
-        if ms.one_block_per_turn:
-            one_block[routed] = True
+        if ms.one_block_per_turn is not None:
+            one_block[routed] = ms.one_block_per_turn
         if ms.context_window:
             windows[routed] = ms.context_window
         if ms.free:

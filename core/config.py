@@ -60,8 +60,9 @@ class RunConfig:
     # Root replies are read only as far as they are useful (core/engine/reply_reader.py):
     # after a closed block and no more code, a final answer, or repetition the stream is closed.
     cut_replies: bool = True
-    # Per model (routed name): stop reading at the first closing fence. Off by default until a
-    # measurement on a real small model says it helps (see docs/run-path.md).
+    # Per model (routed name): stop reading at the first closing fence (True) or not (False).
+    # A model not named gets the default for its size: on for models of at most 4B, measured
+    # on the real 1.5B model (core/local_defaults.py, docs/fitness.md).
     one_block_per_turn: dict[str, bool] = field(default_factory=dict)
     request_timeout_s: float = 600.0
     max_retries: int = 4

@@ -63,6 +63,44 @@ def propose(model: str, window: int | None = None) -> Proposal | None:
     return Proposal(size, {"max_depth": depth, "max_iterations": turns, "root_max_tokens": tokens})
 
 
+SMALL_PROMPT_UP_TO_B = 4.0    # models of at most this size get resources/prompts/system_small.md
+
+
+def small_prompt(model: str) -> bool:
+    """Whether `model` gets the short system prompt (one worked example of slicing `context`,
+    one block per reply) instead of the full one: a model whose name says at most 4B. The
+    full prompt is 6,000 characters of method a 1.5B model reads at 50-80 tokens/s and then
+    half-follows (issue 25); a name without a size gets the full prompt."""
+    size = size_billions(model)
+    return size is not None and size <= SMALL_PROMPT_UP_TO_B
+
+
+def one_block_default(model: str) -> bool:
+    """Whether `model`'s root replies are read only to their first closed code block when its
+    settings do not say (core/engine/reply_reader.py): yes for the models that get the short
+    prompt. Measured on the real 1.5B model (docs/fitness.md): its second and later blocks
+    were output it made up (```repl\n2610\n```) or a FINAL of a value no cell had printed."""
+    return small_prompt(model)
+
+
+def answer_needs_output(model: str) -> bool:
+    """Whether a final answer written as text before any code has run is sent back once
+    (core/engine/rlm.py): yes for the models that get the short prompt. Measured on the real
+    1.5B model: its first replies `FINAL("2023-Q4")` and `Final 2` were guesses."""
+    return small_prompt(model)
+
+
+SMALL_OUTPUT_CHARS = 4_000   # cell output shown to a small root per block
+
+
+def output_chars(model: str, configured: int) -> int:
+    """Characters of a cell's output the root is shown: at most 4,000 for the models that get
+    the short prompt. The real 1.5B model printed a whole 149,422-character log; 20,000 shown
+    characters are about 5,000 of its 16,384-token window per turn, three turns fill it, and
+    it reads them at 50-80 tokens/s."""
+    return min(configured, SMALL_OUTPUT_CHARS) if small_prompt(model) else configured
+
+
 def is_local(model: str, api_base: str | None) -> bool:
     """A model served on this computer or the local network: an Ollama name, or a URL whose
     host is loopback or a private address."""

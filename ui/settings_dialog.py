@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QRadioButton, QSpinBox, QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget,
 )
 
+from core.local_defaults import one_block_default
 from ui import icons
 from ui.endpoints_page import EndpointsPage
 
@@ -235,7 +236,8 @@ class ModelsPage(QWidget):
         window.setAccessibleName("Context window")
         self.table.setCellWidget(row, 7, window)
         one_block = QCheckBox()
-        one_block.setChecked(bool(values.get("one_block_per_turn")))
+        chosen = values.get("one_block_per_turn")      # None: the default for the model's size
+        one_block.setChecked(one_block_default(model_id) if chosen is None else bool(chosen))
         one_block.setAccessibleName("One block per turn")
         one_block.setToolTip("Read this model's root replies only up to their first closed code block")
         self.table.setCellWidget(row, 8, one_block)

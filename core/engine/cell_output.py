@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.engine.parse import truncate_middle
+from core.local_defaults import output_chars
 
 
 def cell_output(config: Any, index: int, count: int, result: Any) -> str:
@@ -32,4 +33,5 @@ def cell_output(config: Any, index: int, count: int, result: Any) -> str:
     state = ("SyntaxError, nothing ran" if result.is_syntax_error else "stopped" if result.fault
              else "error" if result.error else "ran")
     header = f"[block {index} of {count}: {state}]"
-    return header + "\n" + truncate_middle(body, config.max_output_chars)
+    # a small root is shown less of it (core/local_defaults.py: output_chars)
+    return header + "\n" + truncate_middle(body, output_chars(config.root_model, config.max_output_chars))

@@ -60,6 +60,10 @@ def short(tokens: int) -> str:
     return f"{tokens:,}"
 
 
+# Auto's estimate is the one every view shows (core/token_count.py), erring high on digits.
+from core.token_count import estimate as estimate_tokens  # noqa: E402,F401  (re-exported)
+
+
 def plain_call_tokens(question: str, documents: Sequence[Any]) -> int:
     """The plain call's prompt in tokens: the one estimate (core/token_count.py) that Sources
     and "RLM beside a plain call" show, so the mode's sentence says the same size. Counted

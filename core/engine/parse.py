@@ -23,6 +23,20 @@ from dataclasses import dataclass
 RUNNABLE_TAGS = frozenset({"", "repl", "python", "py", "python3", "ipython", "pycon"})
 TAG_LINES = frozenset({"repl", "python", "py", "python3"})
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([\w+-]*)[^\n]*$")
+# A fence opened at the end of a line of text ("... the app. ```repl"): the real 1.5B model
+# wrote every reply of a run that way, so nothing ran for seven turns. Only a runnable tag
+# at the very end of the line counts; "```" alone or a mention mid-sentence does not.
+_INLINE_FENCE = re.compile(r"^(.*\S)[ \t]*(`{3,})(repl|python|py|python3)[ \t]*$", re.IGNORECASE)
+
+
+def inline_fence(line: str) -> tuple[str, str, str] | None:
+    """(text before, fence marker, tag) for a line that ends by opening a runnable fence."""
+    if _FENCE.match(line):
+        return None
+    match = _INLINE_FENCE.match(line)
+    if match is None or "`" in match.group(1).replace("``", ""):
+        return None
+    return match.group(1), match.group(2), match.group(3).lower()
 
 
 @dataclass(frozen=True)
@@ -48,8 +62,12 @@ def parse_reply(text: str) -> ParsedReply:
     for line in text.splitlines():
         if fence is None:
             match = _FENCE.match(line)
+            inline = None if match else inline_fence(line)
             if match:
                 fence, tag, body = match.group(1), match.group(2).lower(), []
+            elif inline:
+                prose_lines.append(inline[0])
+                fence, tag, body = inline[1], inline[2], []
             else:
                 prose_lines.append(line)
             continue
@@ -138,10 +156,14 @@ def display_prose(text: str) -> str:
     for line in text.splitlines():
         if fence is None:
             match = _FENCE.match(line)
+            inline = None if match else inline_fence(line)
             if match:
                 fence, runnable = match.group(1), match.group(2).lower() in RUNNABLE_TAGS
                 if not runnable:
                     out.append(line)
+            elif inline:
+                out.append(inline[0])
+                fence, runnable = inline[1], True
             else:
                 out.append(line)
             continue

@@ -9,6 +9,7 @@ from pathlib import Path
 from string import Template
 from typing import Sequence
 
+from core.local_defaults import small_prompt
 from core.paths import resources_dir
 
 PREFIX_CHARS = 500
@@ -48,9 +49,10 @@ def _matches(model: str, pattern: str) -> bool:
     return fnmatch.fnmatchcase(model, pattern) or fnmatch.fnmatchcase(bare, pattern)
 
 
-def model_notes(model: str, user_notes: dict[str, str] | None = None) -> list[str]:
+def model_notes(model: str, user_notes: dict[str, str] | None = None, *, builtin: bool = True) -> list[str]:
     """Built-in notes whose patterns match, then the user's own (pattern -> text)."""
-    found = [body for patterns, body in _builtin_notes() if any(_matches(model, p) for p in patterns)]
+    found = [body for patterns, body in _builtin_notes() if any(_matches(model, p) for p in patterns)] \
+        if builtin else []
     for pattern, body in (user_notes or {}).items():
         if body.strip() and _matches(model, pattern):
             found.append(body.strip())
@@ -59,6 +61,8 @@ def model_notes(model: str, user_notes: dict[str, str] | None = None) -> list[st
 
 def system_prompt(*, can_llm: bool, can_rlm: bool, model: str,
                   user_notes: dict[str, str] | None = None, sub_models: Sequence[str] = ()) -> str:
+    if small_prompt(model):       # core/local_defaults.py: a model of at most 4B
+        return _small_system_prompt(can_llm=can_llm, model=model, user_notes=user_notes)
     if not can_llm:
         subcalls, batching, example = fill("subcalls_none.md"), "", fill("example_code.md")
     elif can_rlm:
@@ -72,6 +76,14 @@ def system_prompt(*, can_llm: bool, can_rlm: bool, model: str,
     if notes:
         text += "\n\n" + "\n\n".join(notes)
     return text
+
+
+def _small_system_prompt(*, can_llm: bool, model: str, user_notes: dict[str, str] | None) -> str:
+    """system_small.md: short, one worked example, the names a small model needs. It carries
+    what the built-in notes for small models said, so only the user's own notes are added."""
+    text = fill("system_small.md", subcalls=fill("subcalls_small.md") if can_llm else "")
+    notes = model_notes(model, user_notes, builtin=False)
+    return text + ("\n\n" + "\n\n".join(notes) if notes else "")
 
 
 def first_turn(question: str, documents: Sequence[tuple[str, int]], prefix: str,
@@ -100,6 +112,37 @@ def stated_final(value: str) -> str:
     """A reply said "Final answer: VALUE" without FINAL: how to finish (stated_final.md)."""
     shown = value if len(value) <= 200 else value[:200] + "…"
     return fill("stated_final.md", value=shown, literal=repr(shown))
+
+
+def cut_by_cap(tokens: int) -> str:
+    """The root's reply was shortened to fit the dollar cap and stopped there."""
+    return fill("cut_by_cap.md", tokens=f"{tokens:,}")
+
+
+def sub_cut_by_cap(tokens: int, asked: int) -> str:
+    """Sub-call replies were shortened to fit the dollar cap (said once per turn)."""
+    return fill("sub_cut_by_cap.md", tokens=f"{tokens:,}", asked=f"{asked:,}")
+
+
+def sub_refused(reason: str) -> str:
+    """The budget refused sub-calls: stop making them (said once per turn)."""
+    return fill("sub_refused.md", reason=reason)
+
+
+def final_unseen(value: str) -> str:
+    """A small root gave a final answer before any code ran (core/local_defaults.py)."""
+    shown = value if len(value) <= 200 else value[:200] + "…"
+    return fill("final_unseen.md", literal=repr(shown))
+
+
+def repeated_block() -> str:
+    """The reply's code was the last reply's, with the same output (a small model's loop)."""
+    return fill("repeated_block.md")
+
+
+def set_aside() -> str:
+    """A small root's reply without code was left out of the conversation."""
+    return fill("set_aside.md")
 
 
 def final_request(max_iterations: int) -> str:

@@ -30,14 +30,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.engine.parse import RUNNABLE_TAGS, _FENCE
+from core.engine.parse import RUNNABLE_TAGS, _FENCE, inline_fence
+from core.local_defaults import one_block_default
 
 AFTER_BLOCK_CHARS = 400      # text allowed after a closed block while waiting for another fence
 REPEAT_SPAN = 400            # how much of the tail must be one repeated piece
 REPEAT_SPAN_IN_CODE = 2_000  # inside an open code block (a long literal is rarer than a loop of text)
 REPEAT_PERIOD = 40           # the longest piece counted as "repeated"
 _CHECK_EVERY = 32            # look for repetition each time this many characters arrived
-_FINAL_CALL = re.compile(r"(?<![\w.])(FINAL|FINAL_VAR|final|final_var)\s*\(")
+_FINAL_CALL = re.compile(r"(?<![\w.])(FINAL|FINAL_VAR|final|final_var|Final|Final_var|Final_Var)\s*\(")
 
 REASONS = {"block": "after its code block", "final": "after its final answer",
            "repetition": "where it began repeating itself"}
@@ -128,6 +129,10 @@ class ReplyReader:
             self._fence, self._block = match.group(1), []
             self._runnable = match.group(2).lower() in RUNNABLE_TAGS
             return
+        inline = None if match or self._final_lines else inline_fence(line)
+        if inline:                          # "... text. ```repl": parse.py reads it the same way
+            self._fence, self._block, self._runnable = inline[1], [], True
+            return
         stripped = line.strip()
         if self._final_lines or stripped.startswith(("FINAL(", "FINAL_VAR(")):
             self._final_lines = True
@@ -158,10 +163,13 @@ class ReplyReader:
 
 
 def reader_for(config: object, model: str) -> ReplyReader | None:
-    """The reader of `model`'s root replies under a RunConfig; None when reading is not cut."""
+    """The reader of `model`'s root replies under a RunConfig; None when reading is not cut.
+    One block per turn is the model's setting (RunConfig.one_block_per_turn), else the
+    default for its size (core/local_defaults.py: on for models of at most 4B)."""
     if not getattr(config, "cut_replies", True):
         return None
-    return ReplyReader(one_block=bool((getattr(config, "one_block_per_turn", None) or {}).get(model, False)))
+    setting = (getattr(config, "one_block_per_turn", None) or {}).get(model)
+    return ReplyReader(one_block=one_block_default(model) if setting is None else bool(setting))
 
 
 def record(reader: ReplyReader | None, output_tokens: int, max_tokens: int) -> dict | None:

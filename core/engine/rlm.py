@@ -23,7 +23,8 @@ from core.engine.screen import screen_block
 from core.engine.outcome import RlmOutcome, RootCallRefused, Session, TextDocument  # noqa: F401
 from core.engine.subcalls import SubCaller
 from core.lifecycle import finish
-from core.repl.context_file import form_of
+h
+t
 from core.routing import extra_sub_call_models
 
 if TYPE_CHECKING:
@@ -59,6 +60,8 @@ class Rlm:
         self._shown: list[str] = []            # every cell output the root was shown (screen_block)
         self._cut_by_cap: int | None = None    # the last root reply stopped at a max_tokens the cap lowered
         self._cut: dict | None = None          # RootReplied.cut of this turn's reply
+        self._unseen_told = False              # a final answer before any code was sent back once
+        self._last_ran: tuple = ((), ())       # the last turn's blocks and their outputs
 
     # -- lifecycle -----------------------------------------------------------------
     async def solve(self) -> RlmOutcome:
@@ -184,9 +187,7 @@ class Rlm:
         told = reply_reader.note_for_root(self._cut) if self._cut else None
         self.turn_notes = [told] if told else []
         if self._cut_by_cap is not None:
-            self.turn_notes.append(
-                f"Your reply was limited to {self._cut_by_cap:,} tokens to fit the dollar cap and was "
-                "cut there: keep replies short and finish soon with what you have.")
+            self.turn_notes.append(prompts.cut_by_cap(self._cut_by_cap))
         if self.depth == 0 and ctx.budget.max_cost_usd is not None:
             # What the next root turn needs at least: its input at worst and a reply of the
             # floor's length, at most half of what is left (core/engine/costs.py: root_reserve).
@@ -221,6 +222,10 @@ class Rlm:
                 final = result.final
                 break
         self.current_parent = turn_id
+        ran = (tuple(c.strip() for c in parsed.cells), tuple(outputs))
+        if parsed.cells and final is None and ran == self._last_ran:
+            self.turn_notes.append(prompts.repeated_block())      # the same block, the same output
+        self._last_ran = ran
         answer: str | None = None
         if final is not None:
             answer = str(final.get("value", ""))
@@ -235,6 +240,15 @@ class Rlm:
                     self.turn_notes.append(
                         f"FINAL_VAR({parsed.final.value}) did not end the run: {error or 'no such variable'}. "
                         "Create the variable first, or use FINAL(\"...\").")
+        if answer is not None and final is None and self._unseen(final_request):
+            # A small root's answer before any code ran rests on nothing it has seen: sent back
+            # once, said in the transcript (core/local_defaults.py: answer_needs_output).
+            self._unseen_told = True
+            self.turn_notes.append(prompts.final_unseen(answer))
+            ctx.emit(ev.Notice, call_id=turn_id, parent_id=self.rlm_id, level="info",
+                     message=f"The root answered {answer[:80]!r} before any code ran; it was asked once to "
+                             "check it with code first.")
+            answer = None
         if answer is not None:
             if answer.strip():
                 return answer, ""
@@ -242,6 +256,7 @@ class Rlm:
             # variable never filled), not an answer: say so and let it try again.
             self.turn_notes.append("The final answer you gave is empty, so the run did not end. Check "
                                    "the variable (print it), then finish with the real answer.")
+        stated = None
         if answer is None and parsed.final is None:
             stated = stated_final(reply.text)       # "Final answer: 2610" without FINAL: say how
             if stated:
@@ -252,12 +267,25 @@ class Rlm:
                 self.turn_notes.append(
                     "Your reply was cut off at the output-token limit before any code. "
                     "Think less and write a short repl block.")
-            self.turn_notes.append(prompts.no_code())
+            if small_prompt(cfg.root_model) and not final_request and answer is None and not stated:
+                # A small root copies its own prose reply turn after turn (the real 1.5B model:
+                # the same sentence seven times): the reply leaves the conversation, and is told.
+                messages.pop()
+                self._reported = len(messages)
+                self.turn_notes.append(prompts.set_aside())
+            else:
+                self.turn_notes.append(prompts.no_code())
         elif parsed.unclosed_fence and reply.finish_reason == "length":
             self.turn_notes.append("Your reply was cut off at the output-token limit inside a code block; "
                                    "write shorter blocks.")
         feedback = prompts.turn_feedback(outputs, self.turn_notes, iteration, cfg.max_iterations)
         return None, feedback
+
+    def _unseen(self, final_request: bool) -> bool:
+        """No cell has run in this RLM and its root is one that must see output first."""
+        from core.local_defaults import answer_needs_output
+        return (not final_request and not self._shown and not self._unseen_told and not self._follow_up
+                and answer_needs_output(self.config.root_model))
 
     async def _call_root(self, messages: list[dict], turn_id: str) -> Any:
         ctx, cfg = self.ctx, self.config

@@ -275,9 +275,9 @@ class SubCaller:
                 log.exception("sub-call %s failed unexpectedly", call_id)
             return finish("error", error=str(exc) or type(exc).__name__, error_type="SubCallError")
         if meter.shortened_to is not None and reply.finish_reason == "length":
-            self._note_once("Some sub-call replies were", f"Some sub-call replies were cut at "
-                            f"{meter.shortened_to:,} tokens to fit the dollar cap (asked: "
-                            f"{cfg.sub_max_tokens:,}); they may be incomplete. Finish soon.")
+            from core.engine.prompts import sub_cut_by_cap
+            note = sub_cut_by_cap(meter.shortened_to, cfg.sub_max_tokens)
+            self._note_once(note[:24], note)
         return finish("ok", response=reply.text, finish_reason=reply.finish_reason)
 
     def _note_once(self, mark: str, note: str) -> None:
@@ -287,9 +287,9 @@ class SubCaller:
     def _refused(self, exc: BudgetExceeded) -> None:
         ctx = self.ctx
         ctx.cap_hit = ctx.cap_hit or exc.cap
-        self._note_once("Some sub-calls were refused",
-                        f"Some sub-calls were refused: {exc}. Stop making sub-calls and finish now "
-                        "with FINAL(...) or FINAL_VAR(...) using what you have.")
+        from core.engine.prompts import sub_refused
+        note = sub_refused(str(exc))
+        self._note_once(note[:26], note)
 
     # -- a nested RLM --------------------------------------------------------------
     async def _nested(self, prompt: str, context: str | None, parent: str) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from core.store.db import write_transaction
 class Row:
     """One answered question of an evaluation (an RLM run or a direct call)."""
     pair: str
-    mode: str                  # rlm | direct
+    mode: str                  # rlm | auto | direct
     root_model: str
     sub_model: str | None
     question_id: str

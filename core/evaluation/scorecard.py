@@ -39,8 +39,9 @@ def build_scorecard(rows: Iterable[Row], questions: Sequence[dict[str, Any]] = (
             continue
         groups[(row.pair, row.mode)].append(row)
     lines = []
-    # Each root model's RLM lines, then its direct line beside them.
-    order = sorted(groups.items(), key=lambda kv: (kv[1][0].root_model, kv[0][1] != "rlm", kv[0][0]))
+    # Each root model's RLM lines, its Auto lines, then its direct line beside them.
+    rank = {"rlm": 0, "auto": 1}
+    order = sorted(groups.items(), key=lambda kv: (kv[1][0].root_model, rank.get(kv[0][1], 2), kv[0][0]))
     for (pair, mode), items in order:
         by_repeat: dict[int, list[Row]] = defaultdict(list)
         for row in items:

@@ -16,6 +16,7 @@ import threading
 import types
 from typing import Any, Callable
 
+from core.repl import near_miss
 from core.repl.protocol import REPL_NAMES
 
 SubCall = Callable[[str, list[str], "str | None", "str | None"], list[dict]]
@@ -39,7 +40,9 @@ RESERVED = frozenset(REPL_NAMES) | frozenset(EXCEPTION_NAMES) | frozenset(HELPER
 # Near misses taken for what they obviously mean, and told (on the cell's stderr, which the
 # root sees): a small model called `final(...)` in five blocks and got five NameErrors. Unlike
 # the REPL names they are not restored: a cell that defines its own `final` keeps it.
-ALIASES = {"final": "FINAL", "final_var": "FINAL_VAR"}
+# `Final` too: the real 1.5B model wrote Final("...") (issue 25, the sample set's baseline).
+ALIASES = {"final": "FINAL", "final_var": "FINAL_VAR", "Final": "FINAL", "Final_var": "FINAL_VAR",
+           "Final_Var": "FINAL_VAR"}
 
 
 def _prompt(value: Any, func: str) -> str:
@@ -104,6 +107,7 @@ class Namespace:
         }
         self.globals.update(self._names)
         self._aliases = {alias: self._alias(alias, real) for alias, real in ALIASES.items()}
+        self._aliases.update(near_miss.names(lambda: self._names["documents"]))   # open('doc name')
         self.globals.update(self._aliases)
 
     # ---------------------------------------------------------------- state

@@ -46,7 +46,9 @@ def test_one_block_per_turn_is_set_per_model_in_the_dialog_and_kept(studio, qloo
     dialog = controller.open_settings("models")
     page = dialog.models_page
     row = page.add_row("lab/qwen2.5-coder:1.5b", {})
-    page.add_row("openai/gpt-4o", {})
+    big = page.add_row("openai/gpt-4o", {})
+    # Not set: shown as the default for the model's size (on up to 4B, core/local_defaults.py)
+    assert page.table.cellWidget(row, 8).isChecked() and not page.table.cellWidget(big, 8).isChecked()
     page.table.cellWidget(row, 8).setChecked(True)
     ep = dialog.endpoints_page
     ep.add_row({})
@@ -58,7 +60,7 @@ def test_one_block_per_turn_is_set_per_model_in_the_dialog_and_kept(studio, qloo
     assert saved.models["lab/qwen2.5-coder:1.5b"].one_block_per_turn is True
     assert saved.models["openai/gpt-4o"].one_block_per_turn is False
     assert build_run_config(saved, root="lab/qwen2.5-coder:1.5b").one_block_per_turn == \
-        {"openai/qwen2.5-coder:1.5b": True}
+        {"openai/qwen2.5-coder:1.5b": True, "openai/gpt-4o": False}
     again = controller.open_settings("models")               # shown again, and kept by a second Save
     again.button_box.button(QDialogButtonBox.StandardButton.Save).click()
     assert load_settings().models["lab/qwen2.5-coder:1.5b"].one_block_per_turn is True

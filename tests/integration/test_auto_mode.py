@@ -78,3 +78,13 @@ async def test_a_plain_call_is_costed_and_recorded_as_any_run(server, tmp_path):
         assert "3 apples." in (tmp_path / "r.md").read_text() and "3 apples." in (tmp_path / "r.html").read_text()
     finally:
         store.close()
+
+
+async def test_auto_counts_digits_high_so_a_table_of_numbers_goes_to_the_rlm(server):
+    # 3,600 characters (900 tokens at characters / 4, under a quarter of the window) but 3,000
+    # digits: Qwen's tokenizer reads each as a token, so it is over a quarter.
+    table = [Doc("numbers.csv", "".join(f"{n:05d}\n" for n in range(600)))]
+    server.script("root", replies=[code("print(len(context))"), code("FINAL('600 rows')")])
+    result, events = await run(server, "How many rows?", table, mode="auto", context_windows={ROOT: WINDOW})
+    assert result.totals["mode"] == "rlm" and result.answer == "600 rows"
+    assert any(m.startswith("The RLM: the documents are 3.") and "more than a quarter" in m for m in notices(events))

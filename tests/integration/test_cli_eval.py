@@ -185,3 +185,34 @@ def test_eval_runs_go_through_the_run_service_tagged_and_read_with_the_settings(
     import sqlite_utils
     assert list_runs(sqlite_utils.Database(db), evaluations=False) == []
     assert len(list_runs(sqlite_utils.Database(db))) == 2
+
+
+def test_eval_compares_the_three_modes_and_auto_chooses_by_the_window(server, tmp_path):
+    # --mode rlm/auto/direct: a line per mode, each mode's answers stored runs; Auto sends this
+    # small log as one plain call once the root's window is known (--window), so its answers are
+    # the plain call's (1 of 4 right).
+    scripted(server)
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "shop.log").write_text(LOG)
+    qset = tmp_path / "set.jsonl"
+    qset.write_text("\n".join(json.dumps(q) for q in SET) + "\n")
+    cmd = [sys.executable, "-m", "app.main", "eval", str(qset), str(folder), "--api-base", server.url,
+           "--pair", "openai/good:openai/good", "--price", "openai/good=1,2", "--max-iterations", "3",
+           "--max-depth", "0", "--mode", "rlm", "--mode", "auto", "--mode", "direct",
+           "--window", "openai/good=100000", "--json"]
+    proc = subprocess.run(cmd, env=cli_env(tmp_path), capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    card = json.loads(proc.stdout)
+    assert [(ln["pair"], ln["mode"]) for ln in card["lines"]] == [
+        ("openai/good:openai/good", "rlm"), ("openai/good:openai/good", "auto"), ("openai/good:openai/good", "direct")]
+    rlm, auto, direct = card["lines"]
+    assert (rlm["answers"], rlm["correct"]) == (4, 3)
+    assert (auto["answers"], auto["correct"], auto["mean_turns"]) == (4, 1, 1)
+    assert (direct["answers"], direct["correct"]) == (4, 1)
+    home = tmp_path / "home"
+    db = sqlite3.connect(next(home.rglob("*.db")))
+    assert db.execute("SELECT count(*) FROM runs").fetchone()[0] == 12         # every mode's answers are runs
+    plain = [r for r in server.requests_for("good")
+             if r.messages[0]["content"].startswith("You answer questions about the documents")]
+    assert len(plain) == 8                                                      # 4 auto runs + 4 direct rows

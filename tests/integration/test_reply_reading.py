@@ -79,6 +79,23 @@ async def test_one_block_per_turn_stops_at_the_first_closing_fence(server):
     assert of_type(events, "RootReplied")[0].cut["reason"] == "block"
 
 
+async def test_a_small_model_gets_one_block_per_turn_unless_its_setting_says_otherwise(server):
+    # What the real 1.5B model wrote (issue 25): a block, then the output it imagined as a second
+    # block, then "Final answer" in a third. A model of at most 4B is read to its first block.
+    reply = ("Count them.\n```repl\nn = len(context)\nprint(n)\n```\n```repl\n2610\n```\n"
+             "Final answer:\n```\n2610\n```\n")
+    for setting, blocks in ((None, 1), (False, 3)):
+        server.script("tiny-1.5b", replies=[reply, code("FINAL(str(n))")], chunk_chars=8)
+        kw = {} if setting is None else {"one_block_per_turn": {"openai/tiny-1.5b": setting}}
+        result, events = await run(server, docs=DOCS, mode="rlm", root_model="openai/tiny-1.5b", **kw)
+        cells = of_type(events, "CellExecuted")
+        assert result.answer == cells[0].stdout.strip() != "2610"
+        assert len(cells) == blocks + 1                       # the blocks of reply 1, then FINAL
+        assert (of_type(events, "RootReplied")[0].cut or {}).get("reason") == ("block" if blocks == 1 else None)
+    first = server.requests_for("tiny-1.5b")[1].messages[-2]["content"]    # the kept reply, from run 1
+    assert first.endswith("print(n)\n```\n") and "2610" not in first
+
+
 async def test_a_cut_reply_is_stored_and_counted_in_fitness(server):
     from app.runner import QuestionRun
     from core.fitness import model_fitness, render_fitness

@@ -26,3 +26,10 @@ def test_what_counts_as_local():
     assert is_local("openai/qwen", "http://127.0.0.1:8088/v1") and is_local("ollama/llama3", None)
     assert is_local("openai/qwen", "http://192.168.1.20:11434/v1") and is_local("openai/x", "http://localhost:1234")
     assert not is_local("openai/gpt-4o", None) and not is_local("openai/qwen", "https://api.together.xyz/v1")
+
+
+def test_short_prompt_and_one_block_per_turn_go_with_size():
+    from core.local_defaults import one_block_default, small_prompt
+    assert small_prompt("openai/qwen2.5-coder-1.5b") and small_prompt("ollama/llama3.2:3b")
+    assert not small_prompt("openai/qwen2.5-coder-7b") and not small_prompt("openai/gpt-4o-mini")
+    assert one_block_default("ollama/qwen2.5-coder:1.5b") and not one_block_default("mixtral-8x7b")

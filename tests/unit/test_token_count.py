@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 from core.engine.mode import plain_call_tokens
 from core.evaluation.direct import direct_fit
-from core.llm.pricing import PriceBook, estimate_text_tokens
-from core.token_count import SAMPLE_CHARS, about_tokens, counted_tokens, documents_tokens, text_tokens
+from core.llm.pricing import PriceBook
+from core.token_count import SAMPLE_CHARS, estimate, about_tokens, counted_tokens, documents_tokens, text_tokens
 
 
 @dataclass
@@ -34,14 +34,14 @@ def test_the_fit_message_and_the_mode_count_the_same_prompt():
 def test_small_texts_are_estimated_whole_and_large_ones_from_a_sample():
     assert text_tokens("") == 0 and text_tokens(None) == 0
     small = LOG * 100
-    assert text_tokens(small) == estimate_text_tokens("", small)
+    assert text_tokens(small) == estimate(small)
     big = LOG * (3 * SAMPLE_CHARS // len(LOG))
-    assert abs(text_tokens(big) - estimate_text_tokens("", big)) / estimate_text_tokens("", big) < 0.002
+    assert abs(text_tokens(big) - estimate(big)) / estimate(big) < 0.002
     rng = random.Random(7)
     mixed = "".join(rng.choice(["hello world ", "12345 ", "Grüße ", '{"a": [1,2]} ', "\n"])
                     for _ in range(400_000))
     assert len(mixed) > SAMPLE_CHARS
-    whole = estimate_text_tokens("", mixed)
+    whole = estimate(mixed)
     assert abs(text_tokens(mixed) - whole) / whole < 0.05             # an estimate of an estimate
 
 

@@ -1,4 +1,4 @@
-from core.engine.parse import parse_reply, truncate_middle
+from core.engine.parse import display_prose, parse_reply, truncate_middle
 
 
 def test_repl_python_and_untagged_fences_run_in_order():
@@ -70,3 +70,15 @@ def test_a_stated_final_answer_is_found_in_a_fence_after_it_or_on_its_line():
     assert stated_final("The final answer is 92.") == "92"
     assert stated_final("I will give the final answer later") is None   # not at the line's start
     assert stated_final("no such words here\n```repl\nprint(1)\n```") is None
+
+
+def test_a_fence_opened_at_the_end_of_a_line_of_text_is_code():
+    # The real 1.5B model's every reply of one run: nothing ran for seven turns.
+    reply = "The card payments failed because of a timeout. ```repl\nprint(len(context))\n```\n"
+    parsed = parse_reply(reply)
+    assert parsed.cells == ["print(len(context))"] and "timeout." in parsed.prose
+    assert display_prose(reply) == "The card payments failed because of a timeout."
+    # A mention is not a fence: mid-sentence, without a runnable tag, or inside inline code.
+    for text in ("Write code in ```repl blocks.\nx\n```\n", "Then: ```\nx\n```\n",
+                 "Use `x` and ```text\nx\n```\n"):
+        assert parse_reply(text).cells == [], text

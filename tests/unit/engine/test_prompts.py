@@ -25,3 +25,29 @@ def test_first_turn_shows_metadata_not_the_documents():
     assert "25 documents" in text and "What is the total?" in text
     assert "doc9.txt" in text and "doc10.txt" not in text and "15 more" in text
     assert "x" * 600 not in text
+
+
+def test_a_small_model_gets_the_short_prompt_with_one_worked_example():
+    small = prompts.system_prompt(can_llm=True, can_rlm=False, model="openai/qwen2.5-coder-1.5b",
+                                  user_notes={"*qwen*": "Answer in French."})
+    full = prompts.system_prompt(can_llm=True, can_rlm=False, model="openai/qwen2.5-coder-7b")
+    assert len(small) < len(full) / 2
+    assert "never call open()" in small and 'FINAL("14")' in small and "llm_query(prompt)" in small
+    assert "llm_query_batched" not in small and "$" not in small
+    assert small.endswith("Answer in French.")                 # the user's note, not the built-in ones
+    assert "never call open()" not in full and "llm_query_batched" in full
+    assert any("batch" in n for n in prompts.model_notes("openai/qwen2.5-coder-7b"))
+    code_only = prompts.system_prompt(can_llm=False, can_rlm=False, model="ollama/llama3.2:3b")
+    assert "llm_query" not in code_only and "never call open()" in code_only
+    assert "never call open()" not in prompts.system_prompt(can_llm=True, can_rlm=False, model="openai/gpt-4o")
+
+
+def test_no_prompt_names_what_the_sample_question_set_asks():
+    # The shipped question set measures the prompts (docs/fitness.md); a prompt that mentions its
+    # documents or the values it asks for would measure the prompt's author instead.
+    from core.samples import samples_dir
+    words = ("webshop", "ERROR", "card payment", "certificate", "revenue_usd", "Harbor", "371,822", "sales.csv")
+    for path in sorted(prompts.prompts_dir().rglob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        assert not [w for w in words if w in text], path.name
+    assert (samples_dir() / "eval_questions.jsonl").read_text().count("webshop.log") == 2

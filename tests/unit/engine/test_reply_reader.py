@@ -45,6 +45,12 @@ def test_a_block_calling_final_ends_the_reading_even_lowercase():
     assert reader.cut.reason == "final" and reader.kept == "```python\nfinal('guess 0')\n```\n"
 
 
+def test_a_block_calling_capitalised_final_ends_the_reading():
+    reply = "```repl\nFinal('no idea')\n```\nExplanation: " + "I looked at it. " * 40
+    reader = feed(reply)
+    assert reader.cut.reason == "final" and reader.kept == "```repl\nFinal('no idea')\n```\n"
+
+
 def test_a_final_line_outside_code_is_read_to_its_closing_parenthesis():
     reply = BLOCK + "FINAL(The total is\n42 items)\nI hope this helps! " + "More text. " * 50
     reader = feed(reply)
@@ -83,3 +89,9 @@ def test_inside_code_a_longer_run_is_needed():
     literal = "```repl\nline = '" + "=" * 600 + "'\nprint(line)\n```\n"
     assert feed(literal).cut is None                       # 600 '=' in a literal: not cut
     assert feed("```repl\nx = [" + "0, " * 1000).cut.reason == "repetition"
+
+
+def test_a_fence_opened_at_the_end_of_a_line_of_text_is_read_as_a_block():
+    reply = "The payments failed. ```repl\nprint(1)\n```\nThe output is 1. " + "More words. " * 60
+    reader = feed(reply, one_block=True)
+    assert reader.cut.reason == "block" and reader.kept == "The payments failed. ```repl\nprint(1)\n```\n"

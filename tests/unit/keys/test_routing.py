@@ -147,3 +147,11 @@ def test_one_block_per_turn_is_a_per_model_setting_carried_into_the_run(home):
     cfg = build_run_config(loaded, root="local/llama3.1:8b", sub="lab/qwen3")
     assert cfg.one_block_per_turn == {"openai/llama3.1:8b": True}      # off for every other model
     assert build_run_config(Settings(endpoints=ENDPOINTS), root="local/llama3.1:8b").one_block_per_turn == {}
+    # Off said in so many words is kept (a small model's default is on); not set stays not set.
+    save_settings(Settings(endpoints=ENDPOINTS, models={"local/qwen2.5:1.5b": ModelSettings(one_block_per_turn=False),
+                                                        "local/qwen2.5:3b": ModelSettings(free=True)}))
+    loaded = load_settings()
+    assert loaded.models["local/qwen2.5:1.5b"].one_block_per_turn is False
+    assert loaded.models["local/qwen2.5:3b"].one_block_per_turn is None
+    assert build_run_config(loaded, root="local/qwen2.5:1.5b", sub="local/qwen2.5:3b").one_block_per_turn == \
+        {"openai/qwen2.5:1.5b": False}

@@ -175,6 +175,9 @@ async def test_lowercase_final_is_taken_as_final_and_told(repl):
     r = await run(repl, "answer = 'forty-two'\nfinal_var('answer')")
     assert r.final == {"kind": "FINAL_VAR", "value": "forty-two"}
     assert "`final_var(...)` was taken as `FINAL_VAR(...)`" in r.stderr
+    r = await run(repl, "Final('The code is 13')")              # the real 1.5B model's spelling
+    assert r.final == {"kind": "FINAL", "value": "The code is 13"} and r.error is None
+    assert "`Final(...)` was taken as `FINAL(...)`" in r.stderr
     r = await run(repl, "print(sorted(SHOW_VARS()))")
     assert r.stdout.strip().splitlines()[-1] == "['answer']"   # the aliases are not the model's variables
 

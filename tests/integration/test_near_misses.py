@@ -1,0 +1,110 @@
+"""Near misses in the root's code that have one obvious meaning, served and told (issue 25):
+real engine, real worker subprocess, scripted server over HTTP."""
+
+from tests.integration.engine_helpers import Doc, code, of_type, root_prompts, run
+
+DOCS = [Doc("logs/shop.log", "2024-08-14 ERROR pay failed\n2024-08-14 INFO ok\n"), Doc("notes.txt", "hello\n")]
+
+
+async def test_open_of_a_document_name_reads_the_document_and_the_root_is_told(server):
+    server.script("root", replies=[
+        code("with open('shop.log') as f:\n    lines = f.read().splitlines()\nprint(len(lines), lines[0])"),
+        code("FINAL(str(len(lines)))"),
+    ])
+    result, events = await run(server, "How many lines?", DOCS, mode="rlm")
+    assert result.status == "finished" and result.answer == "2"
+    cell = of_type(events, "CellExecuted")[0]
+    assert cell.error is None and cell.stdout.strip() == "2 2024-08-14 ERROR pay failed"
+    told = ("[note: there is no file 'shop.log'; open() read the document 'logs/shop.log' from `documents` "
+            "(it is also in `context`). Use `documents` next time.]")
+    assert told in cell.stderr
+    assert told in root_prompts(server)[1]           # the root saw it in its next prompt
+
+
+async def test_open_of_a_name_that_is_no_document_fails_and_names_the_documents(server):
+    server.script("root", replies=[
+        code("print(open('sales.csv').read())"),
+        code("with open('out.txt', 'w') as f:\n    f.write('mine')\nprint(open('out.txt').read())"),
+        code("FINAL('done')"),
+    ])
+    result, events = await run(server, "What is in the documents?", DOCS, mode="rlm")
+    missing, own = of_type(events, "CellExecuted")[:2]
+    assert "FileNotFoundError" in missing.error
+    assert "the documents are in `documents` and `context`, not files ('logs/shop.log', 'notes.txt')" \
+        in missing.error
+    assert "note:" not in missing.stderr
+    assert own.error is None and own.stdout.strip() == "mine" and "note:" not in own.stderr   # a real file
+
+
+async def test_the_modules_the_prompt_names_are_imported_before_the_first_cell(server):
+    # The real 1.5B model wrote csv.DictReader(io.StringIO(...)) without importing io.
+    server.script("root", replies=[
+        code("rows = list(csv.DictReader(io.StringIO('a,b\\n1,2\\n')))\n"
+             "print(rows[0]['b'], re.sub('x', 'y', 'x'), json.dumps(math.floor(2.5)), collections.Counter('aa')['a'])"),
+        code("print(sorted(SHOW_VARS()))"),
+        code("FINAL('done')"),
+    ])
+    result, events = await run(server, "What is in the documents?", DOCS, mode="rlm")
+    first, listing = of_type(events, "CellExecuted")[:2]
+    assert first.error is None and first.stdout.strip() == "2 y 2 2"
+    assert listing.stdout.strip().splitlines()[-1] == "['rows']"     # modules are not the model's variables
+    system = server.requests_for("root")[0].messages[0]["content"]
+    assert "re, io, csv, json, math and collections already are" in system
+
+
+async def test_a_small_roots_answer_before_any_code_is_sent_back_once(server):
+    # The real 1.5B model's first reply was FINAL("2023-Q4"), a guess: no code had run.
+    server.script("tiny-1.5b", replies=[
+        'FINAL("2023-Q4")',
+        code("print(len(documents))"),
+        'FINAL("2 documents")',
+    ])
+    result, events = await run(server, "How many documents?", DOCS, mode="rlm", root_model="openai/tiny-1.5b")
+    assert result.status == "finished" and result.answer == "2 documents"
+    second = server.requests_for("tiny-1.5b")[1].messages[-1]["content"]
+    assert "FINAL('2023-Q4') did not end the run: no code has run yet" in second
+    assert any("answered '2023-Q4' before any code ran" in n.message for n in of_type(events, "Notice"))
+    # Once only: a second answer without code is the answer. A large root is never sent back.
+    server.script("tiny-1.5b", replies=['FINAL("2")', 'FINAL("2")'])
+    again, _ = await run(server, "How many documents?", DOCS, mode="rlm", root_model="openai/tiny-1.5b")
+    assert again.answer == "2" and again.totals["iterations"] == 2
+    server.script("root", replies=['FINAL("2")'])
+    large, _ = await run(server, "How many documents?", DOCS, mode="rlm")
+    assert large.answer == "2" and large.totals["iterations"] == 1
+
+
+async def test_the_same_block_with_the_same_output_again_is_told(server):
+    # The real 1.5B model ran the block that printed the answer five more times, unchanged.
+    same = code("hits = [l for l in context.splitlines() if 'ERROR' in l]\nprint(len(hits))")
+    server.script("root", replies=[same, same, code("print('other')"), code("FINAL('1')")])
+    result, _ = await run(server, "How many?", DOCS, mode="rlm")
+    assert result.answer == "1"
+    told = "Your block is the same as the one in your last reply, and it printed the same output again."
+    prompts = [r.messages[-1]["content"] for r in server.requests_for("root")]
+    assert told not in prompts[1] and told in prompts[2] and told not in prompts[3]
+
+
+async def test_a_small_root_is_shown_at_most_4000_characters_of_a_cells_output(server):
+    # The real 1.5B model printed a whole 149,422-character log: 20,000 shown characters are a
+    # third of its 16k window per turn.
+    big = [Doc("big.log", "".join(f"line {i}\n" for i in range(5000)))]
+    for model, limit in (("tiny-1.5b", 4_000), ("root", 20_000)):
+        server.script(model, replies=[code("print(context)"), code("FINAL('x')")])
+        _, events = await run(server, "What?", big, mode="rlm", root_model=f"openai/{model}")
+        shown = of_type(events, "CellExecuted")[0].output_for_model
+        assert limit - 200 < len(shown) <= limit + 100 and "characters cut" in shown
+
+
+async def test_a_small_roots_reply_without_code_is_set_aside_and_told(server):
+    # The real 1.5B model wrote the same prose answer seven turns running, copying itself.
+    prose = "The quarterly report with that revenue is 2024-Q1."
+    server.script("tiny-1.5b", replies=[prose, code("print(len(documents))"), code("FINAL('2')")])
+    result, events = await run(server, "How many documents?", DOCS, mode="rlm", root_model="openai/tiny-1.5b")
+    assert result.answer == "2"
+    second = server.requests_for("tiny-1.5b")[1].messages
+    assert prose not in str(second) and [m["role"] for m in second] == ["system", "user", "user"]
+    assert "Your reply had no code block, so it was set aside" in second[-1]["content"]
+    assert of_type(events, "RootReplied")[0].text == prose                  # the record keeps it
+    server.script("root", replies=[prose, code("FINAL('2')")])              # a large root keeps its reply
+    await run(server, "How many documents?", DOCS, mode="rlm")
+    assert prose in str(server.requests_for("root")[1].messages)
