@@ -23,8 +23,8 @@ from core.engine.screen import screen_block
 from core.engine.outcome import RlmOutcome, RootCallRefused, Session, TextDocument  # noqa: F401
 from core.engine.subcalls import SubCaller
 from core.lifecycle import finish
-h
-t
+from core.local_defaults import small_prompt
+from core.repl.context_file import form_of
 from core.routing import extra_sub_call_models
 
 if TYPE_CHECKING:
