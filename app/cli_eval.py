@@ -33,9 +33,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "repeat it to compare modes in one scorecard")
     p.add_argument("--direct", action="store_true",
                    help="also ask each root model directly, all documents in one prompt, when they fit")
-    p.add_argument("--mode", action="append", choices=("rlm", "auto", "direct"), default=[],
-                   help="rlm (default): every run is the RLM; auto: the run picks one plain call or the "
-                        "RLM as `ask` does; direct: one plain call (as --direct). Repeat to compare modes")
     p.add_argument("--direct-max-tokens", type=int, default=1024)
     p.add_argument("--window", action="append", default=[], metavar="MODEL=TOKENS",
                    help="context window of a model litellm does not know (for direct and auto)")

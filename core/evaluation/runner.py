@@ -121,9 +121,6 @@ class Evaluation:
         gate = asyncio.Semaphore(max(1, self.parallel))
         jobs: list[tuple[Job, Callable[[], Awaitable[None]]]] = []
         direct_roots: dict[str, Any] = {}
-        unknown = [m for m in self.modes if m not in ("rlm", "auto")]
-        if unknown or not (self.modes or self.direct):
-            raise ValueError(f"modes are rlm and auto (and direct rows with direct=True), got {list(self.modes)}")
         for pair in self.pairs:
             config = self.config_for(pair)
             for mode in self.modes:
