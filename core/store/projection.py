@@ -3,7 +3,8 @@
 The writer thread calls `Projection.apply(db, events)` inside one transaction per
 batch. Streamed RootTokens deltas are coalesced: within a batch, deltas of one
 turn become one row (at the seq of the first); when the turn's RootReplied
-arrives, that turn's earlier token rows are folded into its first row. Order by
+(or its RootCallFailed: a cut or cancelled call) arrives, that turn's earlier token rows
+are folded into its first row. Order by
 seq stays meaningful: a turn's tokens still come before its RootReplied.
 """
 
@@ -89,7 +90,8 @@ class Projection:
                 continue
             index = batch_tokens.pop(key, None)
             turn = self._turns.get(key)
-            if index is not None and turn is not None and isinstance(event, ev.RootReplied):
+            # a turn's end (a reply, or a failed or cancelled call) folds its tokens into one row
+            if index is not None and turn is not None and isinstance(event, (ev.RootReplied, ev.RootCallFailed)):
                 turn.text.extend(rows[index][6])      # folded into the turn's first token row
                 rows[index] = None
             rows.append([event.run_id, event.seq, event.type, event.call_id, event.parent_id,

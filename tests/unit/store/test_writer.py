@@ -88,6 +88,31 @@ def test_tokens_split_over_many_batches_are_folded_when_the_reply_arrives(store:
     assert all(t.delta == replies[t.call_id] for t in tokens)
 
 
+def test_a_cancelled_turns_tokens_are_one_row_when_its_end_shares_their_batch(store: RunStore):
+    """A Stop during a root call: RootCallFailed (cancelled) may land in the same batch as the
+    turn's last deltas, after earlier deltas were written. Before, that batch's token row was
+    kept beside the folded one (two rows for one turn: seen once in the cancel sweep)."""
+    events = recorded_run("export", "run-x")
+    first = next(e for e in events if isinstance(e, ev.RootReplied))
+    upto = events.index(first)
+    turn = [e for e in events[:upto] if isinstance(e, ev.RootTokens) and e.call_id == first.call_id]
+    assert len(turn) >= 2
+    failed = ev.RootCallFailed(run_id=first.run_id, seq=first.seq, ts=first.ts, call_id=first.call_id,
+                               parent_id=first.parent_id, status="cancelled", error="cancelled",
+                               input_tokens=first.input_tokens, output_tokens=first.output_tokens,
+                               cost_usd=first.cost_usd, duration_ms=first.duration_ms, model=first.model)
+    writer = store.writer()
+    for e in events[:upto]:
+        writer(e)
+        if e is turn[0]:
+            writer.flush()                          # the first delta alone, the rest with the end
+    writer(failed)
+    writer.close()
+    rows = [e for e in store.iter_events("run-x") if isinstance(e, ev.RootTokens)]
+    assert [r.call_id for r in rows] == [first.call_id]
+    assert rows[0].delta == "".join(t.delta for t in turn)
+
+
 def test_the_call_tree(store: RunStore):
     events = recorded_run("export", "run-c")           # depth 2: a nested RLM with its own turn and sub-call
     write_events(store, events)
