@@ -94,7 +94,9 @@ def test_other_processes_keep_their_limits_and_scheduling(mode_run):
 
 def test_fork_bomb_is_bounded(mode_run):
     cell = mode_run.cells["fork_bomb"]
-    forked = int(re.search(r"forked (\d+)", cell.stdout).group(1))
+    found = re.search(r"forked (\d+)", cell.stdout)
+    assert found, (cell.fault, cell.error, cell.stdout[-500:])    # seen once in CI at load 4: say why
+    forked = int(found.group(1))
     if mode_run.mode != "namespace":
         assert forked == 0                        # no process creation at all without a PID namespace
     else:
