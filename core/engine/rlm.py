@@ -146,7 +146,9 @@ class Rlm:
                 {"role": "system", "content": prompts.system_prompt(
                     can_llm=self.can_llm, can_rlm=self.can_rlm, model=cfg.root_model,
                     user_notes=cfg.prompt_notes, sub_models=extra_sub_call_models(cfg))},
-                {"role": "user", "content": prompts.first_turn(
+                {"role": "user", "content": prompts.first_turn_small(
+                    self.question, [(d.path, d.text) for d in self.documents])
+                 if small_prompt(cfg.root_model) else prompts.first_turn(
                     self.question, [(d.path, len(d.text)) for d in self.documents], self._prefix())},
             ]
         elif self._follow_up:

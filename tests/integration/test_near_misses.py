@@ -73,6 +73,21 @@ async def test_a_small_roots_answer_before_any_code_is_sent_back_once(server):
     assert large.answer == "2" and large.totals["iterations"] == 1
 
 
+async def test_a_small_roots_first_turn_shows_each_documents_first_lines(server):
+    # The real 1.5B model guessed a CSV's columns: 500 characters of `context` showed only the
+    # first document. A small root sees every listed document's first lines; a large one does not.
+    docs = DOCS + [Doc("t.csv", "city,guests\nOslo,3\nBergen,4\n")]
+    server.script("tiny-1.5b", replies=[code("print(1)"), code("FINAL('x')")])
+    await run(server, "What?", docs, mode="rlm", root_model="openai/tiny-1.5b")
+    first = server.requests_for("tiny-1.5b")[0].messages[1]["content"]
+    assert f"- documents[2]: t.csv ({len(docs[2].text)} chars):\n    city,guests\n    Oslo,3\n" in first
+    assert "- documents[1]: notes.txt (6 chars):\n    hello\n" in first and "Bergen" not in first
+    server.script("root", replies=[code("print(1)"), code("FINAL('x')")])
+    await run(server, "What?", docs, mode="rlm")
+    large = server.requests_for("root")[0].messages[1]["content"]
+    assert "first lines" not in large and "The first characters of `context`:" in large
+
+
 async def test_the_same_block_with_the_same_output_again_is_told(server):
     # The real 1.5B model ran the block that printed the answer five more times, unchanged.
     same = code("hits = [l for l in context.splitlines() if 'ERROR' in l]\nprint(len(hits))")
