@@ -157,11 +157,6 @@ def repeated_block() -> str:
     return fill("repeated_block.md")
 
 
-def set_aside() -> str:
-    """A small root's reply without code was left out of the conversation."""
-    return fill("set_aside.md")
-
-
 def final_request(max_iterations: int) -> str:
     return fill("final_request.md", max_iterations=max_iterations)
 

@@ -271,7 +271,6 @@ class Rlm:
             # variable never filled), not an answer: say so and let it try again.
             self.turn_notes.append("The final answer you gave is empty, so the run did not end. Check "
                                    "the variable (print it), then finish with the real answer.")
-        stated = None
         if answer is None and parsed.final is None:
             stated = stated_final(reply.text)       # "Final answer: 2610" without FINAL: say how
             if stated:
@@ -282,14 +281,7 @@ class Rlm:
                 self.turn_notes.append(
                     "Your reply was cut off at the output-token limit before any code. "
                     "Think less and write a short repl block.")
-            if small_prompt(cfg.root_model) and not final_request and answer is None and not stated:
-                # A small root copies its own prose reply turn after turn (the real 1.5B model:
-                # the same sentence seven times): the reply leaves the conversation, and is told.
-                messages.pop()
-                self._reported = len(messages)
-                self.turn_notes.append(prompts.set_aside())
-            else:
-                self.turn_notes.append(prompts.no_code())
+            self.turn_notes.append(prompts.no_code())
         elif parsed.unclosed_fence and reply.finish_reason == "length":
             self.turn_notes.append("Your reply was cut off at the output-token limit inside a code block; "
                                    "write shorter blocks.")

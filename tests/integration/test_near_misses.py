@@ -108,18 +108,3 @@ async def test_a_small_root_is_shown_at_most_4000_characters_of_a_cells_output(s
         _, events = await run(server, "What?", big, mode="rlm", root_model=f"openai/{model}")
         shown = of_type(events, "CellExecuted")[0].output_for_model
         assert limit - 200 < len(shown) <= limit + 100 and "characters cut" in shown
-
-
-async def test_a_small_roots_reply_without_code_is_set_aside_and_told(server):
-    # The real 1.5B model wrote the same prose answer seven turns running, copying itself.
-    prose = "The quarterly report with that revenue is 2024-Q1."
-    server.script("tiny-1.5b", replies=[prose, code("print(len(documents))"), code("FINAL('2')")])
-    result, events = await run(server, "How many documents?", DOCS, mode="rlm", root_model="openai/tiny-1.5b")
-    assert result.answer == "2"
-    second = server.requests_for("tiny-1.5b")[1].messages
-    assert prose not in str(second) and [m["role"] for m in second] == ["system", "user", "user"]
-    assert "Your reply had no code block, so it was set aside" in second[-1]["content"]
-    assert of_type(events, "RootReplied")[0].text == prose                  # the record keeps it
-    server.script("root", replies=[prose, code("FINAL('2')")])              # a large root keeps its reply
-    await run(server, "How many documents?", DOCS, mode="rlm")
-    assert prose in str(server.requests_for("root")[1].messages)
