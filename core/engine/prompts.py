@@ -99,6 +99,26 @@ def first_turn(question: str, documents: Sequence[tuple[str, int]], prefix: str,
                 doc_list="\n".join(shown), prefix=prefix[:PREFIX_CHARS], question=question)
 
 
+HEAD_LINES = 2          # first non-empty lines shown per document to a small model
+HEAD_LINE_CHARS = 160
+
+
+def first_turn_small(question: str, documents: Sequence[tuple[str, str]]) -> str:
+    """A small model's first turn (core/local_defaults.py: small_prompt): each listed document's
+    name, size and first lines instead of 500 characters of `context`, which showed only the
+    first document: the real 1.5B model guessed a CSV's columns and a log's line format. Each
+    is listed with its index, as it then picked `documents[5]` for the log (it is [9])."""
+    total = sum(len(text) for _, text in documents)
+    shown = []
+    for index, (path, text) in enumerate(documents[:LISTED_DOCUMENTS]):
+        lines = [ln[:HEAD_LINE_CHARS] for ln in text.splitlines()[:20] if ln.strip()][:HEAD_LINES]
+        shown.append(f"- documents[{index}]: {path} ({len(text):,} chars):" + "".join(f"\n    {ln}" for ln in lines))
+    if len(documents) > LISTED_DOCUMENTS:
+        shown.append(f"- ... and {len(documents) - LISTED_DOCUMENTS:,} more (see `documents`)")
+    return fill("first_turn_small.md", total_chars=f"{total:,}", doc_count=f"{len(documents):,}",
+                heads="\n".join(shown), question=question)
+
+
 def turn_feedback(outputs: list[str], notes: list[str], iteration: int, max_iterations: int) -> str:
     return fill("turn_feedback.md", outputs="\n\n".join(outputs), notes="\n".join(notes),
                 iteration=iteration, max_iterations=max_iterations)
@@ -138,11 +158,6 @@ def final_unseen(value: str) -> str:
 def repeated_block() -> str:
     """The reply's code was the last reply's, with the same output (a small model's loop)."""
     return fill("repeated_block.md")
-
-
-def set_aside() -> str:
-    """A small root's reply without code was left out of the conversation."""
-    return fill("set_aside.md")
 
 
 def final_request(max_iterations: int) -> str:

@@ -125,7 +125,9 @@ class Rlm:
                 {"role": "system", "content": prompts.system_prompt(
                     can_llm=self.can_llm, can_rlm=self.can_rlm, model=cfg.root_model,
                     user_notes=cfg.prompt_notes, sub_models=extra_sub_call_models(cfg))},
-                {"role": "user", "content": prompts.first_turn(
+                {"role": "user", "content": prompts.first_turn_small(
+                    self.question, [(d.path, d.text) for d in self.documents])
+                 if small_prompt(cfg.root_model) else prompts.first_turn(
                     self.question, [(d.path, len(d.text)) for d in self.documents], self._prefix(),
                     context_form=form_of(self.documents))},
             ]
@@ -256,7 +258,6 @@ class Rlm:
             # variable never filled), not an answer: say so and let it try again.
             self.turn_notes.append("The final answer you gave is empty, so the run did not end. Check "
                                    "the variable (print it), then finish with the real answer.")
-        stated = None
         if answer is None and parsed.final is None:
             stated = stated_final(reply.text)       # "Final answer: 2610" without FINAL: say how
             if stated:
@@ -267,14 +268,7 @@ class Rlm:
                 self.turn_notes.append(
                     "Your reply was cut off at the output-token limit before any code. "
                     "Think less and write a short repl block.")
-            if small_prompt(cfg.root_model) and not final_request and answer is None and not stated:
-                # A small root copies its own prose reply turn after turn (the real 1.5B model:
-                # the same sentence seven times): the reply leaves the conversation, and is told.
-                messages.pop()
-                self._reported = len(messages)
-                self.turn_notes.append(prompts.set_aside())
-            else:
-                self.turn_notes.append(prompts.no_code())
+            self.turn_notes.append(prompts.no_code())
         elif parsed.unclosed_fence and reply.finish_reason == "length":
             self.turn_notes.append("Your reply was cut off at the output-token limit inside a code block; "
                                    "write shorter blocks.")
