@@ -119,3 +119,27 @@ def test_try_the_samples_asks_before_replacing_the_users_sources(studio, qloop, 
     assert len(asked) == 2 and asked[0][1] == ["add", "replace", "cancel"]
     names = {r.name for r in window.sources_pane.rows()}
     assert "notes.txt" in names and "webshop.log" in names
+
+
+def test_the_splitter_between_sources_and_question_drags(studio, qapp):
+    """window-2 finding 82: dragging the handle between Sources and the question panel did not
+    move it at 1366x768 (the panel's fields made its minimum height 356 px: the handle moved
+    9 px for a 150 px drag). The panel now scrolls, so the handle follows the mouse."""
+    from PySide6.QtCore import QPoint, Qt
+    from PySide6.QtTest import QTest
+    window, _controller = studio
+    window.resize(1366, 768)
+    qapp.processEvents()
+    splitter = window.left_splitter
+    before = splitter.sizes()
+    handle = splitter.handle(1)
+    start = handle.rect().center()
+    QTest.mousePress(handle, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start)
+    for _ in range(15):                           # 150 px down, as a hand drags it
+        QTest.mouseMove(handle, start + QPoint(0, 10))
+        qapp.processEvents()
+    QTest.mouseRelease(handle, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, start + QPoint(0, 10))
+    qapp.processEvents()
+    after = splitter.sizes()
+    assert after[0] - before[0] >= 100, (before, after)     # Sources grew by most of the drag
+    assert window.question_panel.run_button.isVisible()
