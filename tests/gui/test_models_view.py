@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from tests.gui.test_window_run import prepare
-from tests.support.gui_app import qloop, run_async, studio, studio_home, wait_until  # noqa: F401
+from tests.support.gui_app import run_with_direct_call, qloop, run_async, studio, studio_home, wait_until  # noqa: F401
 from tests.support.openai_server import Reply
 
 DIRECT = "You answer questions about the documents"
@@ -25,13 +25,7 @@ def test_also_ask_directly_shows_both_answers_side_by_side(studio, qloop, server
     window, controller = studio
     server.script("root", fn=root_fn)
     prepare(window, controller, server, tmp_path, qloop)
-    window.question_panel.direct_check.setChecked(True)
-
-    async def body():
-        window.question_panel.run_button.click()
-        await wait_until(lambda: controller.models.direct_task is not None, what="the direct call")
-        return await controller.models.direct_task
-    shown = run_async(qloop, body(), timeout=90)
+    shown = run_with_direct_call(window, controller, qloop)
     view = controller.models.compare
     assert view.isVisible()
     assert view.texts() == ("2 files", "two files, plainly")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from tests.gui.test_window_run import code, prepare
-from tests.support.gui_app import qloop, run_async, studio, studio_home, wait_until  # noqa: F401
+from tests.support.gui_app import run_with_direct_call, qloop, run_async, studio, studio_home, wait_until  # noqa: F401
 from tests.support.openai_server import Reply
 
 DIRECT = "You answer questions about the documents"
@@ -36,13 +36,7 @@ def test_direct_compare_names_markdown_and_one_token_estimate(studio, qloop, ser
     window, controller = studio
     server.script("root", fn=root_fn)
     prepare(window, controller, server, tmp_path, qloop)
-    window.question_panel.direct_check.setChecked(True)
-
-    async def body():
-        window.question_panel.run_button.click()
-        await wait_until(lambda: controller.models.direct_task is not None, what="the direct call")
-        return await controller.models.direct_task
-    shown = run_async(qloop, body(), timeout=90)
+    shown = run_with_direct_call(window, controller, qloop)
     view = controller.models.compare
     assert view.titles[0].text() == "RLM · lab/root → lab/sub"
     assert view.titles[1].text() == "Direct call · lab/root"

@@ -95,3 +95,15 @@ def flush_qt(qapp) -> None:
         QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     gc.collect()
     qapp.processEvents()
+
+
+def run_with_direct_call(window, controller, qloop, timeout: float = 90):
+    """Tick "Also ask directly", press Run, and return what the direct call's task returned
+    (the RLM and the plain call side by side: controller.models.compare)."""
+    window.question_panel.direct_check.setChecked(True)
+
+    async def body():
+        window.question_panel.run_button.click()
+        await wait_until(lambda: controller.models.direct_task is not None, what="the direct call")
+        return await controller.models.direct_task
+    return run_async(qloop, body(), timeout=timeout)
