@@ -32,10 +32,7 @@ class Node:
 
     @property
     def own_cost(self) -> float:
-        """What this node's own model call cost. A nested RLM makes no call of its own
-        (its turns, below it, do): 0; its row's cost_usd is its subtree's tally."""
-        if self.call.get("kind") == "rlm":
-            return 0.0
+        """What this node's own model call cost (a nested RLM makes none: 0)."""
         return self.call.get("cost_usd") or 0.0
 
     @property
@@ -122,9 +119,10 @@ def label(call: dict[str, Any]) -> str:
 def usage(call: dict[str, Any]) -> str:
     """Model, tokens, own cost and time; a nested RLM's figures are its subtree's."""
     seconds = (call.get("duration_ms") or 0) / 1000
-    whose = "subtree " if call.get("kind") == "rlm" else ""
+    whose = "subtree " if call.get("kind") == "rlm" else ""      # it makes no call itself
+    cost = call.get("subtree_cost_usd") if whose else call.get("cost_usd")
     return (f"{call.get('model') or '?'}, {whose}{call.get('input_tokens') or 0:,} in / "
-            f"{call.get('output_tokens') or 0:,} out, {whose}${call.get('cost_usd') or 0:.4f}, {seconds:.1f} s")
+            f"{call.get('output_tokens') or 0:,} out, {whose}${cost or 0:.4f}, {seconds:.1f} s")
 
 
 def preview(text: str | None, limit: int) -> str:

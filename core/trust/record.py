@@ -38,6 +38,7 @@ class RecordedSubCall:
     duration_ms: int = 0
     depth: int = 0
     error_type: str | None = None    # what the REPL was handed (recorded since SubCallFinished has it)
+    subtree_cost_usd: float = 0.0    # with everything below it (a nested RLM: its whole tally)
 
     def slot(self) -> dict[str, Any]:
         """The result slot the engine handed the REPL for this call: the recorded
@@ -163,7 +164,7 @@ def build_record(events: Iterable[ev.Event], run_id: str = "") -> RunRecord:
             sub = subs[e.call_id]
             sub.status, sub.response, sub.error = e.status, e.response, e.error
             sub.input_tokens, sub.output_tokens = e.input_tokens, e.output_tokens
-            sub.cost_usd, sub.duration_ms = e.cost_usd, e.duration_ms
+            sub.cost_usd, sub.duration_ms, sub.subtree_cost_usd = e.cost_usd, e.duration_ms, e.subtree_cost_usd
             sub.error_type = getattr(e, "error_type", None)
         elif t in ev.TERMINAL_TYPES:
             record.status, record.answer, record.totals = e.status, e.answer, dict(e.totals)
