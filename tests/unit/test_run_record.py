@@ -176,3 +176,14 @@ def test_without_texts_the_tree_and_costs_are_the_same():
     assert full.nodes["R.s1"].prompt and not bare.nodes["R.s1"].prompt
     assert full.turns["R.t1"].text == "reply" and bare.turns["R.t1"].text == ""
     assert not bare.cells["R.t1.c1"].code and not bare.turns["R.t1"].new_messages
+
+
+def test_the_cost_projection_reads_a_record_folded_elsewhere_and_counts_top_level_turns_only():
+    from core.trust.preview import CostProjection
+    s = nested_run()
+    s.add(ev.BudgetChanged, spent_usd=0.96875, reserved_usd=0.0, cap_usd=None, input_tokens=0, output_tokens=0,
+          sub_calls=3, in_flight=0)
+    view = fold(s.events)                     # the window's view, folded once
+    p = CostProjection(record=view, expected_turns=4).projection()
+    assert p["turns"] == 2                    # R.t1, R.t2; not the nested RLM's R.s2.t1
+    assert p["spent_usd"] == 0.96875 and p["projected_usd"] == 0.96875 / 2 * 4
