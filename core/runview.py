@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from core import events as ev
 from core.engine.parse import display_prose  # noqa: F401  (re-exported: the panes use it)
-from core.run_record import (  # noqa: F401  (re-exported: the panes use them)
-    ROOT_ID, TERMINAL_STATUSES, Budget, Cell, Change, Figures, Meta, Node, NoticeItem, RunRecord, Turn)
+from core.run_nodes import (  # noqa: F401  (re-exported: the panes use them)
+    ROOT_ID, TERMINAL_STATUSES, Budget, Cell, Change, Figures, Meta, Node, NoticeItem, Turn)
+from core.run_record import RunRecord
 
 
 class RunView(RunRecord):

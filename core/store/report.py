@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.run_record import Node as FoldNode, RunRecord, fold_record
+from core.run_nodes import Node as FoldNode
+from core.run_record import RunRecord, fold_record
 from core.store.errors import MissingTextsError, RunNotFound
 from core.trust.support import unsupported_line  # noqa: F401  (the exports' one line)
 

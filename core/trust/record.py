@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from core import events as ev
-from core.run_record import Node, fold_record
+from core.run_nodes import Node
+from core.run_record import fold_record
 
 
 @dataclass
