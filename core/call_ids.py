@@ -10,9 +10,9 @@ The engine names every call by that place (core/engine/rlm.py, subcalls.py):
 
     parse("R.s5.t1.c1")  ->  CallId(kind="cell", owner="R.s5", turn=1, cell=1, sub=None)
 
-Readers of the record (core/trust/record.py, core/runview.py, core/store/report.py,
-core/trust/preview.py) ask this module instead of taking the strings apart each their
-own way. An id that does not follow the grammar parses to None.
+The one fold of the record (core/run_record.py), which every reader of a run goes
+through, asks this module instead of taking the strings apart; its nodes give their
+typed id as `node.call`. An id that does not follow the grammar parses to None.
 """
 
 from __future__ import annotations

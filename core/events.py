@@ -65,7 +65,11 @@ def from_dict(data: dict[str, Any]) -> Event:
     if cls is None:
         raise ValueError(f"unknown event type {kind!r}")
     names = {f.name for f in dataclasses.fields(cls)}
-    return cls(**{k: v for k, v in data.items() if k in names})
+    values = {k: v for k, v in data.items() if k in names}
+    if cls is SubCallFinished and "subtree_cost_usd" not in values and values.get("kind") == "rlm":
+        # Recorded before subtree_cost_usd: a nested RLM's cost_usd was its subtree's tally.
+        values["subtree_cost_usd"], values["cost_usd"] = values.get("cost_usd", 0.0), 0.0
+    return cls(**values)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -169,7 +173,7 @@ class SubCallFinished(Event):
     error: str | None
     input_tokens: int
     output_tokens: int
-    cost_usd: float                   # kind "rlm": the nested RLM's whole subtree (its tally)
+    cost_usd: float                   # the call's own cost (a nested RLM makes no call itself: 0)
     duration_ms: int
     # The type of the error slot the REPL was handed (None when ok): ApprovalDenied,
     # BudgetExceeded, ContextWindowExceeded, SubCallsOff, SubCallError, Cancelled, ...
@@ -180,6 +184,14 @@ class SubCallFinished(Event):
     # Answered from the record of the run a fork's edited turn comes from (the stored turn
     # asked the same prompt): no call was made, nothing spent.
     from_record: bool = False
+    # The call with everything below it (a nested RLM: its whole tally). None when not given:
+    # then it is the call's own cost. Records made before this field (see `from_dict`) put a
+    # nested RLM's tally in cost_usd.
+    subtree_cost_usd: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.subtree_cost_usd is None:
+            object.__setattr__(self, "subtree_cost_usd", self.cost_usd)
 
 
 @dataclass(frozen=True, kw_only=True)

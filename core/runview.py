@@ -1,286 +1,45 @@
-"""RunView: the one fold of a run's events into what the panes show.
+"""RunView: the window's live view of a run, over the one fold of its events.
 
-Live runs and replays go through the same `RunView.apply(event)`, so a replayed
-run looks exactly like the live one. No Qt here: the widgets in ui/ are thin
-adapters that read this state and use the returned `Change` to update
-incrementally (insert tree rows, append streamed text, repaint the meter).
+Live runs and replays go through the same `RunView.apply(event)`, so a replayed run
+looks exactly like the live one. The tree, the turns, the cells, their costs and the
+figures are the fold's (core/run_record.py, which every reader of a run shares); this
+adds only what the panes need beside it:
 
-State kept:
-  meta      question, models, caps (from RunStarted.config)
-  turns     every root turn of every RLM (text streamed by RootTokens, replaced
-            by RootReplied.text, which is authoritative), with its cells
-  nodes     the call tree (see the id scheme in core/events.py): the RLM "R",
-            turns, cells, sub-calls and nested RLMs; a node whose parent is not
-            known hangs under "R" instead of failing (missing cells are made up
-            from their id when their turn is known)
-  budget    dollars spent/reserved/cap, tokens, sub-calls, calls in flight
-  figures   cells, syntax errors (rate per cell), runtime errors, faults,
-            sub-calls, iterations, cost, wall time
   timeline  what the transcript lists, in order: top-level turns, notices, final
+  spend     (seconds since the start, dollars spent) each time the spend changed
+  the end   a node still running when the run ended shows as cancelled
+
+No Qt here: the widgets in ui/ are thin adapters that read this state and use the
+returned `Change` to update incrementally (insert tree rows, append streamed text,
+repaint the meter).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
 from core import events as ev
-from core.call_ids import parse as parse_call_id, turn_of_cell
 from core.engine.parse import display_prose  # noqa: F401  (re-exported: the panes use it)
-
-ROOT_ID = "R"
-_PREVIEW_CHARS = 160
-
-
-@dataclass(frozen=True, slots=True)
-class Change:
-    """What one event changed. `kind` is one of: run_started, turn_added, tokens,
-    turn_replied, cell_started, cell_added, node_added, node_updated, budget,
-    notice, finished, ignored."""
-    kind: str
-    turn_id: str | None = None
-    cell_id: str | None = None
-    added: tuple[str, ...] = ()      # tree nodes added, parents before children
-    updated: tuple[str, ...] = ()    # tree nodes whose fields changed
-    delta: str = ""                  # RootTokens text
+from core.run_nodes import (  # noqa: F401  (re-exported: the panes use them)
+    ROOT_ID, TERMINAL_STATUSES, Budget, Cell, Change, Figures, Meta, Node, NoticeItem, Turn)
+from core.run_record import RunRecord
 
 
-@dataclass(slots=True, eq=False)
-class Node:
-    """One node of the call tree."""
-    id: str
-    kind: str                        # "rlm" | "turn" | "cell" | "llm"
-    serial: int                      # creation order within the run (0 = "R")
-    parent: "Node | None" = None
-    row: int = 0                     # index among the parent's children
-    children: list["Node"] = field(default_factory=list)
-    status: str = "running"          # running|ok|error|refused|cancelled|syntax error|timeout|crash|memory|finished|capped|failed
-    label: str = ""                  # "RLM", "turn 2", "cell 1", "llm", "rlm"
-    model: str = ""
-    prompt: str = ""
-    response: str = ""
-    error: str = ""
-    preview: str = ""
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0            # own call; a nested RLM's: its subtree's tally (from the engine)
-    duration_ms: int | None = None
-    depth: int = 0
-    started_ts: float | None = None
-    subtree_usd: float = 0.0         # own calls of this node and every node below, each once
-
-    @property
-    def running(self) -> bool:
-        return self.status == "running"
-
-
-@dataclass(slots=True, eq=False)
-class Cell:
-    id: str
-    turn_id: str
-    index: int
-    code: str = ""
-    stdout: str = ""
-    stderr: str = ""
-    error: str | None = None
-    is_syntax_error: bool = False
-    fault: str | None = None         # None | "timeout" | "crash" | "memory"
-    restarted: bool = False
-    duration_ms: int | None = None
-    output_for_model: str = ""
-    done: bool = False
-
-    @property
-    def output(self) -> str:
-        """stdout, then stderr on a line of its own."""
-        if not self.stderr:
-            return self.stdout
-        if self.stdout and not self.stdout.endswith("\n"):
-            return f"{self.stdout}\n{self.stderr}"
-        return self.stdout + self.stderr
-
-    @property
-    def error_kind(self) -> str | None:
-        """None, "syntax", "fault" or "runtime"."""
-        if self.fault:
-            return "fault"
-        if self.is_syntax_error:
-            return "syntax"
-        if self.error:
-            return "runtime"
-        return None
-
-
-@dataclass(slots=True, eq=False)
-class Turn:
-    id: str
-    rlm_id: str
-    iteration: int
-    depth: int = 0
-    model: str = ""
-    final_request: bool = False
-    replied: bool = False
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-    duration_ms: int | None = None
-    cells: list[Cell] = field(default_factory=list)
-    _parts: list[str] = field(default_factory=list)
-    _text: str = ""
-
-    @property
-    def text(self) -> str:
-        """The reply so far (authoritative once `replied`)."""
-        if self._parts:
-            self._text += "".join(self._parts)
-            self._parts.clear()
-        return self._text
-
-    def stream(self, delta: str) -> None:
-        self._parts.append(delta)
-
-    def set_reply(self, text: str) -> None:
-        self._parts.clear()
-        self._text = text
-        self.replied = True
-
-    @property
-    def prose(self) -> str:
-        return display_prose(self.text)
-
-
-@dataclass(slots=True)
-class Budget:
-    spent_usd: float = 0.0
-    reserved_usd: float = 0.0
-    cap_usd: float | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
-    sub_calls: int = 0
-    in_flight: int = 0
-    overrun_usd: float = 0.0         # spent beyond the reservations: what the cap could not cover
-    estimated_usage_calls: int = 0   # attempts whose cost is an estimate (no usage from the provider)
-    nested_running: int = 0          # nested RLMs running now, behind their own limit
-    nested_waiting: int = 0
-    unpriced: tuple = ()             # models (as the user named them) whose cost is unknown
-
-    @property
-    def fraction(self) -> float | None:
-        """Spent over cap (None without a cap; 1.0 for a zero cap)."""
-        if self.cap_usd is None:
-            return None
-        if self.cap_usd <= 0:
-            return 1.0
-        return self.spent_usd / self.cap_usd
-
-
-@dataclass(slots=True)
-class Figures:
-    """Per-run figures that matter when choosing models."""
-    cells: int = 0
-    syntax_errors: int = 0
-    runtime_errors: int = 0
-    faults: int = 0
-    sub_calls: int = 0
-    sub_call_errors: int = 0
-    refused_calls: int = 0
-    iterations: int = 0
-    cost_usd: float = 0.0
-    wall_s: float = 0.0
-
-    @property
-    def syntax_error_rate(self) -> float:
-        return self.syntax_errors / self.cells if self.cells else 0.0
-
-
-@dataclass(slots=True)
-class Meta:
-    run_id: str = ""
-    question: str = ""
-    root_model: str = ""
-    sub_model: str = ""
-    config: dict[str, Any] = field(default_factory=dict)
-    documents: list[dict[str, Any]] = field(default_factory=list)
-    total_chars: int = 0
-    version: str = ""
-    parent_run_id: str | None = None     # a follow-up, re-run or fork names its run
-
-    @property
-    def max_iterations(self) -> int | None:
-        return self.config.get("max_iterations")
-
-    def label(self, model: str) -> str:
-        """The name the user chose for a routed model (RunConfig.model_labels); nodes
-        carry it, so every pane shows what the user picked, not litellm's route."""
-        labels = self.config.get("model_labels")
-        return labels.get(model, model) if isinstance(labels, dict) and model else model
-
-    @property
-    def max_depth(self) -> int | None:
-        return self.config.get("max_depth")
-
-
-@dataclass(frozen=True, slots=True)
-class NoticeItem:
-    level: str
-    message: str
-    node_id: str | None
-    ts: float
-
-
-TERMINAL_STATUSES = frozenset({"finished", "capped", "failed", "cancelled"})
-
-
-class RunView:
-    """Fold of one run's events. `apply(event)` returns a `Change`."""
+class RunView(RunRecord):
+    """The fold of one run's events, with what the panes show beside it."""
 
     def __init__(self) -> None:
-        self.meta = Meta()
-        self.status = "idle"             # idle|running|finished|capped|failed|cancelled
-        self.answer: str | None = None
-        self.error: str | None = None
-        self.totals: dict[str, Any] = {}
-        self.turns: dict[str, Turn] = {}
-        self.cells: dict[str, Cell] = {}
-        self.nodes: dict[str, Node] = {}
-        self.node_list: list[Node] = []  # by serial
-        self.budget = Budget()
+        super().__init__()
         # (seconds since the start, dollars spent) each time the spend changed: the meter's
         # spend-over-time picture. A few hundred points even for long runs.
         self.spend: list[tuple[float, float]] = []
-        self.figures = Figures()
-        self.notices: list[NoticeItem] = []
         self.timeline: list[tuple[str, str | int | None]] = []  # ("turn", id) | ("notice", i) | ("final", None)
-        self.events_applied = 0
-        self.started_ts: float | None = None
-        self.ended_ts: float | None = None
-        self.last_ts: float | None = None
-        self._sub_errors = 0
-        self._handlers = {
-            "RunStarted": self._run_started, "RootTurnStarted": self._turn_started,
-            "RootTokens": self._tokens, "RootReplied": self._replied, "RootCallFailed": self._root_failed,
-            "CellStarted": self._cell_started, "CellExecuted": self._cell_executed,
-            "SubCallStarted": self._sub_started, "SubCallFinished": self._sub_finished,
-            "BudgetChanged": self._budget, "Notice": self._notice,
-            "RunFinished": self._terminal, "RunFailed": self._terminal,
-        }
+        self._handlers.update(BudgetChanged=self._budget, Notice=self._notice,
+                              RunFinished=self._terminal, RunFailed=self._terminal)
 
     # ---- queries -------------------------------------------------------
-    @property
-    def root(self) -> Node | None:
-        return self.nodes.get(ROOT_ID)
-
-    @property
-    def finished(self) -> bool:
-        return self.status in TERMINAL_STATUSES
-
     @property
     def iteration(self) -> int:
         """Top-level root turns started so far (k of `meta.max_iterations`)."""
         return self.figures.iterations
-
-    def top_turns(self) -> list[Turn]:
-        return [self.turns[i] for kind, i in self.timeline if kind == "turn"]  # type: ignore[index]
 
     def elapsed(self, now: float | None = None) -> float:
         """Seconds since RunStarted: to the terminal event if there is one, else
@@ -316,295 +75,31 @@ class RunView:
             parts.append(("Error", node.error))
         return parts
 
-    # ---- the fold ------------------------------------------------------
-    def apply(self, event: ev.Event) -> Change:
-        self.events_applied += 1
-        ts = event.ts
-        if self.last_ts is None or ts > self.last_ts:
-            self.last_ts = ts
-        handler = self._handlers.get(event.type)
-        if handler is None:
-            return Change("ignored")
-        return handler(event)
-
-    def apply_many(self, events: list[ev.Event]) -> list[Change]:
-        apply = self.apply
-        return [apply(e) for e in events]
-
-    # ---- tree helpers --------------------------------------------------
-    def _ensure_root(self, added: list[str]) -> Node:
-        root = self.nodes.get(ROOT_ID)
-        if root is None:
-            root = self._new_node(ROOT_ID, "rlm", None, added, label="RLM")
-        return root
-
-    def _new_node(self, node_id: str, kind: str, parent: Node | None, added: list[str], *,
-                  label: str = "") -> Node:
-        node = Node(id=node_id, kind=kind, serial=len(self.node_list), parent=parent, label=label or kind)
-        if parent is not None:
-            node.row = len(parent.children)
-            node.depth = parent.depth if kind != "rlm" else parent.depth + 1
-            parent.children.append(node)
-        self.nodes[node_id] = node
-        self.node_list.append(node)
-        added.append(node_id)
-        return node
-
-    def _parent_for(self, parent_id: str | None, fallback_id: str | None, added: list[str]) -> Node:
-        """The parent node; a missing cell is made up when its turn exists,
-        anything else unknown hangs under the root."""
-        for pid in (parent_id, fallback_id):
-            if not pid:
-                continue
-            node = self.nodes.get(pid)
-            if node is not None:
-                return node
-            parsed = parse_call_id(pid)
-            if parsed is not None and parsed.kind == "cell" and parsed.turn_id in self.turns:
-                return self._ensure_cell(pid, parsed.turn_id, parsed.cell, added)
-        return self._ensure_root(added)
-
-    def _ensure_turn(self, turn_id: str, parent_id: str | None, added: list[str]) -> Turn:
-        turn = self.turns.get(turn_id)
-        if turn is not None:
-            return turn
-        parsed = parse_call_id(turn_id)
-        rlm_id, n = (parsed.owner, parsed.turn) if parsed is not None and parsed.kind == "turn" else (ROOT_ID, None)
-        parent = self._parent_for(parent_id, rlm_id, added)
-        iteration = n if n is not None else len(parent.children) + 1
-        node = self._new_node(turn_id, "turn", parent, added, label=f"turn {iteration}")
-        turn = Turn(id=turn_id, rlm_id=rlm_id, iteration=iteration, depth=node.depth)
-        self.turns[turn_id] = turn
-        if turn.rlm_id == ROOT_ID:
-            self.figures.iterations += 1
-            self.timeline.append(("turn", turn_id))
-        return turn
-
-    def _ensure_cell(self, cell_id: str, turn_id: str | None, index: int, added: list[str]) -> Node:
-        node = self.nodes.get(cell_id)
-        if node is not None:
-            return node
-        if not turn_id:
-            turn_id = turn_of_cell(cell_id)
-        turn = self.turns.get(turn_id) if turn_id else None
-        if turn is None and turn_id:
-            turn = self._ensure_turn(turn_id, None, added)
-        parent = self.nodes[turn.id] if turn is not None else self._ensure_root(added)
-        node = self._new_node(cell_id, "cell", parent, added, label=f"cell {index}")
-        cell = Cell(id=cell_id, turn_id=turn.id if turn else "", index=index)
-        self.cells[cell_id] = cell
-        if turn is not None:
-            turn.cells.append(cell)
-        return node
-
-    # ---- handlers ------------------------------------------------------
-    def _run_started(self, e: ev.RunStarted) -> Change:
-        m = self.meta
-        m.run_id, m.question, m.root_model, m.sub_model = e.run_id, e.question, e.root_model, e.sub_model
-        m.config, m.documents, m.total_chars, m.version = dict(e.config or {}), list(e.documents), e.total_chars, e.version
-        m.parent_run_id = getattr(e, "parent_run_id", None)
-        self.status = "running"
-        self.started_ts = e.ts
-        self.budget.cap_usd = m.config.get("max_cost_usd")
-        self.budget.unpriced = tuple(m.label(x) for x in getattr(e, "unpriced_models", None) or ())
-        added: list[str] = []
-        root = self._ensure_root(added)
-        root.model, root.prompt, root.preview = m.label(e.root_model), e.question, _preview(e.question)
-        root.started_ts = e.ts
-        return Change("run_started", added=tuple(added), updated=(ROOT_ID,))
-
-    def _turn_started(self, e: ev.RootTurnStarted) -> Change:
-        added: list[str] = []
-        turn_id = e.call_id or f"{ROOT_ID}.t{e.iteration}"
-        turn = self._ensure_turn(turn_id, e.parent_id, added)
-        model = self.meta.label(e.model)
-        turn.iteration, turn.depth, turn.model, turn.final_request = e.iteration, e.depth, model, e.final_request
-        node = self.nodes[turn_id]
-        node.model, node.started_ts, node.label = model, e.ts, f"turn {e.iteration}"
-        if e.final_request:
-            node.label += " (final)"
-        return Change("turn_added", turn_id=turn_id, added=tuple(added), updated=(turn_id,))
-
-    def _tokens(self, e: ev.RootTokens) -> Change:
-        turn_id = e.call_id or ""
-        turn = self.turns.get(turn_id)
-        added: list[str] = []
-        if turn is None:
-            turn = self._ensure_turn(turn_id or f"{ROOT_ID}.t{self.figures.iterations + 1}", e.parent_id, added)
-        if turn.replied:
-            return Change("ignored", turn_id=turn.id)
-        turn.stream(e.delta)
-        return Change("tokens", turn_id=turn.id, added=tuple(added), delta=e.delta)
-
-    def _replied(self, e: ev.RootReplied) -> Change:
-        added: list[str] = []
-        turn_id = e.call_id or f"{ROOT_ID}.t{max(self.figures.iterations, 1)}"
-        turn = self._ensure_turn(turn_id, e.parent_id, added)
-        turn.set_reply(e.text)
-        turn.input_tokens, turn.output_tokens = e.input_tokens, e.output_tokens
-        turn.cost_usd, turn.duration_ms = e.cost_usd, e.duration_ms
-        turn.model = self.meta.label(e.model) or turn.model
-        node = self.nodes[turn.id]
-        node.status = "ok"
-        node.model = turn.model
-        node.response = e.text
-        node.preview = _preview(turn.prose) or _preview(e.text)
-        node.input_tokens, node.output_tokens = e.input_tokens, e.output_tokens
-        self._set_own_cost(node, e.cost_usd)
-        node.duration_ms = e.duration_ms
-        return Change("turn_replied", turn_id=turn.id, added=tuple(added), updated=(turn.id,))
-
-    def _root_failed(self, e: ev.RootCallFailed) -> Change:
-        added: list[str] = []
-        turn = self._ensure_turn(e.call_id or f"{ROOT_ID}.t{max(self.figures.iterations, 1)}", e.parent_id, added)
-        turn.cost_usd, turn.duration_ms = e.cost_usd, e.duration_ms
-        node = self.nodes[turn.id]
-        node.status, node.error = e.status, e.error
-        node.input_tokens, node.output_tokens, node.duration_ms = e.input_tokens, e.output_tokens, e.duration_ms
-        self._set_own_cost(node, e.cost_usd)
-        return Change("node_updated", turn_id=turn.id, added=tuple(added), updated=(turn.id,))
-
-    def _set_own_cost(self, node: Node, usd: float) -> None:
-        """A call's own cost, added once to its subtree and every ancestor's."""
-        step = usd - (node.cost_usd if node.kind != "rlm" else 0.0)
-        node.cost_usd = usd
-        walk: Node | None = node
-        while walk is not None and step:
-            walk.subtree_usd += step
-            walk = walk.parent
-
-    def _cell_node(self, e: ev.CellStarted | ev.CellExecuted, added: list[str]) -> Node:
-        turn_id = e.parent_id or (turn_of_cell(e.call_id) if e.call_id else None)
-        cell_id = e.call_id or f"{turn_id or ROOT_ID}.c{e.index}"
-        if turn_id and turn_id not in self.turns:
-            self._ensure_turn(turn_id, None, added)
-        return self._ensure_cell(cell_id, turn_id, e.index, added)
-
-    def _cell_started(self, e: ev.CellStarted) -> Change:
-        added: list[str] = []
-        node = self._cell_node(e, added)
-        cell = self.cells[node.id]
-        cell.code = e.code
-        node.prompt, node.preview, node.started_ts = e.code, _preview(e.code), e.ts
-        return Change("cell_started", turn_id=cell.turn_id, cell_id=node.id, added=tuple(added),
-                      updated=(node.id,))
-
-    def _cell_executed(self, e: ev.CellExecuted) -> Change:
-        added: list[str] = []
-        node = self._cell_node(e, added)
-        cell = self.cells[node.id]
-        first = not cell.done
-        cell.code, cell.stdout, cell.stderr, cell.error = e.code, e.stdout, e.stderr, e.error
-        cell.is_syntax_error, cell.fault, cell.restarted = e.is_syntax_error, e.fault, e.restarted
-        cell.duration_ms, cell.output_for_model, cell.done = e.duration_ms, e.output_for_model, True
-        node.prompt, node.preview = e.code, _preview(e.code)
-        node.response, node.error, node.duration_ms = cell.output, e.error or "", e.duration_ms
-        kind = cell.error_kind
-        node.status = {"fault": e.fault or "fault", "syntax": "syntax error", "runtime": "error"}.get(kind or "", "ok")
-        if first:
-            f = self.figures
-            f.cells += 1
-            if kind == "syntax":
-                f.syntax_errors += 1
-            elif kind == "runtime":
-                f.runtime_errors += 1
-            elif kind == "fault":
-                f.faults += 1
-        return Change("cell_added", turn_id=cell.turn_id, cell_id=node.id, added=tuple(added),
-                      updated=(node.id,))
-
-    def _sub_started(self, e: ev.SubCallStarted) -> Change:
-        added: list[str] = []
-        call_id = e.call_id or f"{ROOT_ID}.s?{len(self.node_list)}"
-        node = self.nodes.get(call_id)
-        if node is None:
-            parent = self._parent_for(e.parent_id, None, added)
-            node = self._new_node(call_id, "rlm" if e.kind == "rlm" else "llm", parent, added, label=e.kind)
-            self.figures.sub_calls += 1
-        node.model, node.prompt, node.preview, node.started_ts = self.meta.label(e.model), e.prompt, _preview(e.prompt), e.ts
-        node.status = "running"
-        return Change("node_added", added=tuple(added), updated=(call_id,))
-
-    def _sub_finished(self, e: ev.SubCallFinished) -> Change:
-        added: list[str] = []
-        call_id = e.call_id or ""
-        node = self.nodes.get(call_id)
-        if node is None:
-            parent = self._parent_for(e.parent_id, None, added)
-            node = self._new_node(call_id or f"{ROOT_ID}.s?{len(self.node_list)}",
-                                  "rlm" if e.kind == "rlm" else "llm", parent, added, label=e.kind)
-            self.figures.sub_calls += 1
-        elif not node.running:
-            self._count_sub_status(node.status, -1)
-        node.status = e.status
-        node.model = self.meta.label(e.model) or node.model
-        node.response, node.error = e.response or "", e.error or ""
-        node.input_tokens, node.output_tokens = e.input_tokens, e.output_tokens
-        if node.kind == "rlm":
-            node.cost_usd = e.cost_usd      # the tally; its calls below add to subtree_usd themselves
-        else:
-            self._set_own_cost(node, e.cost_usd)
-        node.duration_ms = e.duration_ms
-        self._count_sub_status(e.status, 1)
-        return Change("node_updated", added=tuple(added), updated=(node.id,))
-
-    def _count_sub_status(self, status: str, step: int) -> None:
-        if status == "error":
-            self.figures.sub_call_errors += step
-        elif status == "refused":
-            self.figures.refused_calls += step
+    # ---- beside the fold ---------------------------------------------------
+    def _top_turn_added(self, turn: Turn) -> None:
+        self.timeline.append(("turn", turn.id))
 
     def _budget(self, e: ev.BudgetChanged) -> Change:
-        b = self.budget
-        if e.spent_usd != b.spent_usd or not self.spend:
+        if e.spent_usd != self.budget.spent_usd or not self.spend:
             self.spend.append((max(0.0, e.ts - (self.started_ts or e.ts)), e.spent_usd))
-        b.spent_usd, b.reserved_usd = e.spent_usd, e.reserved_usd
-        if e.cap_usd is not None or b.cap_usd is None:
-            b.cap_usd = e.cap_usd
-        b.input_tokens, b.output_tokens = e.input_tokens, e.output_tokens
-        b.sub_calls, b.in_flight = e.sub_calls, e.in_flight
-        b.overrun_usd, b.estimated_usage_calls = e.overrun_usd, e.estimated_usage_calls
-        b.nested_running, b.nested_waiting = e.nested_running, e.nested_waiting
-        self.figures.cost_usd = e.spent_usd
-        return Change("budget")
+        return super()._budget(e)
 
     def _notice(self, e: ev.Notice) -> Change:
-        self.notices.append(NoticeItem(e.level, e.message, e.call_id, e.ts))
+        change = super()._notice(e)
         self.timeline.append(("notice", len(self.notices) - 1))
-        return Change("notice")
+        return change
 
     def _terminal(self, e: ev.RunFinished | ev.RunFailed) -> Change:
         first = not self.finished
-        self.status = e.status
-        self.answer = e.answer
-        self.error = getattr(e, "error", None)
-        self.totals = dict(e.totals or {})
-        self.ended_ts = e.ts
-        added: list[str] = []
-        root = self._ensure_root(added)
-        root.status = e.status
-        root.response = e.answer or ""
-        root.error = self.error or ""
-        updated = [ROOT_ID]
+        change = super()._terminal(e)
+        updated = list(change.updated)
         for node in self.node_list:           # nothing stays "running" after the run ended
             if node.running:
                 node.status = "cancelled"
                 updated.append(node.id)
-        t, f, b = self.totals, self.figures, self.budget
-        f.cost_usd = float(t.get("cost_usd", f.cost_usd))
-        f.wall_s = t["wall_ms"] / 1000 if "wall_ms" in t else self.elapsed()
-        b.spent_usd = f.cost_usd if "cost_usd" in t else b.spent_usd
-        b.input_tokens = int(t.get("input_tokens", b.input_tokens))
-        b.output_tokens = int(t.get("output_tokens", b.output_tokens))
-        b.sub_calls = int(t.get("sub_calls", b.sub_calls))
-        b.reserved_usd, b.in_flight, b.nested_running, b.nested_waiting = 0.0, 0, 0, 0
-        b.overrun_usd = float(t.get("overrun_usd", b.overrun_usd))
-        b.estimated_usage_calls = int(t.get("estimated_usage_calls", b.estimated_usage_calls))
-        if t.get("unpriced_models"):
-            b.unpriced = tuple(self.meta.label(m) for m in t["unpriced_models"])
         if first:
             self.timeline.append(("final", None))
-        return Change("finished", added=tuple(added), updated=tuple(updated))
+        return Change("finished", added=change.added, updated=tuple(updated))
 
 
 def fold(events: list[ev.Event]) -> RunView:
@@ -612,7 +107,3 @@ def fold(events: list[ev.Event]) -> RunView:
     view = RunView()
     view.apply_many(events)
     return view
-
-
-def _preview(text: str) -> str:
-    return " ".join(text[:_PREVIEW_CHARS * 2].split())[:_PREVIEW_CHARS]

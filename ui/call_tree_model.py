@@ -214,9 +214,8 @@ class CallTreeModel(QStandardItemModel):
 
     @staticmethod
     def _tooltip(node: Node, col: int) -> str | None:
-        if col == COL_COST and (node.cost_usd or node.subtree_usd):
-            own = 0.0 if node.kind == "rlm" else node.cost_usd
-            return f"own ${own:.4f} · subtree ${node.subtree_usd:.4f}"
+        if col == COL_COST and (node.cost_usd or node.subtree_cost_usd):
+            return f"own ${node.cost_usd:.4f} · subtree ${node.subtree_cost_usd:.4f}"
         if node.error:
             return node.error[:2000]
         return node.preview or None
@@ -239,8 +238,9 @@ class CallTreeModel(QStandardItemModel):
             if not (node.input_tokens or node.output_tokens):
                 return ""
             return f"{_short(node.input_tokens)} / {_short(node.output_tokens)}"
-        if col == COL_COST:
-            return f"${node.cost_usd:.4f}" if node.cost_usd else ""
+        if col == COL_COST:                 # a node with no call of its own (a nested RLM): its subtree
+            usd = node.cost_usd or node.subtree_cost_usd
+            return f"${usd:.4f}" if usd else ""
         if col == COL_LATENCY:
             ms = node.duration_ms
             if ms is None:

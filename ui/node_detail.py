@@ -72,7 +72,9 @@ class NodeDetail(QWidget):
             bits.append(html.escape(node.model))
         if node.input_tokens or node.output_tokens:
             bits.append(f"{node.input_tokens:,} in / {node.output_tokens:,} out tokens")
-        if node.cost_usd:
+        if node.subtree_cost_usd != node.cost_usd:        # calls below it: what it and they cost
+            bits.append(f"{money(node.cost_usd)} own, {money(node.subtree_cost_usd)} with the calls below")
+        elif node.cost_usd:
             bits.append(money(node.cost_usd))
         if node.duration_ms is not None:
             bits.append(f"{node.duration_ms / 1000:.2f} s")

@@ -306,7 +306,8 @@ class SubCaller:
             ctx.emit(ev.SubCallFinished, call_id=call_id, parent_id=parent, kind="rlm",
                      model=model, status=status, response=response, error=error, error_type=error_type,
                      input_tokens=tally.input_tokens, output_tokens=tally.output_tokens,
-                     cost_usd=tally.cost_usd, duration_ms=int((time.monotonic() - started) * 1000))
+                     cost_usd=0.0, subtree_cost_usd=tally.cost_usd,
+                     duration_ms=int((time.monotonic() - started) * 1000))
             return {"ok": response} if error_type is None else _error(error_type, error or status)
 
         try:

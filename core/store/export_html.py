@@ -130,7 +130,7 @@ def render(r: rp.Report) -> str:
 
 
 def _summary(call: dict[str, Any], extra: str = "") -> str:
-    cost = call.get("cost_usd") or 0        # a nested RLM's: its subtree's tally
+    cost = call.get("cost_usd") or call.get("subtree_cost_usd") or 0   # no call of its own: its subtree
     return (f'<summary><span class="label">{esc(rp.label(call))}</span> '
             f'<span class="muted">{esc(call.get("model"))} · {call.get("input_tokens") or 0:,} in / '
             f'{call.get("output_tokens") or 0:,} out · {(call.get("duration_ms") or 0) / 1000:.1f} s · '

@@ -21,6 +21,7 @@ from core.store.blobs import Blob, put_blob
 from core.store.db import write_transaction
 from core.store.errors import ImportError_
 from core.store.export_json import FORMAT, VERSION
+from core.store.migrations import backfill_subtree_costs
 from core.store.projection import dumps
 
 log = logging.getLogger(__name__)
@@ -168,6 +169,8 @@ def import_run(store: Any, path: Path) -> str:
             _insert(db, "runs", [row])
             _insert(db, "events", events)
             _insert(db, "calls", calls)
+            if calls and not any("subtree_cost_usd" in c for c in calls):     # exported before m007
+                backfill_subtree_costs(db, [run_id])
             _insert(db, "sources", sources)
             for blob in blobs:
                 put_blob(db, blob)

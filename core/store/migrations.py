@@ -13,6 +13,8 @@ from typing import Callable
 
 import sqlite_utils
 
+from core.call_ids import turn_of_cell
+
 Migration = Callable[[sqlite_utils.Database], None]
 MIGRATIONS: list[Migration] = []
 
@@ -251,6 +253,48 @@ def m006_runs_evaluation_id(db: sqlite_utils.Database) -> None:
                "WHERE er.run_id = runs.id LIMIT 1) WHERE id IN (SELECT run_id FROM evaluation_runs "
                "WHERE run_id IS NOT NULL)")
     db.execute("CREATE INDEX idx_runs_evaluation_id ON runs (evaluation_id)")
+
+
+@migration
+def m007_calls_subtree_cost(db: sqlite_utils.Database) -> None:
+    # What a call cost with everything below it (a root turn: its own call and its cells'
+    # sub-calls; a nested RLM: its whole tally), so cost_usd is the row's own cost on every
+    # row. Until now a nested RLM's (kind rlm) cost_usd held its subtree's tally.
+    db.execute("ALTER TABLE calls ADD COLUMN subtree_cost_usd REAL NOT NULL DEFAULT 0")
+    backfill_subtree_costs(db)
+
+
+def backfill_subtree_costs(db: sqlite_utils.Database, run_ids: list[str] | None = None) -> None:
+    """Rows written before m007 (stored, or in a file exported then): a nested RLM's
+    cost_usd becomes its subtree_cost_usd and its own cost 0; every other row's subtree is
+    its own cost plus its children's (a sub-call hangs below the turn of the cell that made
+    it). Used by m007 and by the JSON import; change it only together with a new migration."""
+    where, params = "", []
+    if run_ids is not None:
+        where, params = f" WHERE run_id IN ({', '.join('?' * len(run_ids))})", list(run_ids)
+    runs: dict[str, dict[str, tuple]] = {}
+    for run_id, call_id, parent_id, kind, cost in db.execute(
+            f"SELECT run_id, id, parent_id, kind, cost_usd FROM calls{where}", params).fetchall():
+        runs.setdefault(run_id, {})[call_id] = (parent_id, kind, cost or 0.0)
+    updates = []
+    for run_id, rows in runs.items():
+        children: dict[str, list[str]] = {}
+        for call_id, (parent_id, _, _) in rows.items():
+            parent = parent_id if parent_id in rows else turn_of_cell(parent_id or "")
+            if parent in rows:
+                children.setdefault(parent, []).append(call_id)
+        subtree: dict[str, float] = {}
+
+        def total(call_id: str) -> float:
+            if call_id not in subtree:
+                _, kind, cost = rows[call_id]
+                subtree[call_id] = cost if kind == "rlm" else \
+                    cost + sum(total(c) for c in children.get(call_id, ()))
+            return subtree[call_id]
+        for call_id, (_, kind, _) in rows.items():
+            updates.append((0.0 if kind == "rlm" else rows[call_id][2], total(call_id), run_id, call_id))
+    db.conn.executemany("UPDATE calls SET cost_usd = ?, subtree_cost_usd = ? WHERE run_id = ? AND id = ?",
+                        updates)
 
 
 def migrate(db: sqlite_utils.Database) -> list[str]:

@@ -1,7 +1,9 @@
 """From events to rows: the `events` log, the `calls` tree and the `runs` totals.
 
 The writer thread calls `Projection.apply(db, events)` inside one transaction per
-batch. Streamed RootTokens deltas are coalesced: within a batch, deltas of one
+batch. Each run's events go through the one fold of the record (core/run_record.py,
+without its texts): a call's `subtree_cost_usd` is the fold's, written on the call's row
+and on every ancestor row whose subtree it changed. Streamed RootTokens deltas are coalesced: within a batch, deltas of one
 turn become one row (at the seq of the first); when the turn's RootReplied
 (or its RootCallFailed: a cut or cancelled call) arrives, that turn's earlier token rows
 are folded into its first row. Order by
@@ -19,6 +21,7 @@ import sqlite_utils
 
 from core import events as ev
 from core.limits import summary
+from core.run_record import ROOT_ID, RunRecord
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +61,7 @@ class Projection:
     def __init__(self, owner: Any = None) -> None:
         self.owner = owner                     # OwnerLock of this process (token, pid, host)
         self._turns: dict[tuple[str, str], _Turn] = {}
+        self._records: dict[str, RunRecord] = {}      # runs being written: their call tree and costs
 
     def apply(self, db: sqlite_utils.Database, events: Iterable[ev.Event]) -> int:
         """Write a batch; returns the number of event rows written. If the batch fails (its
@@ -77,6 +81,7 @@ class Projection:
         rows: list[list[Any] | None] = []
         batch_tokens: dict[tuple[str, str], int] = {}     # (run, call) -> index in rows
         deltas: dict[str, _RunDelta] = {}
+        subtrees: dict[tuple[str, str], float] = {}       # (run, call) -> its subtree cost, as folded
         for event in events:
             key = (event.run_id, event.call_id or "")
             if isinstance(event, ev.RootTokens):
@@ -97,6 +102,7 @@ class Projection:
             rows.append([event.run_id, event.seq, event.type, event.call_id, event.parent_id,
                          event.ts, event.payload()])
             try:
+                self._fold(event, subtrees)
                 self._project(db, event, deltas.setdefault(event.run_id, _RunDelta()))
             except (KeyError, TypeError, ValueError, AttributeError) as exc:
                 # A malformed event must not cost the batch: the event row is still kept.
@@ -107,9 +113,29 @@ class Projection:
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             [r[:6] + [dumps({"delta": "".join(r[6])} if r[2] == "RootTokens" else r[6])]
              for r in rows if r is not None])
+        db.conn.executemany("UPDATE calls SET subtree_cost_usd = ? WHERE run_id = ? AND id = ?",
+                            [(usd, run_id, call_id) for (run_id, call_id), usd in subtrees.items()])
         for run_id, delta in deltas.items():
             self._update_run(db, run_id, delta)
+        for event in events:              # a run that ended needs its record no more
+            if event.type in ev.TERMINAL_TYPES:
+                self._records.pop(event.run_id, None)
         return sum(r is not None for r in rows)
+
+    def _fold(self, event: ev.Event, subtrees: dict[tuple[str, str], float]) -> None:
+        """Fold `event` into its run's record; a call's cost marks its row and its ancestors'
+        rows for a new subtree_cost_usd. (A batch tried again folds its events again: a
+        call's cost is set, not added, so nothing counts twice.)"""
+        record = self._records.get(event.run_id)
+        if record is None:
+            record = self._records[event.run_id] = RunRecord(keep_texts=False)
+        record.apply(event)
+        if isinstance(event, (ev.RootReplied, ev.RootCallFailed, ev.SubCallFinished)):
+            node = record.nodes.get(event.call_id or "")
+            while node is not None and node.id != ROOT_ID:
+                if node.kind != "cell":                   # cells have no row of their own
+                    subtrees[(event.run_id, node.id)] = node.subtree_cost_usd
+                node = node.parent
 
     # -- streamed tokens ---------------------------------------------------------------
     def _remember_tokens(self, rows: list[list[Any]], batch_tokens: dict[tuple[str, str], int]) -> None:

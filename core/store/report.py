@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.call_ids import turn_of_cell
+from core.run_nodes import Node as FoldNode
+from core.run_record import RunRecord, fold_record
 from core.store.errors import MissingTextsError, RunNotFound
 from core.trust.support import unsupported_line  # noqa: F401  (the exports' one line)
 
@@ -25,23 +26,13 @@ class Cell:
 
 @dataclass
 class Node:
-    """A calls row (root turn, sub-call or nested RLM) and what hangs below it."""
+    """A calls row (root turn, sub-call or nested RLM) and what hangs below it, with the
+    costs of the one fold of the record (core/run_record.py)."""
     call: dict[str, Any]
     cells: list[Cell] = field(default_factory=list)          # turns only
     children: list["Node"] = field(default_factory=list)
-
-    @property
-    def own_cost(self) -> float:
-        """What this node's own model call cost. A nested RLM makes no call of its own
-        (its turns, below it, do): 0; its row's cost_usd is its subtree's tally."""
-        if self.call.get("kind") == "rlm":
-            return 0.0
-        return self.call.get("cost_usd") or 0.0
-
-    @property
-    def subtree_cost(self) -> float:
-        """Own cost plus every node below, each counted once."""
-        return self.own_cost + sum(c.subtree_cost for c in self.children)
+    own_cost: float = 0.0             # what its own model call cost (a nested RLM makes none: 0)
+    subtree_cost: float = 0.0         # own cost plus every node below, each counted once
 
 
 @dataclass
@@ -73,43 +64,38 @@ def build(store: Any, run_id: str) -> Report:
     if run is None:
         raise RunNotFound(f"no run with id {run_id!r}")
     labels = (run.get("config") or {}).get("model_labels") or {}
-    calls = store.calls(run_id)
-    for c in calls:                      # the name the user chose, the routed one beside it
+    rows = {c["id"]: c for c in store.calls(run_id)}
+    for c in rows.values():              # the name the user chose, the routed one beside it
         c["routed_model"] = c.get("model")
         c["model"] = labels.get(c.get("model"), c.get("model"))
-    nodes = {c["id"]: Node(c) for c in calls}
-    cell_turn: dict[str, str] = {}
-    notices = []
-    for e in store.event_dicts(run_id):
-        if e["type"] == "CellExecuted" and e.get("parent_id") in nodes:
-            nodes[e["parent_id"]].cells.append(Cell(
-                id=e.get("call_id") or "", index=e.get("index", 0), code=e.get("code", ""),
-                output=e.get("output_for_model", ""), error=e.get("error"),
-                is_syntax_error=bool(e.get("is_syntax_error")), fault=e.get("fault"),
-                duration_ms=e.get("duration_ms") or 0))
-        if e["type"] in ("CellStarted", "CellExecuted") and e.get("call_id"):
-            cell_turn[e["call_id"]] = e.get("parent_id") or ""
-        elif e["type"] == "Notice":
-            notices.append(e)
-    roots: list[Node] = []
-    for node in nodes.values():          # calls come in seq order, so children stay in order
-        parent = node.call.get("parent_id") or ""
-        parent = parent if parent in nodes else cell_turn.get(parent, _turn_of_cell(parent))
-        if parent in nodes:
-            nodes[parent].children.append(node)
-        else:
-            roots.append(node)
+    record = fold_record(store.iter_events(run_id))
+    tree = [node for child in (record.root.children if record.root else []) for node in _nodes(child, rows, record)]
     try:
         documents, stored = list(store.documents(run_id)), True
     except MissingTextsError:            # imported without texts: citations stay as text
         documents, stored = [], False
+    notices = [{"level": n.level, "message": n.message, "call_id": n.node_id, "ts": n.ts} for n in record.notices]
     return Report(run=run, config=run.get("config") or {}, totals=run.get("totals") or {},
-                  sources=store.sources(run_id), tree=roots, notices=notices, documents=documents,
+                  sources=store.sources(run_id), tree=tree, notices=notices, documents=documents,
                   texts_stored=stored)
 
 
-def _turn_of_cell(cell_id: str) -> str:
-    return turn_of_cell(cell_id) or cell_id
+def _nodes(node: FoldNode, rows: dict[str, dict[str, Any]], record: RunRecord) -> list[Node]:
+    """The report's nodes for a node of the fold: a call with a row is one; a cell is none
+    (its calls hang on its turn)."""
+    if node.kind == "cell":
+        return [n for child in node.children for n in _nodes(child, rows, record)]
+    row = rows.get(node.id)
+    if row is None:                      # in the events but not in calls: nothing to show
+        return []
+    out = Node(row, own_cost=node.cost_usd, subtree_cost=node.subtree_cost_usd)
+    turn = record.turns.get(node.id)
+    if turn is not None:
+        out.cells = [Cell(id=c.id, index=c.index, code=c.code, output=c.output_for_model, error=c.error,
+                          is_syntax_error=c.is_syntax_error, fault=c.fault, duration_ms=c.duration_ms or 0)
+                     for c in turn.cells if c.done]
+    out.children = [n for child in node.children for n in _nodes(child, rows, record)]
+    return [out]
 
 
 def label(call: dict[str, Any]) -> str:
@@ -122,9 +108,10 @@ def label(call: dict[str, Any]) -> str:
 def usage(call: dict[str, Any]) -> str:
     """Model, tokens, own cost and time; a nested RLM's figures are its subtree's."""
     seconds = (call.get("duration_ms") or 0) / 1000
-    whose = "subtree " if call.get("kind") == "rlm" else ""
+    whose = "subtree " if call.get("kind") == "rlm" else ""      # it makes no call itself
+    cost = call.get("subtree_cost_usd") if whose else call.get("cost_usd")
     return (f"{call.get('model') or '?'}, {whose}{call.get('input_tokens') or 0:,} in / "
-            f"{call.get('output_tokens') or 0:,} out, {whose}${call.get('cost_usd') or 0:.4f}, {seconds:.1f} s")
+            f"{call.get('output_tokens') or 0:,} out, {whose}${cost or 0:.4f}, {seconds:.1f} s")
 
 
 def preview(text: str | None, limit: int) -> str:

@@ -1,7 +1,7 @@
 """Coverage: which stretches of which documents the model actually looked at.
 
-A fold over a run's events, like core/runview.py, so the GUI can update it live
-and a replay gives the same result:
+It reads the one fold of a run's events (core/run_record.py), event by event, so the
+GUI can update it live and a replay gives the same result:
 
     cov = Coverage(documents)                # the run's documents (texts needed)
     for event in events: changed = cov.apply(event)
@@ -27,6 +27,8 @@ import re
 import bisect
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
+
+from core.run_record import RunRecord
 
 MIN_CHARS = 40
 FORWARD_WARN = 0.8
@@ -226,18 +228,21 @@ class Coverage:
         self.searched: set[str] = set()      # documents the code ran over (not what a model saw)
         self.warnings: list[str] = []
         self.events = 0
+        self.record = RunRecord()            # the one fold of the run's events: its cells and calls
 
     def apply(self, event: Any) -> bool:
-        """Fold one event; True when coverage or the warnings changed."""
+        """Fold one event into the run's record; True when coverage or the warnings changed."""
         self.events += 1
-        kind = event.type
-        if kind == "CellExecuted":
-            reached = self._code_reach(event.code or "") if not event.is_syntax_error else set()
+        change = self.record.apply(event)
+        if change.kind == "cell_added":
+            cell = self.record.cells[change.cell_id]
+            reached = self._code_reach(cell.code) if not cell.is_syntax_error else set()
             grew = not reached <= self.searched
             self.searched |= reached
-            return self._add(self.matcher.spans(event.output_for_model or "")) or grew
-        if kind == "SubCallStarted":
-            spans = self.matcher.spans(event.prompt or "")
+            return self._add(self.matcher.spans(cell.output_for_model)) or grew
+        if change.kind == "node_added":
+            node = self.record.nodes[change.updated[0]]
+            spans = self.matcher.spans(node.prompt)
             changed = self._add(spans)
             forwarded_in = Intervals()            # document characters, each counted once
             for a, b in spans:
@@ -245,7 +250,7 @@ class Coverage:
             forwarded = sum(b - a for _, lo, hi in self.bounds for a, b in forwarded_in.clipped(lo, hi))
             if self.total_chars and forwarded > self.forward_warn * self.total_chars:
                 self.warnings.append(
-                    f"sub-call {event.call_id} forwards {forwarded / self.total_chars:.0%} of the context "
+                    f"sub-call {node.id} forwards {forwarded / self.total_chars:.0%} of the context "
                     f"({forwarded:,} of {self.total_chars:,} characters) without splitting it")
                 changed = True
             return changed

@@ -40,7 +40,7 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from core.call_ids import parse as parse_call_id
+from core.run_record import RunRecord
 
 CHARS_PER_TOKEN = 4
 DEFAULT_EXPECTED_TURNS = 5
@@ -228,51 +228,37 @@ def _reach(config: Any, prices: Any, first: Any, total_chars: int) -> tuple[str,
 
 
 class CostProjection:
-    """A fold over a run's events: what the run will probably cost by the time it finishes."""
+    """What the run will probably cost by the time it finishes, read from the one fold of
+    its events (core/run_record.py): its own, or the `record` a caller already folds."""
 
-    def __init__(self, *, expected_turns: int = DEFAULT_EXPECTED_TURNS) -> None:
+    def __init__(self, *, expected_turns: int = DEFAULT_EXPECTED_TURNS, record: RunRecord | None = None) -> None:
         self.expected_turns = expected_turns
-        self.max_iterations: int | None = None
-        self.cap_usd: float | None = None
-        self.spent_usd = 0.0
-        self.turns = 0
-        self.finished = False
+        self.record = record if record is not None else RunRecord(keep_texts=False)
 
     def apply(self, event: Any) -> bool:
-        kind = event.type
-        if kind == "RunStarted":
-            self.max_iterations = event.config.get("max_iterations")
-            self.cap_usd = event.config.get("max_cost_usd")
-        elif kind == "BudgetChanged":
-            self.spent_usd = event.spent_usd
-        elif kind == "RootReplied" and _top_turn(event.call_id):
-            self.turns += 1
-        elif kind in ("RunFinished", "RunFailed"):
-            self.spent_usd = float(event.totals.get("cost_usd", self.spent_usd))
-            self.finished = True
-        else:
-            return False
-        return True
+        """Fold one event; True when it can change the projection."""
+        self.record.apply(event)
+        return event.type in _MOVES
 
     def projection(self) -> dict[str, Any]:
         """{spent_usd, turns, projected_usd, high_usd, finished}."""
-        spent = self.spent_usd
-        if self.finished or self.turns == 0:
-            return {"spent_usd": spent, "turns": self.turns, "projected_usd": spent, "high_usd": spent,
-                    "finished": self.finished}
-        per_turn = spent / self.turns
-        expected = max(self.expected_turns, self.turns + 1)
-        if self.max_iterations:
-            expected = min(expected, self.max_iterations + 1)
-        most = (self.max_iterations or expected) + 1          # +1: the final-answer request at the cap
-        projected, high = per_turn * max(expected, self.turns), per_turn * max(most, self.turns)
-        if self.cap_usd is not None:
-            projected, high = min(projected, self.cap_usd), min(high, self.cap_usd)
-        return {"spent_usd": spent, "turns": self.turns, "projected_usd": max(projected, spent),
+        record = self.record
+        spent, finished = record.budget.spent_usd, record.finished
+        turns = sum(1 for t in record.top_turns() if t.replied)
+        if finished or turns == 0:
+            return {"spent_usd": spent, "turns": turns, "projected_usd": spent, "high_usd": spent,
+                    "finished": finished}
+        max_iterations, cap = record.meta.max_iterations, record.meta.config.get("max_cost_usd")
+        per_turn = spent / turns
+        expected = max(self.expected_turns, turns + 1)
+        if max_iterations:
+            expected = min(expected, max_iterations + 1)
+        most = (max_iterations or expected) + 1          # +1: the final-answer request at the cap
+        projected, high = per_turn * max(expected, turns), per_turn * max(most, turns)
+        if cap is not None:
+            projected, high = min(projected, cap), min(high, cap)
+        return {"spent_usd": spent, "turns": turns, "projected_usd": max(projected, spent),
                 "high_usd": max(high, spent), "finished": False}
 
 
-def _top_turn(call_id: str | None) -> bool:
-    """A root turn of the top-level RLM ("R.t3"), not a nested RLM's."""
-    parsed = parse_call_id(call_id)
-    return parsed is not None and parsed.kind == "turn" and parsed.top
+_MOVES = frozenset({"RunStarted", "BudgetChanged", "RootReplied", "RunFinished", "RunFailed"})

@@ -13,13 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from core import events as ev
-from core.call_ids import parse
-
-
-def _top(call_id: str | None, kind: str) -> Any:
-    """The CallId of a top-level turn, cell or sub-call of that kind, else None."""
-    parsed = parse(call_id)
-    return parsed if parsed is not None and parsed.kind == kind and parsed.top else None
+from core.run_nodes import Node
+from core.run_record import fold_record
 
 
 @dataclass
@@ -38,6 +33,7 @@ class RecordedSubCall:
     duration_ms: int = 0
     depth: int = 0
     error_type: str | None = None    # what the REPL was handed (recorded since SubCallFinished has it)
+    subtree_cost_usd: float = 0.0    # with everything below it (a nested RLM: its whole tally)
 
     def slot(self) -> dict[str, Any]:
         """The result slot the engine handed the REPL for this call: the recorded
@@ -124,50 +120,35 @@ class RunRecord:
 
 
 def build_record(events: Iterable[ev.Event], run_id: str = "") -> RunRecord:
-    record = RunRecord(run_id=run_id)
-    turns: dict[str, RecordedTurn] = {}
-    cells: dict[str, RecordedCell] = {}
-    subs: dict[str, RecordedSubCall] = {}
-    for e in events:
-        t = e.type
-        if t == "RunStarted":
-            record.run_id = e.run_id
-            record.question, record.root_model, record.sub_model = e.question, e.root_model, e.sub_model
-            record.config, record.documents = dict(e.config), list(e.documents)
-            record.parent_run_id = e.parent_run_id
-        elif t == "RootTurnStarted" and _top(e.call_id, "turn"):
-            turn = RecordedTurn(e.iteration, e.call_id, list(e.new_messages), e.final_request)
-            turns[e.call_id] = turn
-            record.turns.append(turn)
-        elif t == "RootReplied" and e.call_id in turns:
-            turns[e.call_id].reply = e.text
-            turns[e.call_id].cost_usd = e.cost_usd
-        elif t in ("CellStarted", "CellExecuted") and e.call_id:
-            top = _top(e.call_id, "cell")
-            if top is None or e.parent_id not in turns:
-                continue
-            cell = cells.get(e.call_id)
-            if cell is None:
-                cell = cells[e.call_id] = RecordedCell(e.call_id, top.turn, e.index, e.code)
-                turns[e.parent_id].cells.append(cell)
-            if t == "CellExecuted":
-                cell.code, cell.stdout, cell.stderr, cell.error = e.code, e.stdout, e.stderr, e.error
-                cell.output_for_model, cell.fault = e.output_for_model, e.fault
-        elif t == "SubCallStarted" and e.call_id:
-            sub = RecordedSubCall(e.call_id, e.parent_id, e.kind, e.model, e.prompt, depth=e.depth)
-            subs[e.call_id] = sub
-            record.sub_calls.append(sub)
-            if _top(e.call_id, "sub") and e.parent_id in cells:
-                cells[e.parent_id].sub_calls.append(sub)
-        elif t == "SubCallFinished" and e.call_id in subs:
-            sub = subs[e.call_id]
-            sub.status, sub.response, sub.error = e.status, e.response, e.error
-            sub.input_tokens, sub.output_tokens = e.input_tokens, e.output_tokens
-            sub.cost_usd, sub.duration_ms = e.cost_usd, e.duration_ms
-            sub.error_type = getattr(e, "error_type", None)
-        elif t in ev.TERMINAL_TYPES:
-            record.status, record.answer, record.totals = e.status, e.answer, dict(e.totals)
+    """The record of a run, read from the one fold of its events (core/run_record.py)."""
+    fold = fold_record(events)
+    m = fold.meta
+    record = RunRecord(run_id=m.run_id or run_id, question=m.question, root_model=m.root_model,
+                       sub_model=m.sub_model, config=dict(m.config), documents=list(m.documents),
+                       parent_run_id=m.parent_run_id, answer=fold.answer, totals=dict(fold.totals),
+                       status=fold.status if fold.finished else "running")
+    subs = {n.id: _sub_call(n) for n in fold.sub_calls()}
+    record.sub_calls = list(subs.values())
+    for t in fold.top_turns():
+        turn = RecordedTurn(t.iteration, t.id, list(t.new_messages), t.final_request,
+                            t.text if t.replied else None, t.cost_usd)
+        for c in t.cells:
+            turn.cells.append(RecordedCell(
+                c.id, t.iteration, c.index, c.code, c.stdout if c.done else None, c.stderr, c.error,
+                c.output_for_model, c.fault,
+                [subs[n.id] for n in c.sub_calls() if n.id in subs and (n.call is None or n.call.top)]))
+        record.turns.append(turn)
     return record
+
+
+def _sub_call(node: Node) -> RecordedSubCall:
+    ok = node.status == "ok"
+    return RecordedSubCall(
+        node.id, node.parent.id if node.parent is not None else None, node.kind, node.routed_model, node.prompt,
+        status=node.status, response=node.response if ok else (node.response or None), error=node.error or None,
+        input_tokens=node.input_tokens, output_tokens=node.output_tokens, cost_usd=node.cost_usd,
+        duration_ms=node.duration_ms or 0, depth=node.call.depth if node.call is not None else 0,
+        error_type=node.error_type, subtree_cost_usd=node.subtree_cost_usd)
 
 
 def load_record(store: Any, run_id: str) -> RunRecord:

@@ -91,7 +91,7 @@ def results_from_events(events: Iterable[Any], documents: Sequence[Any] = ()) ->
         rows.append(ResultRow(s.call_id, s.parent_id, s.depth, s.kind, labels.get(s.model, s.model), s.status,
                               source, path, start,
                               end, s.prompt, s.response or "", s.error or "", s.input_tokens, s.output_tokens,
-                              0.0 if s.kind == "rlm" else s.cost_usd, s.duration_ms, s.cost_usd,
+                              s.cost_usd, s.duration_ms, s.subtree_cost_usd,
                               s.error_type or ""))
     return rows
 

@@ -150,7 +150,8 @@ async def _one(seed: int) -> dict:
         for e in events:
             if e.type == "SubCallFinished" and e.kind == "rlm":
                 below = sum(c for i, c in leaves.items() if i.startswith(e.call_id + "."))
-                assert abs(below - e.cost_usd) < 1e-9, (seed, e.call_id, below, e.cost_usd)
+                assert e.cost_usd == 0.0, (seed, e.call_id)          # a nested RLM makes no call itself
+                assert abs(below - e.subtree_cost_usd) < 1e-9, (seed, e.call_id, below, e.subtree_cost_usd)
         # What the server billed, by the engine's rule.
         rec = reconcile(server, PriceBook(PRICES))
         assert b.attempts == rec.requests, (seed, b.attempts, rec.requests)

@@ -45,14 +45,19 @@ async def test_every_subtree_is_the_sum_of_its_calls_and_the_top_is_the_run(open
     assert outcome.totals["nested_peak"] == 3                      # the three ran at once
     run = store.get_run(outcome.run_id)
     calls = {c["id"]: c for c in store.calls(outcome.run_id)}
-    leaves = {i: c["cost_usd"] or 0.0 for i, c in calls.items() if c["kind"] != "rlm"}
+    own = {i: c["cost_usd"] for i, c in calls.items()}             # cost_usd: every row's own cost
     nested = [c for c in calls.values() if c["kind"] == "rlm"]
     assert len(nested) == 3
     for node in nested:                                            # tally == sum of the calls below
-        below = sum(cost for i, cost in leaves.items() if i.startswith(node["id"] + "."))
-        assert below > 0 and abs(node["cost_usd"] - below) < 1e-12, node["id"]
-        assert node["cost_usd"] < run["cost_usd"] / 2              # not the run's spend during its life
-    assert abs(sum(leaves.values()) - run["cost_usd"]) < 1e-12
+        below = sum(cost for i, cost in own.items() if i.startswith(node["id"] + "."))
+        assert node["cost_usd"] == 0.0                             # it makes no call of its own
+        assert below > 0 and abs(node["subtree_cost_usd"] - below) < 1e-12, node["id"]
+        assert node["subtree_cost_usd"] < run["cost_usd"] / 2      # not the run's spend during its life
+    for i, c in calls.items():                                     # a turn's subtree: it and its cells' calls
+        if c["kind"] == "root":
+            below = sum(d["subtree_cost_usd"] for d in calls.values() if (d["parent_id"] or "").startswith(i + ".c"))
+            assert abs(c["subtree_cost_usd"] - c["cost_usd"] - below) < 1e-12, i
+    assert abs(sum(own.values()) - run["cost_usd"]) < 1e-12
     assert abs(run["cost_usd"] - outcome.totals["cost_usd"]) < 1e-12
 
     report = rp.build(store, outcome.run_id)
@@ -67,24 +72,25 @@ async def test_every_subtree_is_the_sum_of_its_calls_and_the_top_is_the_run(open
     assert abs(sum(t.subtree_cost for t in report.tree) - run["cost_usd"]) < 1e-12
     for n in nodes:
         if n.call["kind"] == "rlm":
-            assert n.own_cost == 0.0 and abs(n.subtree_cost - n.call["cost_usd"]) < 1e-12
+            assert n.own_cost == 0.0 and abs(n.subtree_cost - n.call["subtree_cost_usd"]) < 1e-12
 
     view = fold(list(store.iter_events(outcome.run_id)))
-    assert abs(view.root.subtree_usd - run["cost_usd"]) < 1e-12
+    assert abs(view.root.subtree_cost_usd - run["cost_usd"]) < 1e-12
     for node in nested:
-        assert abs(view.nodes[node["id"]].subtree_usd - node["cost_usd"]) < 1e-12
+        assert abs(view.nodes[node["id"]].subtree_cost_usd - node["subtree_cost_usd"]) < 1e-12
 
     rows = {r.call_id: r for r in results_of_run(store, outcome.run_id)}
     for node in nested:
-        assert rows[node["id"]].cost_usd == 0.0 and abs(rows[node["id"]].subtree_cost_usd - node["cost_usd"]) < 1e-12
+        assert rows[node["id"]].cost_usd == 0.0 and \
+            abs(rows[node["id"]].subtree_cost_usd - node["subtree_cost_usd"]) < 1e-12
     assert abs(sum(r.cost_usd for r in rows.values()) + sum(c["cost_usd"] for c in calls.values()
                                                              if c["kind"] == "root") - run["cost_usd"]) < 1e-12
 
     md = _export(store, outcome.run_id, "md")
     for node in nested:
-        assert f"own $0.0000, subtree ${node['cost_usd']:.4f}" in md
+        assert f"own $0.0000, subtree ${node['subtree_cost_usd']:.4f}" in md
     exported = json.loads(_export(store, outcome.run_id, "json"))
-    assert abs(sum(c["cost_usd"] for c in exported["calls"] if c["kind"] != "rlm") - run["cost_usd"]) < 1e-12
+    assert abs(sum(c["cost_usd"] for c in exported["calls"]) - run["cost_usd"]) < 1e-12
 
 
 def _export(store, run_id, fmt):

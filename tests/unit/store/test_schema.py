@@ -17,7 +17,7 @@ EXPECTED = {
     "events": ["id", "run_id", "seq", "type", "call_id", "parent_id", "ts_utc", "payload_json"],
     "calls": ["run_id", "id", "parent_id", "depth", "kind", "model", "iteration", "prompt", "response",
               "input_tokens", "output_tokens", "cost_usd", "duration_ms", "status", "error", "seq",
-              "started_utc", "finished_utc"],
+              "started_utc", "finished_utc", "subtree_cost_usd"],
     "sources": ["id", "run_id", "position", "status", "path", "source_path", "format", "size", "chars",
                 "sha256", "text_sha256", "spans_sha256", "reason", "detail"],
     "blobs": ["sha256", "codec", "size", "content", "created_utc"],
