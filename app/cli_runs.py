@@ -14,6 +14,7 @@ from typing import Any
 from app.cli_common import error_exit as _fail
 from app.cli_trust import register_trust
 from app.cli_common import run_request
+from core.exports import export
 
 EXPORT_SUFFIXES = {".json": "json", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".csv": "csv"}
 
@@ -115,7 +116,7 @@ def cmd_show(args: argparse.Namespace) -> int:
             return 2
         if args.json:
             # lazy: +199 modules, 416 ms at load 9 (first use only)
-            from core.store.export_json import build, dumps
+            from core.exports.export_json import build, dumps
             print(dumps(build(store, run_id)))
             return 0
         run = store.get_run(run_id)
@@ -152,7 +153,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         if run_id is None:
             return 2
         try:
-            store.export(run_id, fmt, output, include_texts=args.include_texts)
+            export(store, run_id, fmt, output, include_texts=args.include_texts)
         except OSError as exc:
             return _fail(f"cannot write {output}: {exc.strerror or exc}", 1)
     print(f"exported run {run_id} to {output}", file=sys.stderr)

@@ -20,10 +20,12 @@ from typing import Any
 from core.store.blobs import Blob, put_blob
 from core.store.db import write_transaction
 from core.store.errors import ImportError_
-from core.store.export_json import FORMAT, VERSION
 from core.store.projection import dumps
 
 log = logging.getLogger(__name__)
+
+FORMAT = "rlm-studio-run"      # what core/exports/export_json.py writes
+VERSION = 1
 
 SCALARS = (str, int, float, bool, type(None))
 NOT_IMPORTED = {"owner_pid", "owner_host", "owner_token", "config_json", "totals_json", "imported_utc"}

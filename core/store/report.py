@@ -8,7 +8,6 @@ from typing import Any
 
 from core.call_ids import turn_of_cell
 from core.store.errors import MissingTextsError, RunNotFound
-from core.trust.support import unsupported_line  # noqa: F401  (the exports' one line)
 
 
 @dataclass
