@@ -31,6 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", metavar="M", help="runs whose root or sub model contains M")
     p.add_argument("--limit", type=int, default=50, metavar="N", help="at most N runs (default 50)")
     p.add_argument("--offset", type=int, default=0, metavar="N", help="skip the first N runs")
+    p.add_argument("--evaluations", action="store_true",
+                   help="also list the runs of evaluations (`rlm-studio eval`), hidden as in History")
     p.add_argument("--json", action="store_true", help="print a JSON list")
     p.set_defaults(handler=cmd_list)
 
@@ -93,9 +95,14 @@ def _resolve(store: Any, prefix: str) -> str | None:
 def cmd_list(args: argparse.Namespace) -> int:
     with _open() as store:
         rows = store.list_runs(search=args.search, status=args.status, model=args.model,
-                               limit=args.limit, offset=args.offset)
+                               evaluations=args.evaluations, limit=args.limit, offset=args.offset)
+        hidden = not rows and not args.evaluations and bool(store.list_runs(
+            search=args.search, status=args.status, model=args.model, limit=1, offset=args.offset))
     if args.json:
         print(json.dumps(rows, ensure_ascii=False, indent=1))
+        return 0
+    if hidden:
+        print("no runs but those of evaluations; add --evaluations to list them", file=sys.stderr)
         return 0
     if not rows:
         print("no runs" + (" match" if (args.search or args.status or args.model) else " yet"), file=sys.stderr)
