@@ -341,13 +341,23 @@ class ReplClient:
 
     # ---------------------------------------------------------------- context
 
-    def begin_loading(self, documents: Iterable[Any]) -> asyncio.Future:
+    def begin_loading(self, documents: Iterable[Any], *, start: bool = False,
+                      on_started: Callable[[], None] | None = None) -> asyncio.Future:
         """load_context as a task of its own, so the root's first call need not wait for
         gigabytes to be written and read. execute and get_var wait for it first and raise
-        its error (a ReplError, as load_context would); close() cancels it. Returns the task."""
+        its error (a ReplError, as load_context would); close() cancels it. Returns the task.
+        `start`: the worker's start is part of the task too (then `on_started` is called once
+        it has shaken hands): the root's first request need not wait for the worker either."""
         self._check_open()
-        self._loading = asyncio.ensure_future(self.load_context(documents))
+        work = self._start_then_load(list(documents), on_started) if start else self.load_context(documents)
+        self._loading = asyncio.ensure_future(work)
         return self._loading
+
+    async def _start_then_load(self, documents: list[Any], on_started: Callable[[], None] | None) -> None:
+        await self.start()
+        if on_started is not None:
+            on_started()
+        await self.load_context(documents)
 
     async def _wait_loading(self) -> None:
         task = self._loading
