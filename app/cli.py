@@ -30,15 +30,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 def migrate_identity() -> list[str]:
     """Data and keys kept under the old, shared names move to this app's own, once
-    (core/identity_migration.py); what was done, for stderr. The keychain is opened only
-    until its step is recorded."""
+    (core/identity_migration.py); what was done, for stderr. The data moves now; the keys
+    just before the command first opens the keychain (a run whose calls carry no key never
+    does, and keyring's import is 150-220 ms of its start), until their step is recorded."""
     # lazy: +25 modules, 31 ms at load 3.7 (first use only)
     from core import identity_migration as moving
     moving.migrate_data()
     if not moving.keys_done():
-        # lazy: +124 modules, 74 ms at load 3.7 (first use only)
-        from core.secrets import KeyStore
-        moving.migrate_keys(KeyStore())
+        # lazy: +4 modules, 3 ms at load 4 (keyring itself is imported at the keychain's first use)
+        from core import secrets
+
+        def move_keys(store: object) -> None:
+            moving.migrate_keys(store)
+            for note in moving.take_notes():
+                print(f"note: {note}", file=sys.stderr)
+        secrets.before_first_use(move_keys)
     return moving.take_notes()
 
 
