@@ -98,3 +98,17 @@ def test_an_ask_against_ones_own_server_never_imports_keyring(server, tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert json.loads(proc.stdout)["answer"] == "ok"
     assert json.loads(proc.stderr.rsplit("PROBE ", 1)[1]) == []
+
+
+def test_a_command_builds_only_its_own_parser_and_help_lists_them_all():
+    code = ("import sys\nfrom app.cli import build_parser\n"
+            "build_parser(['ask', 'q', 'x'])\n"
+            "print(sorted(m for m in sys.modules if m.startswith('app.cli_')))\n"
+            "print(build_parser([]).format_help())")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT_DIR, capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": str(ROOT_DIR)})
+    assert out.returncode == 0, out.stderr
+    first, help_text = out.stdout.split("\n", 1)
+    assert "app.cli_runs" not in first and "app.cli_eval" not in first and "app.cli_ask" in first
+    for command in ("ask", "runs", "keys", "ingest", "eval", "scorecards", "models"):
+        assert f"    {command} " in help_text
