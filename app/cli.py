@@ -11,7 +11,15 @@ from app.version import __version__
 GUI_FLAGS = ("gui", "--smoke-quit-after", "--gui")
 
 
-def build_parser() -> argparse.ArgumentParser:
+# The module that registers each command, in the order `--help` lists them.
+COMMANDS = {"ask": "app.cli_ask", "runs": "app.cli_runs", "keys": "app.cli_keys", "ingest": "app.cli_ingest",
+            "eval": "app.cli_eval", "scorecards": "app.cli_eval", "models": "app.cli_models"}
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """Every command's parser; only the named one's when `argv` starts with a command (the
+    others' modules and arguments are 80-100 ms of `ask`'s start at load 5.5, and only
+    `--help` or a mistyped command lists them)."""
     parser = argparse.ArgumentParser(
         prog="rlm-studio",
         description="Ask questions over your own documents with a Recursive Language Model. "
@@ -19,10 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"rlm-studio {__version__}")
     parser.add_argument("--log-level", default="WARNING", help="logging level for stderr (default WARNING)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    # lazy: app.cli_ask and what it imports, 12 ms, which the window's start (app.main -> app.cli) never needs
-    from app import cli_ask
-    cli_ask.register(sub)
-    for name in ("app.cli_runs", "app.cli_keys", "app.cli_ingest", "app.cli_eval", "app.cli_models"):
+    named = COMMANDS.get(argv[0]) if argv else None
+    for name in dict.fromkeys([named] if named else COMMANDS.values()):
+        # lazy: app.cli_ask and what it imports, 12 ms, which the window's start (app.main -> app.cli)
+        # never needs; the others 40-57 ms, which a command that is not theirs never needs
         module = __import__(name, fromlist=["register"])
         module.register(sub)
     return parser
@@ -30,15 +38,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 def migrate_identity() -> list[str]:
     """Data and keys kept under the old, shared names move to this app's own, once
-    (core/identity_migration.py); what was done, for stderr. The keychain is opened only
-    until its step is recorded."""
+    (core/identity_migration.py); what was done, for stderr. The data moves now; the keys
+    just before the command first opens the keychain (a run whose calls carry no key never
+    does, and keyring's import is 150-220 ms of its start), until their step is recorded."""
     # lazy: +25 modules, 31 ms at load 3.7 (first use only)
     from core import identity_migration as moving
     moving.migrate_data()
     if not moving.keys_done():
-        # lazy: +124 modules, 74 ms at load 3.7 (first use only)
-        from core.secrets import KeyStore
-        moving.migrate_keys(KeyStore())
+        # lazy: +4 modules, 3 ms at load 4 (keyring itself is imported at the keychain's first use)
+        from core import secrets
+
+        def move_keys(store: object) -> None:
+            moving.migrate_keys(store)
+            for note in moving.take_notes():
+                print(f"note: {note}", file=sys.stderr)
+        secrets.before_first_use(move_keys)
     return moving.take_notes()
 
 
@@ -57,7 +71,7 @@ def main(argv: list[str]) -> int:
 
 
 def _main(argv: list[str]) -> int:
-    parser = build_parser()
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING),
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)

@@ -14,6 +14,7 @@ from typing import Any
 from app.cli_common import error_exit as _fail
 from app.cli_trust import register_trust
 from app.cli_common import run_request
+from core.exports import export
 
 EXPORT_SUFFIXES = {".json": "json", ".md": "md", ".markdown": "md", ".html": "html", ".htm": "html", ".csv": "csv"}
 
@@ -30,6 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", metavar="M", help="runs whose root or sub model contains M")
     p.add_argument("--limit", type=int, default=50, metavar="N", help="at most N runs (default 50)")
     p.add_argument("--offset", type=int, default=0, metavar="N", help="skip the first N runs")
+    p.add_argument("--evaluations", action="store_true",
+                   help="also list the runs of evaluations (`rlm-studio eval`), hidden as in History")
     p.add_argument("--json", action="store_true", help="print a JSON list")
     p.set_defaults(handler=cmd_list)
 
@@ -92,9 +95,14 @@ def _resolve(store: Any, prefix: str) -> str | None:
 def cmd_list(args: argparse.Namespace) -> int:
     with _open() as store:
         rows = store.list_runs(search=args.search, status=args.status, model=args.model,
-                               limit=args.limit, offset=args.offset)
+                               evaluations=args.evaluations, limit=args.limit, offset=args.offset)
+        hidden = not rows and not args.evaluations and bool(store.list_runs(
+            search=args.search, status=args.status, model=args.model, limit=1, offset=args.offset))
     if args.json:
         print(json.dumps(rows, ensure_ascii=False, indent=1))
+        return 0
+    if hidden:
+        print("no runs but those of evaluations; add --evaluations to list them", file=sys.stderr)
         return 0
     if not rows:
         print("no runs" + (" match" if (args.search or args.status or args.model) else " yet"), file=sys.stderr)
@@ -115,7 +123,7 @@ def cmd_show(args: argparse.Namespace) -> int:
             return 2
         if args.json:
             # lazy: +199 modules, 416 ms at load 9 (first use only)
-            from core.store.export_json import build, dumps
+            from core.exports.export_json import build, dumps
             print(dumps(build(store, run_id)))
             return 0
         run = store.get_run(run_id)
@@ -152,7 +160,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         if run_id is None:
             return 2
         try:
-            store.export(run_id, fmt, output, include_texts=args.include_texts)
+            export(store, run_id, fmt, output, include_texts=args.include_texts)
         except OSError as exc:
             return _fail(f"cannot write {output}: {exc.strerror or exc}", 1)
     print(f"exported run {run_id} to {output}", file=sys.stderr)

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from core.exports import export
 from core.run_names import run_title
 from ui.history_pane import HistoryRow
 
@@ -116,7 +117,7 @@ class HistoryGlue:
         # lazy: +156 modules, 543 ms at load 9 (first use only)
         from core.store.errors import StoreError
         try:
-            self.store().export(run_id, fmt, path)
+            export(self.store(), run_id, fmt, path)
         except (OSError, StoreError) as exc:
             self.notifier.error(f"The export could not be written: {exc}",
                                 "Pick another folder or file name.")

@@ -325,9 +325,9 @@ class TrustGlue:
 
     def export_results_csv(self, path: str) -> str | None:
         """The rows the table shows (after its filter), then the answer, as CSV: core.trust.results'
-        columns and the `unresolved_citations` flags of the other exports (core/store/export_csv.py)."""
+        columns and the `unresolved_citations` flags of the other exports (core/exports/export_csv.py)."""
         # lazy: +36 modules, 107 ms at load 9 (first use only)
-        from core.store.export_csv import rows_csv
+        from core.exports.export_csv import rows_csv
         visible = {r.call_id for r in self.results_table.visible_rows()}
         rows = [r for r in self.result_rows if r.call_id in visible]
         view = self.panes.view

@@ -18,24 +18,45 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable
-
-import keyring
-import keyring.backend
-import keyring.errors
-from keyring.backends import chainer, fail, null
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from core import providers
 from core.identity import APP_ID, OLD_APP_NAME
 from core.key_env import env_key
+
+if TYPE_CHECKING:
+    import keyring.backend
 
 log = logging.getLogger(__name__)
 
 SERVICE = APP_ID
 OLD_SERVICE = OLD_APP_NAME       # read only by core/identity_migration.py
 INDEX_ENTRY = "__providers__"
+
+
+# Called once per process, with the KeyStore, before the first keychain access of any KeyStore
+# (the CLI moves the keys of the old service name there: core/identity_migration.py).
+_first_use: list[Callable[["KeyStore"], None]] = []
+_first_use_lock = threading.RLock()
+
+
+def before_first_use(hook: Callable[["KeyStore"], None]) -> None:
+    """Run `hook(store)` before this process first reads or writes the keychain."""
+    _first_use.append(hook)
+
+
+def _keyring() -> Any:
+    """keyring and the backends we tell apart, imported when a KeyStore first touches the
+    keychain, not with this module: 150-220 ms at load 4 (its backends' discovery 40 ms
+    more), which a run whose calls carry no key (the user's own server) never needs."""
+    import keyring
+    import keyring.backend
+    import keyring.errors
+    from keyring.backends import chainer, fail, null  # noqa: F401  (attributes of keyring.backends)
+    return keyring
 
 
 class KeychainUnavailable(Exception):
@@ -54,7 +75,7 @@ def mask(key: str) -> str:
     return "…" + key[-4:] if len(key) >= 12 else "…"
 
 
-def _is_plaintext(backend: keyring.backend.KeyringBackend) -> bool:
+def _is_plaintext(backend: "keyring.backend.KeyringBackend") -> bool:
     """keyrings.alt's file backends (plain text, or encrypted behind a prompt)."""
     return type(backend).__module__.startswith("keyrings.alt")
 
@@ -71,8 +92,9 @@ def _chosen_explicitly() -> bool:
         return False
 
 
-def _assess(backend: keyring.backend.KeyringBackend, explicit: bool) -> str:
+def _assess(backend: "keyring.backend.KeyringBackend", explicit: bool) -> str:
     """Why `backend` cannot hold keys, or "" when it can."""
+    from keyring.backends import chainer, fail, null
     if isinstance(backend, fail.Keyring):
         return "no keychain backend was found"
     if isinstance(backend, null.Keyring):
@@ -86,7 +108,8 @@ def _assess(backend: keyring.backend.KeyringBackend, explicit: bool) -> str:
     return ""
 
 
-def _backend_label(backend: keyring.backend.KeyringBackend) -> str:
+def _backend_label(backend: "keyring.backend.KeyringBackend") -> str:
+    from keyring.backends import chainer
     kind = type(backend)
     if isinstance(backend, chainer.ChainerBackend):
         inner = ", ".join(_backend_label(b) for b in backend.backends)
@@ -97,7 +120,7 @@ def _backend_label(backend: keyring.backend.KeyringBackend) -> str:
 def _backend_errors() -> tuple[type[BaseException], ...]:
     """What a keychain read or write may raise besides keyring's own errors
     (Secret Service over D-Bus lets some through; file backends raise OSError)."""
-    errors: list[type[BaseException]] = [keyring.errors.KeyringError, OSError]
+    errors: list[type[BaseException]] = [_keyring().errors.KeyringError, OSError]
     try:
         from secretstorage.exceptions import SecretStorageException
         errors.append(SecretStorageException)
@@ -116,32 +139,67 @@ class KeyStore:
     seconds (a run makes hundreds of calls, and each keychain read is a D-Bus
     round trip or, on macOS, possibly a permission prompt)."""
 
-    def __init__(self, backend: keyring.backend.KeyringBackend | None = None, *,
+    def __init__(self, backend: "keyring.backend.KeyringBackend | None" = None, *,
                  cache_s: float = 60.0) -> None:
+        """The backend is found (keyring imported) at the first keychain access, not here."""
         self.cache_s = cache_s
         self._cache: dict[str, tuple[float, str | None]] = {}
         self._session: dict[str, str] = {}     # keys for this session only (set_for_session)
-        self._errors = _backend_errors()
-        explicit = backend is not None or _chosen_explicitly()
-        load_error = ""
-        if backend is None:
-            try:
-                backend = keyring.get_keyring()
-            except Exception as exc:     # a misnamed PYTHON_KEYRING_BACKEND, a broken plugin, ...
-                load_error = f"the keyring backend failed to load ({type(exc).__name__}: {exc})"
-                log.warning("%s", load_error)
-                backend = fail.Keyring()
-        if isinstance(backend, chainer.ChainerBackend) and not explicit:
-            # keyring chains every viable backend, plain-text files included:
-            # keep the best real keychain alone (the one the chain writes to)
-            secure = [b for b in backend.backends if not _assess(b, explicit)]
-            backend = secure[0] if secure else backend
-        self.backend = backend
-        self.backend_name = _backend_label(backend)
-        self.problem = load_error or _assess(backend, explicit)
-        self.usable = not self.problem
-        if not self.usable:
-            log.info("keychain unusable (%s): %s", self.backend_name, self.problem)
+        self._given = backend
+        self._state: tuple[Any, str, str, tuple[type[BaseException], ...]] | None = None
+        self._loading = threading.Lock()
+
+    def _load(self) -> tuple[Any, str, str, tuple[type[BaseException], ...]]:
+        """(backend, backend_name, problem, errors), found once; the first-use hooks run first."""
+        state = self._state
+        if state is not None:
+            return state
+        with self._loading:
+            if self._state is not None:
+                return self._state
+            keyring = _keyring()
+            backend = self._given
+            explicit = backend is not None or _chosen_explicitly()
+            load_error = ""
+            if backend is None:
+                try:
+                    backend = keyring.get_keyring()
+                except Exception as exc:     # a misnamed PYTHON_KEYRING_BACKEND, a broken plugin, ...
+                    load_error = f"the keyring backend failed to load ({type(exc).__name__}: {exc})"
+                    log.warning("%s", load_error)
+                    backend = keyring.backends.fail.Keyring()
+            if isinstance(backend, keyring.backends.chainer.ChainerBackend) and not explicit:
+                # keyring chains every viable backend, plain-text files included:
+                # keep the best real keychain alone (the one the chain writes to)
+                secure = [b for b in backend.backends if not _assess(b, explicit)]
+                backend = secure[0] if secure else backend
+            name = _backend_label(backend)
+            problem = load_error or _assess(backend, explicit)
+            if problem:
+                log.info("keychain unusable (%s): %s", name, problem)
+            self._state = (backend, name, problem, _backend_errors())
+        _run_first_use_hooks(self)
+        return self._state
+
+    @property
+    def backend(self) -> "keyring.backend.KeyringBackend":
+        return self._load()[0]
+
+    @property
+    def backend_name(self) -> str:
+        return self._load()[1]
+
+    @property
+    def problem(self) -> str:
+        return self._load()[2]
+
+    @property
+    def usable(self) -> bool:
+        return not self._load()[2]
+
+    @property
+    def _errors(self) -> tuple[type[BaseException], ...]:
+        return self._load()[3]
 
     # --- keychain --------------------------------------------------------------
     def get(self, provider: str) -> str | None:
@@ -189,7 +247,7 @@ class KeyStore:
         try:
             self.backend.delete_password(SERVICE, provider)
             deleted = True
-        except keyring.errors.PasswordDeleteError:
+        except _keyring().errors.PasswordDeleteError:
             deleted = False
         except self._errors as exc:
             log.warning("cannot delete the %s key (%s): %s", provider, self.backend_name, exc)
@@ -271,3 +329,14 @@ class KeyStore:
                 f"Or set the environment variable {env} instead. "
                 "RLM Studio never stores keys in plain text.")
 
+
+
+def _run_first_use_hooks(store: KeyStore) -> None:
+    """Another thread's first access waits for them; a hook's own accesses do not (RLock)."""
+    with _first_use_lock:
+        while _first_use:
+            hook = _first_use.pop(0)
+            try:
+                hook(store)
+            except Exception:          # a failed move is tried again at the next start, as before
+                log.exception("a keychain first-use step failed")

@@ -7,7 +7,7 @@ lists, tables), read-only, selectable; used by the comparison views.
     one_line("## Outage **09:42**")   # 'Outage 09:42' (for a table cell)
 
 Model output is hostile: raw HTML in an answer is shown as text, never interpreted
-(MarkdownNoHTML), as in the exports (core/store/answer_render.py).
+(MarkdownNoHTML), as in the exports (core/exports/answer_render.py).
 """
 
 from __future__ import annotations

@@ -75,17 +75,48 @@ class Rlm:
                                        memory_limit_mb=self.config.memory_limit_mb,
                                        worker_command=self.ctx.worker_command,
                                        require_full_sandbox=self.config.require_full_sandbox)
-                await self.repl.start()
-                self._tell_sandbox()
-                loading = self.repl.begin_loading(self.documents)   # the first root call goes on meanwhile
+                if self.config.require_full_sandbox:
+                    await self.repl.start()         # refused (SandboxIncomplete) before any model call
+                    self._tell_sandbox()
+                    loading = self.repl.begin_loading(self.documents)   # the first root call goes on meanwhile
+                    if self.depth == 0:
+                        from core.engine.loading import tell
+                        tell(self.ctx, self.rlm_id, loading, self.documents)
+                    return await self._loop()
+                # The worker's start (0.15-0.5 s) and the load go on beside the root's first call.
+                loading = self.repl.begin_loading(self.documents, start=True, on_started=self._tell_sandbox)
+                await asyncio.sleep(0)          # its first step spawns the worker (or fails to)
+                if loading.done() and not loading.cancelled() and loading.exception() is not None:
+                    await loading               # no worker at all: the run fails before any call
                 if self.depth == 0:
                     from core.engine.loading import tell
                     tell(self.ctx, self.rlm_id, loading, self.documents)
-            else:
-                self.repl.on_sub_call = self.subcaller.handle   # a kept REPL now serves this run
+                return await self._beside_start(loading)
+            self.repl.on_sub_call = self.subcaller.handle   # a kept REPL now serves this run
             return await self._loop()
         finally:
             await finish(self._clean_up())
+
+    async def _beside_start(self, loading: asyncio.Future) -> RlmOutcome:
+        """The loop while the worker starts: a start that fails (the worker dies or never
+        shakes hands) ends the run at once as a worker that could not run, the call in
+        flight cancelled, instead of after the root's reply. A failed load of the context
+        stays the first cell's error (ReplClient.execute)."""
+        from core.repl.client import ReplStartError
+        main = asyncio.ensure_future(self._loop())
+        try:
+            await asyncio.wait({main, loading}, return_when=asyncio.FIRST_COMPLETED)
+            failed = (loading.done() and not loading.cancelled()
+                      and isinstance(loading.exception(), ReplStartError))
+            if failed and not main.done():
+                main.cancel()
+                await finish(asyncio.wait({main}))
+                await loading           # raises the start's error
+            return await main
+        except asyncio.CancelledError:
+            main.cancel()               # a Stop: the loop ends its own way (it is cancelled)
+            await finish(asyncio.wait({main}))
+            raise
 
     async def _clean_up(self) -> None:
         await self.subcaller.cancel_all()

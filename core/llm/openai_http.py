@@ -45,14 +45,15 @@ import asyncio
 import json
 import os
 import weakref
-from typing import Any, AsyncIterator, Callable
-
-import aiohttp
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
 
 from core.identity import env
 from core.llm import openai_rules
 from core.llm.transport import BadReply, CallbackFailed, ErrorBody, HTTPStatusError, Reply, Request, \
     error_message, error_status, typed_errors
+
+if TYPE_CHECKING:
+    import aiohttp
 
 PREFIX = "openai/"
 FORCE_LITELLM = "HTTP"          # RLMSTUDIO_DESKTOP_HTTP=litellm: every call through litellm (core/identity.py)
@@ -61,6 +62,15 @@ MAX_ERROR_BODY = 64 * 1024
 _sessions: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aiohttp.ClientSession]" = \
     weakref.WeakKeyDictionary()
 _closers: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]" = weakref.WeakKeyDictionary()
+
+
+def _aiohttp() -> Any:
+    """aiohttp, imported at the first request, not with this module: its import is 0.15-0.5 s
+    (it builds two SSL contexts from the system's certificates), which a run's start then
+    spends while its REPL worker starts beside the first call instead of before both. The
+    CLI's `ask` starts it in a thread at launch (app/main.py)."""
+    import aiohttp
+    return aiohttp
 
 
 def serves(model: str, api_base: str | None) -> bool:
@@ -140,6 +150,7 @@ def session() -> aiohttp.ClientSession:
     loop = asyncio.get_running_loop()
     found = _sessions.get(loop)
     if found is None or found.closed:
+        aiohttp = _aiohttp()
         found = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=30.0),
                                       timeout=aiohttp.ClientTimeout(total=None), trust_env=False)
         _sessions[loop] = found
@@ -264,7 +275,7 @@ def _retrieve(task: "asyncio.Task[Any]") -> None:
 async def _post(api_base: str, sent: dict[str, str], payload: dict[str, Any], timeout_s: float) -> Reply:
     url = url_for(api_base)
     async with session().post(url, data=_encode(payload), headers=sent, proxy=proxy_for(url),
-                              timeout=aiohttp.ClientTimeout(total=timeout_s)) as response:
+                              timeout=_aiohttp().ClientTimeout(total=timeout_s)) as response:
         if response.status != 200:
             _raise_status(response, await response.content.read(MAX_ERROR_BODY))
         data = json.loads(await response.read())
@@ -295,7 +306,7 @@ async def _stream(api_base: str, sent: dict[str, str], payload: dict[str, Any], 
     parts: list[str] = []
     url = url_for(api_base)
     async with session().post(url, data=_encode(payload), headers=sent, proxy=proxy_for(url),
-                              timeout=aiohttp.ClientTimeout(total=timeout_s)) as response:
+                              timeout=_aiohttp().ClientTimeout(total=timeout_s)) as response:
         if response.status != 200:
             _raise_status(response, await response.content.read(MAX_ERROR_BODY))
         ended = _Ended()

@@ -23,7 +23,6 @@ import logging
 import os
 import signal
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable
@@ -36,7 +35,7 @@ from core.repl.cell_clock import within_run_time
 from core.repl.connection import WorkerConnection, WorkerDied
 from core.repl import sandbox_report, watchdog
 from core.repl.context_file import ContextFiles, write_context
-from core.repl.workdirs import ROOT_PREFIX as _ROOT_PREFIX, sweep_stale_dirs  # noqa: F401
+from core.repl.workdirs import OwnedDir, sweep_stale_dirs  # noqa: F401
 from core.repl.workdirs import compile_worker_modules as _compile_worker_modules
 from core.repl.workdirs import remove_tree as _remove_tree
 
@@ -169,6 +168,7 @@ class ReplClient:
         self._lock = asyncio.Lock()
         self._conn: WorkerConnection | None = None
         self._root: str | None = None
+        self._owned: OwnedDir | None = None    # self._root and the lock that says it is in use
         self._worker_dir: str | None = None
         self._generation = 0
         self._context: ContextFiles | None = None
@@ -217,7 +217,8 @@ class ReplClient:
             sweep_stale_dirs()
             _compile_worker_modules()
         if self._root is None:
-            self._root = tempfile.mkdtemp(prefix=f"{_ROOT_PREFIX}{os.getpid()}-")
+            self._owned = OwnedDir.make()
+            self._root = self._owned.path
         await self._spawn()
 
     async def _spawn(self) -> None:
@@ -332,20 +333,31 @@ class ReplClient:
             for other in list(self._live):          # a start or restart in progress
                 await self._dispose(other)
         finally:
-            _remove_tree(self._root)
+            if self._owned is not None:
+                self._owned.remove()
             self.shutdown_path = path
             self.pid = None
         return path
 
     # ---------------------------------------------------------------- context
 
-    def begin_loading(self, documents: Iterable[Any]) -> asyncio.Future:
+    def begin_loading(self, documents: Iterable[Any], *, start: bool = False,
+                      on_started: Callable[[], None] | None = None) -> asyncio.Future:
         """load_context as a task of its own, so the root's first call need not wait for
         gigabytes to be written and read. execute and get_var wait for it first and raise
-        its error (a ReplError, as load_context would); close() cancels it. Returns the task."""
+        its error (a ReplError, as load_context would); close() cancels it. Returns the task.
+        `start`: the worker's start is part of the task too (then `on_started` is called once
+        it has shaken hands): the root's first request need not wait for the worker either."""
         self._check_open()
-        self._loading = asyncio.ensure_future(self.load_context(documents))
+        work = self._start_then_load(list(documents), on_started) if start else self.load_context(documents)
+        self._loading = asyncio.ensure_future(work)
         return self._loading
+
+    async def _start_then_load(self, documents: list[Any], on_started: Callable[[], None] | None) -> None:
+        await self.start()
+        if on_started is not None:
+            on_started()
+        await self.load_context(documents)
 
     async def _wait_loading(self) -> None:
         task = self._loading

@@ -1,26 +1,104 @@
 """The REPL's temp directories (context files, each worker's cwd/HOME/TMPDIR), seen from
-the engine: removing one, sweeping those left by engines that died without closing
-their REPLs, and compiling the worker's modules once so its start does not."""
+the engine: making one that its engine owns by a lock, removing it, sweeping those left by
+engines that died without closing their REPLs, and compiling the worker's modules once so
+its start does not.
+
+Ownership is a lock, not a pid: the engine holds an exclusive flock on `<dir>/owner.lock`
+from before the directory has its name until it is removed, and the kernel drops it when
+the engine dies however it dies (kill -9 included). The sweep removes only a directory
+whose lock it can take, so a live engine's directory stays even when the sweeping process
+cannot see that engine's pid (another pid namespace, a container sharing /tmp). A
+directory appears under its `rlm-repl-<pid>-<random>` name already locked: it is made as
+`.rlm-repl-new-...`, locked, then renamed. Directories without a lock file were made
+before this (an older version still running): for those the pid check stays.
+"""
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import shutil
 import stat
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Callable
 
 log = logging.getLogger(__name__)
 
 ROOT_PREFIX = "rlm-repl-"
+NEW_PREFIX = ".rlm-repl-new-"      # being made: not yet locked, or locked and not yet renamed
+LOCK_NAME = "owner.lock"
+NEW_DIR_STALE_S = 600.0            # a .rlm-repl-new-* dir this old was left by a crash
+
+
+class OwnedDir:
+    """A temp directory and the open lock file that says its engine is alive."""
+
+    def __init__(self, path: str, lock_fd: int) -> None:
+        self.path = path
+        self._lock_fd: int | None = lock_fd
+
+    @classmethod
+    def make(cls, parent: str | None = None) -> "OwnedDir":
+        parent = parent or tempfile.gettempdir()
+        pid = os.getpid()
+        new = tempfile.mkdtemp(prefix=f"{NEW_PREFIX}{pid}-", dir=parent)
+        try:
+            fd = os.open(os.path.join(new, LOCK_NAME), os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        except OSError:
+            remove_tree(new)
+            raise
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            final = os.path.join(parent, ROOT_PREFIX + os.path.basename(new)[len(NEW_PREFIX):])
+            os.rename(new, final)      # (the random part is mkdtemp's: unique among rlm-repl-<pid>-*)
+        except OSError:
+            os.close(fd)
+            remove_tree(new)
+            raise
+        return cls(final, fd)
+
+    def remove(self) -> None:
+        """Remove the directory, then let go of its lock (idempotent)."""
+        try:
+            remove_tree(self.path)
+        finally:
+            if self._lock_fd is not None:
+                os.close(self._lock_fd)
+                self._lock_fd = None
+
+
+def _lock_if_free(lock_path: str) -> int | None:
+    """An fd holding the lock of a directory whose owner is gone, or None (owner alive, or the
+    directory went away meanwhile)."""
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _pid_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:          # another user's
+        return False
+    return False
 
 
 def sweep_stale_dirs() -> list[str]:
-    """Remove temp dirs left by engines that died without close() (killed app).
-    A dir is named rlm-repl-<engine pid>-<random>; it is stale when that pid is gone."""
+    """Remove the temp dirs of engines that died without close() (a killed app): those whose
+    lock nobody holds (see the module's docstring). Returns the paths removed."""
     removed = []
     tmp = tempfile.gettempdir()
     try:
@@ -29,21 +107,37 @@ def sweep_stale_dirs() -> list[str]:
         log.debug("cannot list %s: %s", tmp, exc)
         return removed
     for name in names:
-        parts = name[len(ROOT_PREFIX):].split("-", 1)
-        if not name.startswith(ROOT_PREFIX) or len(parts) != 2 or not parts[0].isdigit():
-            continue
-        pid = int(parts[0])
-        if pid == os.getpid():
-            continue
-        try:
-            os.kill(pid, 0)
-            continue                     # still running (or another user's: PermissionError)
-        except ProcessLookupError:
-            pass
-        except PermissionError:
+        made = name.startswith(ROOT_PREFIX)
+        if not (made or name.startswith(NEW_PREFIX)):
             continue
         path = os.path.join(tmp, name)
-        remove_tree(path)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+            continue
+        if not made and time.time() - info.st_mtime < NEW_DIR_STALE_S:
+            continue                     # being made this instant: locked and renamed next
+        lock = os.path.join(path, LOCK_NAME)
+        if os.path.lexists(lock):
+            fd = _lock_if_free(lock)
+            if fd is None:
+                continue                 # its engine holds it: alive, wherever it runs
+            try:
+                remove_tree(path)
+            finally:
+                os.close(fd)
+        elif made:                       # made by a version without the lock: the pid in its name
+            parts = name[len(ROOT_PREFIX):].split("-", 1)
+            if len(parts) != 2 or not parts[0].isdigit():
+                continue
+            pid = int(parts[0])
+            if pid == os.getpid() or not _pid_gone(pid):
+                continue
+            remove_tree(path)
+        else:                            # left by a crash between mkdtemp and the lock
+            remove_tree(path)
         removed.append(path)
     return removed
 

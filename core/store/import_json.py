@@ -20,11 +20,15 @@ from typing import Any
 from core.store.blobs import Blob, put_blob
 from core.store.db import write_transaction
 from core.store.errors import ImportError_
-from core.store.export_json import FORMAT, VERSION
 from core.store.migrations import backfill_subtree_costs
 from core.store.projection import dumps
 
 log = logging.getLogger(__name__)
+
+FORMAT = "rlm-studio-run"      # what core/exports/export_json.py writes
+VERSION = 2                      # 2 (m007): an rlm row's cost_usd is its own, its subtree in subtree_cost_usd;
+                                 # version 1 files are read and backfilled. An older app refuses 2 rather than
+                                 # reading a nested RLM's cost as $0
 
 SCALARS = (str, int, float, bool, type(None))
 NOT_IMPORTED = {"owner_pid", "owner_host", "owner_token", "config_json", "totals_json", "imported_utc"}

@@ -9,7 +9,6 @@ from typing import Any
 from core.run_nodes import Node as FoldNode
 from core.run_record import RunRecord, fold_record
 from core.store.errors import MissingTextsError, RunNotFound
-from core.trust.support import unsupported_line  # noqa: F401  (the exports' one line)
 
 
 @dataclass

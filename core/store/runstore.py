@@ -30,8 +30,6 @@ from core.store.writer import EventWriter
 
 log = logging.getLogger(__name__)
 
-EXPORT_FORMATS = ("json", "md", "html", "csv")
-
 
 def mark_interrupted(db: Any, run_ids: Iterable[str], reason: str) -> None:
     """Runs whose process died: status 'interrupted', their open calls too; call in a transaction."""
@@ -183,15 +181,6 @@ class RunStore:
                 deleted = self.db.execute("DELETE FROM runs WHERE id = ?", [run_id]).rowcount
                 collect_garbage(self.db)
             return deleted > 0
-
-    def export(self, run_id: str, fmt: str, path: Path, *, include_texts: bool = False) -> None:
-        """Write the run as "json" (re-importable), "md" (report), "html" (one self-contained page)
-        or "csv" (the results table: one row per sub-call)."""
-        if fmt not in EXPORT_FORMATS:
-            raise ValueError(f"unknown export format {fmt!r}; use one of {', '.join(EXPORT_FORMATS)}")
-        from core.store import export_csv, export_html, export_json, export_md
-        module = {"json": export_json, "md": export_md, "html": export_html, "csv": export_csv}[fmt]
-        module.write(self, run_id, Path(path), include_texts=include_texts)
 
     def import_json(self, path: Path) -> str:
         from core.store.import_json import import_run

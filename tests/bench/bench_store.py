@@ -32,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from core.exports import export  # noqa: E402
 from core.store import RunStore  # noqa: E402
 from tests.bench.report import load1, median, row, standalone  # noqa: E402
 from tests.support.store_events import synthetic_run  # noqa: E402
@@ -159,7 +160,7 @@ def bench_export(tmp: Path) -> dict:
     formats = {}
     for fmt in ("json", "md", "html"):
         t = time.perf_counter()
-        store.export("big", fmt, tmp / f"big.{fmt}")
+        export(store, "big", fmt, tmp / f"big.{fmt}")
         formats[fmt] = {"ms": (time.perf_counter() - t) * 1000, "mb": (tmp / f"big.{fmt}").stat().st_size / 1e6}
     t = time.perf_counter()
     n = sum(1 for _ in store.iter_events("big"))

@@ -41,6 +41,7 @@ BENCHMARKS = [            # (key, script, timeout in seconds for the full run)
     ("gui", "bench_gui.py", 900),
     ("window-fanout", "bench_window_fanout.py", 1500),
     ("outside", "bench_outside.py", 1500),     # rlm-studio ask as a process, from the server's log
+    ("reply-cut", "bench_reply_cut.py", 300),  # a degenerate root reply, cut: when the server saw it
 ]
 
 

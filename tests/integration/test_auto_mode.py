@@ -72,7 +72,7 @@ async def test_a_plain_call_is_costed_and_recorded_as_any_run(server, tmp_path):
         calls = [c for c in store.calls(result.run_id) if c["kind"] == "root"]
         assert len(calls) == 1 and calls[0]["cost_usd"] == pytest.approx(result.totals["cost_usd"])
         assert "unknown" in run_row["totals"]["mode_reason"]           # forced, with the window unknown
-        from core.store import export_html, export_md
+        from core.exports import export_html, export_md
         export_md.write(store, result.run_id, tmp_path / "r.md")
         export_html.write(store, result.run_id, tmp_path / "r.html")
         assert "3 apples." in (tmp_path / "r.md").read_text() and "3 apples." in (tmp_path / "r.html").read_text()

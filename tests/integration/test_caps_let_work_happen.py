@@ -13,6 +13,7 @@ import pytest
 
 from app.runner import QuestionRun
 from core.config import Price
+from core.exports import export
 from core.fitness import model_fitness
 from core.store import RunStore
 from tests.integration.engine_helpers import KEY, Doc, code, config, of_type
@@ -92,7 +93,7 @@ async def test_a_run_whose_calls_were_refused_carries_the_flag_in_the_record_and
     assert row["limited"] == run["limited"]
     for fmt in ("md", "html", "json"):
         path = tmp_path / f"run.{fmt}"
-        store.export(result.run_id, fmt, path)
+        export(store, result.run_id, fmt, path)
         text = path.read_text(encoding="utf-8")
         assert "2 of 3 sub-calls were refused by the sub-call cap" in text, fmt
 
@@ -166,7 +167,7 @@ async def test_an_unpriced_model_without_a_cap_has_an_unknown_cost_not_zero(serv
     assert started.type == "RunStarted" and started.unpriced_models == [ROOT]
     assert store.get_run(result.run_id)["unpriced"] == ROOT
     path = tmp_path / "run.md"
-    store.export(result.run_id, "md", path)
+    export(store, result.run_id, "md", path)
     assert "| Cost | unknown |" in path.read_text(encoding="utf-8")
 
 

@@ -178,9 +178,12 @@ def test_eval_runs_go_through_the_run_service_tagged_and_read_with_the_settings(
     assert [d["path"] for d in json.loads(documents)] == ["shop.log"]               # the archive unread
     runs = db.execute("SELECT evaluation_id, json_extract(config_json, '$.mode') FROM runs").fetchall()
     assert sorted(runs) == [(evaluation_id, "direct"), (evaluation_id, "rlm")]
+    listed = subprocess.run([sys.executable, "-m", "app.main", "runs", "list", "--json", "--evaluations"],
+                            env=cli_env(tmp_path), capture_output=True, text=True, timeout=60)
+    assert {r["evaluation_id"] for r in json.loads(listed.stdout)} == {evaluation_id}
     listed = subprocess.run([sys.executable, "-m", "app.main", "runs", "list", "--json"], env=cli_env(tmp_path),
                             capture_output=True, text=True, timeout=60)
-    assert {r["evaluation_id"] for r in json.loads(listed.stdout)} == {evaluation_id}
+    assert json.loads(listed.stdout) == []                                          # hidden, as in History
     from core.store.queries import list_runs
     import sqlite_utils
     assert list_runs(sqlite_utils.Database(db), evaluations=False) == []

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from core.exports import export
 from core.runview import fold
 from core.store import RunStore
 from core.store import report as rp
@@ -95,5 +96,5 @@ async def test_every_subtree_is_the_sum_of_its_calls_and_the_top_is_the_run(open
 
 def _export(store, run_id, fmt):
     path = store.path.parent / f"run.{fmt}"
-    store.export(run_id, fmt, path)
+    export(store, run_id, fmt, path)
     return path.read_text()

@@ -1,8 +1,6 @@
 """Root replies read only as far as they are useful: real engine, real worker, a slow
 scripted server that records when the client hung up, on both model routes."""
 
-import time
-
 import pytest
 
 from tests.integration.engine_helpers import Doc, code, of_type, root_prompts, run
@@ -27,22 +25,15 @@ async def route(request, monkeypatch):
 async def test_a_block_followed_by_repetition_is_cut_and_the_server_stops(server, route):
     server.script("root", replies=[DEGENERATE, code("FINAL('done')")], chunk_chars=CHUNK,
                   chunk_delay_s=PAUSE)
-    started = time.monotonic()
     result, events = await run(server, "What is SECRET_CODE?", DOCS, mode="rlm")
-    wall = time.monotonic() - started
     first = server.requests_for("root")[0]
-    full_stream_s = len(DEGENERATE) / CHUNK * PAUSE
     assert result.status == "finished" and result.answer == "done"
-    # The client closed the connection: the server saw it and sent only the useful start.
+    # The client closed the connection before the reply was complete: the server saw it and
+    # sent only the useful start (how soon, in seconds: tests/bench/bench_reply_cut.py).
     assert first.disconnected and first.outcome == "reply"
     assert len(first.sent_text) < 1_500 < len(DEGENERATE)
-    assert first.disconnected_at - first.started < full_stream_s / 3
+    assert DEGENERATE.startswith(first.sent_text)
     replied = of_type(events, "RootReplied")[0]
-    print(f"\nroute {route}: sent {len(first.sent_text):,} of {len(DEGENERATE):,} chars, hung up after "
-          f"{first.disconnected_at - first.started:.2f} s (all of it: {full_stream_s:.1f} s); root call "
-          f"{replied.duration_ms} ms; run {wall:.2f} s; billed {first.billed} (all: {len(DEGENERATE) // 4 + 1} completion tokens)")
-    assert replied.duration_ms < full_stream_s * 1000 / 3
-    assert wall < full_stream_s / 2             # the run took the time of the useful part
     assert replied.cut["reason"] in ("block", "repetition")
     assert replied.cut["max_tokens"] == 8192 and 0 < replied.cut["tokens"] < 500
     assert replied.text == code("print(context[:20])") + "\n"

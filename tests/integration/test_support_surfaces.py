@@ -8,7 +8,8 @@ import pytest
 
 from app.cli_common import report_outcome
 from app.runner import QuestionRun
-from core.store import RunStore, export_html, export_json, export_md
+from core.exports import export_html, export_json, export_md
+from core.store import RunStore
 from core.trust.support import MESSAGE
 from tests.integration.engine_helpers import KEY, Doc, code, config
 

@@ -166,6 +166,15 @@ def test_no_import_cycles_anywhere_even_lazily():
     assert cycles(import_graph(module_files(), lazy=True)) == []
 
 
+def test_the_store_imports_neither_trust_nor_the_exports():
+    """The exports read the store and the trust checks, so they sit above both (core/exports/);
+    the store imports neither, lazily or not (issue 28: it imported trust for its exports)."""
+    graph = import_graph(module_files(), lazy=True)
+    found = {name: sorted(d for d in deps if d.startswith(("core.trust", "core.exports")))
+             for name, deps in graph.items() if name == "core.store" or name.startswith("core.store.")}
+    assert {name: deps for name, deps in found.items() if deps} == {}
+
+
 def glue_violations(source: str) -> list[str]:
     """What app/ code may not do (issue 15 item 3): touch another object's private
     attributes (`other._x`; `self._x` and a module's `argparse._SubParsersAction` are fine), or

@@ -172,6 +172,8 @@ async def test_forty_mb_context_load_time(make_repl):
 
 
 def test_stale_dirs_of_dead_engines_are_swept(tmp_path, monkeypatch):
+    # directories without a lock file (made before core/repl/workdirs.py's lock) go by the pid
+    # in their name; the lock's own tests are in test_workdirs.py
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True).stdout.strip()

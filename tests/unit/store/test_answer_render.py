@@ -3,7 +3,7 @@ the quoted passage (HTML) or kept as written (Markdown)."""
 
 from __future__ import annotations
 
-from core.store.answer_render import answer_html, answer_markdown, shift_headings
+from core.exports.answer_render import answer_html, answer_markdown, shift_headings
 
 DOCS = [{"path": "log.txt", "text": "first line\nthe card payment failed\nthird\n", "spans": ()}]
 

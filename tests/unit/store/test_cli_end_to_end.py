@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from core.exports import export
 from core.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -71,7 +72,7 @@ def test_rerun_asks_again_over_the_stored_texts(server, tmp_path: Path):
         sub = [c for c in store.calls(b["id"]) if c["kind"] == "sub"]
         assert [(c["prompt"], c["response"]) for c in sub] == [("one.txt, sub/two.md", "ONE.TXT, SUB/TWO.MD")]
         for fmt in ("json", "md", "html"):
-            store.export(b["id"], fmt, tmp_path / f"b.{fmt}", include_texts=True)
+            export(store, b["id"], fmt, tmp_path / f"b.{fmt}", include_texts=True)
     finally:
         store.close()
     # the key went to the server, and nowhere into the database or the exports

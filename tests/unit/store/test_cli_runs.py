@@ -57,6 +57,21 @@ def test_list_json_and_table(two_runs, capsys):
     assert "abc123def" in table and QUESTION in table and "capped" in table
 
 
+def test_list_hides_the_runs_of_evaluations_unless_asked(two_runs, capsys):
+    # a run that answered a question of an evaluation (runs.evaluation_id, migration m006)
+    two_runs.db.execute("UPDATE runs SET evaluation_id = 'ev1' WHERE id = 'abd999xyz'")
+    two_runs.db.conn.commit()
+    assert runs("list", "--json") == 0
+    assert [r["id"] for r in json.loads(capsys.readouterr().out)] == ["abc123def"]
+    assert runs("list", "--json", "--evaluations") == 0
+    assert [r["id"] for r in json.loads(capsys.readouterr().out)] == ["abd999xyz", "abc123def"]
+    assert runs("list", "--status", "capped") == 0
+    out = capsys.readouterr()
+    assert "abd999xyz" not in out.out and "add --evaluations" in out.err
+    assert runs("list", "--status", "capped", "--evaluations") == 0
+    assert "abd999xyz" in capsys.readouterr().out
+
+
 def test_show_replays_the_transcript(two_runs, capsys):
     assert runs("show", "abc1") == 0
     out = capsys.readouterr().out

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from core import events as ev
+from core.exports import export
 from core.store import ImportError_, RunStore
 from tests.support.record_runs import EVIL, recorded_run
 
@@ -34,9 +35,9 @@ def table_counts(store: RunStore) -> dict[str, int]:
 
 
 def test_json_export_is_complete(store: RunStore, run_id: str, tmp_path: Path):
-    store.export(run_id, "json", tmp_path / "run.json")
+    export(store, run_id, "json", tmp_path / "run.json")
     data = json.loads((tmp_path / "run.json").read_text())
-    assert (data["format"], data["version"]) == ("rlm-studio-run", 1)
+    assert (data["format"], data["version"]) == ("rlm-studio-run", 2)
     assert data["run"]["id"] == run_id and data["run"]["answer"].startswith("Because")
     assert data["config"]["max_depth"] == 2
     assert len(data["events"]) == len(list(store.iter_events(run_id)))
@@ -52,11 +53,11 @@ def test_json_export_is_complete(store: RunStore, run_id: str, tmp_path: Path):
 
 
 def test_json_round_trip_through_a_fresh_database(store: RunStore, run_id: str, tmp_path: Path):
-    store.export(run_id, "json", tmp_path / "a.json", include_texts=True)
+    export(store, run_id, "json", tmp_path / "a.json", include_texts=True)
     other = RunStore.open(tmp_path / "other.db")
     try:
         assert other.import_json(tmp_path / "a.json") == run_id
-        other.export(run_id, "json", tmp_path / "b.json", include_texts=True)
+        export(other, run_id, "json", tmp_path / "b.json", include_texts=True)
         a, b = (json.loads((tmp_path / n).read_text()) for n in ("a.json", "b.json"))
         assert without_time(a) == without_time(b)
         assert [d.text for d in other.documents(run_id)] == [d.text for d in docs()]
@@ -73,7 +74,7 @@ def test_json_round_trip_through_a_fresh_database(store: RunStore, run_id: str, 
 
 
 def test_import_without_texts_reuses_texts_already_stored(store: RunStore, run_id: str, tmp_path: Path):
-    store.export(run_id, "json", tmp_path / "a.json")
+    export(store, run_id, "json", tmp_path / "a.json")
     store.delete_run(run_id)
     store.save_sources("keeper", docs(), [])           # the same files, used by another run
     assert store.import_json(tmp_path / "a.json") == run_id
@@ -96,7 +97,7 @@ def bad_files(good: dict) -> dict[str, tuple[str, str]]:
         del d["calls"]
 
     def newer(d):
-        d["version"] = 2
+        d["version"] = 3
 
     def other_format(d):
         d["format"] = "something-else"
@@ -122,7 +123,7 @@ def bad_files(good: dict) -> dict[str, tuple[str, str]]:
 
 def test_malformed_or_newer_files_are_refused_and_nothing_is_written(store: RunStore, run_id: str,
                                                                       tmp_path: Path):
-    store.export(run_id, "json", tmp_path / "good.json", include_texts=True)
+    export(store, run_id, "json", tmp_path / "good.json", include_texts=True)
     good = json.loads((tmp_path / "good.json").read_text())
     store.delete_run(run_id)
     before = table_counts(store)
@@ -135,7 +136,7 @@ def test_malformed_or_newer_files_are_refused_and_nothing_is_written(store: RunS
 
 
 def test_a_database_error_mid_import_leaves_nothing(store: RunStore, run_id: str, tmp_path: Path):
-    store.export(run_id, "json", tmp_path / "good.json", include_texts=True)
+    export(store, run_id, "json", tmp_path / "good.json", include_texts=True)
     data = json.loads((tmp_path / "good.json").read_text())
     store.delete_run(run_id)
     data["calls"].append(dict(data["calls"][0], id="dup"))
@@ -156,7 +157,7 @@ def test_a_database_error_mid_import_leaves_nothing(store: RunStore, run_id: str
 
 
 def test_markdown_report(store: RunStore, run_id: str, tmp_path: Path):
-    store.export(run_id, "md", tmp_path / "r.md")
+    export(store, run_id, "md", tmp_path / "r.md")
     text = (tmp_path / "r.md").read_text()
     for heading in ("## Question", "## Answer", "## Models and caps", "## Totals", "## Turns", "## Call tree"):
         assert heading in text
@@ -177,7 +178,7 @@ def test_markdown_report(store: RunStore, run_id: str, tmp_path: Path):
 
 
 def test_html_is_self_contained_and_escaped(store: RunStore, run_id: str, tmp_path: Path):
-    store.export(run_id, "html", tmp_path / "r.html")
+    export(store, run_id, "html", tmp_path / "r.html")
     page = (tmp_path / "r.html").read_text()
     assert page.count("<script>") == 1                               # ours only
     assert EVIL not in page and "&lt;script&gt;alert(&#x27;pwned&#x27;)&lt;/script&gt;" in page
@@ -194,8 +195,8 @@ def test_html_is_self_contained_and_escaped(store: RunStore, run_id: str, tmp_pa
 
 def test_export_of_an_unknown_run_or_format(store: RunStore, run_id: str, tmp_path: Path):
     with pytest.raises(ValueError, match="unknown export format"):
-        store.export(run_id, "pdf", tmp_path / "x.pdf")
+        export(store, run_id, "pdf", tmp_path / "x.pdf")
     from core.store import RunNotFound
     with pytest.raises(RunNotFound):
-        store.export("nope", "json", tmp_path / "x.json")
+        export(store, "nope", "json", tmp_path / "x.json")
     assert not (tmp_path / "x.json").exists()

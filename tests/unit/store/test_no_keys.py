@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from core.exports import export
 from core.store import RunStore
 from tests.support.record_runs import recorded_run
 
@@ -22,7 +23,7 @@ def test_a_key_in_the_environment_is_nowhere_in_the_store(home: Path, tmp_path: 
     exports = []
     for fmt in ("json", "md", "html"):
         path = tmp_path / f"k1.{fmt}"
-        store.export("k1", fmt, path, include_texts=True)
+        export(store, "k1", fmt, path, include_texts=True)
         exports.append(path)
     store.close()
     files = [*home.glob("runs.db*"), *exports]

@@ -12,6 +12,7 @@ import dataclasses
 import pytest
 
 from core import events as ev
+from core.exports import export
 from core.store import RunStore, StoreWriteError
 from tests.support.record_runs import recorded_run
 from tests.support.store_events import synthetic_run
@@ -229,7 +230,7 @@ def test_writes_from_the_store_and_the_writer_thread_interleave_without_busy_err
     events = synthetic_run("busy", turns=20, subcalls_per_cell=10)
     store.save_sources("other", docs(), [])
     write_events(store, recorded_run("export", "other"))
-    store.export("other", "json", tmp_path / "other.json", include_texts=True)
+    export(store, "other", "json", tmp_path / "other.json", include_texts=True)
     writer = store.writer()
     for i, e in enumerate(events):
         writer(e)

@@ -14,9 +14,10 @@ from typing import Any
 from core.limits import summary
 from core.run_names import run_title
 from core.store import report as rp
-from core.store.answer_render import answer_html
-from core.store.export_citations import check, summary_lines
-from core.store.export_json import write_text_atomically
+from core.trust.support import unsupported_line
+from core.exports.answer_render import answer_html
+from core.exports.export_citations import check, summary_lines
+from core.exports.export_json import write_text_atomically
 
 PROMPT_PREVIEW = 4000
 RESPONSE_PREVIEW = 8000
@@ -83,8 +84,8 @@ def render(r: rp.Report) -> str:
     if run.get("answer") is not None:
         body, passages = answer_html(run["answer"], r.documents)
         out.append(f'<h2>Answer</h2><div class="answer">{body}</div>')
-        if rp.unsupported_line(r.totals):
-            out.append(f'<p class="err">Unsupported: {esc(rp.unsupported_line(r.totals))}</p>')
+        if unsupported_line(r.totals):
+            out.append(f'<p class="err">Unsupported: {esc(unsupported_line(r.totals))}</p>')
         flags = summary_lines(check(run["answer"], r.documents if r.texts_stored else None))
         if flags:
             out.append('<ul class="unresolved">' + "".join(f'<li class="err">{esc(f)}</li>' for f in flags)

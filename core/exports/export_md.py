@@ -11,9 +11,10 @@ from typing import Any
 from core.limits import summary
 from core.run_names import run_title
 from core.store import report as rp
-from core.store.answer_render import answer_markdown
-from core.store.export_citations import check, summary_lines
-from core.store.export_json import write_text_atomically
+from core.trust.support import unsupported_line
+from core.exports.answer_render import answer_markdown
+from core.exports.export_citations import check, summary_lines
+from core.exports.export_json import write_text_atomically
 
 PROMPT_PREVIEW = 300
 RESPONSE_PREVIEW = 600
@@ -49,8 +50,8 @@ def render(r: rp.Report) -> str:
     out.append(f"\n## Question\n\n{question}")
     out.append("\n## Answer\n\n" + (answer_markdown(run["answer"]) if run.get("answer") is not None
                                     else "_no answer_"))
-    if rp.unsupported_line(r.totals):
-        out.append(f"\n> **Unsupported:** {md_text(rp.unsupported_line(r.totals))}")
+    if unsupported_line(r.totals):
+        out.append(f"\n> **Unsupported:** {md_text(unsupported_line(r.totals))}")
     if run.get("answer") is not None:
         flags = summary_lines(check(run["answer"], r.documents if r.texts_stored else None))
         if flags:

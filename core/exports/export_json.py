@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from core.store.errors import RunNotFound
+from core.store.import_json import FORMAT, VERSION
 
-FORMAT = "rlm-studio-run"
-VERSION = 1
 LOCAL_COLUMNS = ("owner_pid", "owner_host", "owner_token", "config_json", "totals_json", "imported_utc",
                  "config", "created_at", "finished_at")
 PROMPT_KEYS = ("root_max_tokens", "sub_max_tokens", "reasoning_effort", "prompt_notes", "max_output_chars")
@@ -37,7 +36,7 @@ def app_version() -> str:
 
 
 def build(store: Any, run_id: str, *, include_texts: bool = False) -> dict[str, Any]:
-    from core.store.export_citations import citation_check
+    from core.exports.export_citations import citation_check
     run = store.get_run(run_id)
     if run is None:
         raise RunNotFound(f"no run with id {run_id!r}")

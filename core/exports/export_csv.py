@@ -1,7 +1,7 @@
 """The CSV export: the run's results table, one row per sub-call (see core/trust/results.py),
 then one row of kind "answer" holding the answer; the column `unresolved_citations` flags,
 in each response and in the answer, every `[doc:...]` that points to nothing (the same
-check as the window's, core/store/export_citations.py)."""
+check as the window's, core/exports/export_citations.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from core.store.errors import RunNotFound
-from core.store.export_citations import check, documents_of, summary_lines
-from core.store.export_json import write_text_atomically
+from core.exports.export_citations import check, documents_of, summary_lines
+from core.exports.export_json import write_text_atomically
 
 FLAG_COLUMN = "unresolved_citations"
 
