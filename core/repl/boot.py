@@ -15,39 +15,11 @@ import os
 import sys
 
 from core.repl.stdio_fds import protocol_off_stdio
-
-
-_INT_FLAGS = ("--fd-in", "--fd-out", "--memory-limit-mb", "--dir-limit-mb", "--sandbox-fd")
-_BOOL_FLAGS = ("--stdio", "--no-namespace", "--forward-signals", "--no-audit-hook")
-
-
-class Args:
-    """The worker's flags this entry needs (core/repl/worker.py parses them all, with argparse,
-    which with re and gettext cost milliseconds here: read by hand). Unknown flags pass on."""
-
-    def __init__(self, argv: list[str]) -> None:
-        values: dict[str, object] = {f: None for f in _INT_FLAGS}
-        values["--context-dir"] = None
-        values.update({f: False for f in _BOOL_FLAGS})
-        it = iter(argv)
-        for arg in it:
-            flag, eq, inline = arg.partition("=")
-            if flag in _BOOL_FLAGS and not eq:
-                values[flag] = True
-            elif flag in values:
-                text = inline if eq else next(it, None)
-                if text is None:
-                    raise SystemExit(f"repl-worker: {flag} needs a value")
-                try:
-                    values[flag] = text if flag == "--context-dir" else int(text)
-                except ValueError:
-                    raise SystemExit(f"repl-worker: {flag} takes a number, got {text!r}") from None
-        for flag, value in values.items():
-            setattr(self, flag[2:].replace("-", "_"), value)
+from core.repl.worker_args import Args
 
 
 def main(argv: list[str]) -> int:
-    args: Args = Args([a for a in argv if a != "--repl-worker"])
+    args = Args(argv)
     if args.sandbox_fd is not None or args.fd_in is None and not args.stdio:
         from core.repl import worker      # the second interpreter (or a usage error, told there)
         return worker.main(argv)
