@@ -1,7 +1,9 @@
 """The REPL worker's entry: build the box, then run the worker in it.
 
-    python -S -P -m core.repl.boot --fd-in N --fd-out M [the flags of core/repl/worker.py]
+    python -S -P -c "...from core.repl.boot import main..." --fd-in N --fd-out M [flags]
     <frozen app> --repl-worker ...
+
+(the flags: core/repl/worker_args.py; -c rather than -m, as core/repl/client.py says why)
 
 In namespace mode the worker proper starts its interpreter again from neutral paths
 (core/repl/neutral.py), so this first interpreter imports only what the box needs (and
@@ -15,13 +17,13 @@ import os
 import sys
 
 from core.repl.stdio_fds import protocol_off_stdio
-from core.repl.worker_args import Args
+from core.repl import worker_args
 
 
 def main(argv: list[str]) -> int:
-    args = Args(argv)
-    if args.sandbox_fd is not None or args.fd_in is None and not args.stdio:
-        from core.repl import worker      # the second interpreter (or a usage error, told there)
+    args = worker_args.parse(argv)        # a wrong flag stops here, before any box is built
+    if args.sandbox_fd is not None:
+        from core.repl import worker      # the second interpreter
         return worker.main(argv)
     # (no logging here: core/repl/worker_log.py writes the box's warnings until the worker's own)
     if args.stdio:

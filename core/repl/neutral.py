@@ -117,10 +117,10 @@ def site_dirs() -> list[str]:
     if getattr(sys, "frozen", False):
         return []
     venv = venv_dir()
-    return [d for d in _site_packages([venv] if venv else [sys.prefix, sys.exec_prefix]) if os.path.isdir(d)]
+    return [d for d in site_packages([venv] if venv else [sys.prefix, sys.exec_prefix]) if os.path.isdir(d)]
 
 
-def _site_packages(prefixes: list[str]) -> list[str]:
+def site_packages(prefixes: list[str]) -> list[str]:
     """site.getsitepackages(prefixes) of Python 3.11, written out: `import site` costs the
     first interpreter ~4 ms of CPU, and in namespace mode nothing else there needs it."""
     libdirs = [sys.platlibdir] + (["lib"] if sys.platlibdir != "lib" else [])

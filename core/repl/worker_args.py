@@ -23,9 +23,9 @@ BOOL_FLAGS = ("--stdio", "--no-namespace", "--forward-signals", "--no-audit-hook
 
 class Args:
     """The flags as attributes (fd_in, no_namespace, ...); absent ones are None or False.
-    `strict`: an unknown argument is an error (the worker proper); otherwise it passes."""
+    An unknown argument is an error (SystemExit with the message)."""
 
-    def __init__(self, argv: list[str], *, strict: bool = False) -> None:
+    def __init__(self, argv: list[str]) -> None:
         values: dict[str, object] = {f: None for f in INT_FLAGS + STR_FLAGS}
         values.update({f: False for f in BOOL_FLAGS})
         it = iter(a for a in argv if a != "--repl-worker")
@@ -35,13 +35,13 @@ class Args:
                 values[flag] = True
             elif flag in values and flag not in BOOL_FLAGS:
                 text = inline if eq else next(it, None)
-                if text is None:
+                if text is None or not eq and text.startswith("--"):
                     raise SystemExit(f"repl-worker: {flag} needs a value")
                 try:
                     values[flag] = text if flag in STR_FLAGS else int(text)
                 except ValueError:
                     raise SystemExit(f"repl-worker: {flag} takes a number, got {text!r}") from None
-            elif strict:
+            else:
                 raise SystemExit(f"repl-worker: unknown argument {arg!r} (the flags: "
                                  f"{', '.join(INT_FLAGS + STR_FLAGS + BOOL_FLAGS)})")
         for flag, value in values.items():
@@ -49,9 +49,9 @@ class Args:
 
 
 def parse(argv: list[str]) -> Args:
-    """The worker proper's flags: unknown ones and missing pipes are errors (exit status 1,
-    the message on stderr)."""
-    args = Args(argv, strict=True)
+    """The worker's flags: an unknown one, a missing value and missing pipes are errors
+    (exit status 1, the message on stderr), told before any box is built."""
+    args = Args(argv)
     if not args.stdio and (args.fd_in is None or args.fd_out is None):
         raise SystemExit("repl-worker: --fd-in and --fd-out are required without --stdio")
     return args
