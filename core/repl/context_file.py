@@ -23,11 +23,14 @@ import codecs
 import json
 import os
 import sys
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple
 
 from core.repl.document_dict import DocumentDict
+
+# No pathlib or dataclasses here: the worker imports this module at its start, where the two
+# cost ~13 ms of CPU (tests/bench/bench_sandbox.py). write_context (the engine's) imports pathlib.
+if TYPE_CHECKING:
+    from pathlib import Path
 
 CONTEXT_NAME = "context.txt"
 INDEX_NAME = "context.index.json"
@@ -42,8 +45,7 @@ class ContextFileError(Exception):
     """The context files are missing or do not match their index."""
 
 
-@dataclass(frozen=True)
-class ContextFiles:
+class ContextFiles(NamedTuple):
     path: str
     index_path: str
     chars: int
@@ -121,6 +123,7 @@ def form_of(documents: Iterable[Any]) -> str:
 def write_context(documents: Iterable[Any], directory: str | Path) -> ContextFiles:
     """Write the context and its index into `directory` (read-only files). Each document is
     encoded and written on its own: the engine holds no joined copy."""
+    from pathlib import Path
     directory = Path(directory)
     path = directory / CONTEXT_NAME
     index_path = directory / INDEX_NAME

@@ -1,7 +1,8 @@
 """Issue 24: what the worker's start costs is what it imports. In namespace mode two
 interpreters start (core/repl/boot.py builds the box, core/repl/neutral.py starts the worker
 again from /rlm), so each of them must import only what it needs: no runpy (-c, not -m),
-no enum (the box uses _signal), no site, no argparse (core/repl/worker_args.py).
+no enum (the box uses _signal), no site, no argparse (core/repl/worker_args.py), and in the
+worker proper no pathlib or dataclasses (core/repl/context_file.py).
 
 The real worker command, real pipes, the real box; the first interpreter runs with
 `-X importtime`, which it does not pass on, so its stderr is the list of its own imports.
@@ -24,10 +25,11 @@ from core.repl.client import ReplClient, default_worker_command, worker_environm
 from tests.security.conftest import worker_command
 
 # Modules the box's first interpreter must not import: each cost 2-10 ms of CPU per start on
-# the 2-core CI machine (runpy: -m; enum: signal.py; the rest: argparse, site, typing).
+# the 2-core CI machine (runpy: -m; enum: signal.py; the rest: argparse, site, typing). The
+# worker proper: no runpy, argparse (and what it pulls in), pathlib or dataclasses (context_file).
 NOT_IN_THE_BOX = ("runpy", "enum", "signal", "site", "argparse", "gettext", "locale", "shutil",
                   "re", "typing", "collections", "contextlib", "importlib.util")
-NOT_IN_THE_WORKER = ("runpy", "argparse", "gettext", "locale", "shutil")
+NOT_IN_THE_WORKER = ("runpy", "argparse", "gettext", "locale", "shutil", "pathlib", "dataclasses", "inspect")
 
 
 def namespaces_available() -> bool:
@@ -90,7 +92,7 @@ def test_the_first_interpreter_of_namespace_mode_imports_only_what_the_box_needs
 
 
 @pytest.mark.parametrize("mode", ["namespace", "fallback"])
-async def test_the_worker_proper_imports_no_runpy_or_argparse(mode):
+async def test_the_worker_proper_imports_only_what_it_needs(mode):
     if mode == "namespace" and not namespaces_available():
         pytest.skip("unprivileged user namespaces are not available here")
 
