@@ -20,17 +20,19 @@ copy) and slices each document's text out of it.
 from __future__ import annotations
 
 import codecs
+import collections
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple
 
 from core.repl.document_dict import DocumentDict
 
-# No pathlib or dataclasses here: the worker imports this module at its start, where the two
-# cost ~13 ms of CPU (tests/bench/bench_sandbox.py). write_context (the engine's) imports pathlib.
+# No pathlib, dataclasses or typing here: the worker imports this module at its start, where
+# they cost ~20 ms of CPU (tests/bench/bench_sandbox.py). write_context (the engine's) imports pathlib.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any, Iterable, Iterator
 
 CONTEXT_NAME = "context.txt"
 INDEX_NAME = "context.index.json"
@@ -45,12 +47,11 @@ class ContextFileError(Exception):
     """The context files are missing or do not match their index."""
 
 
-class ContextFiles(NamedTuple):
-    path: str
-    index_path: str
-    chars: int
-    documents: int
-    form: str = "str"          # context_form: how the worker holds `context`
+class ContextFiles(collections.namedtuple("ContextFiles", "path index_path chars documents form",
+                                          defaults=("str",))):
+    """Where the context and its index were written: path, index_path, chars, documents, form
+    (context_form: how the worker holds `context`)."""
+    __slots__ = ()
 
 
 def header(path: str) -> str:

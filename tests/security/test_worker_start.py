@@ -26,10 +26,13 @@ from tests.security.conftest import worker_command
 
 # Modules the box's first interpreter must not import: each cost 2-10 ms of CPU per start on
 # the 2-core CI machine (runpy: -m; enum: signal.py; the rest: argparse, site, typing). The
-# worker proper: no runpy, argparse (and what it pulls in), pathlib or dataclasses (context_file).
+# worker proper: no runpy, argparse (and what it pulls in), pathlib or dataclasses (context_file),
+# typing or logging (core/repl/worker_log.py writes its warnings).
 NOT_IN_THE_BOX = ("runpy", "enum", "signal", "site", "argparse", "gettext", "locale", "shutil",
-                  "re", "typing", "collections", "contextlib", "importlib.util")
-NOT_IN_THE_WORKER = ("runpy", "argparse", "gettext", "locale", "shutil", "pathlib", "dataclasses", "inspect")
+                  "re", "typing", "collections", "contextlib", "importlib.util", "logging", "pathlib",
+                  "dataclasses")
+NOT_IN_THE_WORKER = ("runpy", "argparse", "gettext", "locale", "shutil", "pathlib", "dataclasses", "inspect",
+                     "typing", "logging")
 
 
 def namespaces_available() -> bool:
