@@ -27,12 +27,12 @@ from tests.security.conftest import worker_command
 # Modules the box's first interpreter must not import: each cost 2-10 ms of CPU per start on
 # the 2-core CI machine (runpy: -m; enum: signal.py; the rest: argparse, site, typing). The
 # worker proper: no runpy, argparse (and what it pulls in), pathlib or dataclasses (context_file),
-# typing or logging (core/repl/worker_log.py writes its warnings).
+# typing; logging comes just after hello_ok.
 NOT_IN_THE_BOX = ("runpy", "enum", "signal", "site", "argparse", "gettext", "locale", "shutil",
                   "re", "typing", "collections", "contextlib", "importlib.util", "logging", "pathlib",
                   "dataclasses")
 NOT_IN_THE_WORKER = ("runpy", "argparse", "gettext", "locale", "shutil", "pathlib", "dataclasses", "inspect",
-                     "typing", "logging")
+                     "typing")
 
 
 def namespaces_available() -> bool:
@@ -112,6 +112,9 @@ async def test_the_worker_proper_imports_only_what_it_needs(mode):
                                "print(statistics.mean(json.loads('[1, 2, 3]')), re.sub('a', 'b', 'aa'))",
                                timeout_s=30)
         assert r.stdout.strip() == "2 bb", r                 # ordinary work still runs
+        r = await repl.execute("import logging\nlogging.warning('to the log')\n"
+                               "logging.getLogger('lib').warning('to the log too')\nprint('ok')", timeout_s=30)
+        assert r.stdout.strip() == "ok" and "to the log" not in r.stderr, r   # the worker's log, as before
     finally:
         await repl.close()
 
