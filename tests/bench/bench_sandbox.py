@@ -101,7 +101,7 @@ def _child(tree: Path, mode: str, n: int, ctx_mb: int) -> dict:
 def run(quick: bool = False, base: str = BASE, also: str | None = None) -> dict:
     """`also`: a third tree (a commit between --base and this checkout: "main" in the rows),
     interleaved with the other two the same way."""
-    rounds, per_round = (3, 3) if quick else (5, 6)
+    rounds, per_round = (5, 3) if quick else (5, 6)   # quick: 15 starts a variant (9 did not settle at load 6)
     ctx_mb = 4 if quick else 40
     trees = {"after": ROOT}
     for label, commit in (("before", base), ("main", also)):
