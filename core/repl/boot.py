@@ -1,7 +1,9 @@
 """The REPL worker's entry: build the box, then run the worker in it.
 
-    python -S -P -m core.repl.boot --fd-in N --fd-out M [the flags of core/repl/worker.py]
+    python -S -P -c "...from core.repl.boot import main..." --fd-in N --fd-out M [flags]
     <frozen app> --repl-worker ...
+
+(the flags: core/repl/worker_args.py; -c rather than -m, as core/repl/client.py says why)
 
 In namespace mode the worker proper starts its interpreter again from neutral paths
 (core/repl/neutral.py), so this first interpreter imports only what the box needs (and
@@ -15,41 +17,13 @@ import os
 import sys
 
 from core.repl.stdio_fds import protocol_off_stdio
-
-
-_INT_FLAGS = ("--fd-in", "--fd-out", "--memory-limit-mb", "--dir-limit-mb", "--sandbox-fd")
-_BOOL_FLAGS = ("--stdio", "--no-namespace", "--forward-signals", "--no-audit-hook")
-
-
-class Args:
-    """The worker's flags this entry needs (core/repl/worker.py parses them all, with argparse,
-    which with re and gettext cost milliseconds here: read by hand). Unknown flags pass on."""
-
-    def __init__(self, argv: list[str]) -> None:
-        values: dict[str, object] = {f: None for f in _INT_FLAGS}
-        values["--context-dir"] = None
-        values.update({f: False for f in _BOOL_FLAGS})
-        it = iter(argv)
-        for arg in it:
-            flag, eq, inline = arg.partition("=")
-            if flag in _BOOL_FLAGS and not eq:
-                values[flag] = True
-            elif flag in values:
-                text = inline if eq else next(it, None)
-                if text is None:
-                    raise SystemExit(f"repl-worker: {flag} needs a value")
-                try:
-                    values[flag] = text if flag == "--context-dir" else int(text)
-                except ValueError:
-                    raise SystemExit(f"repl-worker: {flag} takes a number, got {text!r}") from None
-        for flag, value in values.items():
-            setattr(self, flag[2:].replace("-", "_"), value)
+from core.repl import worker_args
 
 
 def main(argv: list[str]) -> int:
-    args: Args = Args([a for a in argv if a != "--repl-worker"])
-    if args.sandbox_fd is not None or args.fd_in is None and not args.stdio:
-        from core.repl import worker      # the second interpreter (or a usage error, told there)
+    args = worker_args.parse(argv)        # a wrong flag stops here, before any box is built
+    if args.sandbox_fd is not None:
+        from core.repl import worker      # the second interpreter
         return worker.main(argv)
     # (no logging here: core/repl/worker_log.py writes the box's warnings until the worker's own)
     if args.stdio:

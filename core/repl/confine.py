@@ -19,9 +19,9 @@ Each step reports what it did; a step the kernel refuses is reported and skipped
 
 from __future__ import annotations
 
-import ctypes
+import _signal as signal   # the C module signal.py wraps: the same calls, without enum (~10 ms of
+import ctypes              # CPU at each start, in an interpreter that is gone at the exec)
 import os
-import signal
 import sys
 
 TYPE_CHECKING = False

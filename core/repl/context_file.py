@@ -20,14 +20,19 @@ copy) and slices each document's text out of it.
 from __future__ import annotations
 
 import codecs
+import collections
 import json
 import os
 import sys
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Iterable, Iterator
 
 from core.repl.document_dict import DocumentDict
+
+# No pathlib, dataclasses or typing here: the worker imports this module at its start, where
+# they cost ~20 ms of CPU (tests/bench/bench_sandbox.py). write_context (the engine's) imports pathlib.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any, Iterable, Iterator
 
 CONTEXT_NAME = "context.txt"
 INDEX_NAME = "context.index.json"
@@ -42,13 +47,11 @@ class ContextFileError(Exception):
     """The context files are missing or do not match their index."""
 
 
-@dataclass(frozen=True)
-class ContextFiles:
-    path: str
-    index_path: str
-    chars: int
-    documents: int
-    form: str = "str"          # context_form: how the worker holds `context`
+class ContextFiles(collections.namedtuple("ContextFiles", "path index_path chars documents form",
+                                          defaults=("str",))):
+    """Where the context and its index were written: path, index_path, chars, documents, form
+    (context_form: how the worker holds `context`)."""
+    __slots__ = ()
 
 
 def header(path: str) -> str:
@@ -121,6 +124,7 @@ def form_of(documents: Iterable[Any]) -> str:
 def write_context(documents: Iterable[Any], directory: str | Path) -> ContextFiles:
     """Write the context and its index into `directory` (read-only files). Each document is
     encoded and written on its own: the engine holds no joined copy."""
+    from pathlib import Path
     directory = Path(directory)
     path = directory / CONTEXT_NAME
     index_path = directory / INDEX_NAME

@@ -77,7 +77,9 @@ from __future__ import annotations
 
 import itertools
 import json
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:   # (typing costs the worker's start ~8 ms of CPU)
+    from typing import Any
 
 PROTOCOL_VERSION = 1
 

@@ -141,8 +141,8 @@ def die_with_parent() -> bool:
     libc = _libc()
     if libc is None:
         return False
-    import signal
-    return libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
+    import _signal     # (as core/repl/confine.py: signal.py imports enum)
+    return libc.prctl(PR_SET_PDEATHSIG, int(_signal.SIGKILL), 0, 0, 0) == 0
 
 
 def no_new_privs() -> bool:

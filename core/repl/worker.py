@@ -14,13 +14,11 @@ Any thread may send (a lock keeps lines whole).
 
 from __future__ import annotations
 
-import argparse
 import ast
 import faulthandler
 import gc
 import json
 import linecache
-import logging
 import mmap
 import os
 import queue
@@ -29,17 +27,20 @@ import sys
 import threading
 import time
 import traceback
-from typing import Any, BinaryIO
+TYPE_CHECKING = False
+if TYPE_CHECKING:   # (typing costs the worker's start ~8 ms of CPU)
+    from typing import Any, BinaryIO
 
 from core.repl import cell_origin
 from core.repl import protocol as P
 from core.repl.capture import CappedText, DiscardText
 from core.repl.context_file import ContextFileError, read_context
 from core.repl.namespace import Namespace, VarListing
-from core.repl import sandbox
+from core.repl import sandbox, worker_args
 from core.repl.stdio_fds import protocol_off_stdio
+from core.repl.worker_log import get_logger
 
-log = logging.getLogger("core.repl.worker")
+log = get_logger("core.repl.worker")
 
 # Frames from these files are cut from tracebacks shown to the model.
 _OWN_FILES = frozenset(os.path.abspath(m.__file__ or "") for m in
@@ -219,6 +220,7 @@ class Worker:
             self.channel.wait_s = float(wait)
         self.channel.reply(P.HELLO_OK, msg["id"], version=P.PROTOCOL_VERSION,
                            pid=os.getpid(), sandbox=self.sandbox_info)
+        _configure_logging()
 
     def load_context(self, msg: dict[str, Any]) -> None:
         try:
@@ -337,38 +339,20 @@ def _format_error(exc: BaseException) -> str:
     return text
 
 
-def _parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="repl-worker")
-    parser.add_argument("--fd-in", type=int)
-    parser.add_argument("--fd-out", type=int)
-    parser.add_argument("--stdio", action="store_true",
-                        help="the protocol comes on stdin/stdout (spawned without pass_fds)")
-    parser.add_argument("--memory-limit-mb", type=int, default=None)
-    parser.add_argument("--no-namespace", action="store_true",
-                        help="no namespaces: Landlock, seccomp and the audit hook only (tests)")
-    parser.add_argument("--context-dir", default=None,
-                        help="a directory the worker may read (the engine's context files)")
-    parser.add_argument("--forward-signals", action="store_true",
-                        help="spawned without a process group: pass SIGINT on to the worker")
-    parser.add_argument("--no-audit-hook", action="store_true",
-                        help="tests only: without namespaces, leave Landlock and seccomp alone on guard")
-    parser.add_argument("--dir-limit-mb", type=int, default=sandbox.DIR_LIMIT_MB,
-                        help="size limit of the worker's directory")
-    parser.add_argument("--sandbox-fd", type=int, default=None,
-                        help="started again inside the box: its report and sys.path come on this fd")
-    args = parser.parse_args([a for a in argv if a != "--repl-worker"])
-    if not args.stdio and (args.fd_in is None or args.fd_out is None):
-        parser.error("--fd-in and --fd-out are required without --stdio")
-    return args
+def _configure_logging() -> None:
+    """`logging` as model code finds it: warnings to the worker's stderr (the engine's output
+    tail), not into a cell's output. Done just after hello_ok, before the next request is
+    served: importing logging costs ~8 ms of CPU the start need not wait for."""
+    import logging
+    logging.basicConfig(level=logging.WARNING, stream=sys.__stderr__,
+                        format="repl-worker: %(levelname)s %(message)s")
 
 
 def main(argv: list[str], info: dict[str, Any] | None = None) -> int:
     """`info`: the box is built already (core/repl/boot.py), this is its report."""
-    args = _parse_args(argv)
+    args = worker_args.parse(argv)
     if args.stdio:
         args.fd_in, args.fd_out = protocol_off_stdio()
-    logging.basicConfig(level=logging.WARNING, stream=sys.__stderr__,
-                        format="repl-worker: %(levelname)s %(message)s")
     # No model code has run yet and we have one thread: build the box (this forks into a
     # PID namespace when it can; only the worker proper comes back here).
     if args.sandbox_fd is not None:       # started again from neutral paths (core/repl/neutral.py)
@@ -382,7 +366,7 @@ def main(argv: list[str], info: dict[str, Any] | None = None) -> int:
         info = sandbox.build(
             memory_limit_mb=args.memory_limit_mb, allow_namespace=not args.no_namespace,
             fds=(args.fd_in, args.fd_out), context_dir=args.context_dir,
-            forward_signals=args.forward_signals, dir_limit_mb=args.dir_limit_mb,
+            forward_signals=args.forward_signals, dir_limit_mb=args.dir_limit_mb or sandbox.DIR_LIMIT_MB,
             audit_hook=not args.no_audit_hook)
     if sys.__stderr__ is not None:
         faulthandler.enable(file=sys.__stderr__)
