@@ -25,6 +25,7 @@ from core.ingest import inline
 from core.ingest.archives import looks_like_archive
 from core.ingest.model import (CRASHED, DUPLICATE, DUPLICATE_PREFIX, EMPTY, TIMEOUT, TOO_LARGE,
                                Document, FileEntry, IngestOptions, IngestResult, Progress, Skip)
+from core.ingest.text_back import release
 from core.ingest.walk import iter_walk
 from core.ingest.workers import Extractor, Worker
 
@@ -176,9 +177,9 @@ class Ingestion:
                     self._finish(seq, kept, entry.size)
                     continue
                 outcome = None if self.extractor is not None else await asyncio.wrap_future(
-                    threads.submit(inline.read_if_plain, entry, self.options.max_file_bytes, self.options))
+                    threads.submit(_read_if_plain, entry, self.options))
                 if outcome is not None:
-                    self._finish(seq, _stamped(outcome[1], entry) if outcome[0] == "doc" else
+                    self._finish(seq, outcome[1] if outcome[0] == "doc" else
                                  Skip(entry.path, entry.source_path, outcome[1], outcome[2], entry.size),
                                  entry.size)
                     continue
@@ -209,7 +210,8 @@ class Ingestion:
                             continue
                     break
                 if outcome[0] == "doc":
-                    result: Document | Skip | None = _stamped(outcome[1], entry)
+                    result: Document | Skip | None = await asyncio.wrap_future(
+                        threads.submit(_stamped, outcome[1], entry))
                 elif outcome[0] == "end":
                     result = None
                 else:
@@ -228,7 +230,7 @@ class Ingestion:
         if self.cache is None or self.extractor is not None or looks_like_archive(entry.path):
             return None
         try:
-            return await asyncio.wrap_future(threads.submit(self.cache.lookup, entry))
+            return await asyncio.wrap_future(threads.submit(_looked_up, self.cache, entry))
         except Exception:   # noqa: BLE001 - a broken cache only costs a fresh read
             log.warning("the store of earlier reads failed for %s; reading it again", entry.path,
                         exc_info=True)
@@ -303,10 +305,26 @@ class Ingestion:
 
 
 def _stamped(doc: Any, entry: FileEntry) -> Any:
-    """A document read from `entry`, with the file's modification time (for ExtractCache)."""
+    """A document read from `entry`, with the file's modification time (for ExtractCache),
+    its text dropped when the file gives it back (core/ingest/text_back.py). Blocking (it
+    may hash the text): call it in a thread."""
     if isinstance(doc, Document) and entry.mtime_ns and doc.source_path == entry.source_path:
-        return replace(doc, mtime_ns=entry.mtime_ns)
+        return release(doc.but(mtime_ns=entry.mtime_ns), entry.source_path, entry.size, entry.mtime_ns)
     return doc
+
+
+def _looked_up(cache: Any, entry: FileEntry) -> Document | None:
+    """cache.lookup, its document released like a fresh read's (in the same thread)."""
+    doc = cache.lookup(entry)
+    return None if doc is None else release(doc, entry.source_path, entry.size, entry.mtime_ns)
+
+
+def _read_if_plain(entry: FileEntry, options: IngestOptions) -> Any:
+    """inline.read_if_plain, its document stamped and released (in the same thread)."""
+    outcome = inline.read_if_plain(entry, options.max_file_bytes, options)
+    if outcome is not None and outcome[0] == "doc":
+        return (outcome[0], _stamped(outcome[1], entry))
+    return outcome
 
 
 class _Members:
@@ -348,7 +366,7 @@ def read_once(items: list[Document | Skip]) -> list[Document | Skip]:
         assert isinstance(original, Document)
         copies = [d for k, d in enumerate(docs) if k != keep]
         copies.sort(key=lambda d: _nearest_first(d.path))
-        out[indexes[keep]] = replace(original, duplicates=original.duplicates + tuple(d.path for d in copies))
+        out[indexes[keep]] = original.but(duplicates=original.duplicates + tuple(d.path for d in copies))
         for k, doc in enumerate(docs):
             if k != keep:
                 out[indexes[k]] = Skip(doc.path, doc.source_path, DUPLICATE, DUPLICATE_PREFIX + original.path,
@@ -375,9 +393,10 @@ def against_known(known: Iterable[Any], documents: Sequence[Document]
         if original is None or original.path == doc.path:
             kept.append(doc)
             continue
+        duplicates = tuple(getattr(original, "duplicates", ())) + (doc.path,)
         try:
-            original = replace(original, duplicates=tuple(getattr(original, "duplicates", ()))
-                               + (doc.path,))
+            original = original.but(duplicates=duplicates) if isinstance(original, Document) \
+                else replace(original, duplicates=duplicates)
         except TypeError:                   # a document type without `duplicates`
             pass
         grown[original.path] = first[doc.sha256] = original

@@ -112,10 +112,30 @@ def context_form(widths_and_chars: Iterable[tuple[int, int]]) -> str:
     return "list" if joined > JOIN_COST * apart and joined - apart > JOIN_SLACK_BYTES else "str"
 
 
+def _read_back(doc: Any) -> bool:
+    """True for a document that holds no text and reads it back when asked
+    (ingest.Document.without_text, core/ingest/text_back.py)."""
+    return not isinstance(doc, dict) and getattr(doc, "held", True) is False
+
+
+def width_and_chars(doc: Any) -> tuple[int, int]:
+    """(text_width, characters) of a document (ingest.Document, StoredDocument, dict). A
+    document that reads its text back on demand is not read for it: it kept both."""
+    if _read_back(doc) and doc.width:
+        return int(doc.width), int(doc.chars)
+    text = _path_and_text(doc)[1]
+    return text_width(text), len(text)
+
+
+def chars_of(doc: Any) -> int:
+    """The characters of a document's text, without reading a read-back document's text."""
+    return int(doc.chars) if _read_back(doc) else len(_path_and_text(doc)[1])
+
+
 def form_of(documents: Iterable[Any]) -> str:
     """context_form of documents as the engine holds them (ingest.Document, dicts): the form
     the worker will give `context` once they are loaded."""
-    return context_form((text_width(t), len(t)) for _, t in map(_path_and_text, documents))
+    return context_form(map(width_and_chars, documents))
 
 
 def write_context(documents: Iterable[Any], directory: str | Path) -> ContextFiles:

@@ -253,6 +253,15 @@ def m006_runs_evaluation_id(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX idx_runs_evaluation_id ON runs (evaluation_id)")
 
 
+@migration
+def m007_extracts_width_tokens(db: sqlite_utils.Database) -> None:
+    # What the engine needs of an unchanged plain-text file's text without reading it
+    # (core/ingest/text_back.py): the bytes per character CPython holds it with (1, 2 or 4)
+    # and its estimated tokens. NULL in rows written before: such a file is read once more.
+    db.execute("ALTER TABLE extracts ADD COLUMN width INTEGER")
+    db.execute("ALTER TABLE extracts ADD COLUMN tokens INTEGER")
+
+
 def migrate(db: sqlite_utils.Database) -> list[str]:
     """Apply pending migrations; returns the names applied. BEGIN IMMEDIATE makes two
     processes opening a fresh database at once take turns instead of colliding."""
