@@ -82,9 +82,11 @@ class Engine:
                         f"mark it free with --price {model}=0,0 (local models), or drop --max-cost.")
         if documents:
             from core.engine.corpus_fit import CorpusTooLarge, check_fits
+            from core.ingest.text_back import DocumentChanged, check_unchanged
             try:
                 check_fits(documents, self.config.memory_limit_mb)
-            except CorpusTooLarge as exc:
+                check_unchanged(documents)        # texts read back from files (core/ingest/text_back.py)
+            except (CorpusTooLarge, DocumentChanged) as exc:
                 raise ConfigError(str(exc)) from None
         return prices
 

@@ -88,17 +88,28 @@ def release(doc: Any, source_path: str, size: int, mtime_ns: int) -> Any:
     from core.token_count import text_tokens
     text = doc.text
     width = doc.width or width_of(text)
-    return doc.but(width=width, text_sha256=doc.text_sha256 or text_sha256(text, width, doc),
+    return doc.but(width=width, text_sha256=doc.text_sha256 or text_sha256(text),
                    tokens=doc.tokens if doc.tokens is not None else text_tokens(text)
                    ).without_text(READER)
 
 
-def text_sha256(text: str, width: int, doc: Document) -> str:
-    """sha256 of the text's UTF-8: the file's own sha256 when the text is its bytes (ASCII,
-    one character a byte, so nothing was decoded or normalised), else hashed."""
-    if width == 1 and len(text) == doc.size and doc.sha256:
-        return doc.sha256
+def text_sha256(text: str) -> str:
+    """sha256 of the text's UTF-8 ("" for text UTF-8 cannot encode)."""
     try:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
     except UnicodeEncodeError:
         return ""
+
+
+def check_unchanged(documents: Any) -> None:
+    """Raise DocumentChanged for the first document that reads its text back from a file
+    that changed since (a stat each: the run is refused before it starts, in words)."""
+    for doc in documents:
+        if not isinstance(doc, Document) or doc.held:
+            continue
+        try:
+            st = os.stat(doc.source_path)
+        except OSError as exc:
+            raise DocumentChanged(_changed(doc, exc.strerror or str(exc))) from None
+        if st.st_size != doc.size or st.st_mtime_ns != doc.mtime_ns:
+            raise DocumentChanged(_changed(doc, "its size or modification time differs"))

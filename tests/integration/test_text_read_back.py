@@ -6,6 +6,7 @@ scripted server."""
 from __future__ import annotations
 
 import hashlib
+import os
 
 import pytest
 
@@ -97,3 +98,36 @@ async def test_an_unchanged_folder_is_taken_back_without_reading_its_files(tmp_p
     for old, new in zip(first.documents, second.documents):
         assert not new.held and (new.width, new.tokens, new.text_sha256) == (old.width, old.tokens, old.text_sha256)
         assert new.text == old.text
+
+
+async def test_the_context_file_from_read_back_documents_is_the_same_and_a_changed_file_is_refused(tmp_path):
+    from core.ingest.model import DocumentChanged
+    from core.repl.context_file import write_context
+    folder = _folder(tmp_path, files=3, size=50_000)
+    docs = (await ingest([folder])).documents
+    held = [d.but(text=d.text) for d in docs]
+    written = []
+    for name, these in (("back", docs), ("held", held)):
+        (tmp_path / name).mkdir()
+        files = write_context(these, tmp_path / name)
+        written.append((open(files.path, "rb").read(), open(files.index_path).read(), files.form))
+    assert written[0] == written[1]
+    f1 = folder / "f1.txt"
+    stat = f1.stat()
+    f1.write_bytes(f1.read_bytes().replace(b"file", b"FILE"))        # same size, another time
+    os.utime(f1, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    (tmp_path / "changed").mkdir()
+    with pytest.raises(DocumentChanged, match=r"f1\.txt changed on disk"):
+        write_context(docs, tmp_path / "changed")
+
+
+async def test_a_run_over_a_file_changed_since_it_was_read_is_refused_in_words(server, tmp_path):
+    from core.engine.run import ConfigError
+    folder = _folder(tmp_path)
+    docs = (await ingest([folder])).documents
+    (folder / "notes.txt").write_text(NOTES + "more\n")
+    server.script("root", replies=[code("print(len(context))"), code("FINAL('done')")])
+    with pytest.raises(ConfigError, match=r"^notes\.txt changed on disk since it was read \(its size or "
+                                          r"modification time differs\); add it to Sources again"):
+        await run(server, docs=docs)
+    assert server.requests_for("root") == []                  # refused before the run
