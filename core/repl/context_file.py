@@ -164,7 +164,8 @@ def write_context(documents: Iterable[Any], directory: str | Path) -> ContextFil
                     _write(f, head_data)
                     _copy(source, f, doc.size)
                     _write(f, b"\n\n")
-                doc_path, text, chars, n_bytes, width = str(doc.path), None, int(doc.chars), int(doc.size), 1
+                doc_path, text, chars, n_bytes, width = str(doc.path), None, int(doc.chars), int(doc.size), \
+                    int(doc.width)
             else:
                 doc_path, text = _path_and_text(doc)
                 # "replace" keeps one character per unencodable one (lone surrogates): offsets hold.
@@ -203,7 +204,7 @@ def _same_file(doc: Any) -> Any:
     (size, modification time); None otherwise (the text is read and encoded, and a changed
     file raises DocumentChanged there)."""
     if not _read_back(doc) or not doc.sha256 or getattr(doc, "text_sha256", None) != doc.sha256 \
-            or not doc.mtime_ns:
+            or not doc.mtime_ns or not getattr(doc, "width", 0):
         return None
     try:
         source = open(doc.source_path, "rb", buffering=0)

@@ -104,6 +104,7 @@ async def test_the_context_file_from_read_back_documents_is_the_same_and_a_chang
     from core.ingest.model import DocumentChanged
     from core.repl.context_file import write_context
     folder = _folder(tmp_path, files=3, size=50_000)
+    (folder / "wide.txt").write_text("a smile \U0001F600 and caf\u00e9\n" * 1000)   # UTF-8 as it is
     docs = (await ingest([folder])).documents
     held = [d.but(text=d.text) for d in docs]
     written = []
