@@ -45,6 +45,17 @@ def has_blob(db: sqlite_utils.Database, sha: str) -> bool:
     return db.execute("SELECT 1 FROM blobs WHERE sha256 = ?", [sha]).fetchone() is not None
 
 
+def stored_blobs(db: sqlite_utils.Database, shas: Iterable[str | None]) -> set[str]:
+    """Those of `shas` that are stored, asked 500 at a time."""
+    wanted = sorted({sha for sha in shas if sha})
+    found: set[str] = set()
+    for at in range(0, len(wanted), 500):
+        chunk = wanted[at:at + 500]
+        found.update(row[0] for row in db.execute(
+            f"SELECT sha256 FROM blobs WHERE sha256 IN ({', '.join('?' * len(chunk))})", chunk))
+    return found
+
+
 @dataclass(frozen=True)
 class Blob:
     sha256: str

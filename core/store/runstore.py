@@ -21,7 +21,7 @@ from core import paths
 from core.events import Event
 from core.store import extracts, queries
 from core.store.blobs import (Blob, PreparedSource, collect_garbage, get_blob, has_blob, iter_sources, put_blob,
-                              write_sources)
+                              stored_blobs, write_sources)
 from core.store.db import connect, write_transaction
 from core.store.errors import RunBusyError
 from core.store.migrations import migrate
@@ -93,10 +93,17 @@ class RunStore:
         """Sources rows for the run, and each text once in `blobs`: compressed outside the lock,
         and stored a batch at a time (SOURCE_BLOB_BATCH bytes), so no more than a batch of
         compressed texts is held; the rows go in last, in one transaction."""
+        documents = list(documents)
+        # One query per 500 texts, not one a text: a second run's 1,000 unchanged files would
+        # take the lock 1,000 times beside the run's start.
+        with self._lock:
+            stored = stored_blobs(self.db, [getattr(d, "text_sha256", None) for d in documents])
+
         def known(sha: str) -> bool:
+            if sha in stored:
+                return True
             with self._lock:
                 return has_blob(self.db, sha)
-        documents = list(documents)
         prepared: list[PreparedSource] = []
         batch: list[Blob] = []
 
@@ -104,6 +111,7 @@ class RunStore:
             with self._lock, write_transaction(self.db):
                 for blob in batch:
                     put_blob(self.db, blob)
+            stored.update(blob.sha256 for blob in batch)
             batch.clear()
         for item in iter_sources(documents, list(skipped), known):
             batch.extend(item.blobs)
