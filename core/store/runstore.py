@@ -21,7 +21,7 @@ from core import paths
 from core.events import Event
 from core.store import extracts, queries
 from core.store.blobs import (Blob, PreparedSource, collect_garbage, get_blob, has_blob, iter_sources, put_blob,
-                              stored_blobs, write_sources)
+                              SOURCE_BLOB_BATCH, stored_blobs, write_sources)
 from core.store.db import connect, write_transaction
 from core.store.errors import RunBusyError
 from core.store.migrations import migrate
@@ -32,7 +32,6 @@ from core.store.writer import EventWriter
 log = logging.getLogger(__name__)
 
 EXPORT_FORMATS = ("json", "md", "html", "csv")
-SOURCE_BLOB_BATCH = 16 * 1024 * 1024   # compressed bytes of source texts stored per transaction
 
 
 def mark_interrupted(db: Any, run_ids: Iterable[str], reason: str) -> None:
