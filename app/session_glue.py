@@ -37,7 +37,9 @@ FROM_HISTORY = "the run was opened from History, and its REPL is no longer runni
 
 
 def fingerprint(documents: dict[str, Any]) -> tuple:
-    return tuple(sorted((path, getattr(d, "chars", len(getattr(d, "text", "")))) for path, d in documents.items()))
+    # the default only when there is no chars: getattr's default is evaluated (a text read back) first
+    return tuple(sorted((path, d.chars if hasattr(d, "chars") else len(getattr(d, "text", "")))
+                        for path, d in documents.items()))
 
 
 class SessionGlue:

@@ -28,6 +28,7 @@ from ui.source_viewer import SourceViewer
 from ui.highlight import is_dark
 from ui.theme import PALETTES
 from app.settings import build_run_config
+from core.repl.context_file import chars_of
 from ui.rows import human_count
 from ui.cost_meter import level_for, money
 
@@ -363,7 +364,7 @@ class TrustGlue:
             self.preview.clear()
             self.window.question_panel.set_blocked("")
             return None
-        chars = sum(len(d.text) for d in docs)
+        chars = sum(map(chars_of, docs))       # a read-back Document's text is not read
         self._estimate_seq += 1
         self.estimate_task = asyncio.ensure_future(self._estimate(config, chars, self._estimate_seq))
         return self.estimate_task

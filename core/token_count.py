@@ -73,6 +73,10 @@ def documents_tokens(documents: Iterable[Any]) -> int:
     """Estimated tokens of the documents' texts together (objects with `.text`, or dicts)."""
     total = 0
     for doc in documents:
+        kept = None if isinstance(doc, dict) else getattr(doc, "tokens", None)
+        if kept is not None:              # kept by ingestion: a read-back Document is not read
+            total += int(kept)
+            continue
         text = doc.get("text") if isinstance(doc, dict) else getattr(doc, "text", "")
         total += text_tokens(text)
     return total

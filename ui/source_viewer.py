@@ -3,6 +3,7 @@ with the passage highlighted.
 
     viewer = SourceViewer(parent)
     viewer.set_documents(docs)              # objects with .path and .text
+                                            # (.text is read when a document is opened)
     viewer.show_passage("notes.txt", 120, 180, label="notes.txt, line 4")
     viewer.show_missing("notes.txt:line 99", "the document has 12 lines")
 
@@ -29,7 +30,8 @@ class SourceViewer(QDialog):
         self.setWindowTitle("Source")
         self.setModal(False)
         self.resize(760, 620)
-        self._docs: dict[str, str] = {}
+        self._docs: dict[str, Any] = {}       # path -> document; its text is read when opened
+        self._shown = ""                      # the text of the open document (current_path)
         self.current_path: str | None = None
         self.passage: tuple[int, int] | None = None
         layout = QVBoxLayout(self)
@@ -59,12 +61,13 @@ class SourceViewer(QDialog):
 
     # ---- content -------------------------------------------------------
     def set_documents(self, documents: Sequence[Any]) -> None:
-        self._docs = {d.path: d.text for d in documents}
+        self._docs = {d.path: d for d in documents}
         self.doc_combo.blockSignals(True)
         self.doc_combo.clear()
         self.doc_combo.addItems(list(self._docs))
         self.doc_combo.blockSignals(False)
         self.current_path = None
+        self._shown = ""
         self.passage = None
         self.text.clear()
 
@@ -76,8 +79,9 @@ class SourceViewer(QDialog):
         if path not in self._docs:
             self.show_missing(label or path, f"the document {path!r} is not among this run's documents")
             return False
-        self._open(path)
-        length = len(self._docs[path])
+        if not self._open(path):
+            return False
+        length = len(self._shown)
         start, end = max(0, min(start, length)), max(0, min(end, length))
         self.passage = (start, max(start, end))
         self._set_note(f"Cited: {label or path}", "ok")
@@ -98,25 +102,36 @@ class SourceViewer(QDialog):
         if self.passage is None or self.current_path is None:
             return ""
         start, end = self.passage
-        return self._docs[self.current_path][start:end]
+        return self._shown[start:end]
 
     # ---- internals -----------------------------------------------------
-    def _open(self, path: str) -> None:
+    def _open(self, path: str) -> bool:
+        """Show `path`'s text (read now: a document may read it back from its file); False,
+        with the reason in the note, when it cannot be read."""
         if path == self.current_path:
-            return
-        self.current_path = path
+            return True
+        doc = self._docs[path]
+        try:
+            text = doc.get("text", "") if isinstance(doc, dict) else doc.text
+        except OSError as exc:               # core.ingest.model.DocumentChanged: the file changed
+            self.current_path, self._shown, self.passage = None, "", None
+            self.text.clear()
+            self._set_note(f"\u26a0 {exc}", "error")
+            return False
+        self.current_path, self._shown = path, text
         self.doc_combo.blockSignals(True)
         self.doc_combo.setCurrentText(path)
         self.doc_combo.blockSignals(False)
-        self.text.setPlainText(self._docs[path])
+        self.text.setPlainText(text)
         self.setWindowTitle(f"Source: {path}")
+        return True
 
     def _on_doc_chosen(self, path: str) -> None:
         if path and path in self._docs:
             self.passage = None
-            self._open(path)
-            self.text.setExtraSelections([])
-            self._set_note("", "ok")
+            if self._open(path):
+                self.text.setExtraSelections([])
+                self._set_note("", "ok")
 
     def _highlight(self) -> None:
         palette = PALETTES["dark" if is_dark() else "light"]

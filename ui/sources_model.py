@@ -37,7 +37,7 @@ class SourceRow:
         return cls(path=doc.path, status="read", format=doc.format or "", size=doc.size or 0,
                    chars=doc.chars, source_path=getattr(doc, "source_path", "") or "", note=note,
                    unchanged=bool(getattr(doc, "unchanged", False)),
-                   estimated_tokens=text_tokens(doc.text) if getattr(doc, "text", None) is not None else None)
+                   estimated_tokens=_tokens(doc))
 
     @classmethod
     def of_skip(cls, skip) -> "SourceRow":
@@ -69,6 +69,18 @@ class SourceRow:
             parent = str(Path(self.path).parent)
             return "" if parent == "." else parent
         return Path(root).name
+
+
+def _tokens(doc) -> int | None:
+    """The document's estimated tokens: those ingestion kept (a Document whose text is read
+    back on demand is not read for them), else of its text; None without either."""
+    kept = getattr(doc, "tokens", None)
+    if kept is not None:
+        return int(kept)
+    if getattr(doc, "held", True) is False:
+        return None                          # chars / 4
+    text = getattr(doc, "text", None)
+    return text_tokens(text) if text is not None else None
 
 
 def duplicates_text(n: int) -> str:

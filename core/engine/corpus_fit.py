@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from core.repl.context_file import BLOCK_BYTES, context_form, text_width
+from core.repl.context_file import BLOCK_BYTES, context_form, text_width, width_and_chars
 
 BASE_MB = 128        # the worker's interpreter, its modules and the protocol (VmSize ~110 MB measured)
 GROW_MB = 128        # room for a copy of the growing string (see the module's docstring)
@@ -48,12 +48,11 @@ def need_bytes(documents: Sequence[Any]) -> tuple[int, int, int]:
     wide_docs = 0
     sizes = []
     for d in documents:
-        text = d.text
-        w = width(text)
-        sizes.append((w, len(text)))
-        chars += len(text) + len(d.path) + 9                 # "=== PATH ===\n" and the joins
-        apart += w * len(text)
-        utf8 += len(text) if w == 1 else len(text) * (2 if w == 2 else 4)
+        w, n = width_and_chars(d)                            # reads no text a Document knows the width of
+        sizes.append((w, n))
+        chars += n + len(d.path) + 9                         # "=== PATH ===\n" and the joins
+        apart += w * n
+        utf8 += n if w == 1 else n * (2 if w == 2 else 4)
         widest = max(widest, w)
         wide_docs += w == 4
     if context_form(sizes) == "str":
@@ -72,7 +71,7 @@ def check_fits(documents: Sequence[Any], memory_limit_mb: int | None) -> None:
     limit = memory_limit_mb * MB
     if peak <= limit * FILL:
         return
-    chars = sum(len(d.text) for d in documents)
+    chars = sum(width_and_chars(d)[1] for d in documents)
     why = ""
     if wide_docs:
         why = (f" ({wide_docs:,} document{'s hold' if wide_docs != 1 else ' holds'} characters beyond U+FFFF, "

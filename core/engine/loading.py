@@ -17,12 +17,13 @@ import time
 from typing import Any, Sequence
 
 from core import events as ev
+from core.repl.context_file import chars_of
 
 NOTICE_CHARS = 50_000_000
 
 
 def tell(ctx: Any, rlm_id: str, task: asyncio.Future, documents: Sequence[Any]) -> None:
-    chars = sum(len(d.text) for d in documents)
+    chars = sum(map(chars_of, documents))
     if chars < NOTICE_CHARS:
         return
     ctx.emit(ev.Notice, call_id=rlm_id, level="info",

@@ -24,7 +24,7 @@ from core.engine.outcome import RlmOutcome, RootCallRefused, Session, TextDocume
 from core.engine.subcalls import SubCaller
 from core.lifecycle import finish
 from core.local_defaults import small_prompt
-from core.repl.context_file import form_of
+from core.repl.context_file import chars_of, form_of
 from core.routing import extra_sub_call_models
 
 if TYPE_CHECKING:
@@ -159,7 +159,7 @@ class Rlm:
                 {"role": "user", "content": prompts.first_turn_small(
                     self.question, [(d.path, d.text) for d in self.documents])
                  if small_prompt(cfg.root_model) else prompts.first_turn(
-                    self.question, [(d.path, len(d.text)) for d in self.documents], self._prefix(),
+                    self.question, [(d.path, chars_of(d)) for d in self.documents], self._prefix(),
                     context_form=form_of(self.documents))},
             ]
         elif self._follow_up:

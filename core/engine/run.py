@@ -24,6 +24,7 @@ from core.engine.budget import Budget
 from core.engine.context import Counters, EventSink, RunContext  # noqa: F401  (named here before)
 from core.engine.outcome import RlmOutcome
 from core.engine.rlm import Rlm
+from core.repl.context_file import chars_of
 
 log = logging.getLogger(__name__)
 
@@ -81,9 +82,11 @@ class Engine:
                         f"mark it free with --price {model}=0,0 (local models), or drop --max-cost.")
         if documents:
             from core.engine.corpus_fit import CorpusTooLarge, check_fits
+            from core.ingest.text_back import DocumentChanged, check_unchanged
             try:
                 check_fits(documents, self.config.memory_limit_mb)
-            except CorpusTooLarge as exc:
+                check_unchanged(documents)        # texts read back from files (core/ingest/text_back.py)
+            except (CorpusTooLarge, DocumentChanged) as exc:
                 raise ConfigError(str(exc)) from None
         return prices
 
@@ -145,8 +148,8 @@ class Engine:
         docs = list(documents)
         ctx.emit(ev.RunStarted, call_id="R", question=question, root_model=self.config.root_model,
                  sub_model=self.config.sub_model, config=self.config.public_dict(),
-                 documents=[{"path": d.path, "chars": len(d.text)} for d in docs],
-                 total_chars=sum(len(d.text) for d in docs), version=self._version,
+                 documents=[{"path": d.path, "chars": chars_of(d)} for d in docs],
+                 total_chars=sum(map(chars_of, docs)), version=self._version,
                  parent_run_id=self._parent_run_id, unpriced_models=ctx.unpriced,
                  evaluation_id=self._evaluation_id)
         started_at = time.time()

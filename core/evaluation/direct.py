@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from core.engine import prompts
+from core.repl.context_file import chars_of
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,8 @@ def plain_call_tokens(question: str, documents: Sequence[Any]) -> int:
     from core.token_count import prompt_tokens, text_tokens
     tokens = prompt_tokens(direct_messages(question, ()))
     for d in documents:           # "=== path ===\n" + text, "\n\n" between (about one token)
-        tokens += text_tokens(f"=== {d.path} ===\n") + text_tokens(d.text) + 1
+        kept = getattr(d, "tokens", None)         # text_tokens(text), kept by ingestion: not read again
+        tokens += text_tokens(f"=== {d.path} ===\n") + (text_tokens(d.text) if kept is None else int(kept)) + 1
     return tokens
 
 
@@ -67,7 +69,7 @@ def direct_fit(model: str, question: str, documents: Sequence[Any], prices: Any,
     from core.token_count import about_tokens
     tokens = plain_call_tokens(question, documents)   # the one estimate Sources and the mode use
     window = window or prices.context_window(model)
-    chars = sum(len(d.text) for d in documents)
+    chars = sum(map(chars_of, documents))
     if window is None:
         return DirectFit(None, tokens, None, max_tokens,
                          f"{len(documents):,} documents, {chars:,} characters, {about_tokens(tokens)}; "

@@ -43,10 +43,14 @@ def extract_data(path: str, source_path: str, data: bytes, name: str, job: Job) 
         from core.ingest.formats.tables import from_delimited
         tables = from_delimited(path, extracted.text, extracted.format,
                                 job.options.max_table_cells)
+    sha = hashlib.sha256(data).hexdigest()
+    # ASCII bytes, one character each: decoded as UTF-8 with nothing changed (no BOM, no "\r"),
+    # so the text's UTF-8 is the file and shares its hash (core/ingest/text_back.py uses it).
+    same = extracted.format in TEXT_FORMATS and len(extracted.text) == len(data) and data.isascii()
     return Document(path=path, source_path=source_path, format=extracted.format,
                     text=extracted.text, chars=len(extracted.text), size=len(data),
-                    sha256=hashlib.sha256(data).hexdigest(), spans=extracted.spans,
-                    ocr_pages=extracted.ocr_pages, tables=tables)
+                    sha256=sha, spans=extracted.spans,
+                    ocr_pages=extracted.ocr_pages, tables=tables, text_sha256=sha if same else "")
 
 
 def read_bytes(path: str, max_bytes: int) -> bytes:

@@ -6,8 +6,10 @@ Everything here is a frozen dataclass so it can cross process boundaries
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 # Skip reasons. Each skip carries one of these plus a human-readable detail.
 BINARY = "binary"              # content is not text and no extractor claims it
@@ -74,6 +76,50 @@ class Document:
     duplicates: tuple[str, ...] = ()    # paths of other files with the same bytes (not read again)
     mtime_ns: int = 0                   # the file's modification time when it was read (0: a member)
     unchanged: bool = False             # taken from an earlier read of the same file, not read again
+    width: int = 0                      # bytes per character CPython holds `text` with (1, 2, 4; 0: unknown)
+    text_sha256: str = ""               # of text.encode("utf-8"), when known ("": not computed)
+    tokens: int | None = None           # core.token_count.text_tokens(text), when known
+
+    # `text` is held, or read back when asked (core/ingest/text_back.py): a document whose
+    # text can be had again from its file keeps none in memory, so the engine holds no
+    # second copy of a corpus the REPL worker holds. Each read of `doc.text` of such a
+    # document reads the file again (and raises DocumentChanged if the file changed since).
+
+    def __getattr__(self, name: str) -> Any:     # only for attributes the instance lacks
+        if name == "text":
+            reader = self.__dict__.get("_text_from")
+            if reader is not None:
+                return reader(self)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def held(self) -> bool:
+        """True when the text is in memory, False when it is read back on demand."""
+        return "text" in self.__dict__
+
+    def without_text(self, reader: Callable[["Document"], str]) -> "Document":
+        """This document holding no text: `reader(doc)` gives it back when asked (a picklable
+        object: Documents cross process boundaries)."""
+        new = copy.copy(self)
+        object.__delattr__(new, "text")
+        object.__setattr__(new, "_text_from", reader)
+        return new
+
+    def but(self, **changes: Any) -> "Document":
+        """dataclasses.replace that keeps a read-back document's text unread."""
+        new = copy.copy(self)
+        for name, value in changes.items():
+            if name not in self.__dataclass_fields__:
+                raise TypeError(f"Document has no field {name!r}")
+            object.__setattr__(new, name, value)
+        if "text" in changes:
+            new.__dict__.pop("_text_from", None)
+        return new
+
+
+class DocumentChanged(OSError):
+    """A document's text was to be read back from its file, and the file changed (or went)
+    since it was read."""
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from core.ingest import inline
 from core.ingest.archives import looks_like_archive
 from core.ingest.model import (CRASHED, DUPLICATE, DUPLICATE_PREFIX, EMPTY, TIMEOUT, TOO_LARGE,
                                Document, FileEntry, IngestOptions, IngestResult, Progress, Skip)
+from core.ingest.text_back import release
 from core.ingest.walk import iter_walk
 from core.ingest.workers import Extractor, Worker
 
@@ -35,6 +36,7 @@ ProgressCallback = Callable[[Progress], None]
 WALK_BATCH = 256          # walk results handed to the loop in batches ...
 WALK_BATCH_S = 0.05       # ... or at least this often
 MAX_RESTARTS = 5          # workers one archive may crash before the rest of it is given up
+LOOKUP_BATCH = 64         # unchanged files looked up in the store per thread call
 
 
 async def ingest(paths: Sequence[str | Path], options: IngestOptions = IngestOptions(),
@@ -69,6 +71,7 @@ class Ingestion:
         self.lanes = options.workers or os.cpu_count() or 1
         self._results: dict[int, Document | Skip | list[Document | Skip]] = {}
         self._queue: deque[tuple[int, FileEntry]] = deque()
+        self._lookups: dict[int, tuple[Any, int]] = {}   # seq -> (its batch's lookup, its place in it)
         self._seq = 0
         self._walk_done = False
         self._files_total = self._files_done = self._bytes_total = self._bytes_done = 0
@@ -170,15 +173,15 @@ class Ingestion:
             while (job := await self._next()) is not None:
                 seq, entry = job
                 member = _Members()
-                kept = await self._unchanged(entry, threads)
+                kept = await self._unchanged(seq, entry, threads)
                 if kept is not None:
                     self.unchanged += 1
                     self._finish(seq, kept, entry.size)
                     continue
                 outcome = None if self.extractor is not None else await asyncio.wrap_future(
-                    threads.submit(inline.read_if_plain, entry, self.options.max_file_bytes, self.options))
+                    threads.submit(_read_if_plain, entry, self.options))
                 if outcome is not None:
-                    self._finish(seq, _stamped(outcome[1], entry) if outcome[0] == "doc" else
+                    self._finish(seq, outcome[1] if outcome[0] == "doc" else
                                  Skip(entry.path, entry.source_path, outcome[1], outcome[2], entry.size),
                                  entry.size)
                     continue
@@ -209,7 +212,8 @@ class Ingestion:
                             continue
                     break
                 if outcome[0] == "doc":
-                    result: Document | Skip | None = _stamped(outcome[1], entry)
+                    result: Document | Skip | None = await asyncio.wrap_future(
+                        threads.submit(_stamped, outcome[1], entry))
                 elif outcome[0] == "end":
                     result = None
                 else:
@@ -223,16 +227,27 @@ class Ingestion:
             if worker is not None:
                 self._retire(worker, pending, threads)
 
-    async def _unchanged(self, entry: FileEntry, threads: ThreadPoolExecutor) -> Document | None:
-        """What an earlier read of this unchanged file produced, or None (read it)."""
+    async def _unchanged(self, seq: int, entry: FileEntry, threads: ThreadPoolExecutor) -> Document | None:
+        """What an earlier read of this unchanged file produced, or None (read it). Looked up
+        LOOKUP_BATCH files at a time, this one and those queued behind it, in one thread call:
+        a second run over 1,000 unchanged files is that many lookups of a millisecond or less."""
         if self.cache is None or self.extractor is not None or looks_like_archive(entry.path):
             return None
-        try:
-            return await asyncio.wrap_future(threads.submit(self.cache.lookup, entry))
-        except Exception:   # noqa: BLE001 - a broken cache only costs a fresh read
-            log.warning("the store of earlier reads failed for %s; reading it again", entry.path,
-                        exc_info=True)
-            return None
+        ahead = self._lookups.pop(seq, None)
+        if ahead is None:
+            behind: list[tuple[int, FileEntry]] = []
+            for queued_seq, queued in self._queue:   # those already looked up are at its front
+                if len(behind) >= LOOKUP_BATCH - 1:
+                    break
+                if queued_seq not in self._lookups and not looks_like_archive(queued.path):
+                    behind.append((queued_seq, queued))
+            found = asyncio.wrap_future(threads.submit(_looked_up_all, self.cache,
+                                                       [entry] + [e for _, e in behind]))
+            for at, (queued_seq, _) in enumerate(behind, start=1):
+                self._lookups[queued_seq] = (found, at)
+            ahead = (found, 0)
+        found, at = ahead
+        return (await asyncio.shield(found))[at]      # shared: one lane's cancel is not the others'
 
     def _messages(self, seq: int, member: "_Members") -> Callable[[tuple], None]:
         """A worker's in-between messages, received in a thread, handled on the loop."""
@@ -303,10 +318,35 @@ class Ingestion:
 
 
 def _stamped(doc: Any, entry: FileEntry) -> Any:
-    """A document read from `entry`, with the file's modification time (for ExtractCache)."""
+    """A document read from `entry`, with the file's modification time (for ExtractCache),
+    its text dropped when the file gives it back (core/ingest/text_back.py). Blocking (it
+    may hash the text): call it in a thread."""
     if isinstance(doc, Document) and entry.mtime_ns and doc.source_path == entry.source_path:
-        return replace(doc, mtime_ns=entry.mtime_ns)
+        return release(doc.but(mtime_ns=entry.mtime_ns), entry.source_path, entry.size, entry.mtime_ns)
     return doc
+
+
+def _looked_up(cache: Any, entry: FileEntry) -> Document | None:
+    """cache.lookup, its document released like a fresh read's (in the same thread)."""
+    try:
+        doc = cache.lookup(entry)
+    except Exception:   # noqa: BLE001 - a broken cache only costs a fresh read
+        log.warning("the store of earlier reads failed for %s; reading it again", entry.path,
+                    exc_info=True)
+        return None
+    return None if doc is None else release(doc, entry.source_path, entry.size, entry.mtime_ns)
+
+
+def _looked_up_all(cache: Any, entries: list[FileEntry]) -> list[Document | None]:
+    return [_looked_up(cache, entry) for entry in entries]
+
+
+def _read_if_plain(entry: FileEntry, options: IngestOptions) -> Any:
+    """inline.read_if_plain, its document stamped and released (in the same thread)."""
+    outcome = inline.read_if_plain(entry, options.max_file_bytes, options)
+    if outcome is not None and outcome[0] == "doc":
+        return (outcome[0], _stamped(outcome[1], entry))
+    return outcome
 
 
 class _Members:
@@ -348,7 +388,7 @@ def read_once(items: list[Document | Skip]) -> list[Document | Skip]:
         assert isinstance(original, Document)
         copies = [d for k, d in enumerate(docs) if k != keep]
         copies.sort(key=lambda d: _nearest_first(d.path))
-        out[indexes[keep]] = replace(original, duplicates=original.duplicates + tuple(d.path for d in copies))
+        out[indexes[keep]] = original.but(duplicates=original.duplicates + tuple(d.path for d in copies))
         for k, doc in enumerate(docs):
             if k != keep:
                 out[indexes[k]] = Skip(doc.path, doc.source_path, DUPLICATE, DUPLICATE_PREFIX + original.path,
@@ -375,9 +415,10 @@ def against_known(known: Iterable[Any], documents: Sequence[Document]
         if original is None or original.path == doc.path:
             kept.append(doc)
             continue
+        duplicates = tuple(getattr(original, "duplicates", ())) + (doc.path,)
         try:
-            original = replace(original, duplicates=tuple(getattr(original, "duplicates", ()))
-                               + (doc.path,))
+            original = original.but(duplicates=duplicates) if isinstance(original, Document) \
+                else replace(original, duplicates=duplicates)
         except TypeError:                   # a document type without `duplicates`
             pass
         grown[original.path] = first[doc.sha256] = original

@@ -71,12 +71,13 @@ def _address_data(doc: Any) -> dict[str, Any]:
     return data
 
 
-def _tables_of(doc: Any, path: str, text: str) -> list[dict[str, Any]]:
+def _tables_of(doc: Any, path: str, text: str | None) -> list[dict[str, Any]]:
     """A document's tables as dicts: those ingestion parsed, else (a stored document)
-    parsed again from its text."""
+    parsed again from its text (None: read it now)."""
     get = doc.get if isinstance(doc, dict) else (lambda name: getattr(doc, name, None))
     tables = get("tables")
     if tables is None:
+        text = _path_and_text(doc)[1] if text is None else text
         from core.ingest.formats.tables import from_document_text
         tables = from_document_text(path, text, str(get("format") or ""), get("spans") or ())
     return [t.to_dict() if hasattr(t, "to_dict") else dict(t) for t in tables]
@@ -115,10 +116,30 @@ def context_form(widths_and_chars: Iterable[tuple[int, int]]) -> str:
     return "list" if joined > JOIN_COST * apart and joined - apart > JOIN_SLACK_BYTES else "str"
 
 
+def _read_back(doc: Any) -> bool:
+    """True for a document that holds no text and reads it back when asked
+    (ingest.Document.without_text, core/ingest/text_back.py)."""
+    return not isinstance(doc, dict) and getattr(doc, "held", True) is False
+
+
+def width_and_chars(doc: Any) -> tuple[int, int]:
+    """(text_width, characters) of a document (ingest.Document, StoredDocument, dict). A
+    document that reads its text back on demand is not read for it: it kept both."""
+    if _read_back(doc) and doc.width:
+        return int(doc.width), int(doc.chars)
+    text = _path_and_text(doc)[1]
+    return text_width(text), len(text)
+
+
+def chars_of(doc: Any) -> int:
+    """The characters of a document's text, without reading a read-back document's text."""
+    return int(doc.chars) if _read_back(doc) else len(_path_and_text(doc)[1])
+
+
 def form_of(documents: Iterable[Any]) -> str:
     """context_form of documents as the engine holds them (ingest.Document, dicts): the form
     the worker will give `context` once they are loaded."""
-    return context_form((text_width(t), len(t)) for _, t in map(_path_and_text, documents))
+    return context_form(map(width_and_chars, documents))
 
 
 def write_context(documents: Iterable[Any], directory: str | Path) -> ContextFiles:
@@ -137,27 +158,38 @@ def write_context(documents: Iterable[Any], directory: str | Path) -> ContextFil
     tables: list[dict[str, Any]] = []
     offset = 0
     sizes = []
-    with open(path, "wb") as f:
+    with open(path, "wb", buffering=0) as f:
         for doc in documents:
-            doc_path, text = _path_and_text(doc)
-            head = header(doc_path)
-            # "replace" keeps one character per unencodable one (lone surrogates): offsets hold.
-            data = text.encode("utf-8", "replace")
+            head = header(str(doc["path"] if isinstance(doc, dict) else doc.path))
             head_data = head.encode("utf-8", "replace")
-            f.write(head_data)
-            f.write(data)
-            f.write(b"\n\n")
-            entry = {"path": doc_path, "offset": offset + len(head), "chars": len(text),
-                     "bytes": len(data), "head_bytes": len(head_data), "width": text_width(text),
+            source = _same_file(doc)
+            if source is not None:           # its text is its file's bytes: copied, not decoded
+                with source:
+                    _write(f, head_data)
+                    _copy(source, f, doc.size)
+                    _write(f, b"\n\n")
+                doc_path, text, chars, n_bytes, width = str(doc.path), None, int(doc.chars), int(doc.size), \
+                    int(doc.width)
+            else:
+                doc_path, text = _path_and_text(doc)
+                # "replace" keeps one character per unencodable one (lone surrogates): offsets hold.
+                data = text.encode("utf-8", "replace")
+                _write(f, head_data)
+                _write(f, data)
+                _write(f, b"\n\n")
+                chars, n_bytes, width = len(text), len(data), text_width(text)
+                del data
+            entry = {"path": doc_path, "offset": offset + len(head), "chars": chars,
+                     "bytes": n_bytes, "head_bytes": len(head_data), "width": width,
                      **_address_data(doc)}
-            del data
-            sizes.append((entry["width"], len(text)))
+            sizes.append((width, chars))
             found = _tables_of(doc, doc_path, text)
             if found:
                 entry["tables"] = len(found)
                 tables.extend(found)
             index.append(entry)
-            offset += len(head) + len(text) + 2
+            offset += len(head) + chars + 2
+            del text
     index_path.write_text(json.dumps(index, ensure_ascii=False), encoding="utf-8")
     written = [path, index_path]
     if tables:
@@ -168,6 +200,51 @@ def write_context(documents: Iterable[Any], directory: str | Path) -> ContextFil
     for done in written:
         done.chmod(0o444)
     return ContextFiles(str(path), str(index_path), offset, len(index), context_form(sizes))
+
+
+def _same_file(doc: Any) -> Any:
+    """The open file of a document that reads its text back from it (core/ingest/text_back.py)
+    when the text's UTF-8 is the file's bytes (same sha256) and the file is as it was read
+    (size, modification time); None otherwise (the text is read and encoded, and a changed
+    file raises DocumentChanged there)."""
+    if not _read_back(doc) or not doc.sha256 or getattr(doc, "text_sha256", None) != doc.sha256 \
+            or not doc.mtime_ns or not getattr(doc, "width", 0):
+        return None
+    try:
+        source = open(doc.source_path, "rb", buffering=0)
+    except OSError:
+        return None
+    st = os.fstat(source.fileno())
+    if st.st_size != doc.size or st.st_mtime_ns != doc.mtime_ns:
+        source.close()
+        return None
+    return source
+
+
+def _copy(source: Any, target: Any, size: int) -> None:
+    """`size` bytes from file to file, in the kernel where it can (os.sendfile)."""
+    left, at = size, 0
+    try:
+        while left:
+            sent = os.sendfile(target.fileno(), source.fileno(), at, left)
+            if not sent:
+                raise ContextFileError(f"{source.name} ended early ({at} of {size} bytes)")
+            at, left = at + sent, left - sent
+    except (AttributeError, OSError):         # no sendfile here: copy through a buffer
+        source.seek(at)
+        while left:
+            piece = source.read(min(left, BLOCK_BYTES))
+            if not piece:
+                raise ContextFileError(f"{source.name} ended early") from None
+            _write(target, piece)
+            left -= len(piece)
+
+
+def _write(target: Any, data: bytes) -> None:
+    """All of `data` (an unbuffered file may take less in one call)."""
+    view = memoryview(data)
+    while view:
+        view = view[target.write(view):]
 
 
 def _joined(pieces: Iterable[str]) -> str:

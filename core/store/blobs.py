@@ -11,7 +11,7 @@ import json
 import time
 import zlib
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import sqlite_utils
 
@@ -20,6 +20,7 @@ CODEC = "zlib"          # lzma would be 3x smaller, 20x slower
 # 2-core machine that CPU is taken from them. Measured on 20 MB of mixed log/CSV/prose text:
 # level 1 0.40 s CPU, ratio 0.545; level 6 0.93 s, ratio 0.507 (7% more disk, once per text).
 ZLIB_LEVEL = 1
+SOURCE_BLOB_BATCH = 16 * 1024 * 1024   # compressed bytes of source texts stored per transaction
 
 
 def sha256_text(text: str) -> str:
@@ -43,6 +44,17 @@ def decode(codec: str, content: bytes) -> bytes:
 
 def has_blob(db: sqlite_utils.Database, sha: str) -> bool:
     return db.execute("SELECT 1 FROM blobs WHERE sha256 = ?", [sha]).fetchone() is not None
+
+
+def stored_blobs(db: sqlite_utils.Database, shas: Iterable[str | None]) -> set[str]:
+    """Those of `shas` that are stored, asked 500 at a time."""
+    wanted = sorted({sha for sha in shas if sha})
+    found: set[str] = set()
+    for at in range(0, len(wanted), 500):
+        chunk = wanted[at:at + 500]
+        found.update(row[0] for row in db.execute(
+            f"SELECT sha256 FROM blobs WHERE sha256 IN ({', '.join('?' * len(chunk))})", chunk))
+    return found
 
 
 @dataclass(frozen=True)
@@ -89,41 +101,51 @@ def prepare_sources(documents: Iterable[Any], skipped: Iterable[Any],
     """Hash and compress outside the write transaction, so a 40 MB context does not
     hold the database's write lock (and stall the event writer) while it is compressed.
     `known(sha)` says whether a blob is stored already (then it is not compressed again)."""
-    prepared: list[PreparedSource] = []
+    return list(iter_sources(documents, skipped, known))
+
+
+def iter_sources(documents: Iterable[Any], skipped: Iterable[Any],
+                 known: Any = lambda sha: False) -> Iterator[PreparedSource]:
+    """prepare_sources one source at a time, so a caller that stores each one's blobs as it
+    comes holds one document's text and blob at a time, not a corpus of them. A document
+    that knows its text_sha256 and whose blob is stored is not read at all (a read-back
+    Document, core/ingest/text_back.py, would read its file)."""
+    position = -1
     for position, doc in enumerate(documents):
-        text = doc.text
-        data: bytes | None = None                # encoded once, for the hash and the blob
         text_sha = getattr(doc, "text_sha256", None)
-        if not text_sha:
-            data = text.encode("utf-8")
-            text_sha = hashlib.sha256(data).hexdigest()
         blobs: list[Blob] = []
-        if not known(text_sha):
-            blobs.append(Blob.of(data if data is not None else text.encode("utf-8"), text_sha))
+        chars = getattr(doc, "chars", None)
+        if not text_sha or not known(text_sha):
+            text = doc.text
+            data = text.encode("utf-8")          # encoded once, for the hash and the blob
+            text_sha = text_sha or hashlib.sha256(data).hexdigest()
+            chars = chars or len(text)
+            del text
+            if not known(text_sha):
+                blobs.append(Blob.of(data, text_sha))
+            del data
         spans = spans_bytes(getattr(doc, "spans", None))
         spans_sha = None
         if spans is not None:
             spans_sha = hashlib.sha256(spans).hexdigest()
             if not known(spans_sha):
                 blobs.append(Blob.of(spans, spans_sha))
-        prepared.append(PreparedSource(row={
+        yield PreparedSource(row={
             "position": position, "status": "read", "path": str(doc.path),
             "source_path": _opt_str(getattr(doc, "source_path", None)),
             "format": getattr(doc, "format", None), "size": getattr(doc, "size", None),
-            "chars": getattr(doc, "chars", None) or len(text), "sha256": getattr(doc, "sha256", None),
+            "chars": chars, "sha256": getattr(doc, "sha256", None),
             "text_sha256": text_sha, "spans_sha256": spans_sha, "reason": None, "detail": None,
-        }, blobs=tuple(blobs)))
-    offset = len(prepared)
-    for position, skip in enumerate(skipped, start=offset):
-        prepared.append(PreparedSource(row={
+        }, blobs=tuple(blobs))
+    for position, skip in enumerate(skipped, start=position + 1):
+        yield PreparedSource(row={
             "position": position, "status": "skipped", "path": str(skip.path),
             "source_path": _opt_str(getattr(skip, "source_path", None)),
             "format": None, "size": getattr(skip, "size", None) or None, "chars": None,
             "sha256": None, "text_sha256": None,
             "spans_sha256": None, "reason": getattr(skip, "reason", None),
             "detail": getattr(skip, "detail", None),
-        }, blobs=()))
-    return prepared
+        }, blobs=())
 
 
 def write_sources(db: sqlite_utils.Database, run_id: str, prepared: list[PreparedSource]) -> None:

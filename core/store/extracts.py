@@ -10,7 +10,9 @@ count as unchanged too (a `touch`, a copy that kept the content). Only whole fil
 are kept, not archive members, and not documents with parsed tables (`tables` are not
 stored). The text and spans are the blobs the sources already store, so this costs a
 row per file; a row whose blob was collected (its runs deleted) is a miss. An unchanged
-small plain-text file is decoded again from the file itself, which is faster than its blob.
+plain-text file is not read at all: its Document reads the text back from the file when
+asked (core/ingest/text_back.py), with the width and tokens this row kept. Rows written
+before those columns existed decode the file again (small files) or read the blob.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any, Iterable
 from core.ingest.extract import TEXT_FORMATS
 from core.ingest.inline import INLINE_MAX_BYTES as PLAIN_AGAIN_MAX_BYTES
 from core.ingest.model import Document, ExtractError, Span
+from core.ingest.text_back import READER
 
 _HASH_CHUNK = 1 << 20
 log = logging.getLogger(__name__)
@@ -39,18 +42,25 @@ class ExtractCache:
         row = self.store.extract_row(entry.source_path)
         if row is None or row[0] != entry.size:
             return None
-        size, mtime_ns, sha, fmt, chars, text_sha, spans_sha, ocr = row
+        size, mtime_ns, sha, fmt, chars, text_sha, spans_sha, ocr, width, tokens = row
         if mtime_ns != entry.mtime_ns:
             if _file_sha256(entry.source_path) != sha:
                 return None
             self.store.touch_extract(entry.source_path, entry.mtime_ns)
+        if fmt in TEXT_FORMATS and not spans_sha and width and self.store.has_blob(text_sha):
+            # Its text is read back from the file when asked (core/ingest/text_back.py): nothing
+            # is read or decoded here.
+            return Document(path=entry.path, source_path=entry.source_path, format=fmt, text="",
+                            chars=int(chars), size=int(size), sha256=sha, mtime_ns=entry.mtime_ns,
+                            unchanged=True, width=int(width), text_sha256=text_sha,
+                            tokens=None if tokens is None else int(tokens)).without_text(READER)
         if fmt in TEXT_FORMATS and not spans_sha and size <= PLAIN_AGAIN_MAX_BYTES \
                 and self.store.has_blob(text_sha):
             again = _plain_again(entry.source_path, size)
             if again is not None and len(again) == int(chars):
                 return Document(path=entry.path, source_path=entry.source_path, format=fmt, text=again,
                                 chars=int(chars), size=int(size), sha256=sha, mtime_ns=entry.mtime_ns,
-                                unchanged=True)
+                                unchanged=True, text_sha256=text_sha)
         text = self.store.blob(text_sha)
         if text is None:
             return None
@@ -63,12 +73,12 @@ class ExtractCache:
         return Document(path=entry.path, source_path=entry.source_path, format=fmt,
                         text=text.decode("utf-8"), chars=int(chars), size=int(size), sha256=sha,
                         spans=spans, ocr_pages=tuple(json.loads(ocr or "[]")), mtime_ns=entry.mtime_ns,
-                        unchanged=True)
+                        unchanged=True, text_sha256=text_sha)
 
 
 def row(db: Any, source_path: str) -> tuple | None:
     return db.execute("SELECT size, mtime_ns, sha256, format, chars, text_sha256, spans_sha256, "
-                      "ocr_pages_json FROM extracts WHERE source_path = ?", [source_path]).fetchone()
+                      "ocr_pages_json, width, tokens FROM extracts WHERE source_path = ?", [source_path]).fetchone()
 
 
 def touch(db: Any, source_path: str, mtime_ns: int) -> None:
@@ -86,9 +96,11 @@ def remember(db: Any, documents: Iterable[Any], text_shas: dict[str, tuple[str, 
         if not mtime or shas is None or getattr(doc, "tables", ()) or not getattr(doc, "sha256", None):
             continue
         db.execute("INSERT OR REPLACE INTO extracts (source_path, size, mtime_ns, sha256, format, chars, "
-                   "text_sha256, spans_sha256, ocr_pages_json, updated_utc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                   "text_sha256, spans_sha256, ocr_pages_json, updated_utc, width, tokens) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    [doc.source_path, doc.size, mtime, doc.sha256, doc.format, doc.chars, shas[0], shas[1],
-                    json.dumps(list(getattr(doc, "ocr_pages", ()) or ())), now])
+                    json.dumps(list(getattr(doc, "ocr_pages", ()) or ())), now,
+                    getattr(doc, "width", 0) or None, getattr(doc, "tokens", None)])
 
 
 def _plain_again(path: str, size: int) -> str | None:

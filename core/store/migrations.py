@@ -297,6 +297,15 @@ def backfill_subtree_costs(db: sqlite_utils.Database, run_ids: list[str] | None 
                         updates)
 
 
+@migration
+def m008_extracts_width_tokens(db: sqlite_utils.Database) -> None:
+    # What the engine needs of an unchanged plain-text file's text without reading it
+    # (core/ingest/text_back.py): the bytes per character CPython holds it with (1, 2 or 4)
+    # and its estimated tokens. NULL in rows written before: such a file is read once more.
+    db.execute("ALTER TABLE extracts ADD COLUMN width INTEGER")
+    db.execute("ALTER TABLE extracts ADD COLUMN tokens INTEGER")
+
+
 def migrate(db: sqlite_utils.Database) -> list[str]:
     """Apply pending migrations; returns the names applied. BEGIN IMMEDIATE makes two
     processes opening a fresh database at once take turns instead of colliding."""

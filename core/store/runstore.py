@@ -20,7 +20,8 @@ from typing import Any, Iterable, Iterator
 from core import paths
 from core.events import Event
 from core.store import extracts, queries
-from core.store.blobs import collect_garbage, get_blob, has_blob, prepare_sources, write_sources
+from core.store.blobs import (Blob, PreparedSource, collect_garbage, get_blob, has_blob, iter_sources, put_blob,
+                              SOURCE_BLOB_BATCH, stored_blobs, write_sources)
 from core.store.db import connect, write_transaction
 from core.store.errors import RunBusyError
 from core.store.migrations import migrate
@@ -86,15 +87,44 @@ class RunStore:
 
     # -- sources -----------------------------------------------------------------------
     def save_sources(self, run_id: str, documents: Iterable[Any], skipped: Iterable[Any] = ()) -> None:
-        """Sources rows for the run, and each text once in `blobs` (compressed outside the lock)."""
+        """Sources rows for the run, and each text once in `blobs`: compressed outside the lock,
+        and stored a batch at a time (SOURCE_BLOB_BATCH bytes), so no more than a batch of
+        compressed texts is held; the rows go in last, in one transaction."""
+        documents = list(documents)
+        # One query per 500 texts, not one a text: a second run's 1,000 unchanged files would
+        # take the lock 1,000 times beside the run's start.
+        with self._lock:
+            stored = stored_blobs(self.db, [getattr(d, "text_sha256", None) for d in documents])
+
         def known(sha: str) -> bool:
+            if sha in stored:
+                return True
             with self._lock:
                 return has_blob(self.db, sha)
-        documents = list(documents)
-        prepared = prepare_sources(documents, list(skipped), known)
+        prepared: list[PreparedSource] = []
+        batch: list[Blob] = []
+
+        def flush() -> None:
+            with self._lock, write_transaction(self.db):
+                for blob in batch:
+                    put_blob(self.db, blob)
+            stored.update(blob.sha256 for blob in batch)
+            batch.clear()
+        for item in iter_sources(documents, list(skipped), known):
+            batch.extend(item.blobs)
+            prepared.append(PreparedSource(item.row, ()))
+            if sum(len(b.content) for b in batch) >= SOURCE_BLOB_BATCH:
+                flush()
+        if batch:
+            flush()
+        by_position = {item.row["position"]: doc for item, doc in zip(prepared, documents)}
         shas = {item.row["source_path"]: (item.row["text_sha256"], item.row["spans_sha256"])
                 for item in prepared if item.row["status"] == "read" and item.row["source_path"]}
         with self._lock, write_transaction(self.db):
+            for item in prepared:         # a blob collected since its batch (a run deleted meanwhile)
+                if item.row["status"] == "read" and not has_blob(self.db, item.row["text_sha256"]):
+                    for blob in next(iter_sources([by_position[item.row["position"]]], ())).blobs:
+                        put_blob(self.db, blob)
             write_sources(self.db, run_id, prepared)
             extracts.remember(self.db, documents, shas)      # an unchanged file is not read again
 

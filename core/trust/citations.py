@@ -52,8 +52,16 @@ def context_offsets(documents: Sequence[Any]) -> list[int]:
     for d in documents:
         head = len(f"=== {_field(d, 'path')} ===\n")
         offsets.append(position + head)
-        position += head + len(_field(d, "text", "")) + 2
+        position += head + _chars(d) + 2
     return offsets
+
+
+def _chars(doc: Any) -> int:
+    """Characters of the text, not read back for a document that reads it on demand
+    (core/ingest/text_back.py)."""
+    if not isinstance(doc, dict) and getattr(doc, "held", True) is False:
+        return int(doc.chars)
+    return len(_field(doc, "text", ""))
 
 
 def split_reference(inner: str, paths: Sequence[str]) -> tuple[str, str]:
@@ -102,9 +110,10 @@ def resolve_citations(answer: str, documents: Sequence[Any]) -> list[Citation]:
         for alias in _field(d, "duplicates", ()) or ():
             by_path.setdefault(str(alias), i)
     paths = list(by_path)
-    offsets = context_offsets(documents)
+    found = parse_citations(answer)
+    offsets = context_offsets(documents) if found else []
     result = []
-    for reference, a, b in parse_citations(answer):
+    for reference, a, b in found:
         path, address = split_reference(reference, paths)
         index = by_path.get(path)
         if index is None:

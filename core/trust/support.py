@@ -25,9 +25,12 @@ numbers are not exempt: a made-up count is the commonest case.
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
+
+log = logging.getLogger(__name__)
 
 MESSAGE = "not found in anything the run read"
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,_]*(?:\.\d+)?(?![\w])")
@@ -137,13 +140,24 @@ class SupportCorpus:
     def check(self, answer: str, documents: Sequence[Any] = ()) -> Support:
         from core.trust.citations import resolve_citations
         cited = []
+        texts: dict[int, str] = {}       # each cited document read once (a read-back one reads its file)
         for c in resolve_citations(answer, documents) if documents else ():
             if c.ok and c.document is not None and c.start is not None:
-                text = getattr(documents[c.document], "text", None)
-                if text is None and isinstance(documents[c.document], dict):
-                    text = documents[c.document].get("text")
-                cited.append((text or "")[c.start:c.end])
+                if c.document not in texts:
+                    texts[c.document] = _text_of(documents[c.document])
+                cited.append(texts[c.document][c.start:c.end])
         return check(answer, [*self.read, *cited], self.written)
+
+
+def _text_of(doc: Any) -> str:
+    """A document's text ("" when its file changed since it was read: DocumentChanged, an
+    OSError; its passages then support nothing)."""
+    try:
+        text = doc.get("text") if isinstance(doc, dict) else getattr(doc, "text", None)
+    except OSError as exc:
+        log.warning("a cited document could not be read back: %s", exc)
+        return ""
+    return text or ""
 
 
 def describe(unsupported: Sequence[str]) -> str:

@@ -129,3 +129,30 @@ def test_reading_can_be_stopped(studio, qloop, tmp_path):
     assert controller.ingest_task.cancelled() or controller.ingest_task.done()
     notes = [n.message for n in window.notifier.history]
     assert any("Reading stopped" in m or m.startswith("Read ") for m in notes)
+
+
+def test_sources_and_the_source_viewer_show_text_the_documents_read_back(studio, qloop, tmp_path):
+    window, controller = studio
+    pane = window.sources_pane
+    folder = make_folder(tmp_path, n_text=3)
+    notes = folder / "notes.md"
+
+    async def body():
+        drop_paths(pane.drop_zone, [folder])
+        await wait_until(lambda: controller.ingest_task is not None and controller.ingest_task.done(),
+                         timeout=60, what="reading to end")
+
+    run_async(qloop, body(), timeout=90)
+    docs = list(controller.documents.values())
+    assert docs and not any(d.held for d in docs)          # the window keeps no text of its own
+    rows = {r.name: r for r in pane.rows()}
+    assert rows["report-001.txt"].tokens == controller.documents["report-001.txt"].tokens > 0   # kept by ingestion
+    viewer = controller.trust.open_citation("doc:notes.md:line 3")
+    assert viewer.current_path == "notes.md" and viewer.selected_text() == "The **board** met twice."
+    assert viewer.text.toPlainText() == notes.read_text()
+    notes.write_text("# Notes\n\nChanged.\n")
+    viewer.set_documents(docs)
+    assert not viewer.show_passage("notes.md", 0, 3)          # the file changed since it was read
+    assert "notes.md changed on disk since it was read" in viewer.note.text()
+    assert viewer.current_path is None and viewer.text.toPlainText() == ""
+    viewer.close()

@@ -30,7 +30,7 @@ EXPECTED = {
                         "judge_cost_usd", "wall_ms", "iterations", "cells", "syntax_errors", "input_tokens",
                         "output_tokens", "error", "created_utc"],
     "extracts": ["source_path", "size", "mtime_ns", "sha256", "format", "chars", "text_sha256",
-                 "spans_sha256", "ocr_pages_json", "updated_utc"],
+                 "spans_sha256", "ocr_pages_json", "updated_utc", "width", "tokens"],
     "_migrations": ["name", "applied_utc"],
     "runs_fts": ["question", "answer"],
 }
