@@ -150,36 +150,37 @@ class KeyStore:
         self._loading = threading.Lock()
 
     def _load(self) -> tuple[Any, str, str, tuple[type[BaseException], ...]]:
-        """(backend, backend_name, problem, errors), found once; the first-use hooks run first."""
-        state = self._state
-        if state is not None:
-            return state
-        with self._loading:
-            if self._state is not None:
-                return self._state
-            keyring = _keyring()
-            backend = self._given
-            explicit = backend is not None or _chosen_explicitly()
-            load_error = ""
-            if backend is None:
-                try:
-                    backend = keyring.get_keyring()
-                except Exception as exc:     # a misnamed PYTHON_KEYRING_BACKEND, a broken plugin, ...
-                    load_error = f"the keyring backend failed to load ({type(exc).__name__}: {exc})"
-                    log.warning("%s", load_error)
-                    backend = keyring.backends.fail.Keyring()
-            if isinstance(backend, keyring.backends.chainer.ChainerBackend) and not explicit:
-                # keyring chains every viable backend, plain-text files included:
-                # keep the best real keychain alone (the one the chain writes to)
-                secure = [b for b in backend.backends if not _assess(b, explicit)]
-                backend = secure[0] if secure else backend
-            name = _backend_label(backend)
-            problem = load_error or _assess(backend, explicit)
-            if problem:
-                log.info("keychain unusable (%s): %s", name, problem)
-            self._state = (backend, name, problem, _backend_errors())
+        """(backend, backend_name, problem, errors), found once. Before any access goes on,
+        the first-use hooks have run (in this thread, or another's run is waited for)."""
+        if self._state is None:
+            with self._loading:
+                if self._state is None:
+                    self._state = self._find_backend()
         _run_first_use_hooks(self)
         return self._state
+
+    def _find_backend(self) -> tuple[Any, str, str, tuple[type[BaseException], ...]]:
+        keyring = _keyring()
+        backend = self._given
+        explicit = backend is not None or _chosen_explicitly()
+        load_error = ""
+        if backend is None:
+            try:
+                backend = keyring.get_keyring()
+            except Exception as exc:     # a misnamed PYTHON_KEYRING_BACKEND, a broken plugin, ...
+                load_error = f"the keyring backend failed to load ({type(exc).__name__}: {exc})"
+                log.warning("%s", load_error)
+                backend = keyring.backends.fail.Keyring()
+        if isinstance(backend, keyring.backends.chainer.ChainerBackend) and not explicit:
+            # keyring chains every viable backend, plain-text files included:
+            # keep the best real keychain alone (the one the chain writes to)
+            secure = [b for b in backend.backends if not _assess(b, explicit)]
+            backend = secure[0] if secure else backend
+        name = _backend_label(backend)
+        problem = load_error or _assess(backend, explicit)
+        if problem:
+            log.info("keychain unusable (%s): %s", name, problem)
+        return backend, name, problem, _backend_errors()
 
     @property
     def backend(self) -> "keyring.backend.KeyringBackend":

@@ -37,7 +37,7 @@ NEW_DIR_STALE_S = 600.0            # a .rlm-repl-new-* dir this old was left by 
 class OwnedDir:
     """A temp directory and the open lock file that says its engine is alive."""
 
-    def __init__(self, path: str, lock_fd: int) -> None:
+    def __init__(self, path: str, lock_fd: int | None) -> None:
         self.path = path
         self._lock_fd: int | None = lock_fd
 
@@ -46,17 +46,25 @@ class OwnedDir:
         parent = parent or tempfile.gettempdir()
         pid = os.getpid()
         new = tempfile.mkdtemp(prefix=f"{NEW_PREFIX}{pid}-", dir=parent)
+        lock = os.path.join(new, LOCK_NAME)
         try:
-            fd = os.open(os.path.join(new, LOCK_NAME), os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            fd: int | None = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         except OSError:
             remove_tree(new)
             raise
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:     # a file system without locks: the pid in the name, as before
+                log.info("no lock on %s (%s): its sweep goes by the pid", new, exc)
+                os.close(fd)
+                fd = None
+                os.unlink(lock)
             final = os.path.join(parent, ROOT_PREFIX + os.path.basename(new)[len(NEW_PREFIX):])
             os.rename(new, final)      # (the random part is mkdtemp's: unique among rlm-repl-<pid>-*)
         except OSError:
-            os.close(fd)
+            if fd is not None:
+                os.close(fd)
             remove_tree(new)
             raise
         return cls(final, fd)

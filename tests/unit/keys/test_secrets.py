@@ -178,3 +178,21 @@ def test_key_for_model_maps_models_to_providers(store, monkeypatch):
     assert store.key_for_model("mistral/mistral-small-latest", settings) is None  # no key stored
     monkeypatch.setenv("MISTRAL_API_KEY", "mistral-env-key-1234")
     assert store.key_for_model("mistral/mistral-small-latest", settings) == "mistral-env-key-1234"
+
+
+def test_the_first_use_hook_runs_once_before_the_first_keychain_access(file_keyring, keyring_file, monkeypatch):
+    # The CLI moves the old service's keys here (app/cli.py): before any read, once per process.
+    import core.secrets as secrets
+    from tests.support.test_keyring import FileKeyring
+    monkeypatch.setattr(secrets, "_first_use", [])
+    seen = []
+
+    def hook(store):
+        seen.append(store.backend.get_password(SERVICE, "openai"))   # its own access: no wait
+        store.backend.set_password(SERVICE, "openai", KEY)           # e.g. a key moved in
+    secrets.before_first_use(hook)
+    first = KeyStore(file_keyring)
+    assert seen == []                                 # constructing it touches nothing
+    assert first.get("openai") == KEY                 # the hook ran first: the read sees its key
+    second = KeyStore(FileKeyring(keyring_file))
+    assert second.get("openai") == KEY and seen == [None]             # once, not per store
