@@ -67,7 +67,7 @@ def report_outcome(outcome: Any, *, as_json: bool, **extra: Any) -> int:
         print(f"rlm-studio: warning: {summary(limited)}", file=sys.stderr)
     if t.get("unsupported"):
         # lazy: +16 modules, 36 ms at load 9 (first use only)
-        from core.trust.support import describe
+        from core.support import describe
         print(f"rlm-studio: warning: the answer states {describe(t['unsupported'])}", file=sys.stderr)
     store_error = getattr(outcome, "store_error", None)
     if store_error:

@@ -193,7 +193,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
 def cmd_citations(args: argparse.Namespace) -> int:
     def body(store: Any, run_id: str) -> int:
         # lazy: +123 modules, 175 ms at load 9 (first use only)
-        from core.trust.citations import resolve_citations
+        from core.ingest.citations import resolve_citations
         run = store.get_run(run_id)
         cites = resolve_citations(run.get("answer") or "", store.documents(run_id))
         if args.json:

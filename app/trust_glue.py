@@ -232,7 +232,7 @@ class TrustGlue:
     # ---- citations -----------------------------------------------------
     def resolve_citations(self, text: str) -> list[CitationMark]:
         # lazy: +32 modules, 83 ms at load 9 (first use only)
-        from core.trust.citations import resolve_citations
+        from core.ingest.citations import resolve_citations
         self.citations.error_color = PALETTES["dark" if is_dark() else "light"]["error"]
         return [_mark_of(c) for c in resolve_citations(text, self.documents_for())]
 
@@ -437,7 +437,7 @@ def _loop_running() -> bool:
 # ---- adapters over core.trust (each has a plain fallback until its module is there) ----
 
 def _mark_of(c: Any) -> CitationMark:
-    """A core.trust.citations.Citation as the transcript's CitationMark."""
+    """A core.ingest.citations.Citation as the transcript's CitationMark."""
     body = c.text[4:] if c.text.startswith("doc:") else c.text
     return CitationMark(start=c.answer_start, end=c.answer_end, body=body, path=c.path, address=c.address,
                         ok=bool(c.ok), reason=c.problem or "",

@@ -10,7 +10,7 @@ Per root model (as the user picked it: ROOT_NAME below), over every stored run e
   runtime_errors (from the run totals), runtime_error_rate = runtime errors / cells;
   refused_cells (cells the engine would not run: copied feedback, reassigned `context`);
   cut_replies (root replies read only as far as useful: core/engine/reply_reader.py) and
-  unsupported_answers (answers stating values nothing the run read holds: core/trust/support.py);
+  unsupported_answers (answers stating values nothing the run read holds: core/support.py);
   turns_to_answer = mean root turns of the finished runs;
   cost_per_run_usd, seconds_per_run (mean wall time of runs that ended);
   root input/output tokens (calls of kind root with this model) and thinking tokens

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.call_ids import CallId, parse as parse_call_id
-from core.engine.parse import display_prose
+from core.fences import display_prose
 
 ROOT_ID = "R"
 TERMINAL_STATUSES = frozenset({"finished", "capped", "failed", "cancelled"})

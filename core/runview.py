@@ -17,7 +17,7 @@ repaint the meter).
 from __future__ import annotations
 
 from core import events as ev
-from core.engine.parse import display_prose  # noqa: F401  (re-exported: the panes use it)
+from core.fences import display_prose  # noqa: F401  (re-exported: the panes use it)
 from core.run_nodes import (  # noqa: F401  (re-exported: the panes use them)
     ROOT_ID, TERMINAL_STATUSES, Budget, Cell, Change, Figures, Meta, Node, NoticeItem, Turn)
 from core.run_record import RunRecord

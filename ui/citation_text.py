@@ -6,7 +6,7 @@ points to nothing is struck through, red, with a warning sign, and its link
 still opens the source viewer (which says what is wrong). `tooltip(href)` gives
 the text shown when the pointer rests on a citation.
 
-The resolver is injected (app/trust_glue.py: core.trust.citations over the
+The resolver is injected (app/trust_glue.py: core.ingest.citations over the
 run's documents), so this module only formats:
 
     resolve(text) -> list[CitationMark]

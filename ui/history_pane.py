@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QMenu, QPushButton, QToolButton, QVBoxLayout, QWidget,
 )
 
-from core.trust.support import unsupported_line
+from core.support import unsupported_line
 from ui import icons
 from ui.rows import RowTableModel, list_table
 from ui.plain_text import plain

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPushButton, QScroll
 
 from core import limits
 from core.runview import Cell, Change, RunView, Turn
-from core.trust.support import unsupported_line
+from core.support import unsupported_line
 from ui.cost_meter import clock, cost_text, money
 from ui.highlight import code_html, is_dark
 from ui.theme import PALETTES

@@ -58,7 +58,7 @@ class RunContext:
     closing: list = field(default_factory=list)   # nested RLMs' workers shutting down
     limits: Limits = field(default_factory=Limits)  # what caps and limits changed (core/limits.py)
     unpriced: list = field(default_factory=list)    # models without a known price (cost unknown)
-    support: Any = None          # core.trust.support.SupportCorpus: what the run read and wrote
+    support: Any = None          # core.support.SupportCorpus: what the run read and wrote
     _seq: Any = field(default_factory=lambda: itertools.count(1))
     _rlm_ids: Any = field(default_factory=lambda: itertools.count(1))
     _budget_pending: bool = False

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.engine.parse import RUNNABLE_TAGS, _FENCE, inline_fence
+from core.fences import FENCE as _FENCE, RUNNABLE_TAGS, inline_fence
 from core.local_defaults import one_block_default
 
 AFTER_BLOCK_CHARS = 400      # text allowed after a closed block while waiting for another fence

@@ -141,7 +141,7 @@ class Engine:
             worker_command=self._worker_command)
         ctx.unpriced = self.unpriced(prices)
         ctx.budget._on_change = ctx.budget_changed
-        from core.trust.support import SupportCorpus
+        from core.support import SupportCorpus
         ctx.support = SupportCorpus(question, getattr(session, "messages", None) or ())
         ctx.budget.on_first = ctx.budget_notice
         self._ctx = ctx
@@ -225,12 +225,13 @@ class Engine:
     @staticmethod
     def _check_support(ctx: RunContext, answer: str | None, docs: Sequence[Any], totals: dict) -> None:
         """totals["unsupported"]: the values the answer states that nothing the run read holds
-        (core/trust/support.py), told in a warning; [] when all are supported."""
+        (core/support.py), told in a warning; [] when all are supported."""
         if not answer or not answer.strip():
             return
-        from core.trust.support import describe
+        from core.ingest.citations import cited_passages
+        from core.support import describe
         try:
-            support = ctx.support.check(answer, docs)
+            support = ctx.support.check(answer, cited_passages(answer, docs))
         except Exception:                 # a checker bug must not cost the run its answer
             log.exception("checking the answer of run %s failed", ctx.run_id)
             return

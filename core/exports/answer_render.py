@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 import markdown
 
-from core.trust.citations import Citation, resolve_citations
+from core.ingest.citations import Citation, resolve_citations
 
 PASSAGE_CHARS = 1200
 _FENCE = re.compile(r"^\s*(```|~~~)")

@@ -1,5 +1,5 @@
 """The answer's citations as every export states them: checked against the run's stored
-documents (core/trust/citations.py, as the window does), unresolved ones flagged.
+documents (core/ingest/citations.py, as the window does), unresolved ones flagged.
 
     check = citation_check(store, run_id, answer)
     {"checked": True, "total": 3, "unresolved": [{"citation": "doc:report.txt:page 99",
@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.store.errors import MissingTextsError
-from core.trust.citations import resolve_citations
+from core.ingest.citations import resolve_citations
 
 FLAG = "⚠"
 NOT_CHECKED = "citations not checked: this run's document texts are not in the store"

@@ -14,7 +14,7 @@ from typing import Any
 from core.limits import summary
 from core.run_names import run_title
 from core.store import report as rp
-from core.trust.support import unsupported_line
+from core.support import unsupported_line
 from core.exports.answer_render import answer_html
 from core.exports.export_citations import check, summary_lines
 from core.exports.export_json import write_text_atomically

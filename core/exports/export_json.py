@@ -72,7 +72,7 @@ def build(store: Any, run_id: str, *, include_texts: bool = False) -> dict[str, 
             "texts_included": include_texts,
             **trust_manifest(run, sources, calls, events),
         },
-        # values the answer states that nothing the run read holds (core/trust/support.py);
+        # values the answer states that nothing the run read holds (core/support.py);
         # None: not checked (no answer, or a run stored before the check existed)
         "unsupported": (run.get("totals") or {}).get("unsupported"),
         "run": {k: v for k, v in run.items() if k not in LOCAL_COLUMNS},

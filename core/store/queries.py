@@ -104,7 +104,7 @@ def list_runs(db: sqlite_utils.Database, *, search: str | None = None, status: s
     if parent_run_id:
         where.append("parent_run_id = ?")
         params.append(parent_run_id)
-    # + the values the answer states that nothing the run read holds (core/trust/support.py)
+    # + the values the answer states that nothing the run read holds (core/support.py)
     sql = (f"SELECT {', '.join(LIST_COLUMNS)}, json_extract(totals_json, '$.unsupported') FROM runs"
            + (" WHERE " + " AND ".join(where) if where else "")
            + " ORDER BY created_utc DESC, id LIMIT ? OFFSET ?")

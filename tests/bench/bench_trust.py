@@ -35,7 +35,7 @@ def _documents(total_chars: int) -> list:
 
 def _events(docs: list, n_events: int) -> list:
     from core import events as ev
-    from core.trust.citations import context_offsets
+    from core.ingest.citations import context_offsets
     context = "".join(f"=== {d.path} ===\n{d.text}\n\n" for d in docs)
     rnd = random.Random(3)
     out = []

@@ -10,7 +10,7 @@ import pytest
 from tests.support.gui_app import qloop, run_async, studio, studio_home, wait_until  # noqa: F401
 from tests.support.trust_gui import code, hrefs, run_in_window, setup_lab
 
-import core.trust.citations  # noqa: F401,E402 - a missing module must fail, not skip
+import core.ingest.citations  # noqa: F401,E402 - a missing module must fail, not skip
 
 ANSWER = ("Q3 revenue was 42 million [doc:report.pdf:page 2, line 1]; see also "
           "[doc:notes.txt:line 2] and [doc:notes.txt:line 99] and [doc:missing.txt:line 1].")

@@ -10,7 +10,7 @@ from app.cli_common import report_outcome
 from app.runner import QuestionRun
 from core.exports import export_html, export_json, export_md
 from core.store import RunStore
-from core.trust.support import MESSAGE
+from core.support import MESSAGE
 from tests.integration.engine_helpers import KEY, Doc, code, config
 
 DOCS = [Doc("log.txt", "boot ok\n" * 50 + "SECRET_CODE=QX-4471\n")]

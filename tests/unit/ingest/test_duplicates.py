@@ -9,7 +9,7 @@ import shutil
 from core.ingest import IngestOptions, ingest_sync
 from core.repl.context_file import write_context
 from core.store import RunStore
-from core.trust.citations import resolve_citations
+from core.ingest.citations import resolve_citations
 from tests.unit.ingest import archive_makers as am
 from tests.unit.ingest import makers
 

@@ -2,7 +2,7 @@
 
     corpus = SupportCorpus(question)
     corpus.observe(event)                  # every event of the run, as it is emitted
-    result = corpus.check(answer, documents)
+    result = corpus.check(answer, cited_passages(answer, documents))
     result.unsupported                     # ["12345"]: "not found in anything the run read"
 
 The values an answer states are its numbers, its codes and identifiers (a token
@@ -25,12 +25,10 @@ numbers are not exempt: a made-up count is the commonest case.
 
 from __future__ import annotations
 
-import logging
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-log = logging.getLogger(__name__)
 
 MESSAGE = "not found in anything the run read"
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,_]*(?:\.\d+)?(?![\w])")
@@ -137,27 +135,9 @@ class SupportCorpus:
         elif kind == "RunStarted":
             self.read.append(event.question or "")
 
-    def check(self, answer: str, documents: Sequence[Any] = ()) -> Support:
-        from core.trust.citations import resolve_citations
-        cited = []
-        texts: dict[int, str] = {}       # each cited document read once (a read-back one reads its file)
-        for c in resolve_citations(answer, documents) if documents else ():
-            if c.ok and c.document is not None and c.start is not None:
-                if c.document not in texts:
-                    texts[c.document] = _text_of(documents[c.document])
-                cited.append(texts[c.document][c.start:c.end])
+    def check(self, answer: str, cited: Sequence[str] = ()) -> Support:
+        """`cited`: the passages the answer's citations name (core.ingest.citations.cited_passages)."""
         return check(answer, [*self.read, *cited], self.written)
-
-
-def _text_of(doc: Any) -> str:
-    """A document's text ("" when its file changed since it was read: DocumentChanged, an
-    OSError; its passages then support nothing)."""
-    try:
-        text = doc.get("text") if isinstance(doc, dict) else getattr(doc, "text", None)
-    except OSError as exc:
-        log.warning("a cited document could not be read back: %s", exc)
-        return ""
-    return text or ""
 
 
 def describe(unsupported: Sequence[str]) -> str:

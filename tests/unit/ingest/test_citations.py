@@ -1,5 +1,5 @@
 from core.repl.context_file import read_context, write_context
-from core.trust.citations import context_offsets, parse_citations, resolve_citations, split_reference
+from core.ingest.citations import context_offsets, parse_citations, resolve_citations, split_reference
 from tests.support.trust_runs import DOCS, doc
 
 

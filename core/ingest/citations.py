@@ -12,11 +12,15 @@ prints ("page 3, line 12", "sheet Sales row 4", "line 120") and also "lines 10-1
 
 from __future__ import annotations
 
+import logging
+
 import re
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
 from core.ingest.address import locate_in
+
+log = logging.getLogger(__name__)
 
 _BRACKET = re.compile(r"\[(doc:[^\[\]\n]+)\]")
 _SPLIT = re.compile(r"\s*[;,]\s*(?=doc:)")
@@ -130,3 +134,26 @@ def resolve_citations(answer: str, documents: Sequence[Any]) -> list[Citation]:
         result.append(Citation(reference, a, b, path, address, True, "", index, start, end,
                                offsets[index] + start, offsets[index] + end))
     return result
+
+
+def cited_passages(answer: str, documents: Sequence[Any]) -> list[str]:
+    """The text of every passage the answer's citations name that exists, each cited
+    document read once (a read-back one reads its file; one changed since it was read gives
+    no passage: DocumentChanged is an OSError). For the answer's support check."""
+    passages: list[str] = []
+    texts: dict[int, str] = {}
+    for c in resolve_citations(answer, documents) if documents else ():
+        if c.ok and c.document is not None and c.start is not None:
+            if c.document not in texts:
+                texts[c.document] = _text_of(documents[c.document])
+            passages.append(texts[c.document][c.start:c.end])
+    return passages
+
+
+def _text_of(doc: Any) -> str:
+    try:
+        text = doc.get("text") if isinstance(doc, dict) else getattr(doc, "text", None)
+    except OSError as exc:
+        log.warning("a cited document could not be read back: %s", exc)
+        return ""
+    return text or ""

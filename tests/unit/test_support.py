@@ -1,12 +1,13 @@
-"""Answers checked against what the run read (core/trust/support.py), on recorded runs."""
+"""Answers checked against what the run read (core/support.py), on recorded runs."""
 
 import json
 from pathlib import Path
 
 from core import events as ev
-from core.trust.support import SupportCorpus, answer_values, check, describe
+from core.ingest.citations import cited_passages
+from core.support import SupportCorpus, answer_values, check, describe
 
-RECORDED = Path(__file__).parents[2] / "fixtures" / "recorded"
+RECORDED = Path(__file__).parents[1] / "fixtures" / "recorded"
 
 
 def corpus_of(name: str) -> tuple[SupportCorpus, list]:
@@ -67,4 +68,4 @@ def test_a_cited_passage_supports_the_value():
     corpus = SupportCorpus("What is the fee?")
     corpus.written.append(answer)
     assert corpus.check(answer).unsupported == ["310"]
-    assert corpus.check(answer, [Doc()]).unsupported == []
+    assert corpus.check(answer, cited_passages(answer, [Doc()])).unsupported == []
