@@ -151,14 +151,29 @@ def sweep_stale_dirs() -> list[str]:
 
 
 def remove_tree(path: str | None) -> None:
+    """Remove `path` and everything in it. An entry that is already gone (another sweep, or
+    the owner, removing the same tree) is skipped; one that cannot be removed is made
+    writable and tried again, but only inside the tree: never its parent (for the tree
+    itself that parent is /tmp, which a chmod to 0700 made root-only for every user)."""
     if not path or not os.path.exists(path):
         return
+    root = os.path.abspath(path)
 
-    def retry(func: Callable[..., Any], target: str, _exc: Any) -> None:
+    def inside(target: str) -> bool:
+        target = os.path.abspath(target)
+        return target == root or target.startswith(root + os.sep)
+
+    def retry(func: Callable[..., Any], target: str, exc_info: Any) -> None:
+        if isinstance(exc_info[1], FileNotFoundError):
+            return                       # already removed by someone else
         try:
-            os.chmod(os.path.dirname(target), stat.S_IRWXU)
-            os.chmod(target, stat.S_IRWXU)
+            if inside(os.path.dirname(target)):
+                os.chmod(os.path.dirname(target), stat.S_IRWXU)
+            if inside(target):
+                os.chmod(target, stat.S_IRWXU)
             func(target)
+        except FileNotFoundError:
+            return
         except OSError as exc:
             log.warning("could not remove %s: %s", target, exc)
 

@@ -138,3 +138,33 @@ def test_this_process_keeps_its_own_dirs_and_half_made_ones(tmp_path, monkeypatc
     owned.remove()
     owned.remove()                                               # twice is fine
     assert not os.path.exists(owned.path)
+
+
+def test_removing_a_tree_another_sweep_is_removing_never_touches_its_parent(tmp_path):
+    """Two sweeps removing the same directory at once: each one's rmtree finds entries the other
+    took away. The retry once made the *parent* of a vanished entry 0700, and for the
+    directory itself that parent is /tmp: the whole machine's /tmp became root-only and
+    every other user's temp files failed (seen in CI: PermissionError in /tmp)."""
+    import threading
+    from core.repl.workdirs import remove_tree
+    parent = tmp_path / "shared-tmp"
+    parent.mkdir()
+    os.chmod(parent, 0o1777)
+    for round_ in range(30):
+        tree = parent / f"rlm-repl-{round_}"
+        for d in range(8):
+            (tree / f"d{d}").mkdir(parents=True)
+            for f in range(40):
+                (tree / f"d{d}" / f"f{f}").write_bytes(b"x")
+        gate = threading.Barrier(3)
+
+        def sweep():
+            gate.wait()
+            remove_tree(str(tree))
+        threads = [threading.Thread(target=sweep) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not tree.exists()
+        assert oct(parent.stat().st_mode & 0o7777) == oct(0o1777), f"round {round_}"
