@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# An answer that came before the worker's handshake waits this long at most for it, so the
+# run still records its sandbox (its start is 0.15-0.5 s here).
+START_REPORT_WAIT_S = 10.0
+
 
 class Rlm:
     def __init__(self, ctx: "RunContext", *, rlm_id: str, parent_id: str | None, depth: int,
@@ -62,6 +66,7 @@ class Rlm:
         self._cut: dict | None = None          # RootReplied.cut of this turn's reply
         self._unseen_told = False              # a final answer before any code was sent back once
         self._last_ran: tuple = ((), ())       # the last turn's blocks and their outputs
+        self._started_event = asyncio.Event()  # the worker shook hands (its sandbox is told)
 
     # -- lifecycle -----------------------------------------------------------------
     async def solve(self) -> RlmOutcome:
@@ -84,7 +89,7 @@ class Rlm:
                         tell(self.ctx, self.rlm_id, loading, self.documents)
                     return await self._loop()
                 # The worker's start (0.15-0.5 s) and the load go on beside the root's first call.
-                loading = self.repl.begin_loading(self.documents, start=True, on_started=self._tell_sandbox)
+                loading = self.repl.begin_loading(self.documents, start=True, on_started=self._started)
                 await asyncio.sleep(0)          # its first step spawns the worker (or fails to)
                 if loading.done() and not loading.cancelled() and loading.exception() is not None:
                     await loading               # no worker at all: the run fails before any call
@@ -112,7 +117,17 @@ class Rlm:
                 main.cancel()
                 await finish(asyncio.wait({main}))
                 await loading           # raises the start's error
-            return await main
+            outcome = await main
+            if not self._started_event.is_set() and not loading.done():
+                # An answer before the worker shook hands (no cell ran): the run still says
+                # what box it had (the sandbox warning), so wait for the start, not the load.
+                started = asyncio.ensure_future(self._started_event.wait())
+                try:
+                    await asyncio.wait({started, loading}, timeout=START_REPORT_WAIT_S,
+                                       return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    started.cancel()
+            return outcome
         except asyncio.CancelledError:
             main.cancel()               # a Stop: the loop ends its own way (it is cancelled)
             await finish(asyncio.wait({main}))
@@ -128,6 +143,10 @@ class Rlm:
             self.ctx.closing.append(asyncio.ensure_future(self._close_repl()))
         else:
             await self._close_repl()
+
+    def _started(self) -> None:
+        self._started_event.set()
+        self._tell_sandbox()
 
     def _tell_sandbox(self) -> None:
         """A warning in the run's events (window, CLI, store) when the worker's box lacks a layer."""

@@ -58,6 +58,25 @@ async def test_the_first_request_does_not_wait_for_the_worker(server, tmp_path, 
         assert first < worker_up          # sent while the worker was still starting
 
 
+async def test_an_answer_before_the_workers_handshake_still_records_its_sandbox(server, tmp_path):
+    # FINAL with no code comes back while the worker (in the fallback: a layer missing) is
+    # still starting: the run waits for the handshake, not the load, so its events (the
+    # window, the CLI's warning line, the record) still say the sandbox is incomplete.
+    wrapper, marker = tmp_path / "slow_start.py", tmp_path / "worker-started"
+    wrapper.write_text(SLOW_START)
+    server.script("root", replies=["FINAL(three)"])
+    events = []
+    engine = Engine(config(server), emit=events.append, key_for=lambda m: KEY,
+                    worker_command=[sys.executable, str(wrapper), str(marker), *default_worker_command(),
+                                    "--no-namespace"])
+    result = await engine.run("How many?", [Doc("a.txt", "apples: 3")])
+    assert result.status == "finished" and result.answer == "three", result.error
+    assert server.requests_for("root")[0].started < float(marker.read_text())   # answered first
+    warnings = [e for e in of_type(events, "Notice") if "sandbox is incomplete" in e.message]
+    assert len(warnings) == 1, [e.message for e in of_type(events, "Notice")]
+    assert events.index(warnings[0]) < events.index(of_type(events, "RunFinished")[0])
+
+
 async def test_a_worker_that_dies_while_starting_ends_the_run_and_its_first_call(server, tmp_path):
     # The worker dies a second into its start, while the root's first call is still waiting
     # for a slow reply: the run fails as a worker that could not run, without that reply.
