@@ -155,9 +155,20 @@ def final_unseen(value: str) -> str:
     return fill("final_unseen.md", literal=repr(shown))
 
 
-def repeated_block() -> str:
-    """The reply's code was the last reply's, with the same output (a small model's loop)."""
-    return fill("repeated_block.md")
+def repeated_reply(turn: int, printed: Sequence[str]) -> str:
+    """The reply's code was the last reply's: not run again, and what it printed then."""
+    shown = "\n\n".join(printed).strip() or "(nothing)"
+    if len(shown) > REPEAT_SHOWN_CHARS:
+        shown = shown[:REPEAT_SHOWN_CHARS] + "\n[... the rest as in turn " + str(turn) + "]"
+    return fill("repeated_reply.md", turn=turn, printed=shown)
+
+
+def repeated_prose(turn: int) -> str:
+    """The reply was the last reply's text again, without code."""
+    return fill("repeated_prose.md", turn=turn)
+
+
+REPEAT_SHOWN_CHARS = 1_500     # of the earlier output, quoted in repeated_reply
 
 
 def final_request(max_iterations: int) -> str:
