@@ -9,6 +9,7 @@ from pathlib import Path
 from string import Template
 from typing import Sequence
 
+from core.engine.question_lines import question_lines
 from core.local_defaults import small_prompt
 from core.paths import resources_dir
 
@@ -107,7 +108,9 @@ def first_turn_small(question: str, documents: Sequence[tuple[str, str]]) -> str
     """A small model's first turn (core/local_defaults.py: small_prompt): each listed document's
     name, size and first lines instead of 500 characters of `context`, which showed only the
     first document: the real 1.5B model guessed a CSV's columns and a log's line format. Each
-    is listed with its index, as it then picked `documents[5]` for the log (it is [9])."""
+    is listed with its index, as it then picked `documents[5]` for the log (it is [9]). Then a
+    few lines that hold words of the question (core/engine/question_lines.py): it guessed the
+    format of the lines it had to count."""
     total = sum(len(text) for _, text in documents)
     shown = []
     for index, (path, text) in enumerate(documents[:LISTED_DOCUMENTS]):
@@ -115,8 +118,11 @@ def first_turn_small(question: str, documents: Sequence[tuple[str, str]]) -> str
         shown.append(f"- documents[{index}]: {path} ({len(text):,} chars):" + "".join(f"\n    {ln}" for ln in lines))
     if len(documents) > LISTED_DOCUMENTS:
         shown.append(f"- ... and {len(documents) - LISTED_DOCUMENTS:,} more (see `documents`)")
+    found = question_lines(question, documents)
+    lines = "\n".join(f"- documents[{index}] line {number:,}: {line}" for index, number, line in found)
     return fill("first_turn_small.md", total_chars=f"{total:,}", doc_count=f"{len(documents):,}",
-                heads="\n".join(shown), question=question)
+                heads="\n".join(shown), question=question,
+                found="\n" + fill("question_lines_small.md", lines=lines) + "\n" if found else "")
 
 
 def turn_feedback(outputs: list[str], notes: list[str], iteration: int, max_iterations: int) -> str:

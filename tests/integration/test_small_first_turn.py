@@ -1,0 +1,26 @@
+"""A small root's first turn shows a few lines that hold words of the question (issue 25):
+real engine, real worker subprocess, scripted server over HTTP. The real 1.5B model guessed
+the format of the log lines it had to count (`ERROR.*method=card and status=failed`: 0)."""
+
+from tests.integration.engine_helpers import Doc, code, run
+
+LOG = "\n".join([f"2024-05-01 INFO order={i} paid method=card" for i in range(50)]
+                + ["2024-05-02 ERROR order=77 card payment failed: timeout"])
+DOCS = [Doc("notes.txt", "Nothing here.\n"), Doc("shop.log", LOG)]
+QUESTION = "How many card payments failed in shop.log?"
+
+
+async def test_a_small_roots_first_turn_shows_lines_with_the_questions_words(server):
+    server.script("tiny-1.5b", replies=[code("print(1)"), code("FINAL('1')")])
+    await run(server, QUESTION, DOCS, mode="rlm", root_model="openai/tiny-1.5b")
+    first = server.requests_for("tiny-1.5b")[0].messages[1]["content"]
+    assert "A few lines that hold words of the question" in first
+    assert "- documents[1] line 51: 2024-05-02 ERROR order=77 card payment failed: timeout" in first
+    assert first.index("line 51:") < first.index("Question: " + QUESTION)
+    # A large root's first turn is unchanged; a question without such words shows no lines.
+    server.script("root", replies=[code("FINAL('1')")])
+    await run(server, QUESTION, DOCS, mode="rlm")
+    assert "words of the question" not in server.requests_for("root")[0].messages[1]["content"]
+    server.script("tiny-1.5b", replies=[code("print(1)"), code("FINAL('1')")])
+    await run(server, "Why?", DOCS, mode="rlm", root_model="openai/tiny-1.5b")
+    assert "words of the question" not in server.requests_for("tiny-1.5b")[-2].messages[1]["content"]
