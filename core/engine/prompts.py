@@ -134,6 +134,20 @@ def no_code() -> str:
     return fill("no_code.md")
 
 
+LAST_OUTPUT_CHARS = 100
+
+
+def last_output(stdout: str | None) -> str | None:
+    """After a small root's reply without code: the line that ends the run with what its last
+    block printed, when that was one short line (last_output_small.md); else None. The real
+    1.5B model printed 92 (right), then wrote "The number of card payments failed ... is 2."
+    twice: it copies literal lines it is given (stated_final.md), not advice."""
+    value = (stdout or "").strip()
+    if not value or "\n" in value or len(value) > LAST_OUTPUT_CHARS:
+        return None
+    return fill("last_output_small.md", value=value, literal=repr(value))
+
+
 def stated_final(value: str) -> str:
     """A reply said "Final answer: VALUE" without FINAL: how to finish (stated_final.md)."""
     shown = value if len(value) <= 200 else value[:200] + "…"

@@ -64,6 +64,7 @@ class Rlm:
         self._last_ran: tuple = (0, (), ())    # the last turn that ran code: its number, blocks, outputs
         self._last_prose: tuple = (0, "")      # the last turn: its number and its text when it had no code
         self._hot = False                      # the next root call follows a repeated reply
+        self._printed: str | None = None       # stdout of the last cell that ran without an error
 
     # -- lifecycle -----------------------------------------------------------------
     async def solve(self) -> RlmOutcome:
@@ -220,6 +221,8 @@ class Rlm:
             outputs.append(shown)
             self._shown.append(shown)
             self._count(result)
+            if not result.error and not result.fault:
+                self._printed = result.stdout
             ctx.emit(ev.CellExecuted, call_id=cell_id, parent_id=turn_id, index=index, code=code,
                      stdout=result.stdout, stderr=result.stderr, error=result.error,
                      is_syntax_error=result.is_syntax_error, duration_ms=result.duration_ms,
@@ -263,6 +266,7 @@ class Rlm:
             # variable never filled), not an answer: say so and let it try again.
             self.turn_notes.append("The final answer you gave is empty, so the run did not end. Check "
                                    "the variable (print it), then finish with the real answer.")
+        stated = None
         if answer is None and parsed.final is None:
             stated = stated_final(reply.text)       # "Final answer: 2610" without FINAL: say how
             if stated:
@@ -279,6 +283,10 @@ class Rlm:
         elif parsed.unclosed_fence and reply.finish_reason == "length":
             self.turn_notes.append("Your reply was cut off at the output-token limit inside a code block; "
                                    "write shorter blocks.")
+        if not parsed.cells and parsed.final is None and not stated and small_prompt(cfg.root_model):
+            printed = prompts.last_output(self._printed)     # the line to copy, for a small root
+            if printed:
+                self.turn_notes.append(printed)
         feedback = prompts.turn_feedback(outputs, self.turn_notes, iteration, cfg.max_iterations)
         return None, feedback
 

@@ -49,3 +49,23 @@ async def test_a_small_roots_temperature_reaches_the_server_and_a_repeat_samples
     server.script("root", replies=[code("FINAL('1')")])
     await run(server, "How many?", DOCS, mode="rlm")
     assert "temperature" not in server.requests_for("root")[-1].body
+
+
+async def test_a_small_roots_reply_without_code_is_given_the_line_that_ends_the_run_with_its_output(server):
+    # The real 1.5B model printed 92 (right), then wrote "The number of card payments failed
+    # in webshop.log is 2." in prose, turn after turn.
+    replies = [code("print(46 * 2)"), "The number is 2.", code("FINAL('92')")]
+    server.script("tiny-1.5b", replies=replies)
+    result, _ = await run(server, "How many?", DOCS, mode="rlm", root_model="openai/tiny-1.5b")
+    assert result.answer == "92"
+    line = "Your last block printed 92. If 92 answers the question, reply with exactly this line and " \
+           "nothing else:\nFINAL('92')"
+    sent = [r.messages[-1]["content"] for r in server.requests_for("tiny-1.5b")]
+    assert line not in sent[1] and line in sent[2]
+    # Not for a large root; not when the last output is more than one short line.
+    server.script("root", replies=replies)
+    await run(server, "How many?", DOCS, mode="rlm")
+    assert "Your last block printed" not in root_prompts(server)[2]
+    server.script("tiny-1.5b", replies=[code("print('a\\nb')"), "The number is 2.", code("FINAL('92')")])
+    await run(server, "How many?", DOCS, mode="rlm", root_model="openai/tiny-1.5b")
+    assert "Your last block printed" not in server.requests_for("tiny-1.5b")[-1].messages[-1]["content"]
