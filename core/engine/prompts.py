@@ -125,8 +125,10 @@ def first_turn_small(question: str, documents: Sequence[tuple[str, str]]) -> str
                 found="\n" + fill("question_lines_small.md", lines=lines) + "\n" if found else "")
 
 
-def turn_feedback(outputs: list[str], notes: list[str], iteration: int, max_iterations: int) -> str:
-    return fill("turn_feedback.md", outputs="\n\n".join(outputs), notes="\n".join(notes),
+def turn_feedback(outputs: list[str], notes: list[str], iteration: int, max_iterations: int,
+                  small: bool = False) -> str:
+    """`small`: a small root's (turn_feedback_small.md): its next reply is a block and nothing else."""
+    return fill("turn_feedback_small.md" if small else "turn_feedback.md", outputs="\n\n".join(outputs), notes="\n".join(notes),
                 iteration=iteration, max_iterations=max_iterations)
 
 

@@ -287,7 +287,8 @@ class Rlm:
             printed = prompts.last_output(self._printed)     # the line to copy, for a small root
             if printed:
                 self.turn_notes.append(printed)
-        feedback = prompts.turn_feedback(outputs, self.turn_notes, iteration, cfg.max_iterations)
+        feedback = prompts.turn_feedback(outputs, self.turn_notes, iteration, cfg.max_iterations,
+                                         small=small_prompt(cfg.root_model))
         return None, feedback
 
     def _repeated(self, cells: tuple, parsed: Any, text: str, turn_id: str) -> tuple[str | None, int]:
