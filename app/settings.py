@@ -71,6 +71,9 @@ class ModelSettings:
     # Read the root's reply only to its first closed block; None: the default for the model's
     # size (core/local_defaults.py: on for models of at most 4B).
     one_block_per_turn: bool | None = None
+    # The root's sampling temperature; None: the default for the model's size
+    # (core/local_defaults.py: 0.2 for models of at most 4B, else the provider's own).
+    temperature: float | None = None
 
 
 @dataclass
@@ -168,7 +171,7 @@ def _model_to_dict(m: ModelSettings) -> dict[str, Any]:
     return {"price": [m.price.input_per_m, m.price.output_per_m] if m.price else None,
             "free": m.free, "max_tokens": m.max_tokens, "reasoning_effort": m.reasoning_effort,
             "prompt_note": m.prompt_note, "context_window": m.context_window,
-            "one_block_per_turn": m.one_block_per_turn}
+            "one_block_per_turn": m.one_block_per_turn, "temperature": m.temperature}
 
 
 def settings_from_dict(data: dict[str, Any]) -> Settings:
@@ -256,6 +259,10 @@ def _model_from(raw: Any) -> ModelSettings:
     if effort is not None and effort not in REASONING_EFFORTS:
         raise ValueError(f"reasoning_effort must be one of {', '.join(REASONING_EFFORTS)}")
     note = raw.get("prompt_note")
+    temperature = raw.get("temperature")
+    if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, (int, float))
+                                    or not 0 <= temperature <= 2):
+        raise ValueError("temperature must be a number from 0 to 2")
     window = raw.get("context_window")
     if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window < 1):
         raise ValueError("context_window must be a whole number of tokens above 0")
@@ -263,7 +270,8 @@ def _model_from(raw: Any) -> ModelSettings:
                          max_tokens=int(max_tokens) if max_tokens is not None else None,
                          reasoning_effort=effort, prompt_note=str(note) if note else None,
                          context_window=window, one_block_per_turn=None if raw.get("one_block_per_turn") is None
-                         else bool(raw["one_block_per_turn"]))
+                         else bool(raw["one_block_per_turn"]),
+                         temperature=float(temperature) if temperature is not None else None)
 
 
 def _without_secrets(value: Any, warnings: list[str], where: str = "") -> Any:
@@ -341,8 +349,11 @@ def build_run_config(settings: Settings, *, root: str | None = None, sub: str | 
     notes: dict[str, str] = {}
     windows: dict[str, int] = {}
     one_block: dict[str, bool] = {}
+    temperatures: dict[str, float] = {}
     for name, ms in settings.models.items():
         routed = route_model(name, settings.endpoints)[0]
+        if ms.temperature is not None:
+            temperatures[routed] = ms.temperature
         if ms.one_block_per_turn is not None:
             one_block[routed] = ms.one_block_per_turn
         if ms.context_window:
@@ -372,6 +383,7 @@ def build_run_config(settings: Settings, *, root: str | None = None, sub: str | 
         settings, (root_name, root_model, main_base), (sub_name, sub_model, sub_base or main_base))
     windows.update(kwargs.pop("context_windows", None) or {})
     one_block.update(kwargs.pop("one_block_per_turn", None) or {})
+    temperatures.update(kwargs.pop("root_temperature", None) or {})
     labels: dict[str, str] = {}
     for routed, name in ((root_model, root_name), (sub_model, sub_name)):
         if routed != name:
@@ -379,7 +391,7 @@ def build_run_config(settings: Settings, *, root: str | None = None, sub: str | 
     return RunConfig(root_model=root_model, sub_model=sub_model, api_base=main_base,
                      sub_api_base=sub_base, prices=prices, reasoning_effort=efforts,
                      prompt_notes=notes, context_windows=windows, model_labels=labels,
-                     one_block_per_turn=one_block, **kwargs)
+                     one_block_per_turn=one_block, root_temperature=temperatures, **kwargs)
 
 
 def _free_on_free_endpoints(settings: Settings, prices: dict[str, Price], names: list[str]) -> None:

@@ -64,6 +64,10 @@ class RunConfig:
     # A model not named gets the default for its size: on for models of at most 4B, measured
     # on the real 1.5B model (core/local_defaults.py, docs/fitness.md).
     one_block_per_turn: dict[str, bool] = field(default_factory=dict)
+    # Per model (routed name): the root's sampling temperature. A model not named gets the
+    # default for its size: 0.2 for models of at most 4B, else the provider's own
+    # (core/local_defaults.py: root_temperature).
+    root_temperature: dict[str, float] = field(default_factory=dict)
     request_timeout_s: float = 600.0
     max_retries: int = 4
     # The names the user chose, by the routed name litellm is given: a model of the

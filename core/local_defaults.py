@@ -43,12 +43,16 @@ def size_billions(model: str) -> float | None:
 class Proposal:
     size_b: float
     caps: dict[str, int]         # max_depth, max_iterations, root_max_tokens
+    temperature: float | None = None   # root_temperature's default for the model (None: the provider's)
 
     def sentence(self) -> str:
         size = f"{self.size_b:g}B"
         c = self.caps
-        return (f"Proposed for a local {size} model: depth {c['max_depth']}, at most {c['max_iterations']} "
-                f"turns, {c['root_max_tokens']:,} output tokens per root reply. Change them if you like.")
+        text = (f"Proposed for a local {size} model: depth {c['max_depth']}, at most {c['max_iterations']} "
+                f"turns, {c['root_max_tokens']:,} output tokens per root reply")
+        if self.temperature is not None:
+            text += f", sampled at temperature {self.temperature:g}"
+        return text + ". Change them if you like."
 
 
 def propose(model: str, window: int | None = None) -> Proposal | None:
@@ -60,7 +64,8 @@ def propose(model: str, window: int | None = None) -> Proposal | None:
             break
     if window:
         tokens = max(256, min(tokens, window // 4))
-    return Proposal(size, {"max_depth": depth, "max_iterations": turns, "root_max_tokens": tokens})
+    return Proposal(size, {"max_depth": depth, "max_iterations": turns, "root_max_tokens": tokens},
+                    root_temperature(model))
 
 
 SMALL_PROMPT_UP_TO_B = 4.0    # models of at most this size get resources/prompts/system_small.md
@@ -110,3 +115,27 @@ def is_local(model: str, api_base: str | None) -> bool:
         return False
     from core.endpoint_cost import by_address
     return by_address(api_base if "//" in api_base else "http://" + api_base)
+
+
+SMALL_ROOT_TEMPERATURE = 0.2   # a small root's sampling temperature when its settings do not say
+REPEAT_TEMPERATURE = 0.8       # the one call after a reply that repeated the last one
+
+
+def root_temperature(model: str, configured: dict[str, float] | None = None) -> float | None:
+    """The temperature a root reply of `model` is sampled at: the model's own setting
+    (RunConfig.root_temperature), else 0.2 for the models that get the short prompt, else
+    None (the provider's default). llama-cpp-python samples at 0.8 by default; at 0.8 the
+    real 1.5B model's runs of one question set ranged from 0 to 3 right of 6 with nearly the
+    same engine (docs/fitness.md): its code was a draw. Lower, its loops are longer, which
+    the engine answers by telling it and sampling the next reply hotter (repeat_temperature)."""
+    own = (configured or {}).get(model)
+    if own is not None:
+        return float(own)
+    return SMALL_ROOT_TEMPERATURE if small_prompt(model) else None
+
+
+def repeat_temperature(base: float | None) -> float | None:
+    """The temperature of the one root call after a reply that repeated the last one: at least
+    0.8, so a loop the low temperature keeps is sampled away once. None stays None (a model at
+    its provider's default is not changed)."""
+    return None if base is None else max(base, REPEAT_TEMPERATURE)

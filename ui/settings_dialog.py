@@ -209,6 +209,8 @@ class ModelsPage(QWidget):
         row = self.table.rowCount()
         self.table.insertRow(row)
         self.table.setItem(row, 0, QTableWidgetItem(model_id))
+        # Kept as set in settings.json (no column for it): the root temperature (core/local_defaults.py)
+        self.table.item(row, 0).setData(Qt.ItemDataRole.UserRole, values.get("temperature"))
         price = values.get("price") or [None, None]
         for col, value in ((1, price[0]), (2, price[1])):
             self.table.setItem(row, col, QTableWidgetItem("" if value is None else f"{value:g}"))
@@ -274,7 +276,8 @@ class ModelsPage(QWidget):
                 "reasoning_effort": self.table.cellWidget(row, 5).currentData() or None,
                 "prompt_note": note or None,
                 "context_window": self.table.cellWidget(row, 7).value() or None,
-                "one_block_per_turn": self.table.cellWidget(row, 8).isChecked()}
+                "one_block_per_turn": self.table.cellWidget(row, 8).isChecked(),
+                "temperature": self.table.item(row, 0).data(Qt.ItemDataRole.UserRole)}
         return out
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from string import Template
 from typing import Sequence
 
+from core.engine.question_lines import question_lines
 from core.local_defaults import small_prompt
 from core.paths import resources_dir
 
@@ -107,7 +108,9 @@ def first_turn_small(question: str, documents: Sequence[tuple[str, str]]) -> str
     """A small model's first turn (core/local_defaults.py: small_prompt): each listed document's
     name, size and first lines instead of 500 characters of `context`, which showed only the
     first document: the real 1.5B model guessed a CSV's columns and a log's line format. Each
-    is listed with its index, as it then picked `documents[5]` for the log (it is [9])."""
+    is listed with its index, as it then picked `documents[5]` for the log (it is [9]). Then a
+    few lines that hold words of the question (core/engine/question_lines.py): it guessed the
+    format of the lines it had to count."""
     total = sum(len(text) for _, text in documents)
     shown = []
     for index, (path, text) in enumerate(documents[:LISTED_DOCUMENTS]):
@@ -115,17 +118,36 @@ def first_turn_small(question: str, documents: Sequence[tuple[str, str]]) -> str
         shown.append(f"- documents[{index}]: {path} ({len(text):,} chars):" + "".join(f"\n    {ln}" for ln in lines))
     if len(documents) > LISTED_DOCUMENTS:
         shown.append(f"- ... and {len(documents) - LISTED_DOCUMENTS:,} more (see `documents`)")
+    found = question_lines(question, documents)
+    lines = "\n".join(f"- documents[{index}] line {number:,}: {line}" for index, number, line in found)
     return fill("first_turn_small.md", total_chars=f"{total:,}", doc_count=f"{len(documents):,}",
-                heads="\n".join(shown), question=question)
+                heads="\n".join(shown), question=question,
+                found="\n" + fill("question_lines_small.md", lines=lines) + "\n" if found else "")
 
 
-def turn_feedback(outputs: list[str], notes: list[str], iteration: int, max_iterations: int) -> str:
-    return fill("turn_feedback.md", outputs="\n\n".join(outputs), notes="\n".join(notes),
+def turn_feedback(outputs: list[str], notes: list[str], iteration: int, max_iterations: int,
+                  small: bool = False) -> str:
+    """`small`: a small root's (turn_feedback_small.md): its next reply is a block and nothing else."""
+    return fill("turn_feedback_small.md" if small else "turn_feedback.md", outputs="\n\n".join(outputs), notes="\n".join(notes),
                 iteration=iteration, max_iterations=max_iterations)
 
 
 def no_code() -> str:
     return fill("no_code.md")
+
+
+LAST_OUTPUT_CHARS = 100
+
+
+def last_output(stdout: str | None) -> str | None:
+    """After a small root's reply without code: the line that ends the run with what its last
+    block printed, when that was one short line (last_output_small.md); else None. The real
+    1.5B model printed 92 (right), then wrote "The number of card payments failed ... is 2."
+    twice: it copies literal lines it is given (stated_final.md), not advice."""
+    value = (stdout or "").strip()
+    if not value or "\n" in value or len(value) > LAST_OUTPUT_CHARS:
+        return None
+    return fill("last_output_small.md", value=value, literal=repr(value))
 
 
 def stated_final(value: str) -> str:
@@ -155,9 +177,20 @@ def final_unseen(value: str) -> str:
     return fill("final_unseen.md", literal=repr(shown))
 
 
-def repeated_block() -> str:
-    """The reply's code was the last reply's, with the same output (a small model's loop)."""
-    return fill("repeated_block.md")
+def repeated_reply(turn: int, printed: Sequence[str]) -> str:
+    """The reply's code was the last reply's: not run again, and what it printed then."""
+    shown = "\n\n".join(printed).strip() or "(nothing)"
+    if len(shown) > REPEAT_SHOWN_CHARS:
+        shown = shown[:REPEAT_SHOWN_CHARS] + "\n[... the rest as in turn " + str(turn) + "]"
+    return fill("repeated_reply.md", turn=turn, printed=shown)
+
+
+def repeated_prose(turn: int) -> str:
+    """The reply was the last reply's text again, without code."""
+    return fill("repeated_prose.md", turn=turn)
+
+
+REPEAT_SHOWN_CHARS = 1_500     # of the earlier output, quoted in repeated_reply
 
 
 def final_request(max_iterations: int) -> str:

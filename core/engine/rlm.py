@@ -23,7 +23,7 @@ from core.engine.screen import screen_block
 from core.engine.outcome import RlmOutcome, RootCallRefused, Session, TextDocument  # noqa: F401
 from core.engine.subcalls import SubCaller
 from core.lifecycle import finish
-from core.local_defaults import small_prompt
+from core.local_defaults import repeat_temperature, root_temperature, small_prompt
 from core.repl.context_file import chars_of, form_of
 from core.routing import extra_sub_call_models
 
@@ -65,7 +65,10 @@ class Rlm:
         self._cut_by_cap: int | None = None    # the last root reply stopped at a max_tokens the cap lowered
         self._cut: dict | None = None          # RootReplied.cut of this turn's reply
         self._unseen_told = False              # a final answer before any code was sent back once
-        self._last_ran: tuple = ((), ())       # the last turn's blocks and their outputs
+        self._last_ran: tuple = (0, (), ())    # the last turn that ran code: its number, blocks, outputs
+        self._last_prose: tuple = (0, "")      # the last turn: its number and its text when it had no code
+        self._hot = False                      # the next root call follows a repeated reply
+        self._printed: str | None = None       # stdout of the last cell that ran without an error
         self._started_event = asyncio.Event()  # the worker shook hands (its sandbox is told)
 
     # -- lifecycle -----------------------------------------------------------------
@@ -250,7 +253,9 @@ class Rlm:
             ctx.root_reserve_usd = root_reserve(need, ctx.budget.max_cost_usd, ctx.budget.spent_usd)
         outputs: list[str] = []
         final: dict | None = None
-        for index, code in enumerate(parsed.cells, start=1):
+        cells = tuple(c.strip() for c in parsed.cells)
+        repeated, repeated_turn = self._repeated(cells, parsed, reply.text, turn_id)
+        for index, code in enumerate(() if repeated else parsed.cells, start=1):
             refusal = screen_block(code, self._shown)
             if refusal is not None:          # copied feedback or a rebound `context`: not run
                 ctx.counters.refused_cells += 1
@@ -266,6 +271,8 @@ class Rlm:
             outputs.append(shown)
             self._shown.append(shown)
             self._count(result)
+            if not result.error and not result.fault:
+                self._printed = result.stdout
             ctx.emit(ev.CellExecuted, call_id=cell_id, parent_id=turn_id, index=index, code=code,
                      stdout=result.stdout, stderr=result.stderr, error=result.error,
                      is_syntax_error=result.is_syntax_error, duration_ms=result.duration_ms,
@@ -274,10 +281,11 @@ class Rlm:
                 final = result.final
                 break
         self.current_parent = turn_id
-        ran = (tuple(c.strip() for c in parsed.cells), tuple(outputs))
-        if parsed.cells and final is None and ran == self._last_ran:
-            self.turn_notes.append(prompts.repeated_block())      # the same block, the same output
-        self._last_ran = ran
+        if repeated == "code":
+            outputs.append(prompts.repeated_reply(repeated_turn, self._last_ran[2]))
+        elif cells:
+            self._last_ran = (iteration, cells, tuple(outputs))
+        self._last_prose = (iteration, "" if cells else " ".join(reply.text.split()))
         answer: str | None = None
         if final is not None:
             answer = str(final.get("value", ""))
@@ -308,12 +316,15 @@ class Rlm:
             # variable never filled), not an answer: say so and let it try again.
             self.turn_notes.append("The final answer you gave is empty, so the run did not end. Check "
                                    "the variable (print it), then finish with the real answer.")
+        stated = None
         if answer is None and parsed.final is None:
             stated = stated_final(reply.text)       # "Final answer: 2610" without FINAL: say how
             if stated:
                 ctx.counters.stated_finals += 1
                 self.turn_notes.append(prompts.stated_final(stated))
-        if not parsed.cells and parsed.final is None:
+        if repeated == "prose":
+            self.turn_notes.append(prompts.repeated_prose(repeated_turn))
+        elif not parsed.cells and parsed.final is None:
             if reply.finish_reason == "length":
                 self.turn_notes.append(
                     "Your reply was cut off at the output-token limit before any code. "
@@ -322,8 +333,37 @@ class Rlm:
         elif parsed.unclosed_fence and reply.finish_reason == "length":
             self.turn_notes.append("Your reply was cut off at the output-token limit inside a code block; "
                                    "write shorter blocks.")
-        feedback = prompts.turn_feedback(outputs, self.turn_notes, iteration, cfg.max_iterations)
+        if not parsed.cells and parsed.final is None and not stated and small_prompt(cfg.root_model):
+            printed = prompts.last_output(self._printed)     # the line to copy, for a small root
+            if printed:
+                self.turn_notes.append(printed)
+        feedback = prompts.turn_feedback(outputs, self.turn_notes, iteration, cfg.max_iterations,
+                                         small=small_prompt(cfg.root_model))
         return None, feedback
+
+    def _repeated(self, cells: tuple, parsed: Any, text: str, turn_id: str) -> tuple[str | None, int]:
+        """("code", turn) when the reply's blocks are those of the last reply that ran code, "prose" when
+        it is the last reply's text again without code; else (None, 0). A small model's loop (the
+        real 1.5B model wrote the same reply up to seven turns running, whatever the notes said):
+        the code is not run again, the root is told what it printed then, and its next reply is
+        sampled hotter (core/local_defaults.py: repeat_temperature), said in the transcript."""
+        if cells:
+            kind = "code" if cells == self._last_ran[1] else None
+        elif parsed.final is None and " ".join(text.split()) and " ".join(text.split()) == self._last_prose[1]:
+            kind = "prose"
+        else:
+            kind = None
+        if kind is None:
+            return None, 0
+        self._hot = True
+        hotter = repeat_temperature(root_temperature(self.config.root_model, self.config.root_temperature))
+        turn = self._last_ran[0] if kind == "code" else self._last_prose[0]
+        what = "code, not run again" if kind == "code" else "text, without code"
+        self.ctx.emit(ev.Notice, call_id=turn_id, parent_id=self.rlm_id, level="info",
+                      message=f"The root repeated its reply of turn {turn} ({what}); it was told so"
+                              + (f", and its next reply is sampled at temperature {hotter:g}." if hotter is not None
+                                 else "."))
+        return kind, turn
 
     def _unseen(self, final_request: bool) -> bool:
         """No cell has run in this RLM and its root is one that must see output first."""
@@ -359,8 +399,12 @@ class Rlm:
                          model=model)
 
         try:
+            temperature = root_temperature(model, cfg.root_temperature)
+            if self._hot:
+                temperature, self._hot = repeat_temperature(temperature), False
             reply = await ctx.llm.complete(
                 model, messages, max_tokens=cfg.root_max_tokens, stream=True, on_delta=on_delta,
+                temperature=temperature,
                 on_retry=on_retry, reasoning_effort=cfg.reasoning_effort.get(model), meter=meter,
                 stop=reader.feed if reader is not None else None)
         except asyncio.CancelledError:

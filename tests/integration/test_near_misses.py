@@ -88,17 +88,6 @@ async def test_a_small_roots_first_turn_shows_each_documents_first_lines(server)
     assert "first lines" not in large and "The first characters of `context`:" in large
 
 
-async def test_the_same_block_with_the_same_output_again_is_told(server):
-    # The real 1.5B model ran the block that printed the answer five more times, unchanged.
-    same = code("hits = [l for l in context.splitlines() if 'ERROR' in l]\nprint(len(hits))")
-    server.script("root", replies=[same, same, code("print('other')"), code("FINAL('1')")])
-    result, _ = await run(server, "How many?", DOCS, mode="rlm")
-    assert result.answer == "1"
-    told = "Your block is the same as the one in your last reply, and it printed the same output again."
-    prompts = [r.messages[-1]["content"] for r in server.requests_for("root")]
-    assert told not in prompts[1] and told in prompts[2] and told not in prompts[3]
-
-
 async def test_a_small_root_is_shown_at_most_4000_characters_of_a_cells_output(server):
     # The real 1.5B model printed a whole 149,422-character log: 20,000 shown characters are a
     # third of its 16k window per turn.

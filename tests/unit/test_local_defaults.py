@@ -15,7 +15,8 @@ def test_proposals_by_size_and_window():
     tiny = propose("ollama/qwen2.5-coder:1.5b")
     assert tiny.caps == {"max_depth": 1, "max_iterations": 6, "root_max_tokens": 1024}
     assert tiny.sentence() == ("Proposed for a local 1.5B model: depth 1, at most 6 turns, 1,024 output tokens "
-                               "per root reply. Change them if you like.")
+                               "per root reply, sampled at temperature 0.2. Change them if you like.")
+    assert propose("llama3.1:8b").temperature is None          # a larger model: the provider's default
     assert propose("llama3.1:8b").caps["max_iterations"] == 10
     assert propose("qwen2.5:72b").caps["root_max_tokens"] == 4096
     assert propose("qwen2.5-coder:1.5b", window=2048).caps["root_max_tokens"] == 512   # a quarter
