@@ -197,5 +197,9 @@ def final_request(max_iterations: int) -> str:
     return fill("final_request.md", max_iterations=max_iterations)
 
 
+def repeated_final_request(times: int) -> str:
+    return fill("repeated_final_request.md", times=times)
+
+
 def follow_up(question: str) -> str:
     return fill("follow_up.md", question=question)

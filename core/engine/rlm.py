@@ -35,6 +35,9 @@ log = logging.getLogger(__name__)
 # An answer that came before the worker's handshake waits this long at most for it, so the
 # run still records its sandbox (its start is 0.15-0.5 s here).
 START_REPORT_WAIT_S = 10.0
+# A root whose reply repeated the one before this many times in a row is asked for its final
+# answer at once (the real 1.5B model printed the cause, then sent that block 3-5 more times).
+REPEATS_BEFORE_ASKING = 2
 
 
 class Rlm:
@@ -68,6 +71,7 @@ class Rlm:
         self._last_ran: tuple = (0, (), ())    # the last turn that ran code: its number, blocks, outputs
         self._last_prose: tuple = (0, "")      # the last turn: its number and its text when it had no code
         self._hot = False                      # the next root call follows a repeated reply
+        self._repeats = 0                      # replies in a row that repeated the one before
         self._printed: str | None = None       # stdout of the last cell that ran without an error
         self._started_event = asyncio.Event()  # the worker shook hands (its sandbox is told)
 
@@ -193,15 +197,25 @@ class Rlm:
             self._shown.append(shown)
             self._reported = len(messages) - 1        # the next turn carries the edit's feedback
             first = 2
+        ask_now = False
         for iteration in range(first, cfg.max_iterations + 1):
             try:
-                answer, feedback = await self._turn(messages, iteration, final_request=False)
+                answer, feedback = await self._turn(messages, iteration, final_request=ask_now)
             except RootCallRefused as exc:
                 return RlmOutcome(self.best_answer, "capped", str(exc))
             if answer is not None:
                 return RlmOutcome(answer, "finished")
+            ask_now = False
             if iteration == cfg.max_iterations:
                 feedback += "\n\n" + prompts.final_request(cfg.max_iterations)
+            elif self._repeats >= REPEATS_BEFORE_ASKING:
+                # Stuck: the same reply again and again (told each time, sampled hotter) finds
+                # nothing new; ask for the answer from what was printed, as at the cap.
+                ask_now, self._repeats = True, 0
+                feedback += "\n\n" + prompts.repeated_final_request(REPEATS_BEFORE_ASKING + 1)
+                self.ctx.emit(ev.Notice, call_id=f"{self.rlm_id}.t{iteration}", parent_id=self.rlm_id,
+                              level="info", message=f"The root sent the same reply {REPEATS_BEFORE_ASKING + 1} "
+                              "times running; it was asked for its final answer now.")
             messages.append({"role": "user", "content": feedback})
         # Out of turns: the root was asked once for its best final answer.
         self.ctx.cap_hit = self.ctx.cap_hit or "iterations"
@@ -354,7 +368,9 @@ class Rlm:
         else:
             kind = None
         if kind is None:
+            self._repeats = 0
             return None, 0
+        self._repeats += 1
         self._hot = True
         hotter = repeat_temperature(root_temperature(self.config.root_model, self.config.root_temperature))
         turn = self._last_ran[0] if kind == "code" else self._last_prose[0]

@@ -69,3 +69,19 @@ async def test_a_small_roots_reply_without_code_is_given_the_line_that_ends_the_
     server.script("tiny-1.5b", replies=[code("print('a\\nb')"), "The number is 2.", code("FINAL('92')")])
     await run(server, "How many?", DOCS, mode="rlm", root_model="openai/tiny-1.5b")
     assert "Your last block printed" not in server.requests_for("tiny-1.5b")[-1].messages[-1]["content"]
+
+
+async def test_a_root_that_repeats_itself_twice_running_is_asked_for_its_answer_at_once(server):
+    # The real 1.5B model printed the line with the cause, then sent that block 3-5 times more,
+    # told each time and sampled hotter, until the cap.
+    server.script("root", replies=[code(COUNT), code(COUNT), code(COUNT), "FINAL(1)"])
+    result, events = await run(server, "How many?", DOCS, mode="rlm")
+    assert result.answer == "1" and result.status == "finished"
+    prompts = root_prompts(server)
+    ask = "You have sent the same reply 3 times running"
+    assert ask not in prompts[2] and ask in prompts[3]
+    assert "hits: 1" in prompts[3]                                    # what it printed, shown with it
+    turns = of_type(events, "RootTurnStarted")
+    assert [t.final_request for t in turns] == [False, False, False, True]
+    assert any("same reply 3 times running; it was asked for its final answer now" in n.message
+               for n in of_type(events, "Notice"))
