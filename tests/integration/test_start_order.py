@@ -77,6 +77,32 @@ async def test_an_answer_before_the_workers_handshake_still_records_its_sandbox(
     assert events.index(warnings[0]) < events.index(of_type(events, "RunFinished")[0])
 
 
+async def test_a_stop_while_the_answer_waits_for_the_handshake_leaves_nothing(server, tmp_path):
+    # The answer is in, the run waits for the worker's handshake (above), and Stop lands
+    # there: the run ends as cancelled with its reply kept, and no worker process or
+    # rlm-repl-* directory of this process is left.
+    import asyncio
+    from tests.support import leaks
+    leaks.clean_up()
+    wrapper, marker = tmp_path / "slow_start.py", tmp_path / "worker-started"
+    wrapper.write_text(SLOW_START)
+    server.script("root", replies=["FINAL(three)"])
+    events = []
+
+    def emit(event):
+        events.append(event)
+        if event.type == "RootReplied":
+            asyncio.get_running_loop().call_later(0.3, engine.cancel)   # inside the 2 s start
+    engine = Engine(config(server), emit=emit, key_for=lambda m: KEY,
+                    worker_command=[sys.executable, str(wrapper), str(marker), *default_worker_command(),
+                                    "--no-namespace"])
+    result = await engine.run("How many?", [Doc("a.txt", "apples: 3")])
+    assert result.status == "cancelled", (result.status, result.error)
+    assert not marker.exists()                       # stopped before the worker shook hands
+    assert of_type(events, "RootReplied") and events[-1].type == "RunFailed"
+    assert not await asyncio.to_thread(leaks.settle, 3.0) and not leaks.repl_dirs()
+
+
 async def test_a_worker_that_dies_while_starting_ends_the_run_and_its_first_call(server, tmp_path):
     # The worker dies a second into its start, while the root's first call is still waiting
     # for a slow reply: the run fails as a worker that could not run, without that reply.
