@@ -215,8 +215,14 @@ class Coverage:
                  forward_warn: float = FORWARD_WARN) -> None:
         parts, self.bounds = [], []
         position = 0
+        self.warnings: list[str] = []
         for d in documents:
-            path, text = str(_field(d, "path")), _field(d, "text", "") or ""
+            path = str(_field(d, "path"))
+            try:
+                text = _field(d, "text", "") or ""
+            except OSError as exc:       # read back from a file that changed or went: say so, measure the rest
+                text = ""
+                self.warnings.append(f"{path} is not measured: {exc}")
             head = f"=== {path} ===\n"
             parts += [head, text, "\n\n"]
             self.bounds.append((path, position + len(head), position + len(head) + len(text)))
@@ -226,7 +232,6 @@ class Coverage:
         self.forward_warn = forward_warn
         self.read = Intervals()
         self.searched: set[str] = set()      # documents the code ran over (not what a model saw)
-        self.warnings: list[str] = []
         self.events = 0
         self.record = RunRecord()            # the one fold of the run's events: its cells and calls
 

@@ -89,3 +89,22 @@ def test_forwarding_counts_each_document_character_once():
                               prompt="A:\n" + BOOK.text + "\nB:\n" + BOOK.text, depth=0)
     cov.apply(twice)
     assert cov.report().warnings[0].startswith("sub-call R.s1 forwards 100% of the context")
+
+
+async def test_a_document_whose_file_went_is_named_and_the_rest_measured(tmp_path):
+    """Coverage of a finished run whose files were deleted (a refresh that lands after the unlink)
+    measures what it can read and names the rest, instead of raising in the window's event loop."""
+    from core.ingest import ingest
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "kept.txt").write_text("\n".join(LINES) + "\n")
+    (folder / "gone.txt").write_text("gone soon\n")
+    docs = (await ingest([str(folder)])).documents
+    (folder / "gone.txt").unlink()
+    cov = Coverage(docs)
+    report = cov.report()
+    assert [w for w in report.warnings if w.startswith("gone.txt is not measured:")]
+    assert "changed on disk" in report.warnings[0]
+    kept = [d for d in report.documents if d.path == "kept.txt"][0]
+    assert kept.chars == len("\n".join(LINES) + "\n")
