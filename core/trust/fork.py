@@ -16,16 +16,14 @@ the fork's own sub-calls (its caps, approval gate and record), then the root con
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from core.config import RunConfig
+from core.fences import replace_runnable
 from core.trust.record import RunRecord, load_record
 from core.trust.rebuild import PrefixReport, RebuildError, replay_turns
 from core.trust.replay import RecordedAnswers
-
-_FENCE_BLOCK = re.compile(r"(^|\n) {0,3}(`{3,}|~{3,})[^\n]*\n.*?\n {0,3}\2[ \t]*(?=\n|$)", re.S)
 
 
 class ForkError(RebuildError):
@@ -57,19 +55,6 @@ def fork_config(record: RunRecord, **overrides: Any) -> RunConfig:
     return config.replace(**{k: v for k, v in overrides.items() if v is not None})
 
 
-def replace_code(reply: str, code: str) -> str:
-    """The reply with its code blocks replaced by one ```repl block holding `code`."""
-    block = f"```repl\n{code.rstrip()}\n```"
-    if not _FENCE_BLOCK.search(reply):
-        return (reply.rstrip() + "\n" if reply.strip() else "") + block
-    seen: list[bool] = []
-
-    def swap(match: re.Match) -> str:
-        seen.append(True)
-        return match.group(1) + (block if len(seen) == 1 else "")
-    return _FENCE_BLOCK.sub(swap, reply)
-
-
 async def prepare_fork(store: Any, run_id: str, turn: int, *, config: RunConfig | None = None,
                        edited_code: str | None = None, worker_command: list[str] | None = None
                        ) -> ForkPlan:
@@ -96,7 +81,7 @@ async def prepare_fork(store: Any, run_id: str, turn: int, *, config: RunConfig 
         edit = None
         if edited_code is not None:
             recorded = answers.begin([s for c in target.cells for s in c.sub_calls])
-            edit = EditedTurn(code=edited_code, reply=replace_code(target.reply or "", edited_code),
+            edit = EditedTurn(code=edited_code, reply=replace_runnable(target.reply or "", edited_code),
                               recorded=recorded, origin=f"turn {turn} of run {run_id[:12]}")
     except BaseException:
         await repl.close()
