@@ -18,10 +18,11 @@ replay serves exactly what the engine handed out, without reading prose.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import time
-from typing import Any
+from typing import Any, Iterator
 
 from core import events as ev
 from core.engine.budget import BudgetExceeded, Tally
@@ -80,6 +81,16 @@ class SubCaller:
         # A fork's edited cell (core/engine/edited_turn.py): (its cell id, the stored turn's
         # answers, core.engine.recorded.RecordedSlots).
         self.from_record: tuple[str, Any] | None = None
+
+    @contextlib.contextmanager
+    def answering_from(self, cell_id: str, recorded: Any) -> Iterator[None]:
+        """While a fork's edited cell `cell_id` runs, its sub-calls whose prompt the stored
+        turn asked are answered from `recorded` (None: every sub-call goes live)."""
+        self.from_record = (cell_id, recorded) if recorded is not None else None
+        try:
+            yield
+        finally:
+            self.from_record = None
 
     async def handle(self, request: Any) -> list[dict[str, Any]]:
         """ReplClient's on_sub_call: one request, many prompts, results in order. The slots
