@@ -43,7 +43,7 @@ def _preload_in_background() -> None:
     the CLI's own imports, the store and the documents (the first request waits only for
     what is left, on the import lock or the map's lock): aiohttp, the direct route's
     transport (core/llm/openai_http.py; 0.15-0.5 s, mostly its two SSL contexts), then the
-    price map (core/llm/price_map.py, 30-60 ms) that the start check and Auto's choice read.
+    price map (core/price_map.py, 30-60 ms) that the start check and Auto's choice read.
     Launch to first request, medians of 8 alternated: 0.77 s against 1.03 s with aiohttp
     alone (load 4.5-5.1), 1.10 s against 1.25 s with the map too (load 5.2-5.6). Not a
     daemon, as litellm's import (core/llm/litellm_import.py): a daemon thread caught
@@ -53,7 +53,7 @@ def _preload_in_background() -> None:
 
 def _preload() -> None:
     import aiohttp  # noqa: F401  (lazy: loading it beside the start is this thread's point)
-    from core.llm.price_map import model_cost  # lazy: as above
+    from core.price_map import model_cost  # lazy: as above
     model_cost()
 
 

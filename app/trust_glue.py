@@ -456,7 +456,7 @@ def coverage_shown(report: Any) -> CoverageShown:
 def preview_in_thread(config: Any, total_chars: int) -> Any:
     """core.trust.preview.preview_cost with its own store connection (run it in a thread:
     the engine's modules and the price map take a moment to load the first time). Prices
-    come from litellm's map file (core/llm/price_map.py), so litellm itself is not imported."""
+    come from litellm's map file (core/price_map.py), so litellm itself is not imported."""
     preload_engine(wait_for_litellm=False)   # what a run imports, under the same lock
     # lazy: +105 modules, 247 ms at load 9 (first use only)
     from core.store import RunStore
