@@ -126,8 +126,8 @@ async def _fork(args: argparse.Namespace, store: Any, run_id: str, edited: str |
     from app.run_service import RunRequest, RunService
     # lazy: +99 modules, 208 ms at load 9 (first use only)
     from core.trust.fork import fork_config
-    # lazy: +17 modules, 96 ms at load 9 (first use only)
-    from core.trust.record import load_record
+    # lazy: free here, core.trust.fork (above) imports it
+    from core.run_record import load_record
     try:
         config = fork_config(load_record(store, run_id), root_model=args.root, sub_model=args.sub,
                              max_cost_usd=args.max_cost, max_iterations=args.max_iterations)

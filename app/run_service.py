@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from app.key_routing import route_key_for
+from core.call_ids import ROOT, CallId
 from core.engine_process import prepare_engine_process
 from core.lifecycle import finish
 from core.follow_up import rebuild_session
@@ -266,8 +267,8 @@ class RunService:
         engine as the fork's first turn, its new sub-calls under the fork's own caps)."""
         # lazy: +23 modules, 190 ms at load 9 (first use only)
         from core.trust.fork import fork_config, prepare_fork
-        # lazy: +3 modules, 65 ms at load 9 (first use only)
-        from core.trust.record import load_record
+        # lazy: free here, core.trust.fork (above) imports it
+        from core.run_record import load_record
         config = request.config
         if config is None:
             config = fork_config(load_record(store, request.parent_run_id), **request.fork_overrides)
@@ -275,9 +276,12 @@ class RunService:
                                   edited_code=request.edited_code, worker_command=self._worker_command)
 
 
+_EDITED_CELL = CallId.for_cell(CallId.for_turn(ROOT, 1), 1)     # the fork's edited turn is its turn 1
+
+
 def _edited_output_into(prepared: Prepared) -> Callable[[Any], None]:
     """A sink that keeps what the root was shown of the fork's edited turn (its turn 1's cell)."""
     def sink(event: Any) -> None:
-        if event.type == "CellExecuted" and event.call_id == "R.t1.c1":
+        if event.type == "CellExecuted" and event.call_id == _EDITED_CELL:
             prepared.edited_output = event.output_for_model
     return sink

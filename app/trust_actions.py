@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from dataclasses import replace
 from typing import Any, Callable
 
@@ -18,7 +17,9 @@ from PySide6.QtCore import QPoint
 from PySide6.QtWidgets import QHBoxLayout, QMenu, QPushButton, QWidget
 
 from app.run_service import RunRequest
+from core.call_ids import CallId
 from core.run_names import short_question, title_of
+from core.run_record import load_record
 from ui.compare_view import ComparisonShown, CompareView
 from ui.fork_dialog import ForkChoice, ForkDialog
 from ui.history_pane import HistoryRow
@@ -27,9 +28,6 @@ from core.engine.parse import parse_reply
 from app.settings import build_run_config
 
 log = logging.getLogger(__name__)
-
-_TOP_TURN = re.compile(r"^R\.t(\d+)$")
-
 
 class TrustActions:
     """Narrow dependencies: the window's panes (history pane, run panes), the notifier,
@@ -146,15 +144,15 @@ class TrustActions:
 
     def turn_menu(self, node_id: str | None) -> QMenu | None:
         """The context menu of a call-tree node: "Fork from here…" on a top-level turn."""
-        match = _TOP_TURN.match(node_id or "")
+        call = CallId.parse(node_id)
         view = self.panes.view
-        if not match or node_id not in view.turns:
+        if call is None or call.kind != "turn" or not call.top or node_id not in view.turns:
             return None
         menu = QMenu(self.panes.tree)
         action = menu.addAction("Fork from here…")
         action.setEnabled(not self._is_running() and view.finished and bool(view.meta.run_id))
         action.setToolTip("Continue this run live from this turn, as a new run linked to it")
-        action.triggered.connect(lambda: self.fork_dialog_for(view.meta.run_id, int(match.group(1))))
+        action.triggered.connect(lambda: self.fork_dialog_for(view.meta.run_id, call.turn))
         return menu
 
     def fork_dialog_for(self, run_id: str | None, turn: int | None = None, *, show: bool = True) -> ForkDialog | None:
@@ -162,19 +160,17 @@ class TrustActions:
         builds it without running it (tests drive it, then call `start_fork`)."""
         if not run_id:
             return None
-        # lazy: +2 modules, 71 ms at load 9 (first use only)
-        from core.trust.record import load_record
         store = self.history.store()
         record = load_record(store, run_id)
-        if not record.turns:
+        if not record.top_turns():
             self.notifier.warning("That run has no turns to fork from.")
             return None
         turns = [(t.iteration, "\n\n".join(c.code for c in t.cells) or _code_of(parse_reply, t.reply))
-                 for t in record.turns]
-        config = record.config or {}
-        h = self.history
-        root = h.unroute(record.root_model, config.get("api_base"))
-        sub = h.unroute(record.sub_model, config.get("sub_api_base") or config.get("api_base"))
+                 for t in record.top_turns()]
+        meta, h = record.meta, self.history
+        config = meta.config
+        root = h.unroute(meta.root_model, config.get("api_base"))
+        sub = h.unroute(meta.sub_model, config.get("sub_api_base") or config.get("api_base"))
         dialog = ForkDialog(self.window, run_title=title_of(self.history.store(), run_id), turns=turns,
                             turn=turn or turns[-1][0], root_model=root, sub_model=sub, caps=config,
                             choices=self.window.question_panel.root_picker.all_choices())
@@ -194,8 +190,6 @@ class TrustActions:
             return None
         # lazy: +22 modules, 151 ms at load 9 (first use only)
         from core.trust.fork import ForkError, fork_config
-        # lazy: +2 modules, 71 ms at load 9 (first use only)
-        from core.trust.record import load_record
         try:
             record = load_record(self.history.store(), run_id)
             config = fork_config(record)
@@ -289,11 +283,8 @@ class TrustActions:
 
 
 def _code_of(parse_reply: Any, reply: str | None) -> str:
-    if not reply:
-        return ""
-    parsed = parse_reply(reply)
-    blocks = getattr(parsed, "code_blocks", None) or getattr(parsed, "blocks", None) or []
-    return "\n\n".join(getattr(b, "code", str(b)) for b in blocks)
+    """The code a reply's blocks hold (a turn whose cells were not recorded)."""
+    return "\n\n".join(parse_reply(reply).cells) if reply else ""
 
 
 def verify_shown(report: Any) -> VerifyShown:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core import events as ev
+from core.call_ids import CallId
 from core.engine import prompts
 from core.engine.recorded import RecordedSlots
 
@@ -34,7 +35,7 @@ async def run_edited_turn(rlm: Any, edit: EditedTurn, messages: list[dict]) -> N
     for the root is appended to `messages`. A FINAL in the edited code does not end the
     fork: the root is asked to confirm it."""
     ctx, cfg = rlm.ctx, rlm.config
-    turn_id = f"{rlm.rlm_id}.t1"
+    turn_id = CallId.for_turn(rlm.rlm_id, 1)
     ctx.counters.iterations = 1
     ctx.emit(ev.RootTurnStarted, call_id=turn_id, parent_id=rlm.rlm_id, iteration=1, depth=rlm.depth,
              model=cfg.root_model, final_request=False, new_messages=list(messages))

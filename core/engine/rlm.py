@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any, Sequence
 
 from core import events as ev
+from core.call_ids import CallId
 from core.engine import prompts, reply_reader
 from core.engine.budget import BudgetExceeded, Tally
 from core.engine.costs import ROOT_FLOOR_TOKENS, CallMeter, explain_no_fit, root_reserve, worst_case
@@ -214,7 +215,7 @@ class Rlm:
                 # nothing new; ask for the answer from what was printed, as at the cap.
                 ask_now, self.memory.repeats = True, 0
                 feedback += "\n\n" + prompts.repeated_final_request(REPEATS_BEFORE_ASKING + 1)
-                self.ctx.emit(ev.Notice, call_id=f"{self.rlm_id}.t{iteration}", parent_id=self.rlm_id,
+                self.ctx.emit(ev.Notice, call_id=CallId.for_turn(self.rlm_id, iteration), parent_id=self.rlm_id,
                               level="info", message=f"The root sent the same reply {REPEATS_BEFORE_ASKING + 1} "
                               "times running; it was asked for its final answer now.")
             messages.append({"role": "user", "content": feedback})
@@ -245,7 +246,7 @@ class Rlm:
                     ) -> tuple[str | None, str]:
         """Ask the root, run its blocks, resolve its answer: (the answer, "") when the turn
         ends the run, else (None, the feedback for the root's next turn)."""
-        turn = self._this_turn = Turn(iteration, f"{self.rlm_id}.t{iteration}", final_request)
+        turn = self._this_turn = Turn(iteration, CallId.for_turn(self.rlm_id, iteration), final_request)
         self.current_parent = turn.id
         if self.depth == 0:
             self.ctx.counters.iterations = iteration
@@ -316,7 +317,7 @@ class Rlm:
         the stored turn's sub-calls, answered from the record. Returns (the result, what the
         root is shown of it)."""
         cfg = self.config
-        cell_id = f"{turn_id}.c{index}"
+        cell_id = CallId.for_cell(turn_id, index)
         self.current_parent = cell_id
         self.ctx.emit(ev.CellStarted, call_id=cell_id, parent_id=turn_id, index=index, code=code)
         try:

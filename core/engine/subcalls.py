@@ -25,6 +25,7 @@ import time
 from typing import Any, Iterator
 
 from core import events as ev
+from core.call_ids import CallId
 from core.engine.budget import BudgetExceeded, Tally
 from core.engine.costs import CallMeter, first_root_messages, nested_question, sub_messages, worst_case
 from core.engine.outcome import TextDocument
@@ -131,7 +132,7 @@ class SubCaller:
             slot = recorded.answer(prompt, request.kind, request.context)
             if slot is None:
                 continue
-            call_id = f"{self.rlm.rlm_id}.s{next(self._ids)}"
+            call_id = CallId.for_sub(self.rlm.rlm_id, next(self._ids))
             model = cfg.root_model if nested else (request.model or cfg.sub_model)
             error = slot.get("error") or {}
             self.ctx.emit(ev.SubCallStarted, call_id=call_id, parent_id=parent, kind=kind, model=model,
@@ -191,7 +192,7 @@ class SubCaller:
     def slot_error(self, kind: str, model: str, prompt: str, parent: str, status: str,
                    error_type: str, message: str) -> dict[str, Any]:
         """A slot the engine answers without a model call: recorded like any other."""
-        call_id = f"{self.rlm.rlm_id}.s{next(self._ids)}"
+        call_id = CallId.for_sub(self.rlm.rlm_id, next(self._ids))
         self.ctx.emit(ev.SubCallStarted, call_id=call_id, parent_id=parent, kind=kind, model=model,
                       prompt=prompt, depth=self.rlm.depth)
         self.ctx.emit(ev.SubCallFinished, call_id=call_id, parent_id=parent, kind=kind, model=model,
@@ -245,7 +246,7 @@ class SubCaller:
         ctx, cfg = self.ctx, self.ctx.config
         admission = await admit_sub_call(ctx, model, prompt)   # model, price, window: before any event
         model = admission.model
-        call_id = f"{self.rlm.rlm_id}.s{next(self._ids)}"
+        call_id = CallId.for_sub(self.rlm.rlm_id, next(self._ids))
         ctx.emit(ev.SubCallStarted, call_id=call_id, parent_id=parent, kind="llm", model=model,
                  prompt=admission.prompt, depth=self.rlm.depth)
         started = time.monotonic()
@@ -305,7 +306,7 @@ class SubCaller:
     # -- a nested RLM --------------------------------------------------------------
     async def _nested(self, prompt: str, context: str | None, parent: str) -> dict[str, Any]:
         ctx = self.ctx
-        call_id = f"{self.rlm.rlm_id}.s{next(self._ids)}"
+        call_id = CallId.for_sub(self.rlm.rlm_id, next(self._ids))
         model = ctx.config.root_model
         ctx.emit(ev.SubCallStarted, call_id=call_id, parent_id=parent, kind="rlm",
                  model=model, prompt=prompt, depth=self.rlm.depth)
