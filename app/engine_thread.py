@@ -102,9 +102,6 @@ class EngineThread:
         finally:
             loop.close()
 
-    def in_engine(self) -> bool:
-        return threading.current_thread() is self._thread
-
     def submit(self, coro: Coroutine[Any, Any, Any]) -> concurrent.futures.Future:
         """Run `coro` on the engine's loop; cancelling the returned future cancels it."""
         return asyncio.run_coroutine_threadsafe(coro, self.loop)

@@ -154,10 +154,3 @@ class QuestionRun:
         if refused:
             parts.append(f"{refused} event(s) never reached the writer")
         return "; ".join(parts) or None
-
-
-async def run_question(question: str, *, documents: Sequence[Any], skipped: Sequence[Any] = (),
-                       config: RunConfig, sinks: Sequence[Callable[[Event], None]] = (),
-                       parent_run_id: str | None = None, **kwargs: Any) -> RunOutcome:
-    return await QuestionRun(question, documents=documents, skipped=skipped, config=config, sinks=sinks,
-                             parent_run_id=parent_run_id, **kwargs).execute()
