@@ -201,7 +201,7 @@ class RunService:
         await asyncio.to_thread(preload_engine, False)   # the engine's import off this loop; litellm's
                                                          # goes on beside the run (preload_engine)
         from app.runner import QuestionRun      # the engine's modules: lazy, ~80 ms of CPU before the
-        store = self._store()                   # window's first paint otherwise (measured, docs/run-path.md)
+        store = self._store()                   # window's first paint otherwise (measured, docs/dev/run-path.md)
         session = None                                # a rebuilt session this service owns until the run has it
         try:
             question, documents, skipped = request.question, list(request.documents), list(request.skipped)
