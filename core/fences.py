@@ -111,6 +111,15 @@ def replace_runnable(text: str, code: str) -> str:
     (where the first one was; an inline fence's text stays on its own line); appended
     when the text has none. Other blocks (```text, ```json ...) stay as written."""
     block = ["```repl", *code.rstrip().split("\n"), "```"]
+    out, placed = _without_runnable(text, instead=block)
+    if not placed:
+        out = (["\n".join(out).rstrip()] if "".join(out).strip() else []) + block
+    return "\n".join(out)
+
+
+def _without_runnable(text: str, instead: list[str] | None = None) -> tuple[list[str], bool]:
+    """The text's lines without its runnable blocks (an inline fence's text kept), `instead`
+    put where the first one was; and whether there was one."""
     out: list[str] = []
     placed = False
     for piece in split_fences(text):
@@ -122,11 +131,9 @@ def replace_runnable(text: str, code: str) -> str:
         if not piece.runnable:
             out.extend(piece.lines())
         elif not placed:
-            out.extend(block)
+            out.extend(instead or [])
             placed = True
-    if not placed:
-        out = (["\n".join(out).rstrip()] if "".join(out).strip() else []) + block
-    return "\n".join(out)
+    return out, placed
 
 
 _BLANKS = re.compile(r"\n{3,}")
@@ -136,13 +143,4 @@ def display_prose(text: str) -> str:
     """The reply without its runnable code fences (those are shown as cells);
     other fences (```text, ```json ...) stay. An unclosed runnable fence at the
     end (still streaming, or cut off) is dropped too."""
-    out: list[str] = []
-    for piece in split_fences(text):
-        if isinstance(piece, str):
-            out.append(piece)
-            continue
-        if piece.prefix is not None:
-            out.append(piece.prefix)
-        if not piece.runnable:
-            out.extend(piece.lines())
-    return _BLANKS.sub("\n\n", "\n".join(out)).strip()
+    return _BLANKS.sub("\n\n", "\n".join(_without_runnable(text)[0])).strip()
