@@ -14,19 +14,19 @@ import threading
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["--repl-worker"]:
-        # lazy: +51 modules, 143 ms at load 9 (first use only)
+        # lazy: +5 modules in the start (where it runs)
         from core.repl.boot import main as worker_main
         return worker_main(args[1:])
     if args[:1] == ["ask"]:
         _preload_in_background()
     # Before anything can start a helper process: non-dumpable, keys out of the environment.
-    # lazy: +32 modules, 106 ms at load 9 (first use only)
+    # lazy: +30 modules in the start (where it runs)
     from core.engine_process import prepare_engine_process
     prepare_engine_process()
-    # lazy: +17 modules, 28 ms at load 9 (first use only)
+    # lazy: +15 modules in the start (where it runs)
     from app.cli import GUI_FLAGS, main as cli_main
     if not args or args[0] in GUI_FLAGS:
-        # lazy: +88 modules, 177 ms at load 9 (first use only)
+        # lazy: +88 modules in the start (where it runs)
         from app.gui import run_gui
         return run_gui(args)
     code = cli_main(args)

@@ -46,7 +46,7 @@ class SettingsGlue:
     def keys(self) -> Any:
         """The keychain (created on first use: keyring's import is not free)."""
         if self._keys is None:
-            # lazy: +78 modules, 168 ms at load 9 (first use only)
+            # lazy: +2 modules in the window (where it runs)
             from core.secrets import KeyStore
             self._keys = KeyStore()
         return self._keys
@@ -62,7 +62,7 @@ class SettingsGlue:
             self.dialog.show_page(page)
             self.dialog.raise_()
             return self.dialog
-        # lazy: +3 modules, 24 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from app.settings import settings_to_dict
         names = [(p.name, p.display) for p in providers.PROVIDERS.values() if p.needs_key]
         names += [(e.name, f"{e.name} (endpoint)") for e in self.settings.endpoints if e.needs_key]
@@ -84,7 +84,7 @@ class SettingsGlue:
 
     def _accepted(self, dialog: Any) -> None:
         self.apply_values(dialog.values())
-        # lazy: +77 modules, 53 ms at load 3.7 (first use only)
+        # lazy: +2 modules in the window (where it runs)
         from core.secrets import KeychainUnavailable
         for name, key in dialog.endpoints_page.typed_keys().items():   # typed in an endpoint's form
             try:
@@ -124,7 +124,7 @@ class SettingsGlue:
 
     def apply_values(self, values: dict) -> None:
         """Take the dialog's values (settings file form); keep the rest as it was."""
-        # lazy: +3 modules, 24 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from app.settings import settings_from_dict, settings_to_dict
         settings = settings_from_dict({**settings_to_dict(self.settings), **values})
         if settings.warnings:
@@ -154,7 +154,7 @@ class SettingsGlue:
         return self.dialog.keys_page if self.dialog is not None else None
 
     def set_key(self, provider: str, key: str) -> bool:
-        # lazy: +78 modules, 168 ms at load 9 (first use only)
+        # lazy: +2 modules in the window (where it runs)
         from core.secrets import KeychainUnavailable
         page = self._page()
         try:
@@ -224,10 +224,10 @@ async def try_key(model: str, key: str, on_engine: Any = None) -> tuple[bool, st
     the engine's loop (`on_engine`), where litellm's clients live; litellm is
     imported in a thread first."""
     async def call() -> None:
-        # lazy: +8 modules, 28 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from app.run_service import preload_engine
         await asyncio.to_thread(preload_engine)
-        # lazy: +5 modules, 7 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from core.llm.litellm_import import litellm
         await litellm().acompletion(model=model, api_key=key, max_tokens=1, timeout=30,
                                     messages=[{"role": "user", "content": "Say OK"}])

@@ -115,11 +115,11 @@ class TrustActions:
         return self.verify_task
 
     async def _verify(self, run_id: str) -> None:
-        # lazy: +106 modules, 324 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from core.store.errors import StoreError
-        # lazy: +21 modules, 125 ms at load 9 (first use only)
+        # lazy: +9 modules in the window (where it runs)
         from core.trust.rebuild import RebuildError
-        # lazy: +22 modules, 105 ms at load 9 (first use only)
+        # lazy: +10 modules in the window (where it runs)
         from core.trust.verify import verify_run
         try:
             report = await verify_run(self.history.store(), run_id)
@@ -188,7 +188,7 @@ class TrustActions:
         if self._is_running():
             self.notifier.warning("A run is in progress.", "Stop it before starting a fork.")
             return None
-        # lazy: +22 modules, 151 ms at load 9 (first use only)
+        # lazy: +10 modules in the window (where it runs)
         from core.trust.fork import ForkError, fork_config
         try:
             record = load_record(self.history.store(), run_id)
@@ -308,11 +308,11 @@ def verify_shown(report: Any) -> VerifyShown:
 
 def compare_shown(store: Any, left: str, right: str) -> ComparisonShown:
     """The comparison of two stored runs (core.trust.compare) as the window shows it."""
-    # lazy: +4 modules, 73 ms at load 9 (first use only)
+    # lazy: +3 modules in the window (where it runs)
     from core.trust.compare import compare_runs
-    # lazy: +6 modules, 76 ms at load 9 (first use only)
+    # lazy: free in the window (where it runs)
     from ui.answer_text import one_line
-    # lazy: +5 modules, 64 ms at load 3.7 (first use only)
+    # lazy: free in the window (where it runs)
     from ui.cost_meter import money
     result = compare_runs(store, left, right)
     a, b = result.a, result.b
