@@ -561,11 +561,10 @@ class Controller(QObject):
 
     def _sandbox_incomplete(self, message: str) -> None:
         """Once per session a banner, and the status-bar badge for good."""
-        badge = getattr(self, "sandbox_badge", None)
-        if badge is not None and not badge.isVisible():
+        badge = self.window.sandbox_badge
+        if not badge.isVisible():
             self.notifier.warning(message, "Model code runs with fewer walls on this system.")
-        if badge is not None:
-            badge.show_message(message)
+        badge.show_message(message)
 
     def flush_events(self) -> None:
         self.runs.bridge.drain()

@@ -132,10 +132,6 @@ def build_window(app, settings=None):
     notifier = Notifier()
     window = MainWindow(notifier)
     controller = Controller(window, notifier, theme, settings=settings)
-    # lazy: free in the window (where it runs)
-    from ui.sandbox_banner import SandboxBadge
-    controller.sandbox_badge = SandboxBadge()
-    window.statusBar().addPermanentWidget(controller.sandbox_badge)
     controller.restore_window()
     # lazy: free in the window (where it runs)
     from PySide6.QtCore import QTimer

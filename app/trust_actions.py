@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any, Callable
 
 from PySide6.QtCore import QPoint
-from PySide6.QtWidgets import QHBoxLayout, QMenu, QPushButton, QWidget
+from PySide6.QtWidgets import QMenu
 
 from app.run_service import RunRequest
 from core.call_ids import CallId
@@ -23,6 +23,7 @@ from core.run_record import load_record
 from ui.compare_view import ComparisonShown, CompareView
 from ui.fork_dialog import ForkChoice, ForkDialog
 from ui.history_pane import HistoryRow
+from ui.trust_actions_bar import TrustActionsBar
 from ui.verify_view import VerifyShown, VerifyView
 from core.engine.parse import parse_reply
 from app.settings import build_run_config
@@ -54,29 +55,12 @@ class TrustActions:
 
         self.compare_first: str | None = None      # the run marked by a first press of Compare
         hp = self.window.history_pane
-        row = QWidget(hp)
-        row.setObjectName("trustActions")
-        buttons = QHBoxLayout(row)
-        buttons.setContentsMargins(0, 0, 0, 0)
-        self.verify_button = QPushButton("Verify", row)
-        self.verify_button.setToolTip("Re-run the selected run's code with the recorded sub-call answers "
-                                      "(no cost) and check that every cell and the answer come out the same")
-        self.fork_button = QPushButton("Fork…", row)
-        self.fork_button.setToolTip("Continue the selected run live from one of its turns, as a new run")
-        self.compare_button = QPushButton("Compare…", row)
-        self.compare_button.setToolTip("Compare the selected run with another: press, select the other run, "
-                                       "press again")
-        self.family_button = QPushButton("Family", row)
-        self.family_button.setCheckable(True)
-        self.family_button.setToolTip("Show only the selected run, the run it came from and its forks and re-runs")
-        for b in (self.verify_button, self.fork_button, self.compare_button, self.family_button):
-            buttons.addWidget(b)
-        buttons.addStretch(1)
-        hp.add_accessory(row)
-        self.verify_button.clicked.connect(lambda: self.verify(hp.selected_id()))
-        self.fork_button.clicked.connect(lambda: self.fork_dialog_for(hp.selected_id()))
-        self.compare_button.clicked.connect(self.compare_selected)
-        self.family_button.toggled.connect(self._toggle_family)
+        self.bar = TrustActionsBar(hp)            # Verify, Fork…, Compare…, Family (ui/)
+        hp.add_accessory(self.bar)
+        self.bar.verify_button.clicked.connect(lambda: self.verify(hp.selected_id()))
+        self.bar.fork_button.clicked.connect(lambda: self.fork_dialog_for(hp.selected_id()))
+        self.bar.compare_button.clicked.connect(self.compare_selected)
+        self.bar.family_button.toggled.connect(self._toggle_family)
         hp.table.selectionModel().selectionChanged.connect(self._update_buttons)
         hp.model.modelReset.connect(self._update_buttons)
         self._update_buttons()
@@ -87,17 +71,14 @@ class TrustActions:
 
     def _update_buttons(self, *_args) -> None:
         selected = self.window.history_pane.selected_id()
-        self.verify_button.setEnabled(selected is not None)
-        self.fork_button.setEnabled(selected is not None)
-        self.compare_button.setEnabled(selected is not None)
         if self.compare_first is not None and selected not in (None, self.compare_first):
             run = self.history.store().get_run(self.compare_first) or {"id": self.compare_first}
-            self.compare_button.setText(f"Compare with “{short_question(run.get('question'), 24)}”")
+            label = f"Compare with “{short_question(run.get('question'), 24)}”"
         elif self.compare_first is not None:
-            self.compare_button.setText("Select the other run…")
+            label = "Select the other run…"
         else:
-            self.compare_button.setText("Compare…")
-        self.family_button.setEnabled(selected is not None or self.family_button.isChecked())
+            label = "Compare…"
+        self.bar.show_state(selected=selected is not None, compare_label=label)
 
     # ---- verify ----------------------------------------------------------
     def verify(self, run_id: str | None) -> asyncio.Task | None:
@@ -275,10 +256,8 @@ class TrustActions:
         hp = self.window.history_pane
         hp.set_rows(rows)
         hp.select(run_id)
-        if not self.family_button.isChecked():
-            self.family_button.blockSignals(True)
-            self.family_button.setChecked(True)
-            self.family_button.blockSignals(False)
+        if not self.bar.family_button.isChecked():
+            self.bar.check_family()
         return rows
 
 
