@@ -127,7 +127,7 @@ async def _fork(args: argparse.Namespace, store: Any, run_id: str, edited: str |
     # lazy: +88 modules in the command (where it runs)
     from core.trust.fork import fork_config
     # lazy: free here, core.trust.fork (above) imports it
-    from core.run_record import load_record
+    from core.trust.rebuild import load_record
     try:
         config = fork_config(load_record(store, run_id), root_model=args.root, sub_model=args.sub,
                              max_cost_usd=args.max_cost, max_iterations=args.max_iterations)

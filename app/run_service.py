@@ -268,7 +268,7 @@ class RunService:
         # lazy: +10 modules in the window, +88 modules in ask (where it runs)
         from core.trust.fork import fork_config, prepare_fork
         # lazy: free here, core.trust.fork (above) imports it
-        from core.run_record import load_record
+        from core.trust.rebuild import load_record
         config = request.config
         if config is None:
             config = fork_config(load_record(store, request.parent_run_id), **request.fork_overrides)

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import QMenu
 from app.run_service import RunRequest
 from core.call_ids import CallId
 from core.run_names import short_question, title_of
-from core.run_record import load_record
 from ui.compare_view import ComparisonShown, CompareView
 from ui.fork_dialog import ForkChoice, ForkDialog
 from ui.history_pane import HistoryRow
@@ -141,6 +140,8 @@ class TrustActions:
         builds it without running it (tests drive it, then call `start_fork`)."""
         if not run_id:
             return None
+        # lazy: +9 modules in the window (where it runs)
+        from core.trust.rebuild import load_record
         store = self.history.store()
         record = load_record(store, run_id)
         if not record.top_turns():
@@ -171,6 +172,8 @@ class TrustActions:
             return None
         # lazy: +10 modules in the window (where it runs)
         from core.trust.fork import ForkError, fork_config
+        # lazy: free here, core.trust.fork (above) imports it
+        from core.trust.rebuild import load_record
         try:
             record = load_record(self.history.store(), run_id)
             config = fork_config(record)

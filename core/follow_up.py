@@ -55,8 +55,7 @@ async def rebuild_session(store: Any, run_id: str, *, memory_limit_mb: int | Non
     in this same REPL."""
     from core.engine.rlm import Session
     from core.repl.client import ReplClient
-    from core.trust.rebuild import PrefixReport, replay_turns
-    from core.run_record import load_record
+    from core.trust.rebuild import PrefixReport, load_record, replay_turns
     from core.trust.replay import RecordedAnswers
     record = load_record(store, run_id)
     documents = list(store.documents(run_id))

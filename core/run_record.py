@@ -407,12 +407,5 @@ def fold_record(events: Any, **kw: Any) -> RunRecord:
     return record
 
 
-def load_record(store: Any, run_id: str) -> RunRecord:
-    """The fold of a stored run (verify, fork, compare and rebuild read it)."""
-    record = fold_record(store.iter_events(run_id))
-    record.meta.run_id = record.meta.run_id or run_id
-    return record
-
-
 def _preview(text: str) -> str:
     return " ".join(text[:_PREVIEW_CHARS * 2].split())[:_PREVIEW_CHARS]

@@ -10,7 +10,8 @@ import difflib
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from core.run_record import RunRecord, load_record
+from core.run_record import RunRecord
+from core.trust.rebuild import inherited_replies, load_record
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,6 @@ def _diff(a: str, b: str, name: str, run_a: str, run_b: str) -> str:
 
 def fork_offset(a: RunRecord, b: RunRecord) -> int:
     """When b continues a (a fork or follow-up of it), b's turn 1 answers a's turn offset+1."""
-    from core.trust.rebuild import inherited_replies
     if b.meta.parent_run_id != a.meta.run_id:
         return 0
     return max(len(inherited_replies(b)) - len(inherited_replies(a)), 0)

@@ -21,8 +21,8 @@ from typing import Any
 
 from core.config import RunConfig
 from core.fences import replace_runnable
-from core.run_record import RunRecord, load_record
-from core.trust.rebuild import PrefixReport, RebuildError, replay_turns
+from core.run_record import RunRecord
+from core.trust.rebuild import PrefixReport, RebuildError, load_record, replay_turns
 from core.trust.replay import RecordedAnswers
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.call_ids import CallId
-from core.run_record import RunRecord, load_record
+from core.run_record import RunRecord, fold_record
 from core.trust.replay import RecordedAnswers, replay_cell
 
 log = logging.getLogger(__name__)
@@ -32,6 +32,14 @@ class PrefixReport:
     cells: int = 0
     unmatched: list[str] = field(default_factory=list)   # "run:turn.cell" where the replay left the record
     parents: list[str] = field(default_factory=list)
+
+
+def load_record(store: Any, run_id: str) -> RunRecord:
+    """The fold of a stored run (core/run_record.py), as verify, fork, compare and a
+    rebuild read it."""
+    record = fold_record(store.iter_events(run_id))
+    record.meta.run_id = record.meta.run_id or run_id
+    return record
 
 
 def inherited_replies(record: RunRecord) -> list[str]:

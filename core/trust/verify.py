@@ -13,8 +13,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
-from core.run_record import RunRecord, load_record
-from core.trust.rebuild import PrefixReport, default_timeout, replay_inherited
+from core.run_record import RunRecord
+from core.trust.rebuild import PrefixReport, default_timeout, load_record, replay_inherited
 from core.trust.replay import RecordedAnswers, cell_differences, replay_cell
 
 

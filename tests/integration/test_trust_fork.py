@@ -4,10 +4,10 @@ record, and the root continuing live as a new run linked to its parent."""
 import pytest
 
 from app.runner import QuestionRun
-from core.run_record import load_record
 from core.store import RunStore
 from core.trust.compare import compare_runs
 from core.trust.fork import ForkError, fork_config, prepare_fork
+from core.trust.rebuild import load_record
 from core.trust.verify import verify_run
 from tests.support.trust_runs import KEY, code, stored_run
 
