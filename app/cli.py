@@ -41,11 +41,11 @@ def migrate_identity() -> list[str]:
     (core/identity_migration.py); what was done, for stderr. The data moves now; the keys
     just before the command first opens the keychain (a run whose calls carry no key never
     does, and keyring's import is 150-220 ms of its start), until their step is recorded."""
-    # lazy: +25 modules, 31 ms at load 3.7 (first use only)
+    # lazy: +25 modules in the command (where it runs)
     from core import identity_migration as moving
     moving.migrate_data()
     if not moving.keys_done():
-        # lazy: +4 modules, 3 ms at load 4 (keyring itself is imported at the keychain's first use)
+        # lazy: +17 modules in the command (where it runs)
         from core import secrets
 
         def move_keys(store: object) -> None:
@@ -59,7 +59,7 @@ def migrate_identity() -> list[str]:
 def main(argv: list[str]) -> int:
     """Everything the CLI prints goes through escape_controls (core/control_chars.py): model
     text, cell output, notices, file and member names can hold terminal escape sequences."""
-    # lazy: +6 modules, 11 ms at load 9 (first use only)
+    # lazy: +6 modules in the command (where it runs)
     from core.control_chars import EscapingStream
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = EscapingStream(sys.stdout), EscapingStream(sys.stderr)

@@ -56,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> Any:
-    # lazy: +36 modules, 59 ms at load 9 (first use only)
+    # lazy: +29 modules in the command (where it runs)
     from app.settings import build_run_config, load_settings
     overrides = {
         "max_depth": args.max_depth, "max_iterations": args.max_iterations,
@@ -82,9 +82,9 @@ def config_from_args(args: argparse.Namespace) -> Any:
 
 
 def run_ask(args: argparse.Namespace) -> int:
-    # lazy: +73 modules, 115 ms at load 9 (first use only)
+    # lazy: +60 modules in the command (where it runs)
     import asyncio
-    # lazy: +111 modules, 261 ms at load 9 (first use only)
+    # lazy: +106 modules in the command (where it runs)
     from core.engine.run import ConfigError
     try:
         config = config_from_args(args)
@@ -94,30 +94,30 @@ def run_ask(args: argparse.Namespace) -> int:
     # that reading the documents and starting the REPL worker happen meanwhile. A run whose
     # models are all on the user's own OpenAI-compatible servers never imports it
     # (core/llm/openai_http.py; tests/integration/test_local_run_without_litellm.py).
-    # lazy: +233 modules, 821 ms at load 9 (first use only)
+    # lazy: +94 modules in the command (where it runs)
     from core.llm.client import needs_litellm
     if needs_litellm(config):
-        # lazy: +77 modules, 132 ms at load 9 (first use only)
+        # lazy: +64 modules in the command (where it runs)
         from core.llm.litellm_import import start_background_import
         start_background_import()
     return asyncio.run(_ask(args, config))
 
 
 async def _ask(args: argparse.Namespace, config: Any) -> int:
-    # lazy: +82 modules, 128 ms at load 9 (first use only)
+    # lazy: +71 modules in the command (where it runs)
     from app.run_service import RunRequest, RunService
-    # lazy: +26 modules, 57 ms at load 9 (first use only)
+    # lazy: +14 modules in the command (where it runs)
     from core.engine_process import prepare_engine_process
-    # lazy: +120 modules, 203 ms at load 9 (first use only)
+    # lazy: +111 modules in the command (where it runs)
     from core.ingest import ingest
 
     prepare_engine_process()                    # before ingestion starts any helper process
     progress = _progress_printer() if not (args.quiet or args.json) and sys.stderr.isatty() else None
     try:
-        # lazy: +36 modules, 59 ms at load 9 (first use only)
+        # lazy: +29 modules in the command (where it runs)
         from app.settings import ingest_options, load_settings
         options = ingest_options(load_settings(), ocr=True if getattr(args, "ocr", False) else None)
-        # lazy: +197 modules, 331 ms at load 9 (first use only)
+        # lazy: +193 modules in the command (where it runs)
         from core.store import opened_cache
         with opened_cache() as cache:            # what earlier runs read of the same files
             found = await ingest(args.paths, options, on_progress=progress, cache=cache)

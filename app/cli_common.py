@@ -18,7 +18,7 @@ EXIT_LIMITED = 4          # finished, but a cap or limit changed what the run di
 
 
 def parse_prices(items: list[str]) -> dict[str, Any]:
-    # lazy: +15 modules, 53 ms at load 9 (first use only)
+    # lazy: +9 modules in the command (where it runs)
     from core.config import Price
     prices = {}
     for item in items:
@@ -36,7 +36,7 @@ def parse_prices(items: list[str]) -> dict[str, Any]:
 def report_outcome(outcome: Any, *, as_json: bool, **extra: Any) -> int:
     """The end of every command that runs a question (ask, runs rerun, runs fork): the one
     JSON object on stdout, or the answer; the error on stderr; the exit code."""
-    # lazy: +15 modules, 25 ms at load 9 (first use only)
+    # lazy: +9 modules in the command (where it runs)
     from core.limits import is_limited, summary
     t = outcome.totals
     limited = t.get("limited") or {}
@@ -66,7 +66,7 @@ def report_outcome(outcome: Any, *, as_json: bool, **extra: Any) -> int:
     if is_limited(limited):
         print(f"rlm-studio: warning: {summary(limited)}", file=sys.stderr)
     if t.get("unsupported"):
-        # lazy: +16 modules, 36 ms at load 9 (first use only)
+        # lazy: +9 modules in the command (where it runs)
         from core.support import describe
         print(f"rlm-studio: warning: the answer states {describe(t['unsupported'])}", file=sys.stderr)
     store_error = getattr(outcome, "store_error", None)
@@ -108,7 +108,7 @@ async def _always_yes(info: dict) -> bool:
 
 def terminal_approver(stdin: Any = None, stderr: Any = None) -> Callable[[dict], Any]:
     """Asks y/N on the terminal; no terminal (or EOF) means no."""
-    # lazy: +73 modules, 151 ms at load 9 (first use only)
+    # lazy: +60 modules in the command (where it runs)
     import asyncio
     lock = asyncio.Lock()
 
@@ -144,13 +144,13 @@ async def run_request(request: Any, args: argparse.Namespace, service: Any, *, s
                       **report: Any) -> int:
     """The CLI's side of the one run path: RunService.run with the transcript on stderr and
     Ctrl+C as cancel; then the report. `runs rerun` and `runs fork` end here too."""
-    # lazy: +73 modules, 151 ms at load 9 (first use only)
+    # lazy: +60 modules in the command (where it runs)
     import asyncio
-    # lazy: +83 modules, 138 ms at load 9 (first use only)
+    # lazy: +71 modules in the command (where it runs)
     from app.run_service import RunHandle
-    # lazy: +17 modules, 107 ms at load 9 (first use only)
+    # lazy: +11 modules in the command (where it runs)
     from app.transcript_printer import TranscriptPrinter
-    # lazy: +112 modules, 257 ms at load 9 (first use only)
+    # lazy: +106 modules in the command (where it runs)
     from core.engine.run import ConfigError
     show = (not args.quiet) if show is None else show
     sinks = [TranscriptPrinter(sys.stderr)] if show else [sandbox_warning]
@@ -189,13 +189,13 @@ async def run_request(request: Any, args: argparse.Namespace, service: Any, *, s
                 signal.signal(signal.SIGINT, _quit_now)
         except (NotImplementedError, RuntimeError, ValueError):
             pass
-        # lazy: +226 modules, 496 ms at load 9 (first use only)
+        # lazy: +86 modules in the command (where it runs)
         from core.llm.openai_http import close_clients
         await close_clients()                 # this loop's connections, before asyncio.run ends
     if outcome.status == "failed" and "key" in (outcome.error or "").lower() and request.config is not None:
-        # lazy: +37 modules, 97 ms at load 9 (first use only)
+        # lazy: +29 modules in the command (where it runs)
         from app.settings import load_settings
-        # lazy: +16 modules, 33 ms at load 9 (first use only)
+        # lazy: +10 modules in the command (where it runs)
         from core.routing import unkeyed_url_hint
         hint = unkeyed_url_hint(request.config, load_settings().endpoints)
         if hint:

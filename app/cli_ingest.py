@@ -38,7 +38,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 def run_ingest(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None
                ) -> int:
-    # lazy: +120 modules, 181 ms at load 9 (first use only)
+    # lazy: +112 modules in the command (where it runs)
     from core.ingest import IngestOptions, ingest
 
     out = out or sys.stdout
@@ -46,10 +46,10 @@ def run_ingest(args: argparse.Namespace, out: TextIO | None = None, err: TextIO 
     if not any(os.path.lexists(p) for p in args.paths):
         print("rlm-studio ingest: no such file or folder: " + ", ".join(args.paths), file=err)
         return 2
-    # lazy: +13 modules, 23 ms at load 9 (first use only)
+    # lazy: +8 modules in the command (where it runs)
     from dataclasses import replace
 
-    # lazy: +36 modules, 72 ms at load 9 (first use only)
+    # lazy: +29 modules in the command (where it runs)
     from app.settings import ingest_options, load_settings
     options = replace(ingest_options(load_settings(), ocr=True if args.ocr else None),
                       max_file_bytes=int(args.max_file_mb * MB),
@@ -58,7 +58,7 @@ def run_ingest(args: argparse.Namespace, out: TextIO | None = None, err: TextIO 
     if args.no_archives:
         options = replace(options, archives=False)
     progress = _ProgressLine(err) if err.isatty() else None
-    # lazy: +73 modules, 96 ms at load 9 (first use only)
+    # lazy: +61 modules in the command (where it runs)
     import asyncio
     result = asyncio.run(ingest(args.paths, options, on_progress=progress))
     if progress:

@@ -52,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _provider_help() -> str:
-    # lazy: +15 modules, 26 ms at load 9 (first use only)
+    # lazy: free in the command (where it runs)
     from core.providers import PROVIDERS
     names = ", ".join(p.name for p in PROVIDERS.values() if p.needs_key)
     return f"{names}, or the name of a custom endpoint from the settings"
@@ -64,7 +64,7 @@ def _err(message: str) -> None:
 
 def _known_name(provider: str) -> tuple[str, Any, Any]:
     """(lower-cased name, core.providers.Provider or None, settings Endpoint or None)."""
-    # lazy: +37 modules, 76 ms at load 9 (first use only)
+    # lazy: +20 modules in the command (where it runs)
     from app.settings import load_settings
     name = provider.strip().lower()
     settings = load_settings()
@@ -73,9 +73,9 @@ def _known_name(provider: str) -> tuple[str, Any, Any]:
 
 # --- set -------------------------------------------------------------------------
 def run_set(args: argparse.Namespace) -> int:
-    # lazy: +15 modules, 26 ms at load 9 (first use only)
+    # lazy: free in the command (where it runs)
     from core.providers import PROVIDERS
-    # lazy: +131 modules, 221 ms at load 9 (first use only)
+    # lazy: +3 modules in the command (where it runs)
     from core.secrets import KeychainUnavailable, KeyStore, mask
     name, known, endpoint = _known_name(args.provider)
     if known is None and endpoint is None:
@@ -124,9 +124,9 @@ def _read_key(label: str) -> str | None:
 
 # --- list ------------------------------------------------------------------------
 def run_list(args: argparse.Namespace) -> int:
-    # lazy: +37 modules, 76 ms at load 9 (first use only)
+    # lazy: +20 modules in the command (where it runs)
     from app.settings import load_settings
-    # lazy: +131 modules, 221 ms at load 9 (first use only)
+    # lazy: +3 modules in the command (where it runs)
     from core.secrets import KeyStore
     store = KeyStore()
     settings = load_settings()
@@ -146,7 +146,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 # --- delete ----------------------------------------------------------------------
 def run_delete(args: argparse.Namespace) -> int:
-    # lazy: +131 modules, 221 ms at load 9 (first use only)
+    # lazy: +3 modules in the command (where it runs)
     from core.secrets import KeyStore
     name = args.provider.strip().lower()
     store = KeyStore()
@@ -166,9 +166,9 @@ def run_delete(args: argparse.Namespace) -> int:
 
 # --- test ------------------------------------------------------------------------
 def run_test(args: argparse.Namespace) -> int:
-    # lazy: +37 modules, 76 ms at load 9 (first use only)
+    # lazy: +20 modules in the command (where it runs)
     from app.settings import route_model
-    # lazy: +131 modules, 221 ms at load 9 (first use only)
+    # lazy: +3 modules in the command (where it runs)
     from core.secrets import KeyStore
     name, known, endpoint = _known_name(args.provider)
     model, api_base = args.model, args.api_base
@@ -193,7 +193,7 @@ def run_test(args: argparse.Namespace) -> int:
         needs_key = True
     # The key goes where core/routing.py allows: `keys test NAME --api-base URL` is the user
     # saying that NAME's key may go to URL, unless another provider or endpoint owns that URL.
-    # lazy: +16 modules, 24 ms at load 9 (first use only)
+    # lazy: +1 modules in the command (where it runs)
     from core.routing import route
     store = KeyStore()
     found = route(model, api_base=api_base, endpoints=[endpoint] if endpoint else [], keys=store,
@@ -208,7 +208,7 @@ def run_test(args: argparse.Namespace) -> int:
              + (f" or set {' or '.join(known.env_vars)}" if known and known.env_vars else ""))
         return 1
     started = time.monotonic()
-    # lazy: +73 modules, 92 ms at load 9 (first use only)
+    # lazy: +55 modules in the command (where it runs)
     import asyncio
     verdict, code = asyncio.run(_tiny_call(model, key, api_base, args.timeout))
     ms = (time.monotonic() - started) * 1000
@@ -221,9 +221,9 @@ async def _tiny_call(model: str, key: str | None, api_base: str | None,
                      timeout_s: float) -> tuple[str, int]:
     """One call with max_tokens 5 and no retries: ("works", 0), ("rejected (...)", 1)
     or ("unreachable (...)", 1)."""
-    # lazy: +234 modules, 584 ms at load 9 (first use only)
+    # lazy: +86 modules in the command (where it runs)
     from core.llm.client import ModelClient
-    # lazy: +48 modules, 76 ms at load 9 (first use only)
+    # lazy: +31 modules in the command (where it runs)
     from core.llm.errors import LLMError
     client = ModelClient(key_for=lambda _model: key, api_base_for=lambda _model: api_base,
                          max_retries=0, timeout_s=timeout_s)

@@ -15,9 +15,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_stats(args: argparse.Namespace) -> int:
-    # lazy: +7 modules, 24 ms at load 9 (first use only)
+    # lazy: +6 modules in the command (where it runs)
     from core.fitness import model_fitness, render_fitness
-    # lazy: +203 modules, 474 ms at load 9 (first use only)
+    # lazy: +199 modules in the command (where it runs)
     from core.store import RunStore
     with RunStore.open() as store:
         stats = model_fitness(store.db)

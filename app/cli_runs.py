@@ -76,13 +76,13 @@ def _help(parser: argparse.ArgumentParser) -> int:
 
 
 def _open() -> Any:
-    # lazy: +198 modules, 311 ms at load 9 (first use only)
+    # lazy: +193 modules in the command (where it runs)
     from core.store import RunStore
     return RunStore.open()
 
 
 def _resolve(store: Any, prefix: str) -> str | None:
-    # lazy: +198 modules, 311 ms at load 9 (first use only)
+    # lazy: +193 modules in the command (where it runs)
     from core.store import AmbiguousRunId, RunNotFound
     try:
         return store.resolve_id(prefix)
@@ -122,7 +122,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         if run_id is None:
             return 2
         if args.json:
-            # lazy: +199 modules, 416 ms at load 9 (first use only)
+            # lazy: +195 modules in the command (where it runs)
             from core.exports.export_json import build, dumps
             print(dumps(build(store, run_id)))
             return 0
@@ -134,7 +134,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         if run.get("parent_run_id"):
             print(f"re-run of {run['parent_run_id']}")
         print(f"question: {run['question']}")
-        # lazy: +17 modules, 58 ms at load 9 (first use only)
+        # lazy: +11 modules in the command (where it runs)
         from app.transcript_printer import TranscriptPrinter
         printer = TranscriptPrinter(sys.stdout, live_tokens=False)
         terminal = False
@@ -168,7 +168,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    # lazy: +198 modules, 311 ms at load 9 (first use only)
+    # lazy: +193 modules in the command (where it runs)
     from core.store import ImportError_
     with _open() as store:
         try:
@@ -180,7 +180,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
-    # lazy: +198 modules, 311 ms at load 9 (first use only)
+    # lazy: +193 modules in the command (where it runs)
     from core.store import RunBusyError
     with _open() as store:
         run_id = _resolve(store, args.id)
@@ -197,7 +197,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
 # -- rerun ----------------------------------------------------------------------------------
 def rerun_inputs(store: Any, run_id: str, args: argparse.Namespace) -> tuple[str, list, list, Any]:
     """Question, documents (from blobs), skipped files and config (with overrides) of a stored run."""
-    # lazy: +15 modules, 29 ms at load 9 (first use only)
+    # lazy: +9 modules in the command (where it runs)
     from core.config import RunConfig
     run = store.get_run(run_id)
     config = RunConfig.from_public_dict(run["config"])
@@ -208,7 +208,7 @@ def rerun_inputs(store: Any, run_id: str, args: argparse.Namespace) -> tuple[str
 
 
 def cmd_rerun(args: argparse.Namespace) -> int:
-    # lazy: +198 modules, 311 ms at load 9 (first use only)
+    # lazy: +193 modules in the command (where it runs)
     from core.store import MissingTextsError
     with _open() as store:
         run_id = _resolve(store, args.id)
@@ -220,14 +220,14 @@ def cmd_rerun(args: argparse.Namespace) -> int:
             return _fail(str(exc))
         except ValueError as exc:
             return _fail(f"cannot re-run: {exc}")
-    # lazy: +73 modules, 84 ms at load 9 (first use only)
+    # lazy: +60 modules in the command (where it runs)
     import asyncio
     return asyncio.run(_rerun(args, run_id, question, documents, skipped, config))
 
 
 async def _rerun(args: argparse.Namespace, parent_id: str, question: str, documents: list, skipped: list,
                  config: Any) -> int:
-    # lazy: +83 modules, 118 ms at load 9 (first use only)
+    # lazy: +71 modules in the command (where it runs)
     from app.run_service import RunRequest, RunService
     try:
         request = RunRequest.rerun(parent_id, question, documents, config, skipped=skipped)

@@ -62,9 +62,9 @@ def register_trust(actions: argparse._SubParsersAction) -> None:
 
 
 def _with_run(prefixes: list[str], body: Callable[..., int]) -> int:
-    # lazy: +198 modules, 490 ms at load 9 (first use only)
+    # lazy: +193 modules in the command (where it runs)
     from core.store import AmbiguousRunId, MissingTextsError, RunNotFound, RunStore
-    # lazy: +98 modules, 244 ms at load 9 (first use only)
+    # lazy: +87 modules in the command (where it runs)
     from core.trust.rebuild import RebuildError
     with RunStore.open() as store:
         try:
@@ -81,12 +81,12 @@ def _print_json(data: Any) -> None:
 # -- verify -------------------------------------------------------------------------------
 def cmd_verify(args: argparse.Namespace) -> int:
     def body(store: Any, run_id: str) -> int:
-        # lazy: +99 modules, 236 ms at load 9 (first use only)
+        # lazy: +88 modules in the command (where it runs)
         from core.trust.verify import verify_run
         on_cell = None if args.json else (lambda c: print(
             f"{c.cell_id:<10} {'same' if c.same else 'DIFFERS'}  ({c.served} sub-call(s) from the record)",
             file=sys.stderr))
-        # lazy: +73 modules, 53 ms at load 9 (first use only)
+        # lazy: +60 modules in the command (where it runs)
         import asyncio
         report = asyncio.run(verify_run(store, run_id, on_cell=on_cell))
         if args.json:
@@ -115,19 +115,19 @@ def cmd_fork(args: argparse.Namespace) -> int:
             return _fail(f"cannot read {args.edit_code}: {exc.strerror or exc}")
 
     def body(store: Any, run_id: str) -> int:
-        # lazy: +73 modules, 53 ms at load 9 (first use only)
+        # lazy: +60 modules in the command (where it runs)
         import asyncio
         return asyncio.run(_fork(args, store, run_id, edited))
     return _with_run([args.id], body)
 
 
 async def _fork(args: argparse.Namespace, store: Any, run_id: str, edited: str | None) -> int:
-    # lazy: +83 modules, 134 ms at load 9 (first use only)
+    # lazy: +71 modules in the command (where it runs)
     from app.run_service import RunRequest, RunService
-    # lazy: +99 modules, 208 ms at load 9 (first use only)
+    # lazy: +88 modules in the command (where it runs)
     from core.trust.fork import fork_config
-    # lazy: +17 modules, 96 ms at load 9 (first use only)
-    from core.trust.record import load_record
+    # lazy: free here, core.trust.fork (above) imports it
+    from core.trust.rebuild import load_record
     try:
         config = fork_config(load_record(store, run_id), root_model=args.root, sub_model=args.sub,
                              max_cost_usd=args.max_cost, max_iterations=args.max_iterations)
@@ -143,7 +143,7 @@ async def _fork(args: argparse.Namespace, store: Any, run_id: str, edited: str |
 # -- compare, coverage, citations ----------------------------------------------------------
 def cmd_compare(args: argparse.Namespace) -> int:
     def body(store: Any, a: str, b: str) -> int:
-        # lazy: +21 modules, 132 ms at load 9 (first use only)
+        # lazy: +18 modules in the command (where it runs)
         from core.trust.compare import compare_runs
         result = compare_runs(store, a, b)
         if args.json:
@@ -175,7 +175,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_coverage(args: argparse.Namespace) -> int:
     def body(store: Any, run_id: str) -> int:
-        # lazy: +18 modules, 61 ms at load 9 (first use only)
+        # lazy: +17 modules in the command (where it runs)
         from core.trust.coverage import coverage_of_run
         report = coverage_of_run(store, run_id)
         if args.json:
@@ -192,7 +192,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
 
 def cmd_citations(args: argparse.Namespace) -> int:
     def body(store: Any, run_id: str) -> int:
-        # lazy: +123 modules, 175 ms at load 9 (first use only)
+        # lazy: +112 modules in the command (where it runs)
         from core.ingest.citations import resolve_citations
         run = store.get_run(run_id)
         cites = resolve_citations(run.get("answer") or "", store.documents(run_id))

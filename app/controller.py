@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 
 def load_settings_safely() -> tuple[Any, str]:
     """(settings, what went wrong or ""). A damaged file gives defaults and says why."""
-    # lazy: +2 modules, 20 ms at load 9 (first use only)
+    # lazy: free in the window (where it runs)
     from app.settings import Settings, load_settings
     try:
         settings = load_settings()
@@ -199,7 +199,7 @@ class Controller(QObject):
         self._save_settings()
 
     def _save_settings(self) -> None:
-        # lazy: +2 modules, 20 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from app.settings import save_settings
         try:
             save_settings(self.settings)
@@ -230,14 +230,14 @@ class Controller(QObject):
             self.ingest_task.add_done_callback(self._reading_done)
 
     async def _read_queued(self) -> None:
-        # lazy: +31 modules, 153 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from core.ingest import ingest
         while self._queued_paths:
             paths, self._queued_paths = self._queued_paths, []
             try:
-                # lazy: +2 modules, 20 ms at load 9 (first use only)
+                # lazy: free in the window (where it runs)
                 from app.settings import ingest_options
-                # lazy: +104 modules, 1067 ms at load 9 (first use only)
+                # lazy: free in the window (where it runs)
                 from core.store.extracts import ExtractCache
                 result = await ingest(paths, ingest_options(self.settings),
                                       on_progress=self._on_progress, cache=ExtractCache(self.history.store()))
@@ -268,7 +268,7 @@ class Controller(QObject):
             self._loop.call_soon_threadsafe(show)
 
     def _take_result(self, result: Any) -> None:
-        # lazy: +31 modules, 79 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from core.ingest.run import against_known
         # Read once across drops too: a copy of a file already in the sources costs nothing.
         fresh, repeats, grown = against_known(self.documents.values(), result.documents)
@@ -409,7 +409,7 @@ class Controller(QObject):
         if problem is not None:
             self.notifier.post(problem)
             return problem
-        # lazy: +2 modules, 20 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from app.settings import build_run_config
         try:
             config = build_run_config(self.settings, root=qp.root_model(),
@@ -486,9 +486,9 @@ class Controller(QObject):
     def _run_failed(self, request: RunRequest, exc: BaseException) -> None:
         qp = self.window.question_panel
         qp.set_running(False)
-        # lazy: +104 modules, 282 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from core.store.errors import StoreError
-        # lazy: +19 modules, 21 ms at load 9 (first use only)
+        # lazy: +9 modules in the window (where it runs)
         from core.trust.rebuild import RebuildError
         if request.kind == "fork" and isinstance(exc, (RebuildError, StoreError, OSError, ValueError)):
             self.notifier.error(f"The fork could not start: {exc}")
@@ -561,11 +561,10 @@ class Controller(QObject):
 
     def _sandbox_incomplete(self, message: str) -> None:
         """Once per session a banner, and the status-bar badge for good."""
-        badge = getattr(self, "sandbox_badge", None)
-        if badge is not None and not badge.isVisible():
+        badge = self.window.sandbox_badge
+        if not badge.isVisible():
             self.notifier.warning(message, "Model code runs with fewer walls on this system.")
-        if badge is not None:
-            badge.show_message(message)
+        badge.show_message(message)
 
     def flush_events(self) -> None:
         self.runs.bridge.drain()

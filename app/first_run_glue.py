@@ -181,7 +181,7 @@ class FirstRunGlue:
 
     async def check_keys(self) -> list[Any]:
         keys = self._keys()
-        # lazy: +11 modules, 10 ms, only on the first start after an upgrade at load 3.7 (first use only)
+        # lazy: free in the window (where it runs)
         from core import identity_migration
         if not identity_migration.keys_done():       # keys under the old, shared name move once
             await asyncio.to_thread(identity_migration.migrate_keys, keys)
@@ -215,7 +215,7 @@ class FirstRunGlue:
     def use_server(self, server: Any, model: str) -> str:
         """Add (or update) the endpoint, mark its models free, pick `model` as
         root and sub model; returns the model id the pickers use."""
-        # lazy: +5 modules, 28 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from app.settings import Endpoint, ModelSettings
         s = self._settings()
         base = server.base_url.rstrip("/")
@@ -230,7 +230,7 @@ class FirstRunGlue:
         for m in endpoint.models:
             own = s.models.setdefault(f"{endpoint.name}/{m}", ModelSettings())
             own.free = True
-        # lazy: +4 modules, 31 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from core.discovery import root_and_sub
         root, sub = root_and_sub(list(server.models), model)      # a strong root, a small sub
         model_id, sub_id = f"{endpoint.name}/{root}", f"{endpoint.name}/{sub}"
@@ -268,7 +268,7 @@ class FirstRunGlue:
 
     # --- samples -----------------------------------------------------------------
     def _fill_samples(self) -> None:
-        # lazy: +4 modules, 22 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from core.samples import SamplesMissing, sample_set
         try:
             self.samples = sample_set()
@@ -345,7 +345,7 @@ class FirstRunGlue:
 
     # --- the last session ------------------------------------------------------------
     def _documents_of(self, run_id: str) -> list[str]:
-        # lazy: +111 modules, 469 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from core.store.errors import StoreError
         try:
             documents = list(self._store_documents(run_id))

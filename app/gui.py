@@ -71,7 +71,7 @@ def setup_logging() -> str:
 def install_excepthook(notifier, log_path: str) -> None:
     """Every uncaught exception (in Qt slots too) is logged and shown in the
     window's banner; the app keeps running."""
-    # lazy: +53 modules, 254 ms at load 9 (first use only)
+    # lazy: free in the window (where it runs)
     from ui.notifier import Notification
 
     def hook(exc_type, exc, tb) -> None:
@@ -94,7 +94,7 @@ def install_excepthook(notifier, log_path: str) -> None:
         """An exception in a worker thread: shown from the GUI thread."""
         if args.exc_type is SystemExit:
             return
-        # lazy: +47 modules, 243 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from PySide6.QtCore import QTimer
         QTimer.singleShot(0, notifier, lambda: hook(args.exc_type, args.exc_value, args.exc_traceback))
 
@@ -112,16 +112,16 @@ def loop_exception_handler(loop: asyncio.AbstractEventLoop, context: dict) -> No
 def build_window(app, settings=None):
     """The window with its controller, theme and notifier, wired and restored
     (not shown). Tests build the window through this too."""
-    # lazy: +111 modules, 921 ms at load 9 (first use only)
+    # lazy: free in the window (where it runs)
     from app.controller import Controller, load_settings_safely
-    # lazy: +85 modules, 536 ms at load 9 (first use only)
+    # lazy: free in the window (where it runs)
     from ui.main_window import MainWindow
-    # lazy: +53 modules, 254 ms at load 9 (first use only)
+    # lazy: free in the window (where it runs)
     from ui.notifier import Notifier
-    # lazy: +52 modules, 547 ms at load 9 (first use only)
+    # lazy: free in the window (where it runs)
     from ui.theme import ThemeManager
 
-    # lazy: +18 modules, 9 ms, only on the first start after an upgrade at load 3.7 (first use only)
+    # lazy: free in the window (where it runs)
     from core import identity_migration
     identity_migration.migrate_data()        # once (done already when run_gui started us)
     error = ""
@@ -132,12 +132,8 @@ def build_window(app, settings=None):
     notifier = Notifier()
     window = MainWindow(notifier)
     controller = Controller(window, notifier, theme, settings=settings)
-    # lazy: +51 modules, 220 ms at load 9 (first use only)
-    from ui.sandbox_banner import SandboxBadge
-    controller.sandbox_badge = SandboxBadge()
-    window.statusBar().addPermanentWidget(controller.sandbox_badge)
     controller.restore_window()
-    # lazy: +47 modules, 243 ms at load 9 (first use only)
+    # lazy: free in the window (where it runs)
     from PySide6.QtCore import QTimer
     window.first_painted.connect(lambda: QTimer.singleShot(0, controller.start))
     if error:
@@ -150,27 +146,27 @@ def build_window(app, settings=None):
 def run_gui(argv: list[str]) -> int:
     # The window runs the engine: non-dumpable, and no keys in the environment of the
     # helper processes it starts (ingest pool, REPL workers). Idempotent.
-    # lazy: +6 modules, 21 ms at load 9 (first use only)
+    # lazy: free in the window (where it runs)
     from core.engine_process import prepare_engine_process
     prepare_engine_process()
     args, qt_args = parse_args(list(argv))
-    # lazy: +49 modules, 190 ms at load 9 (first use only)
+    # lazy: free in the window (where it runs)
     from PySide6.QtWidgets import QApplication
     app = QApplication.instance() or QApplication(["rlm-studio", *qt_args])
     app.setApplicationName("RLM Studio")
     app.setOrganizationName("rlm-studio")
     app.setDesktopFileName("rlm-studio")      # Wayland and docks match the window to rlm-studio.desktop
-    # lazy: +48 modules, 162 ms at load 9 (first use only)
+    # lazy: free in the window (where it runs)
     from PySide6.QtGui import QIcon
     app.setWindowIcon(QIcon(str(resources_dir() / "icons" / "rlm-studio.svg")))
     app.setApplicationDisplayName("RLM Studio")
 
-    # lazy: +52 modules, 286 ms at load 9 (first use only)
+    # lazy: +3 modules in the window (where it runs)
     import qasync
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
 
-    # lazy: +18 modules, 9 ms, only on the first start after an upgrade at load 3.7 (first use only)
+    # lazy: free in the window (where it runs)
     from core.identity_migration import migrate_data
     migrate_data()              # before the log or the store opens the data directory
     log_path = setup_logging()
@@ -189,7 +185,7 @@ def run_gui(argv: list[str]) -> int:
     window.show()
 
     if args.smoke_quit_after is not None:
-        # lazy: +47 modules, 243 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from PySide6.QtCore import QTimer
         QTimer.singleShot(max(0, args.smoke_quit_after), window.close)
 

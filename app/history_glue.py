@@ -48,7 +48,7 @@ class HistoryGlue:
 
     def store(self) -> Any:
         if self._store is None:
-            # lazy: +156 modules, 451 ms at load 9 (first use only)
+            # lazy: free in the window (where it runs)
             from core.store import RunStore
             self._store = RunStore.open()
         return self._store
@@ -56,7 +56,7 @@ class HistoryGlue:
     def refresh(self, filters: dict | None = None, select: str | None = None) -> None:
         f = filters if filters is not None else self.window.history_pane.filters()
         since = time.time() - f["since_days"] * 86400 if f.get("since_days") else None
-        # lazy: +156 modules, 543 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from core.store.errors import StoreError
         try:
             runs = self.store().list_runs(search=f.get("search"), status=f.get("status"),
@@ -114,7 +114,7 @@ class HistoryGlue:
                                                   EXPORT_FILTERS[fmt])
             if not path:
                 return None
-        # lazy: +156 modules, 543 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from core.store.errors import StoreError
         try:
             export(self.store(), run_id, fmt, path)
@@ -127,7 +127,7 @@ class HistoryGlue:
         return path
 
     def _file_name(self, run_id: str, fmt: str) -> str:
-        # lazy: +164 modules, 221 ms at load 3.7 (first use only)
+        # lazy: +1 modules in the window (where it runs)
         from core.store.report import export_file_name
         try:
             run = self.store().get_run(run_id) or {"id": run_id}
@@ -146,7 +146,7 @@ class HistoryGlue:
                 return False
         if self.replaying == run_id:
             self.leave_replay()
-        # lazy: +156 modules, 543 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from core.store.errors import StoreError
         try:
             self.store().delete_run(run_id)
@@ -165,7 +165,7 @@ class HistoryGlue:
         if not run:
             self.notifier.error("That run is no longer stored.", "Refresh the history list.")
             return
-        # lazy: +156 modules, 543 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from core.store.errors import StoreError
         try:
             documents = list(store.documents(run_id))

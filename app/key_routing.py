@@ -13,13 +13,13 @@ def route_key_for(config: Any, *, keys: Any = None, settings: Any = None) -> Cal
     none to an ad-hoc URL unless the run names one with api_key_from). `config` None: a call
     outside a run, routed by the model's name alone (its endpoint or provider). `keys` /
     `settings` default to the keychain and the settings file."""
-    # lazy: +16 modules, 46 ms at load 9 (first use only)
+    # lazy: free in the window, +10 modules in ask (where it runs)
     from core.routing import RunRoutes, route
     if settings is None:                 # lazy: keyring and the settings cost the CLI's start
         from app.settings import load_settings
         settings = load_settings()
     if keys is None:
-        # lazy: +131 modules, 266 ms at load 9 (first use only)
+        # lazy: +2 modules in the window, +12 modules in ask (where it runs)
         from core.secrets import KeyStore
         keys = KeyStore()
     if config is None:
@@ -33,11 +33,11 @@ async def resolved_before_run(key_for: Callable[[str], str | None], config: Any)
     a keychain lookup (D-Bus, perhaps an unlock prompt) never runs on the engine's loop
     while calls are in flight. A model outside the run's set gets no key (routing
     refuses such a model before any call) and the miss is logged."""
-    # lazy: +12 modules, 31 ms at load 9 (first use only)
+    # lazy: free in the window, free in ask (where it runs)
     import logging
-    # lazy: +78 modules, 166 ms at load 9 (first use only)
+    # lazy: +1 modules in the window, +64 modules in ask (where it runs)
     from core.blocking import run_blocking
-    # lazy: +16 modules, 46 ms at load 9 (first use only)
+    # lazy: free in the window, +10 modules in ask (where it runs)
     from core.routing import allowed_sub_models
     models = sorted({config.root_model, config.sub_model, *allowed_sub_models(config).values()})
 

@@ -68,7 +68,7 @@ class LimitFixes:
         return True
 
     def _mark_free(self, model: str) -> None:
-        # lazy: +37 modules, 49 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from app.settings import ModelSettings
         settings = self._settings()
         entry = settings.models.get(model)

@@ -14,19 +14,19 @@ import threading
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["--repl-worker"]:
-        # lazy: +51 modules, 143 ms at load 9 (first use only)
+        # lazy: +5 modules in the start (where it runs)
         from core.repl.boot import main as worker_main
         return worker_main(args[1:])
     if args[:1] == ["ask"]:
         _preload_in_background()
     # Before anything can start a helper process: non-dumpable, keys out of the environment.
-    # lazy: +32 modules, 106 ms at load 9 (first use only)
+    # lazy: +30 modules in the start (where it runs)
     from core.engine_process import prepare_engine_process
     prepare_engine_process()
-    # lazy: +17 modules, 28 ms at load 9 (first use only)
+    # lazy: +15 modules in the start (where it runs)
     from app.cli import GUI_FLAGS, main as cli_main
     if not args or args[0] in GUI_FLAGS:
-        # lazy: +88 modules, 177 ms at load 9 (first use only)
+        # lazy: +88 modules in the start (where it runs)
         from app.gui import run_gui
         return run_gui(args)
     code = cli_main(args)
@@ -43,7 +43,7 @@ def _preload_in_background() -> None:
     the CLI's own imports, the store and the documents (the first request waits only for
     what is left, on the import lock or the map's lock): aiohttp, the direct route's
     transport (core/llm/openai_http.py; 0.15-0.5 s, mostly its two SSL contexts), then the
-    price map (core/llm/price_map.py, 30-60 ms) that the start check and Auto's choice read.
+    price map (core/price_map.py, 30-60 ms) that the start check and Auto's choice read.
     Launch to first request, medians of 8 alternated: 0.77 s against 1.03 s with aiohttp
     alone (load 4.5-5.1), 1.10 s against 1.25 s with the map too (load 5.2-5.6). Not a
     daemon, as litellm's import (core/llm/litellm_import.py): a daemon thread caught
@@ -53,7 +53,7 @@ def _preload_in_background() -> None:
 
 def _preload() -> None:
     import aiohttp  # noqa: F401  (lazy: loading it beside the start is this thread's point)
-    from core.llm.price_map import model_cost  # lazy: as above
+    from core.price_map import model_cost  # lazy: as above
     model_cost()
 
 

@@ -62,7 +62,7 @@ class ModelsGlue:
 
     # --- the Models window ----------------------------------------------------------
     def open_view(self) -> Any:
-        # lazy: +1 modules, 31 ms at load 9 (first use only)
+        # lazy: +1 modules in the window (where it runs)
         from ui.models_view import ModelsView
         if self.view is None:
             self.view = ModelsView(self.window)
@@ -76,7 +76,7 @@ class ModelsGlue:
         return self.view
 
     def refresh(self) -> None:
-        # lazy: +9 modules, 23 ms at load 9 (first use only)
+        # lazy: +4 modules in the window (where it runs)
         from core.evaluation import records
         db = self.store().db
         self.view.set_fitness(model_fitness(db))
@@ -84,7 +84,7 @@ class ModelsGlue:
 
     def new_evaluation(self) -> Any:
         """Models > Scorecards > New evaluation…: the dialog that starts, shows and stops one."""
-        # lazy: +4 modules, 19 ms, only when scorecards are opened at load 3.7 (first use only)
+        # lazy: +2 modules in the window (where it runs)
         from app.scorecard_glue import ScorecardGlue
         if self.scorecards is None:
             qp = self.window.question_panel
@@ -113,7 +113,7 @@ class ModelsGlue:
             return ""
 
     def scorecard(self, evaluation_id: str) -> dict | None:
-        # lazy: +9 modules, 23 ms at load 9 (first use only)
+        # lazy: +4 modules in the window (where it runs)
         from core.evaluation import records
         row = records.get_evaluation(self.store().db, evaluation_id)
         return json.loads(row["scorecard_json"]) if row and row.get("scorecard_json") else None
@@ -123,9 +123,9 @@ class ModelsGlue:
 
     def show_beside(self, evaluation_id: str) -> None:
         """Compare scorecards: another evaluation's lines under the chosen one's."""
-        # lazy: +8 modules, 11 ms at load 3.7 (first use only)
+        # lazy: +4 modules in the window (where it runs)
         from core.evaluation import records
-        # lazy: +5 modules, 14 ms at load 3.7 (first use only)
+        # lazy: free in the window (where it runs)
         from core.run_names import run_title
         row = records.get_evaluation(self.store().db, evaluation_id) if evaluation_id else None
         title = run_title({"question": row["name"], "created_utc": row.get("updated_utc")}) if row else ""
@@ -138,7 +138,7 @@ class ModelsGlue:
             self.export(evaluation_id, fmt, Path(path))
 
     def export(self, evaluation_id: str, fmt: str, path: Path) -> None:
-        # lazy: +119 modules, 352 ms at load 9 (first use only)
+        # lazy: +8 modules in the window (where it runs)
         from core.evaluation.scorecard import render_csv, render_markdown
         card = self.scorecard(evaluation_id)
         if card is None:
@@ -156,18 +156,18 @@ class ModelsGlue:
         run_task = self.run_task()
         if not qp.also_direct() or run_task is None or run_task.done():
             return
-        # lazy: +5 modules, 48 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from app.settings import build_run_config
         config = build_run_config(self.settings(), root=qp.root_model(), sub=qp.sub_model() or None,
                                   overrides=qp.caps())
         self.direct_task = asyncio.ensure_future(self._ask_directly(qp.question(), config, run_task))
 
     async def _ask_directly(self, question: str, config: Any, run_task: asyncio.Task) -> dict:
-        # lazy: +13 modules, 32 ms at load 9 (first use only)
+        # lazy: +6 modules in the window (where it runs)
         from core.evaluation.direct import ask_directly
-        # lazy: +148 modules, 514 ms at load 9 (first use only)
+        # lazy: +17 modules in the window (where it runs)
         from core.llm.client import ModelClient
-        # lazy: +7 modules, 24 ms at load 9 (first use only)
+        # lazy: +2 modules in the window (where it runs)
         from core.llm.pricing import PriceBook
         documents = list(self.documents().values())
         before = self.last_outcome()
@@ -186,7 +186,7 @@ class ModelsGlue:
         """Both answers side by side. Models are named as the user picked them (config.label);
         the documents' size is the one estimate Sources shows (core.token_count), the direct
         call's tokens are what its provider counted."""
-        # lazy: +7 modules, 12 ms at load 3.7 (first use only)
+        # lazy: free in the window (where it runs)
         from core.token_count import about_tokens, counted_tokens, documents_tokens
         t = outcome.totals if outcome is not None else {}
         root, sub = config.label(config.root_model), config.label(config.sub_model)
@@ -215,6 +215,6 @@ class ModelsGlue:
 
 
 def _keychain() -> Any:
-    # lazy: +80 modules, 59 ms at load 3.7 (first use only)
+    # lazy: +2 modules in the window (where it runs)
     from core.secrets import KeyStore
     return KeyStore()

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from app.key_routing import route_key_for
+from core.call_ids import ROOT, CallId
 from core.engine_process import prepare_engine_process
 from core.lifecycle import finish
 from core.follow_up import rebuild_session
@@ -51,7 +52,7 @@ def preload_engine(wait_for_litellm: bool = True) -> Any:
         runner = importlib.import_module("app.runner")
         importlib.import_module("core.engine.run")
         if wait_for_litellm:
-            # lazy: +4 modules, 7 ms at load 9 (first use only)
+            # lazy: free in the window, +64 modules in ask (where it runs)
             from core.llm.litellm_import import litellm
             litellm()
     return runner
@@ -189,7 +190,7 @@ class RunService:
             return self._borrowed
         if self._open_store is not None:
             return self._open_store()
-        # lazy: +123 modules, 320 ms at load 9 (first use only)
+        # lazy: free in the window, +193 modules in ask (where it runs)
         from core.store import RunStore
         return RunStore.open()
 
@@ -200,13 +201,13 @@ class RunService:
         await asyncio.to_thread(preload_engine, False)   # the engine's import off this loop; litellm's
                                                          # goes on beside the run (preload_engine)
         from app.runner import QuestionRun      # the engine's modules: lazy, ~80 ms of CPU before the
-        store = self._store()                   # window's first paint otherwise (measured, docs/run-path.md)
+        store = self._store()                   # window's first paint otherwise (measured, docs/dev/run-path.md)
         session = None                                # a rebuilt session this service owns until the run has it
         try:
             question, documents, skipped = request.question, list(request.documents), list(request.skipped)
             config, session_in, follow_up = request.config, request.session, request.kind == "follow-up"
             if request.kind in ("fork", "rebuild") and config is not None:
-                # lazy: +35 modules, 95 ms at load 9 (first use only)
+                # lazy: +19 modules in the window, +106 modules in ask (where it runs)
                 from core.engine.run import Engine      # refused at the start check: before minutes of re-execution
                 Engine(config, emit=lambda _e: None, key_for=lambda _m: None).check()
             if request.kind in ("fork", "rebuild"):
@@ -264,10 +265,10 @@ class RunService:
     async def _prepare_fork(self, store: Any, request: RunRequest) -> Any:
         """The fork's plan: the REPL rebuilt up to the turn (an edited turn is run by the
         engine as the fork's first turn, its new sub-calls under the fork's own caps)."""
-        # lazy: +23 modules, 190 ms at load 9 (first use only)
+        # lazy: +10 modules in the window, +88 modules in ask (where it runs)
         from core.trust.fork import fork_config, prepare_fork
-        # lazy: +3 modules, 65 ms at load 9 (first use only)
-        from core.trust.record import load_record
+        # lazy: free here, core.trust.fork (above) imports it
+        from core.trust.rebuild import load_record
         config = request.config
         if config is None:
             config = fork_config(load_record(store, request.parent_run_id), **request.fork_overrides)
@@ -275,9 +276,12 @@ class RunService:
                                   edited_code=request.edited_code, worker_command=self._worker_command)
 
 
+_EDITED_CELL = CallId.for_cell(CallId.for_turn(ROOT, 1), 1)     # the fork's edited turn is its turn 1
+
+
 def _edited_output_into(prepared: Prepared) -> Callable[[Any], None]:
     """A sink that keeps what the root was shown of the fork's edited turn (its turn 1's cell)."""
     def sink(event: Any) -> None:
-        if event.type == "CellExecuted" and event.call_id == "R.t1.c1":
+        if event.type == "CellExecuted" and event.call_id == _EDITED_CELL:
             prepared.edited_output = event.output_for_model
     return sink

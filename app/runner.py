@@ -104,7 +104,7 @@ class QuestionRun:
         key_for = await resolved_before_run(self._key_for or route_key_for(self.config), self.config)
         store = writer = None
         if self._persist:
-            # lazy: +111 modules, 242 ms at load 9 (first use only)
+            # lazy: free in the window, +193 modules in ask (where it runs)
             from core.store import RunStore
             store = self._store or RunStore.open()
             writer = self._writer = store.writer()
@@ -154,10 +154,3 @@ class QuestionRun:
         if refused:
             parts.append(f"{refused} event(s) never reached the writer")
         return "; ".join(parts) or None
-
-
-async def run_question(question: str, *, documents: Sequence[Any], skipped: Sequence[Any] = (),
-                       config: RunConfig, sinks: Sequence[Callable[[Event], None]] = (),
-                       parent_run_id: str | None = None, **kwargs: Any) -> RunOutcome:
-    return await QuestionRun(question, documents=documents, skipped=skipped, config=config, sinks=sinks,
-                             parent_run_id=parent_run_id, **kwargs).execute()

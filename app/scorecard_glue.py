@@ -45,7 +45,7 @@ class ScorecardGlue:
 
     def open_dialog(self, parent: Any = None) -> EvaluateDialog:
         if self.dialog is None:
-            # lazy: +7 modules, 5 ms at load 3.7 (first use only)
+            # lazy: free in the window (where it runs)
             from core.samples import samples_dir
             sample = samples_dir() / "eval_questions.jsonl"
             root, sub = self.pair()
@@ -90,13 +90,13 @@ class ScorecardGlue:
         return self.task
 
     def _prepare(self, spec: EvaluationSpec) -> tuple[Any, list, Callable[[Any], Any]]:
-        # lazy: +13 modules, 57 ms at load 3.7 (first use only)
+        # lazy: free in the window (where it runs)
         from app.settings import build_run_config
-        # lazy: +43 modules, 104 ms at load 3.7 (first use only)
+        # lazy: +19 modules in the window (where it runs)
         from core.engine.run import ConfigError, Engine
-        # lazy: +12 modules, 28 ms at load 3.7 (first use only)
+        # lazy: +3 modules in the window (where it runs)
         from core.evaluation import QuestionSetError, load_question_set
-        # lazy: +128 modules, 205 ms at load 3.7 (first use only)
+        # lazy: +12 modules in the window (where it runs)
         from core.evaluation.runner import Pair
         if not spec.set_path:
             raise ValueError("Pick a question set (a .jsonl file).")
@@ -136,11 +136,11 @@ class ScorecardGlue:
     async def _documents(self, spec: EvaluationSpec) -> tuple[list, list]:
         if spec.documents == "sources":
             return list(self.documents().values()), []
-        # lazy: +13 modules, 50 ms at load 3.7 (first use only)
+        # lazy: free in the window (where it runs)
         from app.settings import ingest_options
-        # lazy: +32 modules, 59 ms at load 3.7 (first use only)
+        # lazy: free in the window (where it runs)
         from core.ingest import ingest
-        # lazy: +7 modules, 10 ms at load 3.7 (first use only)
+        # lazy: free in the window (where it runs)
         from core.samples import sample_set
         folder = sample_set().folder if spec.documents == "samples" else Path(spec.folder).expanduser()
         found = await ingest([str(folder)], ingest_options(self.settings()))
@@ -201,15 +201,15 @@ class ScorecardGlue:
     async def _evaluate(self, spec: EvaluationSpec, qset: Any, pairs: list, config_for: Callable, documents: list,
                         skipped: list, on_jobs: Callable, on_start: Callable, on_row: Callable) -> tuple[str, dict]:
         """On the engine's loop: the evaluation, its runs on RunService over the window's store."""
-        # lazy: +10 modules, 35 ms at load 3.7 (first use only)
+        # lazy: +1 modules in the window (where it runs)
         from app.eval_runs import EvaluationRuns
-        # lazy: +9 modules, 35 ms at load 3.7 (first use only)
+        # lazy: free in the window (where it runs)
         from app.run_service import RunService
-        # lazy: +128 modules, 253 ms at load 3.7 (first use only)
+        # lazy: +12 modules in the window (where it runs)
         from core.evaluation.runner import Evaluation
-        # lazy: +115 modules, 208 ms at load 3.7 (first use only)
+        # lazy: free in the window (where it runs)
         from core.store import RunStore
-        # lazy: +115 modules, 223 ms at load 3.7 (first use only)
+        # lazy: free in the window (where it runs)
         from core.store.db import connect
         path = self.store().path               # each run opens the store itself, as the window's runs do
         service = RunService(open_store=lambda: RunStore.open(path), keys=self.keys, settings=self.settings)

@@ -435,7 +435,7 @@ def ingest_options(settings: Settings, *, ocr: bool | None = None) -> "IngestOpt
     """How documents are read, from the settings file's "ingest" entry, e.g.
     {"ocr": true, "ocr_language": "eng+deu", "archives": true, "tables": true};
     `ocr` (the --ocr flag) wins over the file. Bad values are ignored with a warning."""
-    # lazy: +86 modules, 158 ms at load 9 (first use only)
+    # lazy: free in the window, +111 modules in ask (where it runs)
     from core.ingest.model import IngestOptions
     raw = settings.extra.get("ingest")
     raw = raw if isinstance(raw, dict) else {}

@@ -12,9 +12,9 @@ import asyncio
 import logging
 from typing import Any, Callable
 
-from ui.notifier import explain_error
 from core import providers
 from ui.settings_dialog import SettingsDialog
+from core.llm.errors import LLMError
 from core.routing import route
 from core.discovery import check_endpoint
 
@@ -46,7 +46,7 @@ class SettingsGlue:
     def keys(self) -> Any:
         """The keychain (created on first use: keyring's import is not free)."""
         if self._keys is None:
-            # lazy: +78 modules, 168 ms at load 9 (first use only)
+            # lazy: +2 modules in the window (where it runs)
             from core.secrets import KeyStore
             self._keys = KeyStore()
         return self._keys
@@ -62,7 +62,7 @@ class SettingsGlue:
             self.dialog.show_page(page)
             self.dialog.raise_()
             return self.dialog
-        # lazy: +3 modules, 24 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from app.settings import settings_to_dict
         names = [(p.name, p.display) for p in providers.PROVIDERS.values() if p.needs_key]
         names += [(e.name, f"{e.name} (endpoint)") for e in self.settings.endpoints if e.needs_key]
@@ -84,7 +84,7 @@ class SettingsGlue:
 
     def _accepted(self, dialog: Any) -> None:
         self.apply_values(dialog.values())
-        # lazy: +77 modules, 53 ms at load 3.7 (first use only)
+        # lazy: +2 modules in the window (where it runs)
         from core.secrets import KeychainUnavailable
         for name, key in dialog.endpoints_page.typed_keys().items():   # typed in an endpoint's form
             try:
@@ -124,7 +124,7 @@ class SettingsGlue:
 
     def apply_values(self, values: dict) -> None:
         """Take the dialog's values (settings file form); keep the rest as it was."""
-        # lazy: +3 modules, 24 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from app.settings import settings_from_dict, settings_to_dict
         settings = settings_from_dict({**settings_to_dict(self.settings), **values})
         if settings.warnings:
@@ -154,7 +154,7 @@ class SettingsGlue:
         return self.dialog.keys_page if self.dialog is not None else None
 
     def set_key(self, provider: str, key: str) -> bool:
-        # lazy: +78 modules, 168 ms at load 9 (first use only)
+        # lazy: +2 modules in the window (where it runs)
         from core.secrets import KeychainUnavailable
         page = self._page()
         try:
@@ -212,29 +212,32 @@ class SettingsGlue:
         else:
             if page:
                 page.show_result(True, f"Testing with {known.test_model}…")
-            ok, text = await try_key(known.test_model, key, on_engine=self._on_engine)
+            ok, text = await try_key(known.test_model, key, on_engine=self._on_engine,
+                                     api_base=found.api_base)
         page = self._page()          # the dialog may have closed meanwhile
         if page:
             page.show_result(ok, text)
         return ok, text
 
 
-async def try_key(model: str, key: str, on_engine: Any = None) -> tuple[bool, str]:
-    """(works, message): a one-token completion with `key`. In the window it runs on
-    the engine's loop (`on_engine`), where litellm's clients live; litellm is
-    imported in a thread first."""
+async def try_key(model: str, key: str, on_engine: Any = None, api_base: str | None = None) -> tuple[bool, str]:
+    """(works, message): a one-token completion with `key`, sent through the transport
+    contract (core/llm/transport.py) on the route a run's call to `model` takes; a failure
+    is the contract's LLMError, whose message is the one a run would show. In the window
+    it runs on the engine's loop (`on_engine`), where the routes' clients live."""
     async def call() -> None:
-        # lazy: +8 modules, 28 ms at load 9 (first use only)
-        from app.run_service import preload_engine
-        await asyncio.to_thread(preload_engine)
-        # lazy: +5 modules, 7 ms at load 9 (first use only)
-        from core.llm.litellm_import import litellm
-        await litellm().acompletion(model=model, api_key=key, max_tokens=1, timeout=30,
-                                    messages=[{"role": "user", "content": "Say OK"}])
+        # lazy: free in the window (where it runs)
+        from core.llm.client import transport_for
+        # lazy: free in the window (where it runs)
+        from core.llm.transport import Request
+        transport = transport_for(model, api_base)
+        await transport.prepare()              # litellm's route imports it off the loop
+        await transport.send(Request(model=model, messages=[{"role": "user", "content": "Say OK"}],
+                                     max_tokens=1, stream=False, api_base=api_base, api_key=key,
+                                     timeout_s=30.0), lambda piece: None)
     try:
         await (on_engine(call()) if on_engine is not None else call())
-    except Exception as exc:  # whatever the provider answers with is the result of the test
-        log.info("key test with %s failed: %s", model, type(exc).__name__)
-        note = explain_error(f"{type(exc).__name__}: {exc}", model=model)
-        return False, f"{note.message} {note.advice}"
+    except LLMError as exc:             # whatever the provider answers with is the result of the test
+        log.info("key test with %s failed: %s", model, exc.kind)
+        return False, str(exc)
     return True, f"The key works ({model} answered)."

@@ -10,26 +10,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from dataclasses import replace
 from typing import Any, Callable
 
 from PySide6.QtCore import QPoint
-from PySide6.QtWidgets import QHBoxLayout, QMenu, QPushButton, QWidget
+from PySide6.QtWidgets import QMenu
 
 from app.run_service import RunRequest
+from core.call_ids import CallId
 from core.run_names import short_question, title_of
 from ui.compare_view import ComparisonShown, CompareView
 from ui.fork_dialog import ForkChoice, ForkDialog
 from ui.history_pane import HistoryRow
+from ui.trust_actions_bar import TrustActionsBar
 from ui.verify_view import VerifyShown, VerifyView
 from core.engine.parse import parse_reply
 from app.settings import build_run_config
 
 log = logging.getLogger(__name__)
-
-_TOP_TURN = re.compile(r"^R\.t(\d+)$")
-
 
 class TrustActions:
     """Narrow dependencies: the window's panes (history pane, run panes), the notifier,
@@ -56,29 +54,12 @@ class TrustActions:
 
         self.compare_first: str | None = None      # the run marked by a first press of Compare
         hp = self.window.history_pane
-        row = QWidget(hp)
-        row.setObjectName("trustActions")
-        buttons = QHBoxLayout(row)
-        buttons.setContentsMargins(0, 0, 0, 0)
-        self.verify_button = QPushButton("Verify", row)
-        self.verify_button.setToolTip("Re-run the selected run's code with the recorded sub-call answers "
-                                      "(no cost) and check that every cell and the answer come out the same")
-        self.fork_button = QPushButton("Fork…", row)
-        self.fork_button.setToolTip("Continue the selected run live from one of its turns, as a new run")
-        self.compare_button = QPushButton("Compare…", row)
-        self.compare_button.setToolTip("Compare the selected run with another: press, select the other run, "
-                                       "press again")
-        self.family_button = QPushButton("Family", row)
-        self.family_button.setCheckable(True)
-        self.family_button.setToolTip("Show only the selected run, the run it came from and its forks and re-runs")
-        for b in (self.verify_button, self.fork_button, self.compare_button, self.family_button):
-            buttons.addWidget(b)
-        buttons.addStretch(1)
-        hp.add_accessory(row)
-        self.verify_button.clicked.connect(lambda: self.verify(hp.selected_id()))
-        self.fork_button.clicked.connect(lambda: self.fork_dialog_for(hp.selected_id()))
-        self.compare_button.clicked.connect(self.compare_selected)
-        self.family_button.toggled.connect(self._toggle_family)
+        self.bar = TrustActionsBar(hp)            # Verify, Fork…, Compare…, Family (ui/)
+        hp.add_accessory(self.bar)
+        self.bar.verify_button.clicked.connect(lambda: self.verify(hp.selected_id()))
+        self.bar.fork_button.clicked.connect(lambda: self.fork_dialog_for(hp.selected_id()))
+        self.bar.compare_button.clicked.connect(self.compare_selected)
+        self.bar.family_button.toggled.connect(self._toggle_family)
         hp.table.selectionModel().selectionChanged.connect(self._update_buttons)
         hp.model.modelReset.connect(self._update_buttons)
         self._update_buttons()
@@ -89,17 +70,14 @@ class TrustActions:
 
     def _update_buttons(self, *_args) -> None:
         selected = self.window.history_pane.selected_id()
-        self.verify_button.setEnabled(selected is not None)
-        self.fork_button.setEnabled(selected is not None)
-        self.compare_button.setEnabled(selected is not None)
         if self.compare_first is not None and selected not in (None, self.compare_first):
             run = self.history.store().get_run(self.compare_first) or {"id": self.compare_first}
-            self.compare_button.setText(f"Compare with “{short_question(run.get('question'), 24)}”")
+            label = f"Compare with “{short_question(run.get('question'), 24)}”"
         elif self.compare_first is not None:
-            self.compare_button.setText("Select the other run…")
+            label = "Select the other run…"
         else:
-            self.compare_button.setText("Compare…")
-        self.family_button.setEnabled(selected is not None or self.family_button.isChecked())
+            label = "Compare…"
+        self.bar.show_state(selected=selected is not None, compare_label=label)
 
     # ---- verify ----------------------------------------------------------
     def verify(self, run_id: str | None) -> asyncio.Task | None:
@@ -117,11 +95,11 @@ class TrustActions:
         return self.verify_task
 
     async def _verify(self, run_id: str) -> None:
-        # lazy: +106 modules, 324 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from core.store.errors import StoreError
-        # lazy: +21 modules, 125 ms at load 9 (first use only)
+        # lazy: +9 modules in the window (where it runs)
         from core.trust.rebuild import RebuildError
-        # lazy: +22 modules, 105 ms at load 9 (first use only)
+        # lazy: +10 modules in the window (where it runs)
         from core.trust.verify import verify_run
         try:
             report = await verify_run(self.history.store(), run_id)
@@ -146,15 +124,15 @@ class TrustActions:
 
     def turn_menu(self, node_id: str | None) -> QMenu | None:
         """The context menu of a call-tree node: "Fork from here…" on a top-level turn."""
-        match = _TOP_TURN.match(node_id or "")
+        call = CallId.parse(node_id)
         view = self.panes.view
-        if not match or node_id not in view.turns:
+        if call is None or call.kind != "turn" or not call.top or node_id not in view.turns:
             return None
         menu = QMenu(self.panes.tree)
         action = menu.addAction("Fork from here…")
         action.setEnabled(not self._is_running() and view.finished and bool(view.meta.run_id))
         action.setToolTip("Continue this run live from this turn, as a new run linked to it")
-        action.triggered.connect(lambda: self.fork_dialog_for(view.meta.run_id, int(match.group(1))))
+        action.triggered.connect(lambda: self.fork_dialog_for(view.meta.run_id, call.turn))
         return menu
 
     def fork_dialog_for(self, run_id: str | None, turn: int | None = None, *, show: bool = True) -> ForkDialog | None:
@@ -162,19 +140,19 @@ class TrustActions:
         builds it without running it (tests drive it, then call `start_fork`)."""
         if not run_id:
             return None
-        # lazy: +2 modules, 71 ms at load 9 (first use only)
-        from core.trust.record import load_record
+        # lazy: +9 modules in the window (where it runs)
+        from core.trust.rebuild import load_record
         store = self.history.store()
         record = load_record(store, run_id)
-        if not record.turns:
+        if not record.top_turns():
             self.notifier.warning("That run has no turns to fork from.")
             return None
         turns = [(t.iteration, "\n\n".join(c.code for c in t.cells) or _code_of(parse_reply, t.reply))
-                 for t in record.turns]
-        config = record.config or {}
-        h = self.history
-        root = h.unroute(record.root_model, config.get("api_base"))
-        sub = h.unroute(record.sub_model, config.get("sub_api_base") or config.get("api_base"))
+                 for t in record.top_turns()]
+        meta, h = record.meta, self.history
+        config = meta.config
+        root = h.unroute(meta.root_model, config.get("api_base"))
+        sub = h.unroute(meta.sub_model, config.get("sub_api_base") or config.get("api_base"))
         dialog = ForkDialog(self.window, run_title=title_of(self.history.store(), run_id), turns=turns,
                             turn=turn or turns[-1][0], root_model=root, sub_model=sub, caps=config,
                             choices=self.window.question_panel.root_picker.all_choices())
@@ -192,10 +170,10 @@ class TrustActions:
         if self._is_running():
             self.notifier.warning("A run is in progress.", "Stop it before starting a fork.")
             return None
-        # lazy: +22 modules, 151 ms at load 9 (first use only)
+        # lazy: +10 modules in the window (where it runs)
         from core.trust.fork import ForkError, fork_config
-        # lazy: +2 modules, 71 ms at load 9 (first use only)
-        from core.trust.record import load_record
+        # lazy: free here, core.trust.fork (above) imports it
+        from core.trust.rebuild import load_record
         try:
             record = load_record(self.history.store(), run_id)
             config = fork_config(record)
@@ -281,19 +259,14 @@ class TrustActions:
         hp = self.window.history_pane
         hp.set_rows(rows)
         hp.select(run_id)
-        if not self.family_button.isChecked():
-            self.family_button.blockSignals(True)
-            self.family_button.setChecked(True)
-            self.family_button.blockSignals(False)
+        if not self.bar.family_button.isChecked():
+            self.bar.check_family()
         return rows
 
 
 def _code_of(parse_reply: Any, reply: str | None) -> str:
-    if not reply:
-        return ""
-    parsed = parse_reply(reply)
-    blocks = getattr(parsed, "code_blocks", None) or getattr(parsed, "blocks", None) or []
-    return "\n\n".join(getattr(b, "code", str(b)) for b in blocks)
+    """The code a reply's blocks hold (a turn whose cells were not recorded)."""
+    return "\n\n".join(parse_reply(reply).cells) if reply else ""
 
 
 def verify_shown(report: Any) -> VerifyShown:
@@ -317,11 +290,11 @@ def verify_shown(report: Any) -> VerifyShown:
 
 def compare_shown(store: Any, left: str, right: str) -> ComparisonShown:
     """The comparison of two stored runs (core.trust.compare) as the window shows it."""
-    # lazy: +4 modules, 73 ms at load 9 (first use only)
+    # lazy: +3 modules in the window (where it runs)
     from core.trust.compare import compare_runs
-    # lazy: +6 modules, 76 ms at load 9 (first use only)
+    # lazy: free in the window (where it runs)
     from ui.answer_text import one_line
-    # lazy: +5 modules, 64 ms at load 3.7 (first use only)
+    # lazy: free in the window (where it runs)
     from ui.cost_meter import money
     result = compare_runs(store, left, right)
     a, b = result.a, result.b

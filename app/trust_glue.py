@@ -68,7 +68,7 @@ class PaneObserver:
     def projection(self) -> dict:
         """core.trust.preview.CostProjection over the events so far."""
         if self._projection is None:
-            # lazy: +7 modules, 43 ms at load 9 (first use only)
+            # lazy: +5 modules in the window (where it runs)
             from core.trust.preview import CostProjection
             self._projection = CostProjection()
             self._projected = 0
@@ -102,7 +102,7 @@ class RefreshWork:
     def run(self) -> "RefreshWork":
         if self.events and self.documents:
             if self.coverage is None:
-                # lazy: +1 modules, 19 ms at load 9 (first use only)
+                # lazy: +2 modules in the window (where it runs)
                 from core.trust.coverage import Coverage
                 self.coverage, self.folded = Coverage(self.documents), 0
             apply = self.coverage.apply
@@ -115,7 +115,7 @@ class RefreshWork:
         return self
 
     def _rows(self) -> list[Any]:
-        # lazy: +36 modules, 107 ms at load 9 (first use only)
+        # lazy: +3 modules in the window (where it runs)
         from core.trust.results import SourceFinder, results_from_events
         rows = results_from_events(self.events) if self.events else []
         if rows and self.documents and self.finder is None:
@@ -218,7 +218,7 @@ class TrustGlue:
         if not run_id:
             return list(self._documents().values())
         if run_id not in self._docs_cache:
-            # lazy: +105 modules, 265 ms at load 9 (first use only)
+            # lazy: free in the window (where it runs)
             from core.store.errors import StoreError
             try:
                 self._docs_cache[run_id] = list(self.history.store().documents(run_id))
@@ -231,7 +231,7 @@ class TrustGlue:
 
     # ---- citations -----------------------------------------------------
     def resolve_citations(self, text: str) -> list[CitationMark]:
-        # lazy: +32 modules, 83 ms at load 9 (first use only)
+        # lazy: +1 modules in the window (where it runs)
         from core.ingest.citations import resolve_citations
         self.citations.error_color = PALETTES["dark" if is_dark() else "light"]["error"]
         return [_mark_of(c) for c in resolve_citations(text, self.documents_for())]
@@ -327,7 +327,7 @@ class TrustGlue:
     def export_results_csv(self, path: str) -> str | None:
         """The rows the table shows (after its filter), then the answer, as CSV: core.trust.results'
         columns and the `unresolved_citations` flags of the other exports (core/exports/export_csv.py)."""
-        # lazy: +36 modules, 107 ms at load 9 (first use only)
+        # lazy: +5 modules in the window (where it runs)
         from core.exports.export_csv import rows_csv
         visible = {r.call_id for r in self.results_table.visible_rows()}
         rows = [r for r in self.result_rows if r.call_id in visible]
@@ -370,7 +370,7 @@ class TrustGlue:
         return self.estimate_task
 
     async def _estimate(self, config: Any, chars: int, seq: int) -> None:
-        # lazy: +105 modules, 265 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from core.store.errors import StoreError
         try:
             preview = await asyncio.to_thread(preview_in_thread, config, chars)
@@ -456,11 +456,11 @@ def coverage_shown(report: Any) -> CoverageShown:
 def preview_in_thread(config: Any, total_chars: int) -> Any:
     """core.trust.preview.preview_cost with its own store connection (run it in a thread:
     the engine's modules and the price map take a moment to load the first time). Prices
-    come from litellm's map file (core/llm/price_map.py), so litellm itself is not imported."""
+    come from litellm's map file (core/price_map.py), so litellm itself is not imported."""
     preload_engine(wait_for_litellm=False)   # what a run imports, under the same lock
-    # lazy: +105 modules, 247 ms at load 9 (first use only)
+    # lazy: free in the window (where it runs)
     from core.store import RunStore
-    # lazy: +7 modules, 43 ms at load 9 (first use only)
+    # lazy: +5 modules in the window (where it runs)
     from core.trust.preview import preview_cost
     with RunStore.open() as store:
         return preview_cost(config, total_chars, store=store)

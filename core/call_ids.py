@@ -52,6 +52,27 @@ class CallId:
         """How deep the owning RLM is nested (the top-level RLM: 0)."""
         return 0 if self.owner is None else self.owner.count(".")
 
+    # The one way ids are built (the engine names its calls with these) and read back.
+    @staticmethod
+    def for_turn(rlm_id: str, iteration: int) -> str:
+        """Root turn `iteration` of the RLM `rlm_id` ("R", "R.s5"): "R.t3"."""
+        return f"{rlm_id}.t{iteration}"
+
+    @staticmethod
+    def for_cell(turn_id: str, index: int) -> str:
+        """Cell `index` of the turn `turn_id`: "R.t3.c2"."""
+        return f"{turn_id}.c{index}"
+
+    @staticmethod
+    def for_sub(rlm_id: str, n: int) -> str:
+        """Sub-call `n` of the RLM `rlm_id` (a nested RLM's own id is this): "R.s5"."""
+        return f"{rlm_id}.s{n}"
+
+    @staticmethod
+    def parse(text: str | None) -> "CallId | None":
+        """The CallId of `text`, or None when it is no call id of the engine's."""
+        return parse(text)
+
 
 def parse(text: str | None) -> CallId | None:
     """The CallId of `text`, or None when it is no call id of the engine's."""

@@ -49,7 +49,7 @@ class ModelList(list):
 
 def litellm_models() -> list[ModelEntry]:
     """litellm's known chat models (its bundled cost map; no network)."""
-    from core.llm.price_map import model_cost     # litellm's map, without litellm's import
+    from core.price_map import model_cost     # litellm's map, without litellm's import
     entries = []
     for model_id, info in model_cost().items():
         if not isinstance(info, dict) or info.get("mode") != "chat" or model_id == "sample_spec":

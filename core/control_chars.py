@@ -24,10 +24,6 @@ def escape_controls(text: str) -> str:
     return text.translate(_TABLE)
 
 
-def has_controls(text: str) -> bool:
-    return any(ord(c) in _TABLE for c in text)
-
-
 class EscapingStream(io.TextIOBase):
     """A text stream that escapes control characters in everything written to it; the
     app's own control output (the progress line's carriage return) goes through

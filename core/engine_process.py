@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import ctypes
 import logging
-import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -127,9 +126,3 @@ def with_no_dump(args: list[str]) -> list[str]:
             else:
                 args[at] = NO_DUMP_PREFIX + code
     return args
-
-
-def environment_has_keys(environ: Any = None) -> list[str]:
-    """Names of key variables still set (for reports and tests)."""
-    from core.key_env import key_env_names
-    return key_env_names(os.environ if environ is None else environ)

@@ -14,9 +14,9 @@ Every event carries:
 The call tree (ids are strings, unique within a run):
   rlm node     "R" for the top-level RLM; a nested RLM gets the call_id of the
                SubCallStarted(kind="rlm") that started it.
-  turn node    f"{rlm_id}.t{n}" (RootTurnStarted/RootTokens/RootReplied), parent = rlm id
-  cell node    f"{turn_id}.c{k}" (CellStarted, then CellExecuted), parent = turn id
-  sub-call     f"{rlm_id}.s{n}" (SubCallStarted/Finished), parent = the cell that asked
+  turn node    CallId.for_turn(rlm_id, n) = "R.t3" (RootTurnStarted/RootTokens/RootReplied), parent = rlm id
+  cell node    CallId.for_cell(turn_id, k) = "R.t3.c2" (CellStarted, then CellExecuted), parent = turn id
+  sub-call     CallId.for_sub(rlm_id, n) = "R.s5" (SubCallStarted/Finished), parent = the cell that asked
                for it (or the turn id if no cell is known)
 Events are plain frozen dataclasses; `to_dict`/`from_dict` give a JSON-safe form
 that the store writes and replay reads back.

@@ -41,7 +41,7 @@ def rebuild_available() -> bool:
     """True when this build can rebuild a REPL by re-execution (core/trust)."""
     try:
         return all(importlib.util.find_spec(m) is not None
-                   for m in ("core.trust.rebuild", "core.trust.record", "core.trust.replay"))
+                   for m in ("core.trust.rebuild", "core.trust.replay"))
     except (ImportError, ValueError):
         return False
 
@@ -55,12 +55,11 @@ async def rebuild_session(store: Any, run_id: str, *, memory_limit_mb: int | Non
     in this same REPL."""
     from core.engine.rlm import Session
     from core.repl.client import ReplClient
-    from core.trust.rebuild import PrefixReport, replay_turns
-    from core.trust.record import load_record
+    from core.trust.rebuild import PrefixReport, load_record, replay_turns
     from core.trust.replay import RecordedAnswers
     record = load_record(store, run_id)
     documents = list(store.documents(run_id))
-    answers = RecordedAnswers(depth_zero=int((record.config or {}).get("max_depth", 1)) == 0)
+    answers = RecordedAnswers(depth_zero=int(record.meta.config.get("max_depth", 1)) == 0)
     repl = ReplClient(on_sub_call=answers, memory_limit_mb=memory_limit_mb, worker_command=worker_command,
                       require_full_sandbox=require_full_sandbox)
     report = PrefixReport()

@@ -146,8 +146,8 @@ def provider_for_model(model: str, custom_endpoints: Iterable[Any] | None = ()) 
 
 def _provider_from_litellm(model: str) -> str:
     """Bare names we do not recognise: litellm's price map knows who serves them
-    (read from its file, core/llm/price_map.py: never pay litellm's import for this)."""
-    from core.llm.price_map import model_cost
+    (read from its file, core/price_map.py: never pay litellm's import for this)."""
+    from core.price_map import model_cost
     entry = model_cost().get(model)
     owner = entry.get("litellm_provider", "") if isinstance(entry, dict) else ""
     return provider_for_prefix(owner)

@@ -142,6 +142,11 @@ class Turn:
         self.replied = True
 
     @property
+    def reply(self) -> str | None:
+        """The reply; None when the root never replied (the run stopped first)."""
+        return self.text if self.replied else None
+
+    @property
     def prose(self) -> str:
         return display_prose(self.text)
 

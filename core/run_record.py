@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 from core import events as ev
-from core.call_ids import parse as parse_call_id, turn_of_cell
+from core.call_ids import CallId, parse as parse_call_id, turn_of_cell
 from core.run_nodes import (  # noqa: F401  (re-exported: the readers of the record use them)
     ROOT_ID, TERMINAL_STATUSES, Budget, Cell, Change, Figures, Meta, Node, NoticeItem, Turn)
 
@@ -84,6 +84,28 @@ class RunRecord:
     def sub_calls(self) -> list[Node]:
         """Every sub-call and nested RLM, any depth, in the order they started."""
         return [n for n in self.node_list if n.kind in ("llm", "rlm") and n.parent is not None]
+
+    def top_turn(self, iteration: int) -> Turn | None:
+        """The top-level RLM's turn `iteration`."""
+        return next((t for t in self.top_turns() if t.iteration == iteration), None)
+
+    def top_cells(self) -> list[Cell]:
+        """The cells of the top-level RLM's turns, in order."""
+        return [c for t in self.top_turns() for c in t.cells]
+
+    def conversation(self, upto: int | None = None) -> list[dict[str, Any]]:
+        """The top-level root's messages: every turn's new messages and reply; with `upto`=N
+        the conversation as the root saw it when turn N was asked (without N's reply)."""
+        messages: list[dict[str, Any]] = []
+        for t in self.top_turns():
+            if upto is not None and t.iteration > upto:
+                break
+            messages += [dict(m) for m in t.new_messages]
+            if upto is not None and t.iteration == upto:
+                break
+            if t.reply is not None:
+                messages.append({"role": "assistant", "content": t.reply})
+        return messages
 
     # ---- the fold ------------------------------------------------------
     def apply(self, event: ev.Event) -> Change:
@@ -197,7 +219,7 @@ class RunRecord:
 
     def _turn_started(self, e: ev.RootTurnStarted) -> Change:
         added: list[str] = []
-        turn_id = e.call_id or f"{ROOT_ID}.t{e.iteration}"
+        turn_id = e.call_id or CallId.for_turn(ROOT_ID, e.iteration)
         turn = self._ensure_turn(turn_id, e.parent_id, added)
         model = self.meta.label(e.model)
         turn.iteration, turn.depth, turn.model, turn.final_request = e.iteration, e.depth, model, e.final_request
@@ -214,7 +236,7 @@ class RunRecord:
         turn = self.turns.get(turn_id)
         added: list[str] = []
         if turn is None:
-            turn = self._ensure_turn(turn_id or f"{ROOT_ID}.t{self.figures.iterations + 1}", e.parent_id, added)
+            turn = self._ensure_turn(turn_id or CallId.for_turn(ROOT_ID, self.figures.iterations + 1), e.parent_id, added)
         if turn.replied or not self.keep_texts:
             return Change("ignored", turn_id=turn.id, added=tuple(added))
         turn.stream(e.delta)
@@ -222,7 +244,7 @@ class RunRecord:
 
     def _replied(self, e: ev.RootReplied) -> Change:
         added: list[str] = []
-        turn_id = e.call_id or f"{ROOT_ID}.t{max(self.figures.iterations, 1)}"
+        turn_id = e.call_id or CallId.for_turn(ROOT_ID, max(self.figures.iterations, 1))
         turn = self._ensure_turn(turn_id, e.parent_id, added)
         text = e.text if self.keep_texts else ""
         turn.set_reply(text)
@@ -242,7 +264,7 @@ class RunRecord:
 
     def _root_failed(self, e: ev.RootCallFailed) -> Change:
         added: list[str] = []
-        turn = self._ensure_turn(e.call_id or f"{ROOT_ID}.t{max(self.figures.iterations, 1)}", e.parent_id, added)
+        turn = self._ensure_turn(e.call_id or CallId.for_turn(ROOT_ID, max(self.figures.iterations, 1)), e.parent_id, added)
         turn.cost_usd, turn.duration_ms = e.cost_usd, e.duration_ms
         node = self.nodes[turn.id]
         node.status, node.error = e.status, e.error
@@ -253,7 +275,7 @@ class RunRecord:
 
     def _cell_node(self, e: ev.CellStarted | ev.CellExecuted, added: list[str]) -> Node:
         turn_id = e.parent_id or (turn_of_cell(e.call_id) if e.call_id else None)
-        cell_id = e.call_id or f"{turn_id or ROOT_ID}.c{e.index}"
+        cell_id = e.call_id or CallId.for_cell(turn_id or ROOT_ID, e.index)
         if turn_id and turn_id not in self.turns:
             self._ensure_turn(turn_id, None, added)
         return self._ensure_cell(cell_id, turn_id, e.index, added)

@@ -24,6 +24,7 @@ from ui.history_pane import HistoryPane
 from ui.notifier import Banner, Notification, Notifier
 from ui.question_panel import QuestionPanel
 from ui.run_panes import RunPanes
+from ui.sandbox_banner import SandboxBadge
 from ui.sources_pane import SourcesPane
 from ui.tab_order import order_by_position
 from ui.window_fit import BannerGuard, fitting_size, keep_on_screen  # noqa: F401  (fitting_size re-exported)
@@ -120,6 +121,8 @@ class MainWindow(QMainWindow):
         self.open_file_button.clicked.connect(self._open_offered)
         self.open_file_button.hide()
         self.statusBar().addPermanentWidget(self.open_file_button)
+        self.sandbox_badge = SandboxBadge()      # shown when this session's REPL sandbox lacks a layer
+        self.statusBar().addPermanentWidget(self.sandbox_badge)
         self._status_topic = ""                  # what the status bar's message is about
         self.notifier.posted.connect(self._show_in_status_bar)
         self.notifier.cleared.connect(self._clear_status_topic)

@@ -158,10 +158,6 @@ class SourceViewer(QDialog):
         self.text.setTextCursor(cursor)
         self.text.centerCursor()
 
-    def first_visible_offset(self) -> int:
-        """The char offset of the first line shown (tests: is the passage in view?)."""
-        return self.text.cursorForPosition(self.text.viewport().rect().topLeft()).position()
-
     def _set_note(self, text: str, level: str) -> None:
         palette = PALETTES["dark" if is_dark() else "light"]
         self.note.setText(text)

@@ -60,7 +60,6 @@ class RunContext:
     unpriced: list = field(default_factory=list)    # models without a known price (cost unknown)
     support: Any = None          # core.support.SupportCorpus: what the run read and wrote
     _seq: Any = field(default_factory=lambda: itertools.count(1))
-    _rlm_ids: Any = field(default_factory=lambda: itertools.count(1))
     _budget_pending: bool = False
 
     def emit(self, cls: type[ev.Event], *, call_id: str | None = None,
@@ -125,6 +124,3 @@ class RunContext:
                 "attempts": b.attempts, "nested_peak": self.nested_peak, "cap_hit": self.cap_hit,
                 "limited": self.limits.as_dict(), "unpriced_models": list(self.unpriced),
                 "wall_ms": int((time.monotonic() - started) * 1000)}
-
-    def new_rlm_id(self) -> int:
-        return next(self._rlm_ids)

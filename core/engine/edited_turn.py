@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from core import events as ev
+from core.call_ids import CallId
 from core.engine import prompts
-from core.engine.cell_output import cell_output
 from core.engine.recorded import RecordedSlots
+
 
 @dataclass(frozen=True)
 class EditedTurn:
@@ -28,15 +29,13 @@ class EditedTurn:
     origin: str = ""              # "turn 2 of run 1a2b3c4d5e6f" (said in a Notice)
 
 
-async def run_edited_turn(rlm: Any, edit: EditedTurn, messages: list[dict]) -> tuple[Any, str]:
+async def run_edited_turn(rlm: Any, edit: EditedTurn, messages: list[dict]) -> None:
     """Turn 1 of the fork `rlm` (the top-level Rlm on the rebuilt session): the reply is
-    `edit.reply`, its cell `edit.code`; the feedback for the root is appended to `messages`.
-    A FINAL in the edited code does not end the fork: the root is asked to confirm it.
-    Returns (the cell's result, what the root is shown of it)."""
+    `edit.reply`, its cell `edit.code`, run through the Rlm's own `run_cell`; the feedback
+    for the root is appended to `messages`. A FINAL in the edited code does not end the
+    fork: the root is asked to confirm it."""
     ctx, cfg = rlm.ctx, rlm.config
-    turn_id = f"{rlm.rlm_id}.t1"
-    cell_id = f"{turn_id}.c1"
-    rlm.current_parent = turn_id
+    turn_id = CallId.for_turn(rlm.rlm_id, 1)
     ctx.counters.iterations = 1
     ctx.emit(ev.RootTurnStarted, call_id=turn_id, parent_id=rlm.rlm_id, iteration=1, depth=rlm.depth,
              model=cfg.root_model, final_request=False, new_messages=list(messages))
@@ -46,22 +45,9 @@ async def run_edited_turn(rlm: Any, edit: EditedTurn, messages: list[dict]) -> t
     messages.append({"role": "assistant", "content": edit.reply})
     ctx.emit(ev.RootReplied, call_id=turn_id, parent_id=rlm.rlm_id, text=edit.reply, input_tokens=0,
              output_tokens=0, cost_usd=0.0, duration_ms=0, model=cfg.root_model, edited=True)
-    rlm.current_parent = cell_id
-    ctx.emit(ev.CellStarted, call_id=cell_id, parent_id=turn_id, index=1, code=edit.code)
-    rlm.subcaller.from_record = (cell_id, edit.recorded)
-    try:
-        result = await rlm.repl.execute(edit.code, timeout_s=cfg.cell_timeout_s, cell_id=cell_id)
-    finally:
-        rlm.subcaller.from_record = None
-    shown = cell_output(cfg, 1, 1, result)
-    ctx.emit(ev.CellExecuted, call_id=cell_id, parent_id=turn_id, index=1, code=edit.code,
-             stdout=result.stdout, stderr=result.stderr, error=result.error,
-             is_syntax_error=result.is_syntax_error, duration_ms=result.duration_ms,
-             output_for_model=shown, fault=result.fault, restarted=result.restarted)
-    rlm.current_parent = turn_id
+    result, shown = await rlm.run_cell(turn_id, 1, 1, edit.code, recorded=edit.recorded)
     notes = [] if result.final is None else [prompts.fill("edited_final.md")]
     feedback = prompts.turn_feedback([shown], notes, 1, cfg.max_iterations)
     if cfg.max_iterations <= 1:                 # this was the fork's only turn: the root is asked to finish
         feedback += "\n\n" + prompts.final_request(cfg.max_iterations)
     messages.append({"role": "user", "content": feedback})
-    return result, shown

@@ -21,8 +21,8 @@ import re
 from dataclasses import dataclass
 
 # The fences of a reply (which lines open and close runnable code) live in core/fences.py,
-# a leaf module that the record's fold reads too.
-from core.fences import FENCE as _FENCE, RUNNABLE_TAGS, TAG_LINES, display_prose, inline_fence  # noqa: F401
+# the one fence grammar that the record's fold, the fork's edit and the exports read too.
+from core.fences import FENCE as _FENCE, display_prose, split_fences  # noqa: F401
 
 
 @dataclass(frozen=True)
@@ -42,41 +42,19 @@ class ParsedReply:
 def parse_reply(text: str) -> ParsedReply:
     cells: list[str] = []
     prose_lines: list[str] = []
-    fence: str | None = None
-    tag = ""
-    body: list[str] = []
-    for line in text.splitlines():
-        if fence is None:
-            match = _FENCE.match(line)
-            inline = None if match else inline_fence(line)
-            if match:
-                fence, tag, body = match.group(1), match.group(2).lower(), []
-            elif inline:
-                prose_lines.append(inline[0])
-                fence, tag, body = inline[1], inline[2], []
-            else:
-                prose_lines.append(line)
+    unclosed = False
+    for piece in split_fences(text):
+        if isinstance(piece, str):
+            prose_lines.append(piece)
             continue
-        stripped = line.strip()
-        if stripped.startswith(fence[0] * len(fence)) and stripped.strip(fence[0]) == "":
-            if tag in RUNNABLE_TAGS:
-                cells.append("\n".join(_untagged(tag, body)))
-            fence = None
-            continue
-        body.append(line)
-    unclosed = fence is not None
-    if unclosed and tag in RUNNABLE_TAGS and any(b.strip() for b in body):
-        cells.append("\n".join(_untagged(tag, body)))
+        if piece.prefix is not None:
+            prose_lines.append(piece.prefix)
+        unclosed = not piece.closed
+        if piece.runnable:
+            cells.append(piece.code())
     cells = [c for c in cells if c.strip()]
     return ParsedReply(cells=cells, prose="\n".join(prose_lines),
                        final=find_final(prose_lines), unclosed_fence=unclosed)
-
-
-def _untagged(tag: str, body: list[str]) -> list[str]:
-    """A bare fence with the tag written on its first line: drop that line."""
-    if not tag and body and body[0].strip().lower() in TAG_LINES:
-        return body[1:]
-    return body
 
 
 def find_final(lines: list[str]) -> FinalText | None:

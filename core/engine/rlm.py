@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any, Sequence
 
 from core import events as ev
+from core.call_ids import CallId
 from core.engine import prompts, reply_reader
 from core.engine.budget import BudgetExceeded, Tally
 from core.engine.costs import ROOT_FLOOR_TOKENS, CallMeter, explain_no_fit, root_reserve, worst_case
@@ -22,6 +23,7 @@ from core.engine.parse import parse_reply, stated_final
 from core.engine.screen import screen_block
 from core.engine.outcome import RlmOutcome, RootCallRefused, Session, TextDocument  # noqa: F401
 from core.engine.subcalls import SubCaller
+from core.engine.turn_state import RootMemory, Turn
 from core.lifecycle import finish
 from core.local_defaults import repeat_temperature, root_temperature, small_prompt
 from core.repl.context_file import chars_of, form_of
@@ -55,8 +57,6 @@ class Rlm:
         self.can_llm = depth < self.config.max_depth
         self.can_rlm = depth + 1 < self.config.max_depth
         self.current_parent: str = rlm_id      # the cell (or turn) sub-calls belong to
-        self.best_answer: str | None = None
-        self.turn_notes: list[str] = []        # notes for the root at the end of this turn
         self.subcaller = SubCaller(self)
         self.repl: Any = session.repl if session else None
         self.messages: list[dict] = list(session.messages) if session else []
@@ -64,16 +64,20 @@ class Rlm:
         self._edit = getattr(session, "edit", None)   # a fork's edited turn, run first (edited_turn.py)
         self._keep_repl = keep_repl
         self._reported = len(self.messages) if session and follow_up else 0
-        self._shown: list[str] = []            # every cell output the root was shown (screen_block)
-        self._cut_by_cap: int | None = None    # the last root reply stopped at a max_tokens the cap lowered
-        self._cut: dict | None = None          # RootReplied.cut of this turn's reply
-        self._unseen_told = False              # a final answer before any code was sent back once
-        self._last_ran: tuple = (0, (), ())    # the last turn that ran code: its number, blocks, outputs
-        self._last_prose: tuple = (0, "")      # the last turn: its number and its text when it had no code
-        self._hot = False                      # the next root call follows a repeated reply
-        self._repeats = 0                      # replies in a row that repeated the one before
-        self._printed: str | None = None       # stdout of the last cell that ran without an error
+        self.memory = RootMemory()             # what later turns read of earlier ones (turn_state.py)
+        self._this_turn: Turn | None = None        # the root turn that runs now
         self._started_event = asyncio.Event()  # the worker shook hands (its sandbox is told)
+
+    @property
+    def best_answer(self) -> str | None:
+        """The last answer a turn gave that did not end the run (a FINAL sent back because no
+        code had run yet): the outcome's answer when a cap or a refused root call ends the run."""
+        return self.memory.best_answer
+
+    @property
+    def turn_notes(self) -> list[str]:
+        """Notes for the root at the end of the turn that runs now (sub-calls add theirs)."""
+        return self._this_turn.notes if self._this_turn is not None else []
 
     # -- lifecycle -----------------------------------------------------------------
     async def solve(self) -> RlmOutcome:
@@ -192,9 +196,7 @@ class Rlm:
             messages.append({"role": "user", "content": prompts.follow_up(self.question)})
         first = 1
         if self._edit is not None:
-            result, shown = await run_edited_turn(self, self._edit, messages)
-            self._count(result)
-            self._shown.append(shown)
+            await run_edited_turn(self, self._edit, messages)
             self._reported = len(messages) - 1        # the next turn carries the edit's feedback
             first = 2
         ask_now = False
@@ -208,12 +210,12 @@ class Rlm:
             ask_now = False
             if iteration == cfg.max_iterations:
                 feedback += "\n\n" + prompts.final_request(cfg.max_iterations)
-            elif self._repeats >= REPEATS_BEFORE_ASKING:
+            elif self.memory.repeats >= REPEATS_BEFORE_ASKING:
                 # Stuck: the same reply again and again (told each time, sampled hotter) finds
                 # nothing new; ask for the answer from what was printed, as at the cap.
-                ask_now, self._repeats = True, 0
+                ask_now, self.memory.repeats = True, 0
                 feedback += "\n\n" + prompts.repeated_final_request(REPEATS_BEFORE_ASKING + 1)
-                self.ctx.emit(ev.Notice, call_id=f"{self.rlm_id}.t{iteration}", parent_id=self.rlm_id,
+                self.ctx.emit(ev.Notice, call_id=CallId.for_turn(self.rlm_id, iteration), parent_id=self.rlm_id,
                               level="info", message=f"The root sent the same reply {REPEATS_BEFORE_ASKING + 1} "
                               "times running; it was asked for its final answer now.")
             messages.append({"role": "user", "content": feedback})
@@ -239,70 +241,110 @@ class Rlm:
                 break
         return "\n".join(head)[:prompts.PREFIX_CHARS]
 
+    # -- one root turn -----------------------------------------------------------------
     async def _turn(self, messages: list[dict], iteration: int, *, final_request: bool
                     ) -> tuple[str | None, str]:
-        ctx, cfg = self.ctx, self.config
-        turn_id = f"{self.rlm_id}.t{iteration}"
-        self.current_parent = turn_id
+        """Ask the root, run its blocks, resolve its answer: (the answer, "") when the turn
+        ends the run, else (None, the feedback for the root's next turn)."""
+        turn = self._this_turn = Turn(iteration, CallId.for_turn(self.rlm_id, iteration), final_request)
+        self.current_parent = turn.id
         if self.depth == 0:
-            ctx.counters.iterations = iteration
-        ctx.emit(ev.RootTurnStarted, call_id=turn_id, parent_id=self.rlm_id, iteration=iteration,
-                 depth=self.depth, model=cfg.root_model, final_request=final_request,
-                 new_messages=messages[self._reported:])
-        reply = await self._call_root(messages, turn_id)
-        messages.append({"role": "assistant", "content": reply.text})
+            self.ctx.counters.iterations = iteration
+        self.ctx.emit(ev.RootTurnStarted, call_id=turn.id, parent_id=self.rlm_id, iteration=iteration,
+                      depth=self.depth, model=self.config.root_model, final_request=final_request,
+                      new_messages=messages[self._reported:])
+        turn.reply = await self._call_root(messages, turn)
+        messages.append({"role": "assistant", "content": turn.reply.text})
         self._reported = len(messages)           # RootReplied carries the reply itself
-        parsed = parse_reply(reply.text)
-        told = reply_reader.note_for_root(self._cut) if self._cut else None
-        self.turn_notes = [told] if told else []
-        if self._cut_by_cap is not None:
-            self.turn_notes.append(prompts.cut_by_cap(self._cut_by_cap))
-        if self.depth == 0 and ctx.budget.max_cost_usd is not None:
-            # What the next root turn needs at least: its input at worst and a reply of the
-            # floor's length, at most half of what is left (core/engine/costs.py: root_reserve).
-            allowance = "x" * min(cfg.max_output_chars * max(len(parsed.cells), 1), 200_000)
-            need = ctx.prices.worst_case_usd(
-                cfg.root_model, messages + [{"role": "user", "content": allowance}],
-                min(cfg.root_max_tokens, ROOT_FLOOR_TOKENS))
-            ctx.root_reserve_usd = root_reserve(need, ctx.budget.max_cost_usd, ctx.budget.spent_usd)
-        outputs: list[str] = []
-        final: dict | None = None
+        turn.parsed = parse_reply(turn.reply.text)
+        told = reply_reader.note_for_root(turn.cut) if turn.cut else None
+        if told:
+            turn.notes.append(told)
+        if turn.cut_by_cap is not None:
+            turn.notes.append(prompts.cut_by_cap(turn.cut_by_cap))
+        self._reserve_next_root_call(messages, len(turn.parsed.cells))
+        await self._run_blocks(turn)
+        answer = await self._answer(turn)
+        if answer is not None:
+            return answer, ""
+        self._note_no_answer(turn)
+        feedback = prompts.turn_feedback(turn.outputs, turn.notes, iteration, self.config.max_iterations,
+                                         small=small_prompt(self.config.root_model))
+        return None, feedback
+
+    def _reserve_next_root_call(self, messages: list[dict], blocks: int) -> None:
+        """What the next root turn needs at least: its input at worst and a reply of the
+        floor's length, at most half of what is left (core/engine/costs.py: root_reserve)."""
+        ctx, cfg = self.ctx, self.config
+        if self.depth != 0 or ctx.budget.max_cost_usd is None:
+            return
+        allowance = "x" * min(cfg.max_output_chars * max(blocks, 1), 200_000)
+        need = ctx.prices.worst_case_usd(
+            cfg.root_model, messages + [{"role": "user", "content": allowance}],
+            min(cfg.root_max_tokens, ROOT_FLOOR_TOKENS))
+        ctx.root_reserve_usd = root_reserve(need, ctx.budget.max_cost_usd, ctx.budget.spent_usd)
+
+    # -- cells ----------------------------------------------------------------------------
+    async def _run_blocks(self, turn: Turn) -> None:
+        """Run the reply's blocks in order (none when it repeats an earlier reply), each
+        screened first; a cell that ran FINAL ends the turn's blocks (turn.final)."""
+        parsed, memory = turn.parsed, self.memory
         cells = tuple(c.strip() for c in parsed.cells)
-        repeated, repeated_turn = self._repeated(cells, parsed, reply.text, turn_id)
-        for index, code in enumerate(() if repeated else parsed.cells, start=1):
-            refusal = screen_block(code, self._shown)
+        turn.repeated, turn.repeated_turn = self._repeated(cells, parsed, turn.reply.text, turn.id)
+        for index, code in enumerate(() if turn.repeated else parsed.cells, start=1):
+            refusal = screen_block(code, memory.shown)
             if refusal is not None:          # copied feedback or a rebound `context`: not run
-                ctx.counters.refused_cells += 1
-                outputs.append(f"[block {index} of {len(parsed.cells)}: not run]\n{refusal.reason}")
-                ctx.emit(ev.Notice, call_id=turn_id, parent_id=self.rlm_id, level="warning",
-                         message=f"Block {index} was not run ({refusal.kind}): {refusal.reason}")
+                self.ctx.counters.refused_cells += 1
+                turn.outputs.append(f"[block {index} of {len(parsed.cells)}: not run]\n{refusal.reason}")
+                self.ctx.emit(ev.Notice, call_id=turn.id, parent_id=self.rlm_id, level="warning",
+                              message=f"Block {index} was not run ({refusal.kind}): {refusal.reason}")
                 continue
-            cell_id = f"{turn_id}.c{index}"
-            self.current_parent = cell_id
-            ctx.emit(ev.CellStarted, call_id=cell_id, parent_id=turn_id, index=index, code=code)
-            result = await self.repl.execute(code, timeout_s=cfg.cell_timeout_s, cell_id=cell_id)
-            shown = cell_output(cfg, index, len(parsed.cells), result)
-            outputs.append(shown)
-            self._shown.append(shown)
-            self._count(result)
-            if not result.error and not result.fault:
-                self._printed = result.stdout
-            ctx.emit(ev.CellExecuted, call_id=cell_id, parent_id=turn_id, index=index, code=code,
-                     stdout=result.stdout, stderr=result.stderr, error=result.error,
-                     is_syntax_error=result.is_syntax_error, duration_ms=result.duration_ms,
-                     output_for_model=shown, fault=result.fault, restarted=result.restarted)
+            result, shown = await self.run_cell(turn.id, index, len(parsed.cells), code)
+            turn.outputs.append(shown)
             if result.final is not None:
-                final = result.final
+                turn.final = result.final
                 break
-        self.current_parent = turn_id
-        if repeated == "code":
-            outputs.append(prompts.repeated_reply(repeated_turn, self._last_ran[2]))
+        if turn.repeated == "code":
+            turn.outputs.append(prompts.repeated_reply(turn.repeated_turn, memory.last_ran[2]))
         elif cells:
-            self._last_ran = (iteration, cells, tuple(outputs))
-        self._last_prose = (iteration, "" if cells else " ".join(reply.text.split()))
+            memory.last_ran = (turn.iteration, cells, tuple(turn.outputs))
+        memory.last_prose = (turn.iteration, "" if cells else " ".join(turn.reply.text.split()))
+
+    async def run_cell(self, turn_id: str, index: int, of: int, code: str, *,
+                       recorded: Any = None) -> tuple[Any, str]:
+        """Run `code` as cell `index` (of `of`) of the turn: its events and counters, its
+        sub-calls under the cell. `recorded` (a fork's edited cell, core/engine/edited_turn.py):
+        the stored turn's sub-calls, answered from the record. Returns (the result, what the
+        root is shown of it)."""
+        cfg = self.config
+        cell_id = CallId.for_cell(turn_id, index)
+        self.current_parent = cell_id
+        self.ctx.emit(ev.CellStarted, call_id=cell_id, parent_id=turn_id, index=index, code=code)
+        try:
+            with self.subcaller.answering_from(cell_id, recorded):
+                result = await self.repl.execute(code, timeout_s=cfg.cell_timeout_s, cell_id=cell_id)
+        finally:
+            self.current_parent = turn_id
+        shown = cell_output(cfg, index, of, result)
+        self.memory.shown.append(shown)
+        self._count(result)
+        if not result.error and not result.fault:
+            self.memory.printed = result.stdout
+        self.ctx.emit(ev.CellExecuted, call_id=cell_id, parent_id=turn_id, index=index, code=code,
+                      stdout=result.stdout, stderr=result.stderr, error=result.error,
+                      is_syntax_error=result.is_syntax_error, duration_ms=result.duration_ms,
+                      output_for_model=shown, fault=result.fault, restarted=result.restarted)
+        return result, shown
+
+    # -- answer resolution ----------------------------------------------------------------
+    async def _answer(self, turn: Turn) -> str | None:
+        """The answer that ends the run, or None (the reason is then one of turn.notes): a
+        FINAL a cell ran, else a FINAL(...)/FINAL_VAR(...) line of the reply; sent back when
+        it rests on no output yet (a small root) or is empty."""
+        parsed = turn.parsed
         answer: str | None = None
-        if final is not None:
-            answer = str(final.get("value", ""))
+        if turn.final is not None:
+            answer = str(turn.final.get("value", ""))
         elif parsed.final is not None:
             if parsed.final.kind == "FINAL":
                 answer = parsed.final.value
@@ -311,49 +353,56 @@ class Rlm:
                 if found:
                     answer = value or ""
                 else:
-                    self.turn_notes.append(
+                    turn.notes.append(
                         f"FINAL_VAR({parsed.final.value}) did not end the run: {error or 'no such variable'}. "
                         "Create the variable first, or use FINAL(\"...\").")
-        if answer is not None and final is None and self._unseen(final_request):
+        if answer is None:
+            return None
+        if answer.strip():
+            self.memory.best_answer = answer
+        if turn.final is None and self._unseen(turn.final_request):
             # A small root's answer before any code ran rests on nothing it has seen: sent back
             # once, said in the transcript (core/local_defaults.py: answer_needs_output).
-            self._unseen_told = True
-            self.turn_notes.append(prompts.final_unseen(answer))
-            ctx.emit(ev.Notice, call_id=turn_id, parent_id=self.rlm_id, level="info",
-                     message=f"The root answered {answer[:80]!r} before any code ran; it was asked once to "
-                             "check it with code first.")
-            answer = None
-        if answer is not None:
-            if answer.strip():
-                return answer, ""
-            # An empty answer is a bug in the model's code (a split that found nothing, a
-            # variable never filled), not an answer: say so and let it try again.
-            self.turn_notes.append("The final answer you gave is empty, so the run did not end. Check "
-                                   "the variable (print it), then finish with the real answer.")
+            self.memory.unseen_told = True
+            turn.notes.append(prompts.final_unseen(answer))
+            self.ctx.emit(ev.Notice, call_id=turn.id, parent_id=self.rlm_id, level="info",
+                          message=f"The root answered {answer[:80]!r} before any code ran; it was asked once to "
+                                  "check it with code first.")
+            return None
+        if answer.strip():
+            return answer
+        # An empty answer is a bug in the model's code (a split that found nothing, a
+        # variable never filled), not an answer: say so and let it try again.
+        turn.notes.append("The final answer you gave is empty, so the run did not end. Check "
+                          "the variable (print it), then finish with the real answer.")
+        return None
+
+    # -- notes for the root ---------------------------------------------------------------
+    def _note_no_answer(self, turn: Turn) -> None:
+        """What the root is told when its turn gave no answer: a stated answer without FINAL,
+        a repeated reply, a reply without code (cut off or not), a block cut off."""
+        parsed, reply, cfg = turn.parsed, turn.reply, self.config
         stated = None
-        if answer is None and parsed.final is None:
+        if parsed.final is None and turn.final is None:
             stated = stated_final(reply.text)       # "Final answer: 2610" without FINAL: say how
             if stated:
-                ctx.counters.stated_finals += 1
-                self.turn_notes.append(prompts.stated_final(stated))
-        if repeated == "prose":
-            self.turn_notes.append(prompts.repeated_prose(repeated_turn))
+                self.ctx.counters.stated_finals += 1
+                turn.notes.append(prompts.stated_final(stated))
+        if turn.repeated == "prose":
+            turn.notes.append(prompts.repeated_prose(turn.repeated_turn))
         elif not parsed.cells and parsed.final is None:
             if reply.finish_reason == "length":
-                self.turn_notes.append(
+                turn.notes.append(
                     "Your reply was cut off at the output-token limit before any code. "
                     "Think less and write a short repl block.")
-            self.turn_notes.append(prompts.no_code())
+            turn.notes.append(prompts.no_code())
         elif parsed.unclosed_fence and reply.finish_reason == "length":
-            self.turn_notes.append("Your reply was cut off at the output-token limit inside a code block; "
-                                   "write shorter blocks.")
+            turn.notes.append("Your reply was cut off at the output-token limit inside a code block; "
+                              "write shorter blocks.")
         if not parsed.cells and parsed.final is None and not stated and small_prompt(cfg.root_model):
-            printed = prompts.last_output(self._printed)     # the line to copy, for a small root
+            printed = prompts.last_output(self.memory.printed)     # the line to copy, for a small root
             if printed:
-                self.turn_notes.append(printed)
-        feedback = prompts.turn_feedback(outputs, self.turn_notes, iteration, cfg.max_iterations,
-                                         small=small_prompt(cfg.root_model))
-        return None, feedback
+                turn.notes.append(printed)
 
     def _repeated(self, cells: tuple, parsed: Any, text: str, turn_id: str) -> tuple[str | None, int]:
         """("code", turn) when the reply's blocks are those of the last reply that ran code, "prose" when
@@ -361,19 +410,20 @@ class Rlm:
         real 1.5B model wrote the same reply up to seven turns running, whatever the notes said):
         the code is not run again, the root is told what it printed then, and its next reply is
         sampled hotter (core/local_defaults.py: repeat_temperature), said in the transcript."""
+        memory = self.memory
         if cells:
-            kind = "code" if cells == self._last_ran[1] else None
-        elif parsed.final is None and " ".join(text.split()) and " ".join(text.split()) == self._last_prose[1]:
+            kind = "code" if cells == memory.last_ran[1] else None
+        elif parsed.final is None and " ".join(text.split()) and " ".join(text.split()) == memory.last_prose[1]:
             kind = "prose"
         else:
             kind = None
         if kind is None:
-            self._repeats = 0
+            memory.repeats = 0
             return None, 0
-        self._repeats += 1
-        self._hot = True
+        memory.repeats += 1
+        memory.hot = True
         hotter = repeat_temperature(root_temperature(self.config.root_model, self.config.root_temperature))
-        turn = self._last_ran[0] if kind == "code" else self._last_prose[0]
+        turn = memory.last_ran[0] if kind == "code" else memory.last_prose[0]
         what = "code, not run again" if kind == "code" else "text, without code"
         self.ctx.emit(ev.Notice, call_id=turn_id, parent_id=self.rlm_id, level="info",
                       message=f"The root repeated its reply of turn {turn} ({what}); it was told so"
@@ -384,17 +434,20 @@ class Rlm:
     def _unseen(self, final_request: bool) -> bool:
         """No cell has run in this RLM and its root is one that must see output first."""
         from core.local_defaults import answer_needs_output
-        return (not final_request and not self._shown and not self._unseen_told and not self._follow_up
+        return (not final_request and not self.memory.shown and not self.memory.unseen_told and not self._follow_up
                 and answer_needs_output(self.config.root_model))
 
-    async def _call_root(self, messages: list[dict], turn_id: str) -> Any:
+    # -- the root call ----------------------------------------------------------------
+    async def _call_root(self, messages: list[dict], turn: Turn) -> Any:
+        """The root's reply to `messages`, streamed, metered and read only as far as useful
+        (turn.cut says where it was cut); RootCallRefused when the dollar cap refuses it."""
         ctx, cfg = self.ctx, self.config
         model = cfg.root_model
         meter = CallMeter(ctx, model, messages, cfg.root_max_tokens, tally=self.tally,
                           keep_usd=lambda: 0.0 if self.depth == 0 else ctx.root_reserve_usd,
                           floor_tokens=ROOT_FLOOR_TOKENS)
         reader = reply_reader.reader_for(cfg, model)
-        self._cut = None
+        turn_id = turn.id
 
         def on_delta(delta: str) -> None:
             ctx.emit(ev.RootTokens, call_id=turn_id, parent_id=self.rlm_id, delta=delta)
@@ -416,8 +469,8 @@ class Rlm:
 
         try:
             temperature = root_temperature(model, cfg.root_temperature)
-            if self._hot:
-                temperature, self._hot = repeat_temperature(temperature), False
+            if self.memory.hot:
+                temperature, self.memory.hot = repeat_temperature(temperature), False
             reply = await ctx.llm.complete(
                 model, messages, max_tokens=cfg.root_max_tokens, stream=True, on_delta=on_delta,
                 temperature=temperature,
@@ -442,18 +495,18 @@ class Rlm:
         except Exception as exc:
             failed("error", str(exc) or type(exc).__name__)
             raise
-        self._cut = reply_reader.record(reader, meter.output_tokens, cfg.root_max_tokens)
-        if self._cut:                      # what was cut never enters the conversation
+        turn.cut = reply_reader.record(reader, meter.output_tokens, cfg.root_max_tokens)
+        if turn.cut:                      # what was cut never enters the conversation
             reply = dataclasses.replace(reply, text=reader.kept)
             ctx.counters.cut_replies += 1
         ctx.emit(ev.RootReplied, call_id=turn_id, parent_id=self.rlm_id, text=reply.text,
                  input_tokens=meter.input_tokens, output_tokens=meter.output_tokens,
-                 cost_usd=meter.cost_usd, duration_ms=reply.duration_ms, model=model, cut=self._cut,
+                 cost_usd=meter.cost_usd, duration_ms=reply.duration_ms, model=model, cut=turn.cut,
                  shortened_to=meter.shortened_to, finish_reason=reply.finish_reason)
-        self._cut_by_cap = meter.shortened_to if reply.finish_reason == "length" else None
-        if self._cut:
+        turn.cut_by_cap = meter.shortened_to if reply.finish_reason == "length" else None
+        if turn.cut:
             ctx.emit(ev.Notice, call_id=turn_id, parent_id=self.rlm_id, level="info",
-                     message=reply_reader.sentence(self._cut))
+                     message=reply_reader.sentence(turn.cut))
         return reply
 
     def _count(self, result: Any) -> None:

@@ -18,12 +18,14 @@ replay serves exactly what the engine handed out, without reading prose.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import time
-from typing import Any
+from typing import Any, Iterator
 
 from core import events as ev
+from core.call_ids import CallId
 from core.engine.budget import BudgetExceeded, Tally
 from core.engine.costs import CallMeter, first_root_messages, nested_question, sub_messages, worst_case
 from core.engine.outcome import TextDocument
@@ -81,6 +83,16 @@ class SubCaller:
         # answers, core.engine.recorded.RecordedSlots).
         self.from_record: tuple[str, Any] | None = None
 
+    @contextlib.contextmanager
+    def answering_from(self, cell_id: str, recorded: Any) -> Iterator[None]:
+        """While a fork's edited cell `cell_id` runs, its sub-calls whose prompt the stored
+        turn asked are answered from `recorded` (None: every sub-call goes live)."""
+        self.from_record = (cell_id, recorded) if recorded is not None else None
+        try:
+            yield
+        finally:
+            self.from_record = None
+
     async def handle(self, request: Any) -> list[dict[str, Any]]:
         """ReplClient's on_sub_call: one request, many prompts, results in order. The slots
         belong to the cell that made the request (request.cell, carried from the worker),
@@ -120,7 +132,7 @@ class SubCaller:
             slot = recorded.answer(prompt, request.kind, request.context)
             if slot is None:
                 continue
-            call_id = f"{self.rlm.rlm_id}.s{next(self._ids)}"
+            call_id = CallId.for_sub(self.rlm.rlm_id, next(self._ids))
             model = cfg.root_model if nested else (request.model or cfg.sub_model)
             error = slot.get("error") or {}
             self.ctx.emit(ev.SubCallStarted, call_id=call_id, parent_id=parent, kind=kind, model=model,
@@ -180,7 +192,7 @@ class SubCaller:
     def slot_error(self, kind: str, model: str, prompt: str, parent: str, status: str,
                    error_type: str, message: str) -> dict[str, Any]:
         """A slot the engine answers without a model call: recorded like any other."""
-        call_id = f"{self.rlm.rlm_id}.s{next(self._ids)}"
+        call_id = CallId.for_sub(self.rlm.rlm_id, next(self._ids))
         self.ctx.emit(ev.SubCallStarted, call_id=call_id, parent_id=parent, kind=kind, model=model,
                       prompt=prompt, depth=self.rlm.depth)
         self.ctx.emit(ev.SubCallFinished, call_id=call_id, parent_id=parent, kind=kind, model=model,
@@ -234,7 +246,7 @@ class SubCaller:
         ctx, cfg = self.ctx, self.ctx.config
         admission = await admit_sub_call(ctx, model, prompt)   # model, price, window: before any event
         model = admission.model
-        call_id = f"{self.rlm.rlm_id}.s{next(self._ids)}"
+        call_id = CallId.for_sub(self.rlm.rlm_id, next(self._ids))
         ctx.emit(ev.SubCallStarted, call_id=call_id, parent_id=parent, kind="llm", model=model,
                  prompt=admission.prompt, depth=self.rlm.depth)
         started = time.monotonic()
@@ -294,7 +306,7 @@ class SubCaller:
     # -- a nested RLM --------------------------------------------------------------
     async def _nested(self, prompt: str, context: str | None, parent: str) -> dict[str, Any]:
         ctx = self.ctx
-        call_id = f"{self.rlm.rlm_id}.s{next(self._ids)}"
+        call_id = CallId.for_sub(self.rlm.rlm_id, next(self._ids))
         model = ctx.config.root_model
         ctx.emit(ev.SubCallStarted, call_id=call_id, parent_id=parent, kind="rlm",
                  model=model, prompt=prompt, depth=self.rlm.depth)

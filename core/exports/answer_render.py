@@ -17,10 +17,10 @@ from typing import Any, Sequence
 
 import markdown
 
+from core.fences import split_fences
 from core.ingest.citations import Citation, resolve_citations
 
 PASSAGE_CHARS = 1200
-_FENCE = re.compile(r"^\s*(```|~~~)")
 _HEADING = re.compile(r"^(#{1,6})(\s)")
 _TOKEN = "RLMCITE{}X"
 _TOKEN_RE = re.compile(r"RLMCITE(\d+)X")
@@ -29,13 +29,12 @@ _TOKEN_RE = re.compile(r"RLMCITE(\d+)X")
 def shift_headings(text: str, by: int = 2) -> str:
     """`# Title` becomes `### Title` (outside code fences): the report's own
     headings stay above the answer's."""
-    out, fenced = [], False
-    for line in (text or "").split("\n"):
-        if _FENCE.match(line):
-            fenced = not fenced
-        elif not fenced:
-            line = _HEADING.sub(lambda m: "#" * min(6, len(m.group(1)) + by) + m.group(2), line)
-        out.append(line)
+    out: list[str] = []
+    for piece in split_fences(text or "", inline=False):
+        if isinstance(piece, str):
+            out.append(_HEADING.sub(lambda m: "#" * min(6, len(m.group(1)) + by) + m.group(2), piece))
+        else:
+            out.extend(piece.lines())
     return "\n".join(out)
 
 

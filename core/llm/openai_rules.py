@@ -4,7 +4,7 @@ litellm sends an "openai/NAME" call with the same wire format to any URL, but fi
 applies rules by NAME (whatever the URL). The direct route (core/llm/openai_http.py)
 applies the same ones, by family, and takes only the families written here; any other
 OpenAI model stays on litellm's route. Families, by NAME's row in litellm's price map
-(core/llm/price_map.py, read without importing litellm):
+(core/price_map.py, read without importing litellm):
 
 - "plain": not an OpenAI chat model of the map (a model of your own server, an unknown
   name): sent as given, as litellm does;
@@ -44,7 +44,7 @@ _VERSIONED_GPT5 = re.compile(r"^gpt-5\.\d")
 def _row(name: str) -> dict[str, Any] | None:
     if not _MAYBE_OPENAI.match(name):
         return None                       # no OpenAI name: the map is not even read
-    from core.llm.price_map import model_cost
+    from core.price_map import model_cost
     row = model_cost().get(name)
     return row if isinstance(row, dict) and row.get("litellm_provider") == "openai" else None
 

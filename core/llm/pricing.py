@@ -3,7 +3,7 @@
 Where a price comes from, in order:
   1. the user's override for that exact model name (RunConfig.prices, --price);
   2. litellm's price map (the copy bundled with the installed litellm release,
-     read from its file without importing litellm: core/llm/price_map.py),
+     read from its file without importing litellm: core/price_map.py),
      under the name as given, then without its "provider/" prefix.
 A map entry whose prices are both zero (litellm lists many local models so) is
 not trusted as "free": the user must mark such a model free with Price(0, 0).
@@ -32,7 +32,7 @@ import string
 from typing import Any, Mapping
 
 from core.config import Price
-from core.llm.price_map import model_cost
+from core.price_map import model_cost
 
 log = logging.getLogger(__name__)
 

@@ -90,10 +90,6 @@ def partial(report: dict[str, Any]) -> list[str]:
             if not holds]
 
 
-def is_full(report: dict[str, Any]) -> bool:
-    return not missing(report)
-
-
 def describe(report: dict[str, Any]) -> str:
     """One line for a person: what is missing and what it means ("" when nothing is)."""
     gaps = missing(report)

@@ -23,10 +23,6 @@ ZLIB_LEVEL = 1
 SOURCE_BLOB_BATCH = 16 * 1024 * 1024   # compressed bytes of source texts stored per transaction
 
 
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def encode(data: bytes) -> tuple[str, bytes]:
     return CODEC, zlib.compress(data, ZLIB_LEVEL)
 
@@ -96,18 +92,12 @@ class PreparedSource:
     blobs: tuple[Blob, ...]            # compressed already; stored if missing
 
 
-def prepare_sources(documents: Iterable[Any], skipped: Iterable[Any],
-                    known: Any = lambda sha: False) -> list[PreparedSource]:
-    """Hash and compress outside the write transaction, so a 40 MB context does not
-    hold the database's write lock (and stall the event writer) while it is compressed.
-    `known(sha)` says whether a blob is stored already (then it is not compressed again)."""
-    return list(iter_sources(documents, skipped, known))
-
-
 def iter_sources(documents: Iterable[Any], skipped: Iterable[Any],
                  known: Any = lambda sha: False) -> Iterator[PreparedSource]:
-    """prepare_sources one source at a time, so a caller that stores each one's blobs as it
-    comes holds one document's text and blob at a time, not a corpus of them. A document
+    """Hash and compress each source outside the write transaction (a 40 MB context does not
+    hold the database's write lock while it is compressed), one source at a time, so a caller
+    that stores each one's blobs as it comes holds one document's text and blob at a time,
+    not a corpus of them. A document
     that knows its text_sha256 and whose blob is stored is not read at all (a read-back
     Document, core/ingest/text_back.py, would read its file)."""
     position = -1

@@ -8,12 +8,12 @@ Times (`*_utc`) are Unix epoch seconds (REAL, UTC): exact, cheap to filter, and
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Callable
 
 import sqlite_utils
 
-from core.call_ids import turn_of_cell
 
 Migration = Callable[[sqlite_utils.Database], None]
 MIGRATIONS: list[Migration] = []
@@ -280,7 +280,7 @@ def backfill_subtree_costs(db: sqlite_utils.Database, run_ids: list[str] | None 
     for run_id, rows in runs.items():
         children: dict[str, list[str]] = {}
         for call_id, (parent_id, _, _) in rows.items():
-            parent = parent_id if parent_id in rows else turn_of_cell(parent_id or "")
+            parent = parent_id if parent_id in rows else _turn_of_cell(parent_id or "")
             if parent in rows:
                 children.setdefault(parent, []).append(call_id)
         subtree: dict[str, float] = {}
@@ -295,6 +295,20 @@ def backfill_subtree_costs(db: sqlite_utils.Database, run_ids: list[str] | None 
             updates.append((0.0 if kind == "rlm" else rows[call_id][2], total(call_id), run_id, call_id))
     db.conn.executemany("UPDATE calls SET cost_usd = ?, subtree_cost_usd = ? WHERE run_id = ? AND id = ?",
                         updates)
+
+
+# A cell id's turn, as core.call_ids.turn_of_cell read it when m007 shipped, copied here so
+# that what m007 does cannot change when that module changes ("R.s5.t2.c1" -> "R.s5.t2";
+# numbers as integers, so "R.t01.c1" -> "R.t1"; anything else -> None).
+_CELL_ID = re.compile(r"R((?:\.s\d+)*)\.t(\d+)\.c\d+")
+
+
+def _turn_of_cell(cell_id: str) -> str | None:
+    match = _CELL_ID.fullmatch(cell_id)
+    if match is None:
+        return None
+    owner = "R" + "".join(f".s{int(n)}" for n in re.findall(r"\d+", match.group(1)))
+    return f"{owner}.t{int(match.group(2))}"
 
 
 @migration

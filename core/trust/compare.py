@@ -10,7 +10,8 @@ import difflib
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from core.trust.record import RunRecord, load_record
+from core.run_record import RunRecord
+from core.trust.rebuild import inherited_replies, load_record
 
 
 @dataclass(frozen=True)
@@ -55,15 +56,15 @@ class Comparison:
 
 
 def side(record: RunRecord) -> RunSide:
-    t = record.totals
-    top = record.sub_calls
-    labels = record.config.get("model_labels")          # the names the user picked (RunConfig.model_labels)
+    t, m = record.totals, record.meta
+    calls = record.sub_calls()
+    labels = m.config.get("model_labels")          # the names the user picked (RunConfig.model_labels)
     labels = labels if isinstance(labels, dict) else {}
-    return RunSide(record.run_id, record.question, record.status, record.answer,
-                   labels.get(record.root_model, record.root_model),
-                   labels.get(record.sub_model, record.sub_model), float(t.get("cost_usd", 0.0)), int(t.get("input_tokens", 0)),
-                   int(t.get("output_tokens", 0)), len(record.turns), len(record.cells()), len(top),
-                   sum(1 for s in top if s.status != "ok"), record.parent_run_id)
+    return RunSide(m.run_id, m.question, record.status, record.answer,
+                   labels.get(m.root_model, m.root_model),
+                   labels.get(m.sub_model, m.sub_model), float(t.get("cost_usd", 0.0)), int(t.get("input_tokens", 0)),
+                   int(t.get("output_tokens", 0)), len(record.top_turns()), len(record.top_cells()), len(calls),
+                   sum(1 for s in calls if s.status != "ok"), m.parent_run_id)
 
 
 def _diff(a: str, b: str, name: str, run_a: str, run_b: str) -> str:
@@ -73,8 +74,7 @@ def _diff(a: str, b: str, name: str, run_a: str, run_b: str) -> str:
 
 def fork_offset(a: RunRecord, b: RunRecord) -> int:
     """When b continues a (a fork or follow-up of it), b's turn 1 answers a's turn offset+1."""
-    from core.trust.rebuild import inherited_replies
-    if b.parent_run_id != a.run_id:
+    if b.meta.parent_run_id != a.meta.run_id:
         return 0
     return max(len(inherited_replies(b)) - len(inherited_replies(a)), 0)
 
@@ -82,38 +82,40 @@ def fork_offset(a: RunRecord, b: RunRecord) -> int:
 def first_difference(a: RunRecord, b: RunRecord) -> Difference | None:
     """Turns are numbered as in run a; a fork of a is aligned at its fork point."""
     offset = fork_offset(a, b)
-    a_turns = a.turns[offset:]
-    for ta, tb in zip(a_turns, b.turns):
+    run_a, run_b = a.meta.run_id, b.meta.run_id
+    a_turns, b_turns = a.top_turns()[offset:], b.top_turns()
+    for ta, tb in zip(a_turns, b_turns):
         if (ta.reply or "") != (tb.reply or ""):
             return Difference(ta.iteration, "reply", None, _diff(ta.reply or "", tb.reply or "", "reply",
-                                                                  a.run_id, b.run_id))
+                                                                  run_a, run_b))
         for ca, cb in zip(ta.cells, tb.cells):
             if ca.output_for_model != cb.output_for_model:
                 return Difference(ta.iteration, "cell", ca.index, _diff(
-                    ca.output_for_model, cb.output_for_model, f"cell {ca.index} output", a.run_id, b.run_id))
+                    ca.output_for_model, cb.output_for_model, f"cell {ca.index} output", run_a, run_b))
         if len(ta.cells) != len(tb.cells):
             return Difference(ta.iteration, "cell", min(len(ta.cells), len(tb.cells)) + 1,
                               f"{len(ta.cells)} cell(s) against {len(tb.cells)}")
-    if len(a_turns) != len(b.turns):
+    if len(a_turns) != len(b_turns):
         inherited = f"{offset} inherited + " if offset else ""
-        return Difference(offset + min(len(a_turns), len(b.turns)) + 1, "turns", None,
-                          f"{len(a.turns)} turn(s) against {inherited}{len(b.turns)}")
+        return Difference(offset + min(len(a_turns), len(b_turns)) + 1, "turns", None,
+                          f"{len(a.top_turns())} turn(s) against {inherited}{len(b_turns)}")
     return None
 
 
 def compare_records(a: RunRecord, b: RunRecord) -> Comparison:
     notes = []
-    if b.run_id and b.parent_run_id == a.run_id:
-        notes.append(f"{b.run_id[:12]} continues {a.run_id[:12]} from turn {fork_offset(a, b) + 1}")
-    inherited = [r.run_id[:12] for r in (a, b) if r.turns and any(
-        m.get("role") == "assistant" for m in r.turns[0].new_messages)]
+    run_a, run_b = a.meta.run_id, b.meta.run_id
+    if run_b and b.meta.parent_run_id == run_a:
+        notes.append(f"{run_b[:12]} continues {run_a[:12]} from turn {fork_offset(a, b) + 1}")
+    inherited = [r.meta.run_id[:12] for r in (a, b) if r.top_turns() and any(
+        m.get("role") == "assistant" for m in r.top_turns()[0].new_messages)]
     if inherited:
         notes.append("continues another run (fork or follow-up): " + ", ".join(inherited)
                      + "; its turns are numbered from the fork point")
-    prompts_a = {s.prompt for s in a.sub_calls}
-    shared = sum(1 for p in {s.prompt for s in b.sub_calls} if p in prompts_a)
-    return Comparison(side(a), side(b), a.question == b.question, a.answer == b.answer,
-                      _diff(a.answer or "", b.answer or "", "answer", a.run_id, b.run_id),
+    prompts_a = {s.prompt for s in a.sub_calls()}
+    shared = sum(1 for p in {s.prompt for s in b.sub_calls()} if p in prompts_a)
+    return Comparison(side(a), side(b), a.meta.question == b.meta.question, a.answer == b.answer,
+                      _diff(a.answer or "", b.answer or "", "answer", run_a, run_b),
                       first_difference(a, b), shared, notes)
 
 

@@ -16,16 +16,14 @@ the fork's own sub-calls (its caps, approval gate and record), then the root con
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from core.config import RunConfig
-from core.trust.record import RunRecord, load_record
-from core.trust.rebuild import PrefixReport, RebuildError, replay_turns
+from core.fences import replace_runnable
+from core.run_record import RunRecord
+from core.trust.rebuild import PrefixReport, RebuildError, load_record, replay_turns
 from core.trust.replay import RecordedAnswers
-
-_FENCE_BLOCK = re.compile(r"(^|\n) {0,3}(`{3,}|~{3,})[^\n]*\n.*?\n {0,3}\2[ \t]*(?=\n|$)", re.S)
 
 
 class ForkError(RebuildError):
@@ -51,23 +49,11 @@ class ForkPlan:
 
 def fork_config(record: RunRecord, **overrides: Any) -> RunConfig:
     """The parent's config with the fork's changes (None values are ignored)."""
-    config = RunConfig.from_public_dict(record.config) if record.config else None
+    stored = record.meta.config
+    config = RunConfig.from_public_dict(stored) if stored else None
     if config is None:
-        raise ForkError(f"run {record.run_id} has no stored config")
+        raise ForkError(f"run {record.meta.run_id} has no stored config")
     return config.replace(**{k: v for k, v in overrides.items() if v is not None})
-
-
-def replace_code(reply: str, code: str) -> str:
-    """The reply with its code blocks replaced by one ```repl block holding `code`."""
-    block = f"```repl\n{code.rstrip()}\n```"
-    if not _FENCE_BLOCK.search(reply):
-        return (reply.rstrip() + "\n" if reply.strip() else "") + block
-    seen: list[bool] = []
-
-    def swap(match: re.Match) -> str:
-        seen.append(True)
-        return match.group(1) + (block if len(seen) == 1 else "")
-    return _FENCE_BLOCK.sub(swap, reply)
 
 
 async def prepare_fork(store: Any, run_id: str, turn: int, *, config: RunConfig | None = None,
@@ -77,14 +63,15 @@ async def prepare_fork(store: Any, run_id: str, turn: int, *, config: RunConfig 
     from core.engine.outcome import Session
     from core.repl.client import ReplClient
     record = load_record(store, run_id)
-    if not record.turns:
+    turns = record.top_turns()
+    if not turns:
         raise ForkError(f"run {run_id} has no root turns to fork from")
-    target = record.turn(turn)
+    target = record.top_turn(turn)
     if target is None:
-        raise ForkError(f"run {run_id} has turns 1..{record.turns[-1].iteration}; there is no turn {turn}")
+        raise ForkError(f"run {run_id} has turns 1..{turns[-1].iteration}; there is no turn {turn}")
     config = config or fork_config(record)
     documents = store.documents(run_id)
-    answers = RecordedAnswers(depth_zero=int(record.config.get("max_depth", 1)) == 0)
+    answers = RecordedAnswers(depth_zero=int(record.meta.config.get("max_depth", 1)) == 0)
     repl = ReplClient(on_sub_call=answers, memory_limit_mb=config.memory_limit_mb,
                       worker_command=worker_command, require_full_sandbox=config.require_full_sandbox)
     report = PrefixReport()
@@ -95,12 +82,12 @@ async def prepare_fork(store: Any, run_id: str, turn: int, *, config: RunConfig 
         messages = record.conversation(upto=turn)
         edit = None
         if edited_code is not None:
-            recorded = answers.begin([s for c in target.cells for s in c.sub_calls])
-            edit = EditedTurn(code=edited_code, reply=replace_code(target.reply or "", edited_code),
+            recorded = answers.begin([s for c in target.cells for s in c.sub_calls()])
+            edit = EditedTurn(code=edited_code, reply=replace_runnable(target.reply or "", edited_code),
                               recorded=recorded, origin=f"turn {turn} of run {run_id[:12]}")
     except BaseException:
         await repl.close()
         raise
-    return ForkPlan(parent_run_id=record.run_id, turn=turn, question=record.question, documents=documents,
+    return ForkPlan(parent_run_id=record.meta.run_id, turn=turn, question=record.meta.question, documents=documents,
                     skipped=store.skipped(run_id), config=config, session=Session(repl, messages, edit),
                     replayed_cells=report.cells, unmatched=report.unmatched)

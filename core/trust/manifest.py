@@ -13,13 +13,15 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
+from core.call_ids import ROOT, CallId
+
 INPUT_KEYS = ("path", "format", "size", "chars", "sha256", "text_sha256")
 
 
 def first_turn_messages(events: Iterable[Any]) -> list[dict[str, Any]]:
     """new_messages of the top-level RLM's first turn (system prompt and first user message)."""
     for e in events:
-        if e.get("type") == "RootTurnStarted" and e.get("call_id") == "R.t1":
+        if e.get("type") == "RootTurnStarted" and e.get("call_id") == CallId.for_turn(ROOT, 1):
             return list(e.get("new_messages") or [])
     return []
 

@@ -14,7 +14,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.trust.record import RunRecord, load_record
+from core.call_ids import CallId
+from core.run_record import RunRecord, fold_record
 from core.trust.replay import RecordedAnswers, replay_cell
 
 log = logging.getLogger(__name__)
@@ -33,15 +34,24 @@ class PrefixReport:
     parents: list[str] = field(default_factory=list)
 
 
+def load_record(store: Any, run_id: str) -> RunRecord:
+    """The fold of a stored run (core/run_record.py), as verify, fork, compare and a
+    rebuild read it."""
+    record = fold_record(store.iter_events(run_id))
+    record.meta.run_id = record.meta.run_id or run_id
+    return record
+
+
 def inherited_replies(record: RunRecord) -> list[str]:
     """The assistant replies a continued run inherited from its parent (empty for a fresh run)."""
-    if not record.turns:
+    turns = record.top_turns()
+    if not turns:
         return []
-    return [m.get("content") or "" for m in record.turns[0].new_messages if m.get("role") == "assistant"]
+    return [m.get("content") or "" for m in turns[0].new_messages if m.get("role") == "assistant"]
 
 
 def default_timeout(record: RunRecord) -> float:
-    return float(record.config.get("cell_timeout_s") or 120.0)
+    return float(record.meta.config.get("cell_timeout_s") or 120.0)
 
 
 async def replay_turns(store: Any, record: RunRecord, repl: Any, answers: RecordedAnswers, *,
@@ -49,16 +59,16 @@ async def replay_turns(store: Any, record: RunRecord, repl: Any, answers: Record
     """Replay `record`'s inherited prefix, then its own turns before `before_turn` (all: None)."""
     await replay_inherited(store, record, repl, answers, report=report, level=level)
     timeout = default_timeout(record)
-    for turn in record.turns:
+    for turn in record.top_turns():
         if before_turn is not None and turn.iteration >= before_turn:
             break
         for cell in turn.cells:
-            if not cell.finished:
+            if not cell.done:
                 continue
-            done = await replay_cell(repl, answers, cell.code, cell.sub_calls, timeout_s=timeout)
+            done = await replay_cell(repl, answers, cell.code, cell.sub_calls(), timeout_s=timeout)
             report.cells += 1
             if done.unmatched:
-                report.unmatched.append(f"{record.run_id[:12]}:{cell.call_id}")
+                report.unmatched.append(f"{record.meta.run_id[:12]}:{cell.id}")
 
 
 async def replay_inherited(store: Any, record: RunRecord, repl: Any, answers: RecordedAnswers, *,
@@ -68,30 +78,31 @@ async def replay_inherited(store: Any, record: RunRecord, repl: Any, answers: Re
         return
     if level >= MAX_ANCESTRY:
         raise RebuildError("too many generations of forks to rebuild")
-    if not record.parent_run_id or store.get_run(record.parent_run_id) is None:
-        raise RebuildError(f"run {record.run_id} continues run {record.parent_run_id}, which is not in the "
+    meta = record.meta
+    if not meta.parent_run_id or store.get_run(meta.parent_run_id) is None:
+        raise RebuildError(f"run {meta.run_id} continues run {meta.parent_run_id}, which is not in the "
                            "store; its REPL state cannot be rebuilt")
     from core.engine.parse import parse_reply
-    parent = load_record(store, record.parent_run_id)
-    report.parents.append(parent.run_id)
+    parent = load_record(store, meta.parent_run_id)
+    report.parents.append(parent.meta.run_id)
     await replay_inherited(store, parent, repl, answers, report=report, level=level + 1)
     timeout = default_timeout(parent)
     own = replies[len(inherited_replies(parent)):]     # the grandparents' replies were replayed above
     for number, reply in enumerate(own, start=1):
-        turn = parent.turn(number)
+        turn = parent.top_turn(number)
         if turn is None:
             break
-        recorded = [s for c in turn.cells for s in c.sub_calls]
+        recorded = [s for c in turn.cells for s in c.sub_calls()]
         if reply == turn.reply:
             for cell in turn.cells:
-                if cell.finished:
-                    done = await replay_cell(repl, answers, cell.code, cell.sub_calls, timeout_s=timeout)
+                if cell.done:
+                    done = await replay_cell(repl, answers, cell.code, cell.sub_calls(), timeout_s=timeout)
                     report.cells += 1
                     if done.unmatched:
-                        report.unmatched.append(f"{parent.run_id[:12]}:{cell.call_id}")
+                        report.unmatched.append(f"{parent.meta.run_id[:12]}:{cell.id}")
         else:                                   # an edited turn: its code is in the reply
             for index, code in enumerate(parse_reply(reply).cells, start=1):
                 done = await replay_cell(repl, answers, code, recorded, timeout_s=timeout)
                 report.cells += 1
                 if done.unmatched:
-                    report.unmatched.append(f"{parent.run_id[:12]}:{turn.call_id}.c{index} (edited)")
+                    report.unmatched.append(f"{parent.meta.run_id[:12]}:{CallId.for_cell(turn.id, index)} (edited)")

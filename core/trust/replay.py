@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from core.engine.recorded import RecordedSlots
-from core.trust.record import RecordedCell, RecordedSubCall
+from core.run_nodes import Cell, Node
 
 log = logging.getLogger(__name__)
 
@@ -47,9 +47,9 @@ class RecordedAnswers:
         self.served = 0
         self.unmatched: list[str] = []
 
-    def begin(self, recorded: Sequence[RecordedSubCall]) -> RecordedSlots:
-        """Answer from `recorded` from now on; returns their RecordedSlots."""
-        self.slots = RecordedSlots([(s.prompt, s.slot()) for s in recorded])
+    def begin(self, recorded: Sequence[Node]) -> RecordedSlots:
+        """Answer from `recorded` (sub-call nodes of the fold) from now on; returns their RecordedSlots."""
+        self.slots = RecordedSlots([(s.prompt, recorded_slot(s)) for s in recorded])
         self.served, self.unmatched = 0, []
         return self.slots
 
@@ -69,7 +69,25 @@ class RecordedAnswers:
         return slots
 
 
-async def replay_cell(repl: Any, answers: RecordedAnswers, code: str, recorded: Sequence[RecordedSubCall],
+def recorded_slot(call: Node) -> dict[str, Any]:
+    """The result slot the engine handed the REPL for a recorded sub-call: the recorded
+    error_type; for records made before it was recorded, a guess from the status and message."""
+    if call.status == "ok":
+        return {"ok": call.response}
+    message = call.error or call.status
+    if call.error_type:
+        return {"error": {"type": call.error_type, "message": message}}
+    if call.status == "refused":
+        from core.engine.admission import refusal_type
+        kind = refusal_type(message)         # BudgetExceeded, ModelNotAllowed or PriceUnknown
+    elif message.startswith("prompt too large for "):
+        kind = "ContextWindowExceeded"
+    else:
+        kind = "SubCallError"
+    return {"error": {"type": kind, "message": message}}
+
+
+async def replay_cell(repl: Any, answers: RecordedAnswers, code: str, recorded: Sequence[Node],
                       *, timeout_s: float) -> CellReplay:
     answers.begin(recorded)
     result = await repl.execute(code, timeout_s=timeout_s)
@@ -77,7 +95,7 @@ async def replay_cell(repl: Any, answers: RecordedAnswers, code: str, recorded: 
                       served=answers.served, unmatched=list(answers.unmatched))
 
 
-def cell_differences(recorded: RecordedCell, replayed: CellReplay) -> str:
+def cell_differences(recorded: Cell, replayed: CellReplay) -> str:
     """A unified diff of what differs (stdout, stderr, error); "" when the cell came out the same."""
     parts = []
     for name, old, new in (("stdout", recorded.stdout or "", replayed.stdout),

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Sequence
 
 from core.ingest.address import address_in
 from core.trust.coverage import ContextMatcher, _field
-from core.trust.record import build_record
+from core.run_record import fold_record
 
 
 @dataclass(frozen=True)
@@ -82,16 +82,18 @@ class SourceFinder:
 
 
 def results_from_events(events: Iterable[Any], documents: Sequence[Any] = ()) -> list[ResultRow]:
-    record = build_record(events)
+    record = fold_record(events)
     finder = SourceFinder(documents) if documents else None
-    labels = record.config.get("model_labels") or {}     # the names the user chose
+    labels = record.meta.config.get("model_labels") or {}     # the names the user chose
     rows = []
-    for s in record.sub_calls:
+    for s in record.sub_calls():
         source, path, start, end = finder.find(s.prompt) if finder else ("", "", None, None)
-        rows.append(ResultRow(s.call_id, s.parent_id, s.depth, s.kind, labels.get(s.model, s.model), s.status,
+        call, model = s.call, s.routed_model
+        rows.append(ResultRow(s.id, s.parent.id if s.parent is not None else None,
+                              call.depth if call is not None else 0, s.kind, labels.get(model, model), s.status,
                               source, path, start,
                               end, s.prompt, s.response or "", s.error or "", s.input_tokens, s.output_tokens,
-                              s.cost_usd, s.duration_ms, s.subtree_cost_usd,
+                              s.cost_usd, s.duration_ms or 0, s.subtree_cost_usd,
                               s.error_type or ""))
     return rows
 

@@ -13,8 +13,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
-from core.trust.record import RunRecord, load_record
-from core.trust.rebuild import PrefixReport, default_timeout, replay_inherited
+from core.run_record import RunRecord
+from core.trust.rebuild import PrefixReport, default_timeout, load_record, replay_inherited
 from core.trust.replay import RecordedAnswers, cell_differences, replay_cell
 
 
@@ -68,7 +68,7 @@ async def verify_record(record: RunRecord, documents: list[Any], *, store: Any =
     from core.engine.parse import parse_reply
     from core.repl.client import ReplClient
     started = time.monotonic()
-    config = record.config
+    config = record.meta.config
     answers = RecordedAnswers(depth_zero=int(config.get("max_depth", 1)) == 0)
     repl = ReplClient(on_sub_call=answers, memory_limit_mb=config.get("memory_limit_mb", 4096),
                       worker_command=worker_command,
@@ -86,17 +86,17 @@ async def verify_record(record: RunRecord, documents: list[Any], *, store: Any =
             if prefix.unmatched:
                 notes.append("the inherited state left the parent's record at " + ", ".join(prefix.unmatched))
         timeout = default_timeout(record)
-        for turn in record.turns:
+        for turn in record.top_turns():
             if answered:
                 break
             final: dict | None = None
             for cell in turn.cells:
-                if not cell.finished:
-                    notes.append(f"{cell.call_id} never finished in the record; not replayed")
+                if not cell.done:
+                    notes.append(f"{cell.id} never finished in the record; not replayed")
                     continue
-                done = await replay_cell(repl, answers, cell.code, cell.sub_calls, timeout_s=timeout)
+                done = await replay_cell(repl, answers, cell.code, cell.sub_calls(), timeout_s=timeout)
                 diff = cell_differences(cell, done)
-                check = CellCheck(cell.call_id, turn.iteration, cell.index, not diff, diff, done.served,
+                check = CellCheck(cell.id, turn.iteration, cell.index, not diff, diff, done.served,
                                   done.unmatched, cell.stdout or "", done.stdout)
                 checks.append(check)
                 if on_cell is not None:
@@ -120,5 +120,5 @@ async def verify_record(record: RunRecord, documents: list[Any], *, store: Any =
         notes.append("the recorded run never finished; only its cells are compared")
     answer_same = answer == record.answer or (record.status == "running" and not answered)
     first = next((c for c in checks if not c.same), None)
-    return VerifyReport(record.run_id, first is None and answer_same, checks, record.answer, answer,
+    return VerifyReport(record.meta.run_id, first is None and answer_same, checks, record.answer, answer,
                         answer_same, first, prefix.cells, notes, int((time.monotonic() - started) * 1000))

@@ -8,7 +8,8 @@ import pytest
 
 from core import events as ev
 from core.runview import RunView
-from tests.support.event_streams import Stream, full_run
+from tests.support.event_streams import Stream
+from tests.support.record_runs import recorded_run
 from ui.cost_meter import CostMeter, clock, level_for
 from ui.run_panes import RunPanes
 
@@ -23,7 +24,7 @@ def test_meter_level_at_50_85_100_percent(qtbot, spent, level):
     meter = CostMeter()
     qtbot.addWidget(meter)
     view = RunView()
-    view.apply_many(full_run()[:1])
+    view.apply_many(recorded_run("export", "r")[:1])        # a recorded engine run's start
     view.apply(budget(spent, in_flight=2))
     meter.refresh(view)
     assert meter.level == level and meter.property("level") == level
@@ -52,14 +53,14 @@ def test_no_cap(qtbot):
 
 
 def test_iteration_cells_and_elapsed(qtbot):
-    events = full_run()
+    events = recorded_run("export", "r")      # a real engine run: 2 turns, 4 cells, one a syntax error
     view = RunView()
     view.apply_many(events)
     meter = CostMeter()
     qtbot.addWidget(meter)
     meter.refresh(view)
-    assert meter.iteration.text() == "iteration 4 of 10"
-    assert meter.cells.text() == "6 cells · 17% syntax errors"
+    assert meter.iteration.text() == "iteration 2 of 4"
+    assert meter.cells.text() == "4 cells · 25% syntax errors"
     assert meter.elapsed.text() == clock(events[-1].ts - events[0].ts)
     assert meter.status.text() == "finished"
 

@@ -8,6 +8,7 @@ from PySide6.QtTest import QAbstractItemModelTester
 from core import events as ev
 from core.runview import RunView, fold
 from tests.support.event_streams import Stream, full_run
+from tests.support.record_runs import recorded_run
 from ui.call_tree_model import (COL_COST, COL_KIND, COL_LATENCY, COL_STATUS, COL_TOKENS, COLUMNS,
                                 COST_ROLE, KIND_ROLE, NODE_ID_ROLE, STATUS_ROLE, TOKENS_ROLE, CallTreeModel)
 
@@ -56,7 +57,7 @@ def test_bulk_sync_inserts_per_parent_and_matches_the_fold(qapp):
     view = RunView()
     model = CallTreeModel(view)
     tester = QAbstractItemModelTester(model, Fatal)
-    events = full_run()
+    events = recorded_run("export", "r")     # a real engine run, nested RLM included (61 events)
     view.apply_many(events[:40])
     model.sync()
     view.apply_many(events[40:])
@@ -127,7 +128,7 @@ def test_in_flight_calls_update_in_place(qapp):
 
 
 def test_set_view_resets_once(qapp):
-    model = _fresh(full_run())
+    model = _fresh(recorded_run("export", "r"))
     resets = []
     model.modelReset.connect(lambda: resets.append(1))
     model.set_view(RunView())

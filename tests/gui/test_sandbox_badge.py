@@ -11,7 +11,7 @@ from tests.support.gui_app import qloop, run_async, studio, studio_home, wait_un
 def test_badge_names_what_is_missing_after_a_run(studio, qloop, server, tmp_path, monkeypatch):
     monkeypatch.setenv("RLMSTUDIO_DESKTOP_REPL_NO_NAMESPACE", "1")
     window, controller = studio
-    badge = controller.sandbox_badge
+    badge = window.sandbox_badge
     assert not badge.isVisible()
     server.script("root", replies=[code("FINAL(len(documents))")])
     prepare(window, controller, server, tmp_path, qloop)

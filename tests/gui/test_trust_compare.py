@@ -36,12 +36,12 @@ def test_compare_shows_the_first_difference(studio, qloop, openai_server):
     hp = window.history_pane
     actions = controller.trust.actions
     hp.select(a.run_id)
-    actions.compare_button.click()                              # mark the first run
+    actions.bar.compare_button.click()                              # mark the first run
     assert actions.compare_first == a.run_id and actions.compare_view is None
     assert "is marked: select the run to compare" in window.statusBar().currentMessage()
     hp.select(b.run_id)
-    assert actions.compare_button.text() == "Compare with “What was Q3 revenue?”"
-    actions.compare_button.click()                              # compare with the second
+    assert actions.bar.compare_button.text() == "Compare with “What was Q3 revenue?”"
+    actions.bar.compare_button.click()                              # compare with the second
     assert actions.compare_first is None
     assert window.statusBar().currentMessage() == ""             # the hint is not left standing
     view = actions.compare_view

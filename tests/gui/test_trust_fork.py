@@ -71,11 +71,11 @@ def test_fork_from_turn_2_makes_a_linked_run(parent, qloop, openai_server):
     # The panes show the fork live; History shows the family, the fork under its parent.
     assert window.run_panes.view.meta.run_id == fork.run_id
     window.history_pane.select(fork.run_id)
-    actions.family_button.click()
+    actions.bar.family_button.click()
     rows = window.history_pane.model.rows()
     assert [r.id for r in rows] == [outcome.run_id, fork.run_id]
     assert rows[1].question.startswith("    \u21b3 ") and not rows[0].question.startswith(" ")
-    actions.family_button.click()                                 # back to every run
+    actions.bar.family_button.click()                                 # back to every run
     assert actions.family_of is None
 
 

@@ -38,11 +38,11 @@ def verify_in_window(window, controller, qloop, run_id):
     controller.history.refresh()
     assert window.history_pane.select(run_id)
     actions = controller.trust.actions
-    assert actions.verify_button.isEnabled()
+    assert actions.bar.verify_button.isEnabled()
     ticks = []
 
     async def body():
-        actions.verify_button.click()
+        actions.bar.verify_button.click()
         task = actions.verify_task
         assert task is not None
         while not task.done():                         # the loop (and the window) keep going

@@ -97,3 +97,14 @@ async def test_a_small_root_is_shown_at_most_4000_characters_of_a_cells_output(s
         _, events = await run(server, "What?", big, mode="rlm", root_model=f"openai/{model}")
         shown = of_type(events, "CellExecuted")[0].output_for_model
         assert limit - 200 < len(shown) <= limit + 100 and "characters cut" in shown
+
+
+async def test_a_run_capped_after_a_sent_back_answer_carries_that_answer(server):
+    # The answer the root gave before any code ran was sent back; the wall-clock cap then ends
+    # the run while its next cell runs: the capped outcome carries the last answer it gave.
+    server.script("tiny-1.5b", replies=['FINAL("2023-Q4")', code("import time\ntime.sleep(60)")])
+    result, events = await run(server, "Which quarter?", DOCS, mode="rlm", root_model="openai/tiny-1.5b",
+                               max_wall_seconds=8, cell_timeout_s=60)
+    assert result.status == "capped" and "wall-clock" in result.error
+    assert result.answer == "2023-Q4"
+    assert of_type(events, "CellStarted") and not of_type(events, "CellExecuted")   # capped inside the cell

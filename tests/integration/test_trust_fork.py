@@ -7,7 +7,7 @@ from app.runner import QuestionRun
 from core.store import RunStore
 from core.trust.compare import compare_runs
 from core.trust.fork import ForkError, fork_config, prepare_fork
-from core.trust.record import load_record
+from core.trust.rebuild import load_record
 from core.trust.verify import verify_run
 from tests.support.trust_runs import KEY, code, stored_run
 
@@ -169,3 +169,23 @@ async def test_an_edited_forks_new_prompt_too_large_for_the_sub_model_is_refused
     [call] = _sub_calls(store, outcome.run_id)
     assert call.error_type == "ContextWindowExceeded" and "prompt too large for openai/sub" in call.error
     assert len(openai_server.requests_for("sub")) == subs_before       # nothing was sent
+
+
+async def test_an_edited_fork_of_an_inline_fence_reply_holds_only_the_new_block(openai_server, store):
+    """The stored reply opened its fence at the end of a line of text; the fork's edit reads it
+    with the parser's grammar, so the reply the root is shown as its own holds the new code only."""
+    openai_server.script("root", replies=[
+        code("lines = context.splitlines()"),
+        "I will count.```repl\nprint(len(context))\n```",
+        code("FINAL('parent')"),
+    ])
+    parent = (await stored_run(openai_server, store)).run_id
+    plan = await prepare_fork(store, parent, 2, edited_code="print(len(lines), 'lines')")
+    openai_server.script("root", replies=[code("FINAL('fork')")])
+    outcome = await _run_fork(plan, store)
+    assert outcome.answer == "fork"
+    edited = [e for e in store.iter_events(outcome.run_id) if e.type == "RootReplied"][0]
+    assert edited.edited and edited.text == "I will count.\n```repl\nprint(len(lines), 'lines')\n```"
+    shown = openai_server.requests_for("root")[-1].messages
+    assert shown[-2] == {"role": "assistant", "content": edited.text} and "len(context)" not in str(shown[-2:])
+    assert "15 lines" in shown[-1]["content"]

@@ -31,3 +31,14 @@ def test_what_an_id_says():
     assert (parse("R.t2.c1").turn_id, parse("R.t2.c1").top, parse("R.t2").depth) == ("R.t2", True, 0)
     assert parse("R.s3").top and parse("R.s3").turn_id is None
     assert turn_of_cell("R.t4.c7") == "R.t4" and turn_of_cell("R.t4") is None and turn_of_cell("junk") is None
+
+
+def test_ids_built_by_callid_parse_back_to_their_place():
+    from core.call_ids import CallId
+    turn = CallId.for_turn(CallId.for_sub("R", 5), 1)
+    cell = CallId.for_cell(turn, 2)
+    assert (turn, cell) == ("R.s5.t1", "R.s5.t1.c2")
+    parsed = CallId.parse(cell)
+    assert (parsed.kind, parsed.owner, parsed.turn, parsed.cell, parsed.depth, parsed.turn_id) == \
+        ("cell", "R.s5", 1, 2, 1, turn)
+    assert CallId.parse(CallId.for_turn("R", 3)).top and CallId.parse("R.x1") is None

@@ -93,7 +93,7 @@ def broken_links(path: Path, root: Path = ROOT) -> list[str]:
 
 
 def markdown_files() -> list[Path]:
-    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs" / "dev").glob("*.md"))]
 
 
 def test_slug_follows_github():
@@ -149,3 +149,37 @@ def test_the_readme_keeps_the_two_quick_start_commands():
     assert "./scripts/start.sh" in text and "./scripts/test.sh" in text
     for script in ("scripts/start.sh", "scripts/test.sh"):
         assert (ROOT / script).exists()
+
+
+# ---- user pages say what the product does now ------------------------------------------------
+# docs/*.md are user pages: no issue numbers, no history of rounds; measurements and their
+# history live in docs/dev/. A page stays short enough to read (about 15 KB).
+USER_PAGE_LIMIT = 16 * 1024
+HISTORY = re.compile(r"\bissues?\s+#?\d+|(?<![\w&/])#\d+\b|\bbefore/after\b|\bbefore and after\b", re.I)
+
+
+def history_lines(text: str) -> list[str]:
+    """Lines (outside code) that name an issue or narrate a before/after."""
+    return [f"{n}: {line.strip()[:100]}" for n, line in prose_lines(text)
+            if HISTORY.search(INLINE_CODE.sub("", line))]
+
+
+def user_pages() -> list[Path]:
+    return sorted((ROOT / "docs").glob("*.md"))
+
+
+def test_the_history_rule_finds_what_it_forbids():
+    text = ("Fixed in issue 28 item 2.\nSee #28.\n## Before and after\nbefore/after\n"
+            "[a](#top) &#39; `issue 4` C#7\n```\nissue 9\n```\n")
+    assert [line.split(":")[0] for line in history_lines(text)] == ["1", "2", "3", "4"]
+
+
+@pytest.mark.parametrize("path", user_pages(), ids=lambda p: p.name)
+def test_user_pages_carry_no_issue_numbers_or_before_after(path):
+    assert history_lines(path.read_text(encoding="utf-8")) == []
+
+
+@pytest.mark.parametrize("path", user_pages(), ids=lambda p: p.name)
+def test_user_pages_stay_short(path):
+    size = path.stat().st_size
+    assert size <= USER_PAGE_LIMIT, f"{path.name} is {size:,} bytes; move measurements and history to docs/dev/"

@@ -7,6 +7,7 @@ import time
 from core import events as ev
 from core.runview import ROOT_ID, RunView, display_prose, fold
 from tests.support.event_streams import ANSWER, TURN1, Stream, big_run, full_run
+from tests.support.record_runs import recorded_run
 
 
 def tree(view: RunView) -> list[tuple[str, str | None, int]]:
@@ -108,7 +109,7 @@ def test_budget_in_flight_while_calls_run():
 
 
 def test_elapsed_live_replay_and_finished():
-    events = full_run()
+    events = recorded_run("export", "r")          # a real engine run
     partial = fold(events[:10])
     start = events[0].ts
     assert partial.elapsed() == events[9].ts - start              # replay: up to the last event seen
@@ -169,7 +170,11 @@ def test_display_prose_drops_runnable_fences_only():
 
 
 def test_fold_is_incremental_and_order_preserving():
-    events = full_run()
+    for events in (full_run(), recorded_run("export", "r")):      # hand-typed, and a real engine run
+        _prefixes_are_the_same_tree(events)
+
+
+def _prefixes_are_the_same_tree(events) -> None:
     whole = fold(events)
     for k in (0, 5, 37, len(events) // 2, len(events)):
         part = fold(events[:k])

@@ -1,6 +1,6 @@
-"""litellm's price map read from its file (core/llm/price_map.py) is litellm's own map."""
+"""litellm's price map read from its file (core/price_map.py) is litellm's own map."""
 
-from core.llm import price_map
+from core import price_map
 from core.llm.litellm_import import litellm
 
 

@@ -135,3 +135,13 @@ def test_an_event_recorded_before_the_field_reads_as_own_cost_and_subtree():
     assert e.cost_usd == e.subtree_cost_usd == llm["cost_usd"]
     again = ev.from_dict(ev.from_dict(raw).to_dict())       # a new record is read as it is
     assert (again.cost_usd, again.subtree_cost_usd) == (0.0, TALLY)
+
+
+def test_m007s_own_copy_of_a_cells_turn_reads_ids_as_call_ids_does():
+    """m007 carries its own copy of turn_of_cell (a migration imports no live code); on the
+    ids the engine writes and on odd ones it gives what core.call_ids gave when m007 shipped."""
+    from core.call_ids import turn_of_cell
+    from core.store.migrations import _turn_of_cell
+    ids = ["R.t1.c1", "R.t12.c3", "R.s5.t2.c1", "R.s5.s2.t1.c4", "R.t01.c1", "R.s05.t1.c1", "R.t1", "R.s3",
+           "R", "", "X.t1.c1", "R.t1.c1.s2", "R.c1", "R.t1.c", "R.t1.c1 ", "R.tx.c1"]
+    assert [_turn_of_cell(i) for i in ids] == [turn_of_cell(i) for i in ids]

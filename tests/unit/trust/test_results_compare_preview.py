@@ -4,9 +4,9 @@ import io
 import pytest
 
 from core.config import Price, RunConfig
+from core.run_record import fold_record
 from core.trust.compare import compare_records
 from core.trust.preview import CostProjection, preview_cost
-from core.trust.record import build_record
 from core.trust.results import COLUMNS, results_from_events, to_csv
 from tests.support.trust_runs import DOCS
 from tests.unit.trust.events import Run
@@ -36,13 +36,13 @@ def test_results_rows_name_the_source_of_each_prompt():
 
 
 def test_compare_finds_the_first_turn_that_differs():
-    a, b = build_record(_run("run-a")), build_record(_run("run-b", second_output="TWO", answer="43"))
+    a, b = fold_record(_run("run-a")), fold_record(_run("run-b", second_output="TWO", answer="43"))
     result = compare_records(a, b)
     assert not result.same_answer and result.same_question and result.shared_prompts == 2
     d = result.first_difference
     assert (d.turn, d.what, d.cell) == (2, "cell", 1) and "-two" in d.diff and "+TWO" in d.diff
-    assert compare_records(a, build_record(_run("run-c"))).first_difference is None
-    d = compare_records(a, build_record(_run("run-d", second_reply="other"))).first_difference
+    assert compare_records(a, fold_record(_run("run-c"))).first_difference is None
+    d = compare_records(a, fold_record(_run("run-d", second_reply="other"))).first_difference
     assert (d.turn, d.what) == (2, "reply")
 
 

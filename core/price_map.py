@@ -12,9 +12,12 @@ litellm loads under LITELLM_LOCAL_MODEL_COST_MAP=True. This module reads it
   `aliases: [...]` list adds names for it; an alias that collides with a
   model of its own or an earlier alias is skipped, as is a pointer to nothing.
 
+A leaf (stdlib only), outside core/llm/ so that core/providers.py can name the provider of
+a bare model from it without importing the model-call layer (which imports providers).
+
 A test (tests/unit/llm/test_price_map.py) checks that every entry's prices and
 context window equal `litellm.model_cost`'s for the installed release. When the
-file cannot be found (a layout we do not know), litellm's own map is used.
+file cannot be found (a layout we do not know), the map is empty: every model is unpriced.
 """
 
 from __future__ import annotations
@@ -61,9 +64,10 @@ def map_file() -> Path | None:
 def _load() -> dict[str, Any]:
     path = map_file()
     if path is None:
-        from core.llm.litellm_import import litellm
-        log.info("litellm's price map file not found; using litellm's own map")
-        return litellm().model_cost
+        # litellm (imported with LITELLM_LOCAL_MODEL_COST_MAP, core/llm/litellm_import.py) reads
+        # this same file, so without it no price or window is known from litellm either.
+        log.warning("litellm's price map file (%s) not found: no model has a known price or window", FILE_NAME)
+        return {}
     with open(path, "rb") as f:
         raw = json.load(f)
     if not isinstance(raw, dict):
