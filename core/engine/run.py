@@ -69,17 +69,18 @@ class Engine:
         """Validate the config (and, given them, that the documents fit the REPL worker's
         memory: core/engine/corpus_fit.py) before anything runs; returns the PriceBook."""
         from core.llm.pricing import PriceBook
-        prices = PriceBook(self.config.prices)
+        prices = PriceBook.for_config(self.config)
         if self.config.max_cost_usd is not None:
             models = {self.config.root_model}
             if self.config.max_depth >= 1:
                 models.add(self.config.sub_model)
             for model in sorted(models):
                 if prices.price(model) is None:
+                    name = self.config.label(model)      # the name the user picked (its spec's)
                     raise ConfigError(
-                        f"No price is known for model '{model}', and a dollar cap is set. "
-                        f"Give it a price with --price {model}=IN,OUT (USD per million tokens), "
-                        f"mark it free with --price {model}=0,0 (local models), or drop --max-cost.")
+                        f"No price is known for model '{name}', and a dollar cap is set. "
+                        f"Give it a price with --price {name}=IN,OUT (USD per million tokens), "
+                        f"mark it free with --price {name}=0,0 (local models), or drop --max-cost.")
         if documents:
             from core.engine.corpus_fit import CorpusTooLarge, check_fits
             from core.ingest.text_back import DocumentChanged, check_unchanged

@@ -121,7 +121,7 @@ def preview_cost(config: Any, total_chars: int, *, store: Any = None, prices: An
                  question: str = "", documents: list[tuple[str, int]] | None = None) -> CostPreview:
     if prices is None:
         from core.llm.pricing import PriceBook
-        prices = PriceBook(config.prices)
+        prices = PriceBook.for_config(config)
     notes: list[str] = []
     first = first_call(config, prices, total_chars, question, documents)
     first_usd = first.usd if first.input_per_m is not None else None
