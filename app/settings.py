@@ -194,6 +194,7 @@ def settings_from_dict(data: dict[str, Any]) -> Settings:
             s.models[str(name)] = _model_from(raw)
         except (TypeError, ValueError) as exc:
             warnings.append(f"settings of model {name!r} skipped: {exc}")
+    _models_by_picked_name(s, warnings)
     caps = data.get("caps")
     if isinstance(caps, dict):
         for name, value in caps.items():
@@ -211,6 +212,25 @@ def settings_from_dict(data: dict[str, Any]) -> Settings:
         log.warning("settings: %s", message)
     s.warnings = warnings
     return s
+
+
+def _models_by_picked_name(s: Settings, warnings: list[str]) -> None:
+    """Settings of a model are kept by the name the user picks it by ("lab/small-3b"). A key
+    in litellm's routed form ("openai/small-3b") for a model that one endpoint serves is moved
+    to that endpoint's name, and said; one that several endpoints serve stays (it prices the
+    provider's model of that name only) and the user is told to price each one."""
+    for key in list(s.models):
+        prefix, _, rest = key.partition("/")
+        if prefix != "openai" or not rest:
+            continue
+        holders = [e.name for e in s.endpoints if rest in e.models]
+        if len(holders) == 1 and f"{holders[0]}/{rest}" not in s.models:
+            s.models[f"{holders[0]}/{rest}"] = s.models.pop(key)
+            warnings.append(f"The settings of {key} are now those of {holders[0]}/{rest}, the endpoint "
+                            "that serves it (a price belongs to a model on its endpoint).")
+        elif len(holders) > 1:
+            warnings.append(f"The settings of {key} could belong to {' or '.join(f'{h}/{rest}' for h in holders)}; "
+                            f"they apply to neither. Give each its own price in Settings > Models.")
 
 
 _CAP_TYPES = {"max_depth": (int, False), "max_iterations": (int, False), "max_sub_calls": (int, True),
