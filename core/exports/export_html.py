@@ -101,7 +101,7 @@ def render(r: rp.Report) -> str:
     out.append("<h2>Models and caps</h2><table>")
     out.append(f"<tr><th>root model</th><td>{esc(r.model_line('root'))}</td></tr>"
                f"<tr><th>sub model</th><td>{esc(r.model_line('sub'))}</td></tr>")
-    out.extend(f"<tr><th>{esc(label)}</th><td>{esc(value)}</td></tr>" for label, value in rp.cap_rows(r.config))
+    out.extend(f"<tr><th>{esc(label)}</th><td>{esc(value)}</td></tr>" for label, value in rp.cap_rows(r.config) + rp.price_rows(r.config))
     out.append("</table><h2>Totals</h2><table>")
     out.extend(f"<tr><th>{esc(name)}</th><td>{esc(rp.total_value(r.totals, key))}</td></tr>" for key, name in rp.TOTAL_LABELS)
     out.append("</table>")

@@ -59,7 +59,7 @@ def render(r: rp.Report) -> str:
             out.extend(f"- {md_text(line)}" for line in flags)
     out.append("\n## Models and caps\n")
     out.append(f"- root model: {md_text(r.model_line('root'))}\n- sub model: {md_text(r.model_line('sub'))}")
-    out.extend(f"- {label}: {md_text(value)}" for label, value in rp.cap_rows(r.config))
+    out.extend(f"- {label}: {md_text(value)}" for label, value in rp.cap_rows(r.config) + rp.price_rows(r.config))
     out.append("\n## Totals\n")
     out.append("| | |\n|---|---|")
     out.extend(f"| {name} | {rp.total_value(r.totals, key)} |"

@@ -151,6 +151,35 @@ def cap_rows(config: dict[str, Any]) -> list[tuple[str, str]]:
     return [(CAP_LABELS[k][0], _amount(config.get(k), CAP_LABELS[k][1])) for k in CAP_KEYS if k in config]
 
 
+def price_rows(config: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, value): the price each model of the run was billed at, by the name the user
+    picked (its spec, core/models.py), and where it came from; prices a run stored under
+    routed names that could not be tied to one of its models are said as such."""
+    rows: list[tuple[str, str]] = []
+    specs = [s for s in config.get("specs") or () if isinstance(s, dict)]
+    prices = config.get("prices") if isinstance(config.get("prices"), dict) else {}
+    for spec in specs:
+        price = prices.get(spec.get("name"), spec.get("price"))
+        rows.append((f"price of {spec.get('name')}", _price_words(price, spec.get("price_from") or "")))
+    if not specs:
+        rows += [(f"price of {name}", _price_words(price, "")) for name, price in prices.items()]
+    unresolved = config.get("prices_unresolved")
+    if isinstance(unresolved, dict) and unresolved:
+        rows.append(("prices not tied to this run's models",
+                     "; ".join(f"{name} {_price_words(p, '')}" for name, p in unresolved.items())
+                     + " (stored under the routed name, before prices were kept per endpoint)"))
+    return rows
+
+
+def _price_words(price: Any, source: str) -> str:
+    if not (isinstance(price, (list, tuple)) and len(price) == 2):
+        return "unknown"
+    where = f" ({source})" if source and source != "unknown" else ""
+    if not price[0] and not price[1]:
+        return f"free{where}"
+    return f"${price[0]:g} in · ${price[1]:g} out per M tokens{where}"
+
+
 def total_value(totals: dict[str, Any], key: str) -> Any:
     """A total as an export shows it: a cost with an unpriced model in it is "unknown"
     (or "N + unknown"), never 0."""

@@ -84,6 +84,12 @@ def test_the_stored_config_keeps_prices_and_specs_by_the_picked_name(server, tmp
     specs = {s["name"]: s for s in config["specs"]}
     assert specs["lab/root"]["price_from"] == "yours" and specs["lab/root"]["endpoint_free"] is False
     assert specs["here/sub"]["price_from"] == "free endpoint" and specs["here/sub"]["endpoint"] == "here"
+    md = subprocess.run([sys.executable, "-m", "app.main", "runs", "export", paid["run_id"], "-o",
+                         str(tmp_path / "run.md")], env=cli_env(tmp_path), capture_output=True, text=True, timeout=60)
+    assert md.returncode == 0, md.stderr
+    text = (tmp_path / "run.md").read_text()
+    assert "- price of lab/root: $1 in · $2 out per M tokens (yours)" in text
+    assert "- price of here/sub: free (free endpoint)" in text
     # the root was billed at lab's price, the sub-calls at here's ($0)
     root_usd = server.billed_usd(server.requests_for("root"))
     assert abs(paid["cost_usd"] - root_usd) < 1e-9 and root_usd > 0
