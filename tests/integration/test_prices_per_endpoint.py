@@ -68,6 +68,15 @@ def test_each_endpoint_bills_its_own_runs_and_the_cap_bites_on_the_paid_one(serv
     assert 0 < capped["cost_usd"] <= 0.0078
     assert capped["limited_summary"]
 
+    # models stats: one row per model as picked, each with what its own endpoint billed
+    stats = subprocess.run([sys.executable, "-m", "app.main", "models", "stats", "--json"], env=cli_env(tmp_path),
+                           capture_output=True, text=True, timeout=60)
+    roots = {m["model"]: m for m in json.loads(stats.stdout)["roots"]}
+    subs = {m["model"]: m for m in json.loads(stats.stdout)["subs"]}
+    assert roots["lab/root"]["runs"] == 2 and roots["here/root"]["runs"] == 1
+    assert roots["here/root"]["cost_usd"] == 0.0 and subs["here/sub"]["cost_usd"] == 0.0
+    assert roots["lab/root"]["cost_usd"] == round(paid["cost_usd"] + capped["cost_usd"], 8)
+
 
 def test_the_stored_config_keeps_prices_and_specs_by_the_picked_name(server, tmp_path):
     script(server)
