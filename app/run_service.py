@@ -234,7 +234,8 @@ class RunService:
                                      parent_run_id=request.parent_run_id, run_id=request.run_id,
                                      worker_command=self._worker_command, session=session_in,
                                      follow_up=follow_up, keep_session=request.keep_session,
-                                     evaluation_id=request.evaluation_id)
+                                     evaluation_id=request.evaluation_id,
+                                     forked_from=_forked_from(store, request))
             if handle.cancelled:
                 handle.run.cancel()
             return await handle.run.execute()
@@ -273,6 +274,16 @@ class RunService:
             config = fork_config(load_record(store, request.parent_run_id), **request.fork_overrides)
         return await prepare_fork(store, request.parent_run_id, request.fork_turn, config=config,
                                   edited_code=request.edited_code, worker_command=self._worker_command)
+
+
+def _forked_from(store: Any, request: RunRequest) -> dict | None:
+    """What a fork's record says of its parent: its id, the turn, and its run name."""
+    if request.kind != "fork":
+        return None
+    # lazy: +1 module (first use only)
+    from core.run_names import title_of
+    return {"run_id": request.parent_run_id, "turn": request.fork_turn,
+            "title": title_of(store, request.parent_run_id)}
 
 
 def _edited_output_into(prepared: Prepared) -> Callable[[Any], None]:

@@ -424,6 +424,34 @@ def run_specs(settings: Settings, names: list[str], *, prices: dict[str, Price] 
     return specs
 
 
+def priced_now(config: RunConfig, settings: Settings, flags: dict[str, Price] | None = None) -> RunConfig:
+    """A stored run's config (a fork's, a re-run's) billed at the prices in force now: each of
+    its models re-resolved by the name the user picked, against today's settings and `flags`
+    (--price), with the stored route kept (where the calls go does not change). The prices
+    the parent ran at are not used; the new run stores the ones it used."""
+    from dataclasses import replace as _replace
+    routed_models = [config.root_model, config.sub_model,
+                     *(routed for routed, _base in config.sub_call_models.values())]
+    specs: list[ModelSpec] = []
+    # lazy: its price map is read only when a run is built
+    from core.llm.pricing import PriceBook
+    price_map = PriceBook()
+    for routed in dict.fromkeys(routed_models):
+        name = config.label(routed)
+        for picked, (target, _base) in config.sub_call_models.items():
+            if target == routed and name == routed:
+                name = picked
+        base = config.api_base_for(routed)
+        spec = resolve_spec(name, endpoints=settings.endpoints, models=settings.models, prices=flags,
+                            api_base=None if _names_endpoint(name, settings) else base, price_map=price_map)
+        if (spec.routed, spec.api_base) != (routed, base):
+            spec = _replace(spec, routed=routed, api_base=base)
+        specs.append(spec)
+    check_distinct(specs)
+    return config.replace(specs=tuple(specs),
+                          prices={spec.name: spec.price for spec in specs if spec.price is not None})
+
+
 def model_spec(settings: Settings, name: str) -> ModelSpec:
     """The spec of one model as the pickers and Settings show it (no run, no flags)."""
     return run_specs(settings, [name])[0]

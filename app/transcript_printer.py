@@ -8,6 +8,7 @@ from typing import TextIO
 
 from core import events as ev
 from core.control_chars import escape_controls
+from core.run_names import fork_line
 
 CELL_OUTPUT_CHARS = 1500
 
@@ -32,6 +33,9 @@ class TranscriptPrinter:
     def on_RunStarted(self, e: ev.RunStarted) -> None:
         self._w(f"run {e.run_id[:12]}: {len(e.documents)} document(s), {e.total_chars:,} chars; "
                 f"root {e.root_model}, sub {e.sub_model}, depth {e.config.get('max_depth')}\n")
+        fork = fork_line(getattr(e, "forked_from", None))
+        if fork:
+            self._w(f"{escape_controls(fork)}\n")
 
     def on_RootTurnStarted(self, e: ev.RootTurnStarted) -> None:
         indent = "  " * e.depth

@@ -84,6 +84,9 @@ class RunStarted(Event):
     parent_run_id: str | None = None  # a re-run, fork or follow-up names the run it came from
     unpriced_models: list[str] = field(default_factory=list)  # no known price: their cost is unknown, not $0
     evaluation_id: str | None = None  # the evaluation this run answers a question of (core/evaluation)
+    # A fork names where it came from: {"run_id", "turn", "title"} (the parent's run name);
+    # turns before `turn` were rebuilt from the parent's record (core/run_names.py: fork_line).
+    forked_from: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -206,6 +206,7 @@ class Meta:
     total_chars: int = 0
     version: str = ""
     parent_run_id: str | None = None     # a follow-up, re-run or fork names its run
+    forked_from: dict[str, Any] | None = None   # a fork: {"run_id", "turn", "title"}
 
     @property
     def max_iterations(self) -> int | None:

@@ -184,6 +184,7 @@ class RunRecord:
         m.run_id, m.question, m.root_model, m.sub_model = e.run_id, e.question, e.root_model, e.sub_model
         m.config, m.documents, m.total_chars, m.version = dict(e.config or {}), list(e.documents), e.total_chars, e.version
         m.parent_run_id = getattr(e, "parent_run_id", None)
+        m.forked_from = getattr(e, "forked_from", None)
         self.status = "running"
         self.started_ts = e.ts
         self.budget.cap_usd = m.config.get("max_cost_usd")

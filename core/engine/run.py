@@ -51,7 +51,8 @@ class Engine:
     def __init__(self, config: RunConfig, *, emit: EventSink, key_for: Callable[[str], str | None],
                  run_id: str | None = None, llm: Any = None, worker_command: list[str] | None = None,
                  version: str = "", parent_run_id: str | None = None,
-                 keep_session: bool = False, evaluation_id: str | None = None) -> None:
+                 keep_session: bool = False, evaluation_id: str | None = None,
+                 forked_from: dict[str, Any] | None = None) -> None:
         self.config = config
         self.run_id = run_id or uuid.uuid4().hex
         self._emit = emit
@@ -60,6 +61,7 @@ class Engine:
         self._worker_command = worker_command
         self._version = version
         self._parent_run_id = parent_run_id
+        self._forked_from = forked_from
         self._evaluation_id = evaluation_id
         self._keep_session = keep_session
         self._task: asyncio.Task | None = None
@@ -152,7 +154,7 @@ class Engine:
                  documents=[{"path": d.path, "chars": chars_of(d)} for d in docs],
                  total_chars=sum(map(chars_of, docs)), version=self._version,
                  parent_run_id=self._parent_run_id, unpriced_models=ctx.unpriced,
-                 evaluation_id=self._evaluation_id)
+                 evaluation_id=self._evaluation_id, forked_from=self._forked_from)
         started_at = time.time()
         root = Rlm(ctx, rlm_id="R", parent_id=None, depth=0, question=question, documents=docs,
                    session=session, follow_up=follow_up, keep_repl=self._keep_session)

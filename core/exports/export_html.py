@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from core.limits import summary
-from core.run_names import run_title
+from core.run_names import fork_line, run_title
 from core.store import report as rp
 from core.support import unsupported_line
 from core.exports.answer_render import answer_html
@@ -70,6 +70,9 @@ def render(r: rp.Report) -> str:
            f"<style>{CSS}</style></head><body>"]
     out.append(f"<h1>{esc(run_title(run))}</h1>")      # named by its question and time (core/run_names.py)
     out.append(f'<p class="muted">RLM Studio run <code>{esc(run["id"])}</code></p>')
+    if fork_line(r.forked_from):
+        out.append(f'<p class="fork"><strong>{esc(fork_line(r.forked_from))}</strong> '
+                   f'(run <code>{esc(r.forked_from.get("run_id"))}</code>)</p>')
     out.append(f'<p><span class="status {esc(run["status"])}">{esc(run["status"])}</span> '
                f'<span class="muted">started {esc(run.get("created_at"))} UTC'
                + (f', finished {esc(run.get("finished_at"))} UTC' if run.get("finished_at") else "") + "</span></p>")

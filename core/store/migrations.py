@@ -309,7 +309,10 @@ def m008_extracts_width_tokens(db: sqlite_utils.Database) -> None:
 
 
 @migration
-def m009_prices_by_picked_name(db: sqlite_utils.Database) -> None:
+def m009_prices_by_picked_name_and_fork_turn(db: sqlite_utils.Database) -> None:
+    # A fork's turn in its parent (RunStarted.forked_from): History marks forks by it.
+    # NULL for every other run, and for forks stored before it was kept.
+    db.execute("ALTER TABLE runs ADD COLUMN fork_turn INTEGER")
     # A run's prices are kept by the model as the user named it on its endpoint
     # ("lab/small-3b"), as its ModelSpec resolved them (core/models.py); runs stored
     # before were keyed by the routed name ("openai/small-3b"), and carried every model

@@ -43,6 +43,7 @@ class Report:
     tree: list[Node]                  # the top-level RLM's turns, in order
     notices: list[dict[str, Any]]
     documents: list[Any] = field(default_factory=list)   # with texts, for cited passages
+    forked_from: dict[str, Any] | None = None           # a fork: RunStarted.forked_from
     texts_stored: bool = True            # False: imported without texts (citations unchecked)
 
     def model_line(self, which: str) -> str:
@@ -76,7 +77,7 @@ def build(store: Any, run_id: str) -> Report:
     notices = [{"level": n.level, "message": n.message, "call_id": n.node_id, "ts": n.ts} for n in record.notices]
     return Report(run=run, config=run.get("config") or {}, totals=run.get("totals") or {},
                   sources=store.sources(run_id), tree=tree, notices=notices, documents=documents,
-                  texts_stored=stored)
+                  texts_stored=stored, forked_from=record.meta.forked_from)
 
 
 def _nodes(node: FoldNode, rows: dict[str, dict[str, Any]], record: RunRecord) -> list[Node]:

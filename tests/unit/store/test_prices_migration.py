@@ -21,7 +21,7 @@ def test_m009_keys_an_old_runs_prices_by_the_picked_name(tmp_path):
     conn = sqlite3.connect(path)
     conn.execute("INSERT INTO runs (id, question, status, created_utc, config_json) VALUES (?, ?, ?, ?, ?)",
                  ["old1", "How many apples?", "finished", 1.0, json.dumps(OLD["config"])])
-    conn.execute("DELETE FROM _migrations WHERE name = 'm009_prices_by_picked_name'")
+    conn.execute("DELETE FROM _migrations WHERE name = 'm009_prices_by_picked_name_and_fork_turn'")
     conn.commit()
     conn.close()
     RunStore.open(path).close()                               # applies m009 to the stored run
