@@ -9,7 +9,10 @@ import sqlite3
 from pathlib import Path
 
 from core.config import RunConfig
+import sqlite_utils
+
 from core.store import RunStore
+from core.store.migrations import MIGRATIONS
 from core.store.report import price_rows
 
 OLD = json.loads((Path(__file__).parents[2] / "fixtures" / "recorded" / "routed_prices_config.json").read_text())
@@ -17,16 +20,20 @@ OLD = json.loads((Path(__file__).parents[2] / "fixtures" / "recorded" / "routed_
 
 def test_m009_keys_an_old_runs_prices_by_the_picked_name(tmp_path):
     path = tmp_path / "runs.db"
-    RunStore.open(path).close()
-    conn = sqlite3.connect(path)
-    conn.execute("INSERT INTO runs (id, question, status, created_utc, config_json) VALUES (?, ?, ?, ?, ?)",
-                 ["old1", "How many apples?", "finished", 1.0, json.dumps(OLD["config"])])
-    conn.execute("DELETE FROM _migrations WHERE name = 'm009_prices_by_picked_name_and_fork_turn'")
-    conn.commit()
-    conn.close()
+    db = sqlite_utils.Database(path)
+    db.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_utc REAL NOT NULL)")
+    for fn in MIGRATIONS[:8]:                                  # the database as 2ac47f0 left it
+        fn(db)
+        db.execute("INSERT INTO _migrations (name, applied_utc) VALUES (?, 0)", [fn.__name__])
+    db.execute("INSERT INTO runs (id, question, status, created_utc, config_json) VALUES (?, ?, ?, ?, ?)",
+               ["old1", "How many apples?", "finished", 1.0, json.dumps(OLD["config"])])
+    db.conn.commit()
+    db.close()
     RunStore.open(path).close()                               # applies m009 to the stored run
     conn = sqlite3.connect(path)
-    config = json.loads(conn.execute("SELECT config_json FROM runs WHERE id = 'old1'").fetchone()[0])
+    config, fork_turn = conn.execute("SELECT config_json, fork_turn FROM runs WHERE id = 'old1'").fetchone()
+    config = json.loads(config)
+    assert fork_turn is None and MIGRATIONS[8].__name__.startswith("m009_")
     assert OLD["config"]["prices"] == {"openai/root": [1.0, 2.0], "openai/sub": [0.5, 1.5],
                                        "openai/other": [3.0, 4.0]}
     # what the run was billed at, now under the names picked: here/sub at lab's price, as it was
