@@ -28,7 +28,7 @@ from core.config import Price, RunConfig
 from core.paths import settings_path
 from core.providers import is_valid_name
 from core.models import ModelSpec, check_distinct, resolve_spec
-from core.routing import endpoint_named, route
+from core.routing import endpoint_for_url, endpoint_named, route
 
 log = logging.getLogger(__name__)
 
@@ -442,6 +442,8 @@ def priced_now(config: RunConfig, settings: Settings, flags: dict[str, Price] | 
             if target == routed and name == routed:
                 name = picked
         base = config.api_base_for(routed)
+        if name == routed and base:       # a run stored without the picked name: its endpoint's
+            name = _picked_at(routed, base, settings) or name
         spec = resolve_spec(name, endpoints=settings.endpoints, models=settings.models, prices=flags,
                             api_base=None if _names_endpoint(name, settings) else base, price_map=price_map)
         if (spec.routed, spec.api_base) != (routed, base):
@@ -455,6 +457,13 @@ def priced_now(config: RunConfig, settings: Settings, flags: dict[str, Price] | 
 def model_spec(settings: Settings, name: str) -> ModelSpec:
     """The spec of one model as the pickers and Settings show it (no run, no flags)."""
     return run_specs(settings, [name])[0]
+
+
+def _picked_at(routed: str, base: str, settings: Settings) -> str | None:
+    """"lab/root" for a routed "openai/root" sent to lab's URL, when lab lists it."""
+    endpoint = endpoint_for_url(base, settings.endpoints)
+    rest = routed.partition("/")[2]
+    return f"{endpoint.name}/{rest}" if endpoint is not None and rest in endpoint.models else None
 
 
 def _names_endpoint(name: str, settings: Settings) -> bool:
