@@ -20,6 +20,7 @@ class TranscriptPrinter:
         self._streamed: set[str] = set()
         self._subcalls: Counter[str] = Counter()
         self._suberrors: Counter[str] = Counter()
+        self._told_waiting = False          # "sub-calls wait for budget" is said once
 
     def _w(self, text: str) -> None:
         self.out.write(escape_controls(text))   # model, cell and file-name text: inert on a terminal
@@ -36,6 +37,14 @@ class TranscriptPrinter:
         fork = fork_line(getattr(e, "forked_from", None))
         if fork:
             self._w(f"{escape_controls(fork)}\n")
+
+    def on_SubCallWaiting(self, e: ev.SubCallWaiting) -> None:
+        """Said once per run: sub-calls wait for budget (the cap throttles them)."""
+        if e.waiting and not self._told_waiting:
+            self._told_waiting = True
+            self._w(f"[budget] sub-calls wait for budget: the dollar cap leaves room for fewer calls in "
+                    f"flight than the concurrency; each may cost up to ${e.worst_usd:.4f}, and waits until "
+                    "calls in flight settle\n")
 
     def on_RootTurnStarted(self, e: ev.RootTurnStarted) -> None:
         indent = "  " * e.depth

@@ -121,7 +121,7 @@ class RefreshWork:
         if rows and self.documents and self.finder is None:
             self.finder = SourceFinder(self.documents)
         for i, row in enumerate(rows):
-            if row.status == "running" or self.finder is None:
+            if row.status in ("running", "waiting") or self.finder is None:
                 continue
             found = self.sources.get(row.call_id)
             if found is None:

@@ -211,6 +211,17 @@ class BudgetChanged(Event):
     estimated_usd: float = 0.0
     nested_running: int = 0           # nested RLMs running now (behind their own limit)
     nested_waiting: int = 0           # nested RLMs queued for a slot
+    waiting_for_budget: int = 0       # calls waiting for calls in flight to settle (SubCallWaiting)
+    waiting_worst_usd: float = 0.0    # the most one of them may cost (its worst case)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SubCallWaiting(Event):
+    """A sub-call waits for budget: the dollar cap has room for fewer calls in flight than
+    the concurrency, so it waits until calls in flight settle (`waiting` False: it goes on,
+    or is refused). A waiting call is neither running nor finished."""
+    waiting: bool
+    worst_usd: float = 0.0            # what it may cost: the worst case it reserves when it goes
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -164,6 +164,8 @@ class Budget:
     estimated_usage_calls: int = 0   # attempts whose cost is an estimate (no usage from the provider)
     nested_running: int = 0          # nested RLMs running now, behind their own limit
     nested_waiting: int = 0
+    waiting_for_budget: int = 0      # sub-calls waiting for calls in flight to settle (the cap)
+    waiting_worst_usd: float = 0.0   # the most one of them may cost
     unpriced: tuple = ()             # models (as the user named them) whose cost is unknown
 
     @property

@@ -24,7 +24,7 @@ class RecordedSubCall:
     kind: str
     model: str
     prompt: str
-    status: str = "running"          # ok | error | refused | cancelled | running (never finished)
+    status: str = "running"          # ok | error | refused | cancelled | running | waiting (for budget)
     response: str | None = None
     error: str | None = None
     input_tokens: int = 0
