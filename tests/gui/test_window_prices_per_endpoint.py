@@ -109,11 +109,11 @@ def test_use_this_adds_a_free_endpoint_with_undo_and_lab_stays_priced(local_serv
     assert free.status == "finished" and free.totals["cost_usd"] == 0.0 and len(local.requests_for("sub")) == 4
 
     s.models["lab/root"].max_tokens, s.models["lab/sub"].max_tokens = 1000, 4000
-    capped = _run(window, controller, qloop, "lab/root", "lab/sub", {"max_cost_usd": 0.0078})
+    capped = _run(window, controller, qloop, "lab/root", "lab/sub", {"max_cost_usd": 0.01})   # the cap field's cents
     from core.limits import summary
     said = summary(capped.totals.get("limited") or {})
-    print(f"window, lab under a $0.0078 cap: ${capped.totals['cost_usd']:.6f} ({capped.status}): {said}")
-    assert 0 < capped.totals["cost_usd"] <= 0.0078 and "shortened to fit the dollar cap" in said
+    print(f"window, lab under a $0.01 cap: ${capped.totals['cost_usd']:.6f} ({capped.status}): {said}")
+    assert 0 < capped.totals["cost_usd"] <= 0.01 and "shortened to fit the dollar cap" in said
 
     window.notifier.action_requested.emit("undo_use_server")           # Undo
     assert s.endpoint(name) is None and window.notifier.last.message == f"Undone: Removed the endpoint {name}."
@@ -137,3 +137,61 @@ def test_use_this_on_a_paid_endpoints_url_keeps_it_paid_and_priced(local_server,
     assert "at lab's prices" in window.notifier.last.message
     window.notifier.action_requested.emit("undo_use_server")
     assert s.endpoint("lab").models == ["root"]
+
+
+def test_a_throttling_cap_shows_waiting_calls_in_the_tree_the_sub_calls_tab_and_the_meter(studio, qloop, server,
+                                                                                          tmp_path):
+    from ui.call_tree_model import STATUS_ROLE
+    window, controller = studio
+    server.script("root", replies=[code("out = llm_query_batched(['part %d ' % i * 40 for i in range(12)])\n"
+                                        "FINAL(str(len(out)))")])
+    server.script("sub", fn=lambda r: "ok", latency_s=1.0)
+    s = controller.settings
+    s.endpoints = [Endpoint("lab", server.url, ["root", "sub"], runs_here=False)]
+    s.models.update({"lab/root": ModelSettings(price=Price(0.0, 0.0)),
+                     "lab/sub": ModelSettings(price=Price(0.2, 2.0), max_tokens=1000)})
+    s.caps.update(cell_timeout_s=60, concurrency=12)
+    _documents(window, controller, qloop, tmp_path)
+    qp = window.question_panel
+    qp.set_models("lab/root", "lab/sub")
+    qp.set_caps({"max_depth": 1, "max_iterations": 3, "max_cost_usd": 0.01})     # room for ~4 in flight
+    qp.set_question("How many parts?")
+    panes = window.run_panes
+    trust = controller.trust
+    seen = {}
+
+    def waiting_now():
+        panes.flush()
+        text = panes.meter.in_flight.text()
+        model = panes.tree_model
+        statuses = []
+
+        def walk(parent):
+            for row in range(model.rowCount(parent)):
+                index = model.index(row, 0, parent)
+                statuses.append(index.data(STATUS_ROLE))
+                walk(index)
+        walk(model.index(-1, -1).parent())
+        if "wait for budget" in text and "waiting" in statuses:
+            seen.update(meter=text, tree=statuses.count("waiting"))
+            return True
+        return False
+
+    async def body():
+        qp.run_button.click()
+        await wait_until(lambda: controller.running, what="the run to start")
+        await wait_until(waiting_now, timeout=60, what="waiting calls in the meter and the tree")
+        tab = trust.results_table
+        trust.tabs.setCurrentWidget(tab)
+        trust.schedule_refresh()
+        await wait_until(lambda: any(r.status == "waiting" for r in tab.model.rows()), timeout=30,
+                         what="waiting rows in the Sub-calls tab")
+        await wait_until(lambda: not controller.running, timeout=120, what="the run to end")
+    run_async(qloop, body(), timeout=200)
+    print(f"\nmeter while throttled: {seen['meter']!r}; {seen['tree']} calls waiting in the tree")
+    assert seen["meter"].split(" · ")[-1].startswith(f"{seen['tree']} sub-calls wait for budget: each may cost up to $0.00") \
+        or "sub-call waits for budget" in seen["meter"]
+    outcome = controller.last_outcome
+    assert outcome.status == "finished" and outcome.answer == "12" and outcome.totals["cost_usd"] <= 0.01
+    panes.flush()
+    assert "wait for budget" not in panes.meter.in_flight.text()
