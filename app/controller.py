@@ -527,15 +527,23 @@ class Controller(QObject):
             qp.set_status(f"Finished, limited · {summary}")
             action, label = limits.fix(totals.get("limited")) or ("", "")
             self.notifier.warning(f"The run finished, but {limited[0].lower()}{limited[1:]}",
-                                  "The answer card says what was limited.", action=action, action_label=label)
+                                  "The answer card says what was limited.", action=action, action_label=label,
+                                  topic="cap")
         elif outcome.status == "finished":
             qp.set_status(f"Finished · {summary}")
             self.notifier.info(f"The run finished ({summary}).")
         elif outcome.status == "capped":
             qp.set_status(f"Stopped at a cap · {summary}")
-            self.notifier.warning(
-                f"The run stopped at a cap{': ' + outcome.error if outcome.error else ''}. "
-                "What was done is kept.", cap_advice(totals.get("cap_hit"), outcome.error))
+            action, label = limits.fix(totals.get("limited")) or ("", "")
+            if limited and action.startswith("set_cap:"):      # a refused root turn: said as it was
+                self.notifier.warning(f"{limited} What was done is kept.",
+                                      f"{one_stop(outcome.error or '')} {label} and run again.".strip(),
+                                      action=action, action_label=label, topic="cap")
+            else:
+                self.notifier.warning(
+                    f"The run stopped at a cap{': ' + one_stop(outcome.error) if outcome.error else '.'} "
+                    "What was done is kept.", cap_advice(totals.get("cap_hit"), outcome.error),
+                    action=action, action_label=label, topic="cap")
         elif outcome.status == "cancelled":
             qp.set_status(f"Stopped · {summary}")
             self.notifier.info("Stopped. The transcript so far stays.")
@@ -626,11 +634,17 @@ def _starting(request: RunRequest, parent: str) -> str:
     return "Starting…"
 
 
+def one_stop(text: str) -> str:
+    """`text` as one sentence that ends once ("... $0.0127." never "... $0.0127..")."""
+    text = text.strip()
+    return text if not text or text.endswith((".", "!", "?")) else text + "."
+
+
 def cap_advice(cap_hit: str | None, error: str | None) -> str:
     """What can take a capped run further; more turns never help a call that cannot fit."""
     if cap_hit == "cost" or (error and "dollar cap" in error):
         if error and "To fix it, set" in error:
-            return "Change the settings the message names, then run again."
+            return "Set what the message names, then run again."
         return "Raise the dollar cap in the question panel to let the run go further."
     if cap_hit == "iterations":
         return "Raise the iterations in the question panel to go further."

@@ -10,7 +10,7 @@ terms, never with command-line advice.
 Actions (core/trust/preview.py and core/limits.py make them):
   set_cap:USD        the question panel's dollar cap to USD
   no_cap             no dollar cap for this run
-  cost               a limited run: the cap doubled (at least $1), the cursor in the Cap box
+  cost               a limited run: the cap doubled (a cent more at least; $1 when there was none)
   mark_free:MODEL    the model (as the user named it) marked free in the settings
   set_price:MODEL / prices   Settings > Models, to give it a price
   models             Settings > Models (a model's max tokens: replies cut at theirs)
@@ -52,7 +52,7 @@ class LimitFixes:
             qp.focus_field("cost")
         elif kind == "cost":
             now = qp.caps().get("max_cost_usd") or 0.0
-            qp.set_caps({"max_cost_usd": max(1.0, now * 2)})
+            qp.set_caps({"max_cost_usd": _cents_up(max(now * 2, now + 0.01)) if now else 1.0})
             qp.set_status(f"Dollar cap raised to ${qp.caps()['max_cost_usd']:.2f}: run again to use it.")
             qp.focus_field("cost")
         elif kind == "mark_free" and arg:
@@ -65,6 +65,8 @@ class LimitFixes:
             qp.focus_field("sub_model")
         else:
             return False
+        if kind in ("set_cap", "no_cap", "cost"):
+            self.notifier.clear("cap")         # the banner's cause is fixed: it goes away
         return True
 
     def _mark_free(self, model: str) -> None:

@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from core.limits import CAP_NEEDED
 from core.llm.pricing import worst_case_input_tokens
 
 MIN_USEFUL_MAX_TOKENS = 256     # below this a root cannot write a cell and a final answer
@@ -103,7 +104,7 @@ def explain_no_fit(wc: WorstCase, cap: float, spent: float, *, what: str = "the 
         fit = math.floor((left - wc.input_usd) * 1e6 / wc.output_per_m)
         if fit >= MIN_USEFUL_MAX_TOKENS:
             fixes.append(f"a {option} of at most {fit:,}")
-    fixes.append(f"a dollar cap of at least ${math.ceil((spent + wc.usd) * 1e4) / 1e4:.4f}")
+    fixes.append(f"{CAP_NEEDED}{math.ceil((spent + wc.usd) * 1e4) / 1e4:.4f}")
     return text + " To fix it, set " + " or ".join(fixes) + "."
 
 
