@@ -429,7 +429,6 @@ def priced_now(config: RunConfig, settings: Settings, flags: dict[str, Price] | 
     its models re-resolved by the name the user picked, against today's settings and `flags`
     (--price), with the stored route kept (where the calls go does not change). The prices
     the parent ran at are not used; the new run stores the ones it used."""
-    from dataclasses import replace as _replace
     routed_models = [config.root_model, config.sub_model,
                      *(routed for routed, _base in config.sub_call_models.values())]
     specs: list[ModelSpec] = []
@@ -447,7 +446,7 @@ def priced_now(config: RunConfig, settings: Settings, flags: dict[str, Price] | 
         spec = resolve_spec(name, endpoints=settings.endpoints, models=settings.models, prices=flags,
                             api_base=None if _names_endpoint(name, settings) else base, price_map=price_map)
         if (spec.routed, spec.api_base) != (routed, base):
-            spec = _replace(spec, routed=routed, api_base=base)
+            spec = dataclasses.replace(spec, routed=routed, api_base=base)
         specs.append(spec)
     check_distinct(specs)
     return config.replace(specs=tuple(specs),
