@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from app.first_run_glue import FirstRunGlue
 from app.history_glue import HistoryGlue
-from app.limit_fixes import LimitFixes
+from app.limit_fixes import LimitFixes, cap_advice, one_stop
 from app.local_defaults_glue import LocalDefaultsGlue
 from app.models_glue import ModelsGlue
 from app.paste_glue import PasteGlue
@@ -632,22 +632,3 @@ def _starting(request: RunRequest, parent: str) -> str:
         return (f"Rebuilding the REPL of “{parent}”: re-running its code, "
                 "no model calls…")
     return "Starting…"
-
-
-def one_stop(text: str) -> str:
-    """`text` as one sentence that ends once ("... $0.0127." never "... $0.0127..")."""
-    text = text.strip()
-    return text if not text or text.endswith((".", "!", "?")) else text + "."
-
-
-def cap_advice(cap_hit: str | None, error: str | None) -> str:
-    """What can take a capped run further; more turns never help a call that cannot fit."""
-    if cap_hit == "cost" or (error and "dollar cap" in error):
-        if error and "To fix it, set" in error:
-            return "Set what the message names, then run again."
-        return "Raise the dollar cap in the question panel to let the run go further."
-    if cap_hit == "iterations":
-        return "Raise the iterations in the question panel to go further."
-    if cap_hit == "wall_time":
-        return "Raise the time limit to let the run go further."
-    return "Raise the cap that stopped it to go further."

@@ -86,3 +86,22 @@ class LimitFixes:
 def _cents_up(usd: float) -> float:
     """The cap box shows cents: round up so the value still covers `usd`."""
     return math.ceil(round(usd * 100, 6)) / 100
+
+
+def one_stop(text: str) -> str:
+    """`text` as one sentence that ends once ("... $0.0127." never "... $0.0127..")."""
+    text = text.strip()
+    return text if not text or text.endswith((".", "!", "?")) else text + "."
+
+
+def cap_advice(cap_hit: str | None, error: str | None) -> str:
+    """What can take a capped run further; more turns never help a call that cannot fit."""
+    if cap_hit == "cost" or (error and "dollar cap" in error):
+        if error and "To fix it, set" in error:
+            return "Set what the message names, then run again."
+        return "Raise the dollar cap in the question panel to let the run go further."
+    if cap_hit == "iterations":
+        return "Raise the iterations in the question panel to go further."
+    if cap_hit == "wall_time":
+        return "Raise the time limit to let the run go further."
+    return "Raise the cap that stopped it to go further."
