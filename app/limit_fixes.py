@@ -8,7 +8,8 @@ terms, never with command-line advice.
     fixes.apply("set_cap:0.0226")       # True when the action was known
 
 Actions (core/trust/preview.py and core/limits.py make them):
-  set_cap:USD        the question panel's dollar cap to USD
+  set_cap:USD        the question panel's dollar cap to USD (rounded up to the cent)
+  set_sub_max_tokens:N  the sub model's reply limit (its max tokens, Settings > Models) to N
   no_cap             no dollar cap for this run
   cost               a limited run: the cap doubled (a cent more at least; $1 when there was none)
   mark_free:MODEL    the model (as the user named it) marked free in the settings
@@ -46,6 +47,8 @@ class LimitFixes:
             qp.set_caps({"max_cost_usd": _cents_up(usd)})
             qp.set_status(f"Dollar cap set to ${qp.caps()['max_cost_usd']:.2f}.")
             qp.focus_field("cost")
+        elif kind == "set_sub_max_tokens" and arg.isdigit():
+            self._sub_reply_limit(int(arg))
         elif kind == "no_cap":
             qp.set_caps({"max_cost_usd": None})
             qp.set_status("No dollar cap for the next run.")
@@ -68,6 +71,17 @@ class LimitFixes:
         if kind in ("set_cap", "no_cap", "cost"):
             self.notifier.clear("cap")         # the banner's cause is fixed: it goes away
         return True
+
+    def _sub_reply_limit(self, tokens: int) -> None:
+        """The sub model's reply limit (its max tokens in Settings > Models) set to `tokens`."""
+        # lazy: +37 modules, 49 ms at load 9 (first use only)
+        from app.settings import ModelSettings
+        sub = self.qp.sub_model() or self.qp.root_model()
+        entry = self._settings().models.setdefault(sub, ModelSettings())
+        entry.max_tokens = tokens
+        self._save()
+        self._changed()
+        self.qp.set_status(f"Replies of {sub} are limited to {tokens:,} tokens (Settings > Models).")
 
     def _mark_free(self, model: str) -> None:
         # lazy: +37 modules, 49 ms at load 9 (first use only)

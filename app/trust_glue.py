@@ -382,6 +382,7 @@ class TrustGlue:
         self.last_preview = preview
         self.preview.set_estimate(*describe_preview(preview))
         self.window.question_panel.set_blocked(preview.blocker, list(preview.fixes))
+        self.window.question_panel.set_caution(preview.warning, list(preview.warning_fixes), preview.consequence)
 
     def refresh_projection(self) -> None:
         view = self.panes.view

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from app.settings import ModelSettings
 from core.config import Price
-from tests.gui.test_window_caps import _run
+from tests.gui.test_window_caps import _estimate, _run
 from tests.gui.test_window_run import code, prepare
 from tests.support.gui_app import qloop, run_async, studio, studio_home, wait_until  # noqa: F401
 
@@ -21,6 +21,13 @@ def test_a_refused_second_root_turn_is_said_and_its_fix_sets_the_named_cap(studi
     controller.settings.models["lab/sub"] = ModelSettings(price=Price(0.5, 1.5))
     qp = window.question_panel
     qp.set_caps({"max_cost_usd": 0.01, "max_iterations": 4})
+    _estimate(window, controller, qloop)             # before the run: the preview warns, Run stays on
+    assert qp.run_button.isEnabled() and qp.caution.startswith(
+        "The dollar cap $0.01 pays for the first root turn but not a second")
+    [warned] = qp.fix_buttons
+    print(f"\npreview: {qp.caution!r} [{warned.text()}]; Run: {qp.run_button.toolTip()!r}")
+    assert warned.text().startswith("Set the cap to $0.0") and qp.blocked_box.isVisibleTo(window)
+    assert qp.run_button.toolTip().startswith("Run: the cap cannot pay a 2nd root turn")
     outcome = _run(window, controller, qloop)
     assert outcome.status == "capped" and outcome.answer is None, window.notifier.history
     assert len(server.requests_for("root")) == 1                     # the 2nd turn was never sent

@@ -156,6 +156,13 @@ def test_a_throttling_cap_shows_waiting_calls_in_the_tree_the_sub_calls_tab_and_
     qp.set_models("lab/root", "lab/sub")
     qp.set_caps({"max_depth": 1, "max_iterations": 3, "max_cost_usd": 0.01})     # room for ~4 in flight
     qp.set_question("How many parts?")
+    from tests.gui.test_window_caps import _estimate
+    _estimate(window, controller, qloop)            # before the run: the cap will throttle, said with fixes
+    print(f"\npreview: {qp.caution!r} {[b.text() for b in qp.fix_buttons]}; Run: {qp.run_button.toolTip()!r}")
+    assert qp.run_button.isEnabled() and "sub-calls in flight at once" in qp.caution
+    assert qp.run_button.toolTip().startswith("Run: sub-calls will wait for budget, about ")
+    labels = [b.text() for b in qp.fix_buttons]
+    assert labels[0].startswith("Lower the sub reply limit to ") and labels[-1].startswith("Set the cap to $")
     panes = window.run_panes
     trust = controller.trust
     seen = {}
@@ -195,3 +202,11 @@ def test_a_throttling_cap_shows_waiting_calls_in_the_tree_the_sub_calls_tab_and_
     assert outcome.status == "finished" and outcome.answer == "12" and outcome.totals["cost_usd"] <= 0.01
     panes.flush()
     assert "wait for budget" not in panes.meter.in_flight.text()
+    # the fix sets the exact value it names, and the warning follows it
+    _estimate(window, controller, qloop)
+    lower = next(b for b in qp.fix_buttons if b.text().startswith("Lower the sub reply limit to "))
+    tokens = int(lower.text().split(" to ")[1].split()[0].replace(",", ""))
+    lower.click()
+    assert s.models["lab/sub"].max_tokens == tokens
+    _estimate(window, controller, qloop)
+    assert qp.caution == "" or "about 8 sub-calls" in qp.caution or "about 9 sub-calls" in qp.caution, qp.caution
