@@ -42,6 +42,13 @@ from app.key_routing import route_key_for
 log = logging.getLogger(__name__)
 
 
+def settings_spec(settings: Any, model_id: str) -> Any:
+    """A model's spec from the settings alone (core/models.py), for the pickers' hints."""
+    # lazy: +2 modules, 20 ms at load 9 (first use only; already loaded with the settings)
+    from app.settings import NoPriceMap, model_spec
+    return model_spec(settings, model_id, price_map=NoPriceMap())
+
+
 def load_settings_safely() -> tuple[Any, str]:
     """(settings, what went wrong or ""). A damaged file gives defaults and says why."""
     # lazy: +2 modules, 20 ms at load 9 (first use only)
@@ -164,9 +171,15 @@ class Controller(QObject):
         return {k: caps[k] for k in ("max_depth", "max_cost_usd", "max_iterations") if k in caps}
 
     def _choice(self, model_id: str, detail: str = "") -> ModelChoice:
-        """A model of the settings: an endpoint's is listed with the local ones."""
+        """A model of the settings: an endpoint's is listed with the local ones, its price hint
+        from its spec (a Free endpoint's: "free"; yours: your price), read from the settings."""
         local = model_id.partition("/")[0] in {e.name for e in self.settings.endpoints}
-        return ModelChoice(model_id, "", detail, local=local)
+        try:
+            spec = settings_spec(self.settings, model_id)
+        except ValueError:
+            return ModelChoice(model_id, "", detail, local=local)
+        hint = spec.price_text if spec.price is not None or local else ""
+        return ModelChoice(model_id, hint, detail, local=local)
 
     def _known_model_ids(self) -> list[str]:
         ids = [self.settings.root_model, self.settings.sub_model,
@@ -377,6 +390,9 @@ class Controller(QObject):
             own = overrides.get(entry.id)
             price = (0.0, 0.0) if own is not None and own.free else \
                 (own.price.input_per_m, own.price.output_per_m) if own is not None and own.price else None
+            if price is None and entry.source in ("endpoint", "remote"):   # an endpoint's: by its spec
+                spec = settings_spec(self.settings, entry.id)
+                price = (spec.price.input_per_m, spec.price.output_per_m) if spec.price is not None else None
             choices.append(ModelChoice.of_entry(entry, price))
         self.window.question_panel.set_model_choices(choices)
 

@@ -60,6 +60,8 @@ class LimitFixes:
             qp.focus_field("cost")
         elif kind == "mark_free" and arg:
             self._mark_free(arg)
+        elif kind == "set_price" and arg:
+            self._price_row(arg)
         elif kind in ("set_price", "prices", "models"):
             self._open("models")
         elif kind in ("sub_calls", "cell_time"):
@@ -71,6 +73,25 @@ class LimitFixes:
         if kind in ("set_cap", "no_cap", "cost"):
             self.notifier.clear("cap")         # the banner's cause is fixed: it goes away
         return True
+
+    def _price_row(self, model: str) -> None:
+        """Settings > Models at `model`'s row (added when missing, pre-filled with what its spec
+        knows: a price the map gives, its context window), the input price open for typing."""
+        # lazy: +37 modules, 49 ms at load 9 (first use only)
+        from app.settings import model_spec
+        dialog = self._open("models")
+        values: dict = {}
+        try:
+            spec = model_spec(self._settings(), model)
+        except ValueError:
+            spec = None
+        if spec is not None and spec.price is not None and not spec.price.free:
+            values["price"] = [spec.price.input_per_m, spec.price.output_per_m]
+        if spec is not None and spec.context_window:
+            values["context_window"] = spec.context_window
+        page = getattr(dialog, "models_page", None)
+        if page is not None:
+            page.focus_model(model, values)
 
     def _sub_reply_limit(self, tokens: int) -> None:
         """The sub model's reply limit (its max tokens in Settings > Models) set to `tokens`."""

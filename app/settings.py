@@ -27,7 +27,7 @@ from typing import Any
 from core.config import Price, RunConfig
 from core.paths import settings_path
 from core.providers import is_valid_name
-from core.models import ModelSpec, check_distinct, resolve_spec
+from core.models import ModelSpec, NoPriceMap, check_distinct, resolve_spec  # noqa: F401
 from core.routing import endpoint_for_url, endpoint_named, route
 
 log = logging.getLogger(__name__)
@@ -453,9 +453,12 @@ def priced_now(config: RunConfig, settings: Settings, flags: dict[str, Price] | 
                           prices={spec.name: spec.price for spec in specs if spec.price is not None})
 
 
-def model_spec(settings: Settings, name: str) -> ModelSpec:
-    """The spec of one model as the pickers and Settings show it (no run, no flags)."""
-    return run_specs(settings, [name])[0]
+def model_spec(settings: Settings, name: str, *, price_map: Any = None) -> ModelSpec:
+    """The spec of one model as the pickers and Settings show it (no run, no flags);
+    `price_map` NoPriceMap(): from the settings alone, without reading litellm's map."""
+    if price_map is None:
+        return run_specs(settings, [name])[0]
+    return resolve_spec(name, endpoints=settings.endpoints, models=settings.models, price_map=price_map)
 
 
 def _picked_at(routed: str, base: str, settings: Settings) -> str | None:

@@ -56,6 +56,15 @@ class ModelSpec:
     rules: Mapping[str, Any] = field(default_factory=dict, compare=False)   # max_tokens, temperature...
 
     @property
+    def price_text(self) -> str:
+        """What a model picker says of it: "free", "$1 in · $2 out per M" or "price unknown"."""
+        if self.price is None:
+            return "price unknown"
+        if self.price.free:
+            return "free"
+        return f"${self.price.input_per_m:g} in · ${self.price.output_per_m:g} out per M"
+
+    @property
     def cost(self) -> str:
         """"free", "priced" or "unknown": what the pickers and the meter say."""
         if self.price is None:
@@ -133,6 +142,17 @@ def _price(name: str, routed: str, ms: Any, prices: Mapping[str, Price], endpoin
     if mapped is not None:
         return mapped, "price map"
     return None, "unknown"
+
+
+class NoPriceMap:
+    """A price map that knows nothing: a spec resolved from the settings alone (the pickers
+    before litellm's map is read)."""
+
+    def price(self, _model: str) -> None:
+        return None
+
+    def context_window(self, _model: str) -> None:
+        return None
 
 
 def check_distinct(specs: Iterable[ModelSpec]) -> None:
