@@ -41,10 +41,15 @@ def script(server):
     server.price("sub", 0.5, 1.5)
 
 
-def test_each_endpoint_bills_its_own_runs_and_the_cap_bites_on_the_paid_one(server, tmp_path):
+def prepared(server, tmp_path):
+    """The scripted models, the two endpoints in the settings file, and the documents."""
     script(server)
     write_settings(tmp_path, server)
-    folder = make_folder(tmp_path)
+    return make_folder(tmp_path)
+
+
+def test_each_endpoint_bills_its_own_runs_and_the_cap_bites_on_the_paid_one(server, tmp_path):
+    folder = prepared(server, tmp_path)
 
     proc, paid = ask(tmp_path, folder, "--root", "lab/root", "--sub", "lab/sub", "--max-cost", "1")
     assert proc.returncode == 0, proc.stderr
@@ -79,9 +84,7 @@ def test_each_endpoint_bills_its_own_runs_and_the_cap_bites_on_the_paid_one(serv
 
 
 def test_the_stored_config_keeps_prices_and_specs_by_the_picked_name(server, tmp_path):
-    script(server)
-    write_settings(tmp_path, server)
-    folder = make_folder(tmp_path)
+    folder = prepared(server, tmp_path)
     proc, paid = ask(tmp_path, folder, "--root", "lab/root", "--sub", "here/sub", "--max-cost", "1")
     assert proc.returncode == 0, proc.stderr
     show = subprocess.run([sys.executable, "-m", "app.main", "runs", "export", paid["run_id"], "--format", "json",
