@@ -214,9 +214,11 @@ class RunRoutes:
 
     def route(self, model: str) -> Route:
         spec = {s.routed: s for s in getattr(self.config, "specs", ()) or ()}.get(model)
-        if spec is not None and spec.endpoint and spec.api_base == self.config.api_base_for(model) \
-                and endpoint_named(spec.name, self.endpoints) is not None:
-            # the endpoint the user picked decides the key, even when another shares its URL
+        base = self.config.api_base_for(model)
+        named = endpoint_named(spec.name, self.endpoints) if spec is not None and base else None
+        if named is not None and normalize_url(named[0].base_url) == normalize_url(base):
+            # the endpoint the user picked decides the key, even when another shares its URL;
+            # only ever for a call to that endpoint's own URL (a record never moves a key)
             return route(spec.name, endpoints=self.endpoints, keys=self.keys)
         return route(model, api_base=self.config.api_base_for(model), endpoints=self.endpoints,
                      keys=self.keys, key_from=getattr(self.config, "api_key_from", None))

@@ -31,6 +31,9 @@ def test_each_endpoint_resolves_its_own_price_free_and_key(store):
     # the key follows the endpoint picked, though "here" comes first at that URL
     assert RunRoutes(paid, s.endpoints, store).route("openai/m").key == "lab-key-0000000001"
     assert RunRoutes(free, s.endpoints, store).route("openai/m").key is None
+    # a record naming lab's model at another URL never gets lab's key there
+    moved = paid.replace(api_base="http://203.0.113.9/v1")
+    assert RunRoutes(moved, s.endpoints, store).route("openai/m").key is None
     s.models.pop("lab/m")
     assert build_run_config(s, root="lab/m").spec("lab/m").cost == "unknown"   # never $0
 
