@@ -9,6 +9,7 @@ import sys
 from typing import Any, Callable
 
 from app.version import __version__
+from core.run_names import fork_line
 from core.repl.sandbox_report import NOTICE_PREFIX
 import signal
 import os
@@ -202,7 +203,9 @@ async def run_request(request: Any, args: argparse.Namespace, service: Any, *, s
             print(f"rlm-studio: note: {hint}", file=sys.stderr)
     prepared = handle.prepared
     if prepared is not None and request.kind == "fork":
-        report.update(fork_turn=prepared.turn, replayed_cells=prepared.replayed_cells,
+        run_forked = getattr(handle.run, "forked_from", None) or {}
+        report.update(forked_from={**run_forked, "line": fork_line(run_forked)} if run_forked else None,
+                      fork_turn=prepared.turn, replayed_cells=prepared.replayed_cells,
                       unmatched=prepared.unmatched, edited_output=prepared.edited_output)
     if request.parent_run_id:
         report.setdefault("parent_run_id", request.parent_run_id)

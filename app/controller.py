@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from app.first_run_glue import FirstRunGlue
 from app.history_glue import HistoryGlue
-from app.limit_fixes import LimitFixes
+from app.limit_fixes import LimitFixes, cap_advice, one_stop
 from app.local_defaults_glue import LocalDefaultsGlue
 from app.models_glue import ModelsGlue
 from app.paste_glue import PasteGlue
@@ -40,6 +40,13 @@ from ui.sources_pane import SourceRow, duplicates_text
 from app.key_routing import route_key_for
 
 log = logging.getLogger(__name__)
+
+
+def settings_spec(settings: Any, model_id: str) -> Any:
+    """A model's spec from the settings alone (core/models.py), for the pickers' hints."""
+    # lazy: +2 modules, 20 ms at load 9 (first use only; already loaded with the settings)
+    from app.settings import NoPriceMap, model_spec
+    return model_spec(settings, model_id, price_map=NoPriceMap())
 
 
 def load_settings_safely() -> tuple[Any, str]:
@@ -164,9 +171,15 @@ class Controller(QObject):
         return {k: caps[k] for k in ("max_depth", "max_cost_usd", "max_iterations") if k in caps}
 
     def _choice(self, model_id: str, detail: str = "") -> ModelChoice:
-        """A model of the settings: an endpoint's is listed with the local ones."""
+        """A model of the settings: an endpoint's is listed with the local ones, its price hint
+        from its spec (a Free endpoint's: "free"; yours: your price), read from the settings."""
         local = model_id.partition("/")[0] in {e.name for e in self.settings.endpoints}
-        return ModelChoice(model_id, "", detail, local=local)
+        try:
+            spec = settings_spec(self.settings, model_id)
+        except ValueError:
+            return ModelChoice(model_id, "", detail, local=local)
+        hint = spec.price_text if spec.price is not None or local else ""
+        return ModelChoice(model_id, hint, detail, local=local)
 
     def _known_model_ids(self) -> list[str]:
         ids = [self.settings.root_model, self.settings.sub_model,
@@ -377,6 +390,9 @@ class Controller(QObject):
             own = overrides.get(entry.id)
             price = (0.0, 0.0) if own is not None and own.free else \
                 (own.price.input_per_m, own.price.output_per_m) if own is not None and own.price else None
+            if price is None and entry.source in ("endpoint", "remote"):   # an endpoint's: by its spec
+                spec = settings_spec(self.settings, entry.id)
+                price = (spec.price.input_per_m, spec.price.output_per_m) if spec.price is not None else None
             choices.append(ModelChoice.of_entry(entry, price))
         self.window.question_panel.set_model_choices(choices)
 
@@ -527,15 +543,23 @@ class Controller(QObject):
             qp.set_status(f"Finished, limited · {summary}")
             action, label = limits.fix(totals.get("limited")) or ("", "")
             self.notifier.warning(f"The run finished, but {limited[0].lower()}{limited[1:]}",
-                                  "The answer card says what was limited.", action=action, action_label=label)
+                                  "The answer card says what was limited.", action=action, action_label=label,
+                                  topic="cap")
         elif outcome.status == "finished":
             qp.set_status(f"Finished · {summary}")
             self.notifier.info(f"The run finished ({summary}).")
         elif outcome.status == "capped":
             qp.set_status(f"Stopped at a cap · {summary}")
-            self.notifier.warning(
-                f"The run stopped at a cap{': ' + outcome.error if outcome.error else ''}. "
-                "What was done is kept.", cap_advice(totals.get("cap_hit"), outcome.error))
+            action, label = limits.fix(totals.get("limited")) or ("", "")
+            if limited and action.startswith("set_cap:"):      # a refused root turn: said as it was
+                self.notifier.warning(f"{limited} What was done is kept.",
+                                      f"{one_stop(outcome.error or '')} {label} and run again.".strip(),
+                                      action=action, action_label=label, topic="cap")
+            else:
+                self.notifier.warning(
+                    f"The run stopped at a cap{': ' + one_stop(outcome.error) if outcome.error else '.'} "
+                    "What was done is kept.", cap_advice(totals.get("cap_hit"), outcome.error),
+                    action=action, action_label=label, topic="cap")
         elif outcome.status == "cancelled":
             qp.set_status(f"Stopped · {summary}")
             self.notifier.info("Stopped. The transcript so far stays.")
@@ -623,16 +647,3 @@ def _starting(request: RunRequest, parent: str) -> str:
         return (f"Rebuilding the REPL of “{parent}”: re-running its code, "
                 "no model calls…")
     return "Starting…"
-
-
-def cap_advice(cap_hit: str | None, error: str | None) -> str:
-    """What can take a capped run further; more turns never help a call that cannot fit."""
-    if cap_hit == "cost" or (error and "dollar cap" in error):
-        if error and "To fix it, set" in error:
-            return "Change the settings the message names, then run again."
-        return "Raise the dollar cap in the question panel to let the run go further."
-    if cap_hit == "iterations":
-        return "Raise the iterations in the question panel to go further."
-    if cap_hit == "wall_time":
-        return "Raise the time limit to let the run go further."
-    return "Raise the cap that stopped it to go further."

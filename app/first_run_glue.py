@@ -31,6 +31,13 @@ log = logging.getLogger(__name__)
 PORTS_ENV = "RLMSTUDIO_DESKTOP_DISCOVERY_PORTS"
 
 
+def _cost_words(endpoint: Any) -> str:
+    """"Free" or "Paid" as the endpoint's form says it (core/endpoint_cost.py)."""
+    # lazy: +3 modules (first use only)
+    from core.endpoint_cost import endpoint_free
+    return "Free" if endpoint_free(endpoint) else "Paid"
+
+
 def extra_ports(settings: Any) -> list[int]:
     """Ports to probe besides the usual ones: settings, then the environment."""
     raw: list[Any] = list(settings.ui.get("discovery_ports") or [])
@@ -144,7 +151,9 @@ class FirstRunGlue:
 
     # --- the welcome view ----------------------------------------------------------
     def _on_notice_action(self, action: str) -> None:
-        if action == "look_again":            # a stopped local server: look for servers again
+        if action == "undo_use_server":
+            self.undo_use_server()
+        elif action == "look_again":            # a stopped local server: look for servers again
             self.show_welcome()
             self.refresh()
 
@@ -213,42 +222,78 @@ class FirstRunGlue:
 
     # --- "Use this" ----------------------------------------------------------------
     def use_server(self, server: Any, model: str) -> str:
-        """Add (or update) the endpoint, mark its models free, pick `model` as
-        root and sub model; returns the model id the pickers use."""
+        """Use a detected server: its endpoint is added, named and Free, and said with an
+        Undo; root and sub are picked from its models. An endpoint already at that URL is
+        used as it stands: its Free or Paid and its prices are never changed, nor are the
+        models another endpoint's names resolve to. Returns the root's model id."""
         # lazy: free in the window (where it runs)
-        from app.settings import Endpoint, ModelSettings
+        from app.settings import Endpoint
         s = self._settings()
         base = server.base_url.rstrip("/")
         endpoint = next((e for e in s.endpoints if e.base_url.rstrip("/") == base), None)
+        undo = {"root_model": s.root_model, "added": None, "models_of": None, "models": None}
         if endpoint is None:
             name, n = server.endpoint_name, 2
             while s.endpoint(name) is not None:
                 name, n = f"{server.endpoint_name}-{n}", n + 1
-            endpoint = Endpoint(name, base, [], needs_key=False)
+            endpoint = Endpoint(name, base, list(dict.fromkeys(server.models)), needs_key=False,
+                                runs_here=True)    # said, not left to its address
             s.endpoints.append(endpoint)
-        endpoint.models = list(dict.fromkeys([*endpoint.models, *server.models]))
-        for m in endpoint.models:
-            own = s.models.setdefault(f"{endpoint.name}/{m}", ModelSettings())
-            own.free = True
+            undo["added"] = name
+            added = (f"Added the endpoint {name} ({base}, Free: its {len(endpoint.models)} "
+                     f"model{'s' if len(endpoint.models) != 1 else ''} cost nothing). ")
+        else:
+            undo["models_of"], undo["models"] = endpoint.name, list(endpoint.models)
+            endpoint.models = list(dict.fromkeys([*endpoint.models, *server.models]))
+            added = f"Uses your endpoint {endpoint.name} as it is ({_cost_words(endpoint)}). "
         # lazy: free in the window (where it runs)
         from core.discovery import root_and_sub
         root, sub = root_and_sub(list(server.models), model)      # a strong root, a small sub
         model_id, sub_id = f"{endpoint.name}/{root}", f"{endpoint.name}/{sub}"
+        qp = self.window.question_panel
+        undo["picked"] = (qp.root_model(), qp.sub_model())
         if not s.root_model:
             s.root_model = model_id
         self._save()
         self._models_changed()
-        self.window.question_panel.set_models(model_id, sub_id)
+        qp.set_models(model_id, sub_id)
+        self._undo_use = undo
+        where = (f"{server.label}, free, nothing leaves this computer" if _cost_words(endpoint) == "Free"
+                 else f"{server.label}, at {endpoint.name}'s prices")
         if sub_id != model_id:
-            text = (f"Selected {model_id} as root (it writes the code) and {sub_id} as sub model "
-                    f"(it reads the pieces): {server.label}, free, nothing leaves this computer.")
+            text = (f"{added}Selected {model_id} as root (it writes the code) and {sub_id} as sub model "
+                    f"(it reads the pieces): {where}.")
         else:
-            text = (f"Selected {model_id} as root and sub model: {server.label}, free, nothing "
-                    "leaves this computer. A small model as root often writes broken code: a "
-                    "larger one (7B or more) does better.")
+            text = (f"{added}Selected {model_id} as root and sub model: {where}. A small model as "
+                    "root often writes broken code: a larger one (7B or more) does better.")
         self.view.set_selected(text)
-        self.notifier.info(text)
+        self.notifier.info(text, action="undo_use_server", action_label="Undo", topic="use_server")
         return model_id
+
+    def undo_use_server(self) -> None:
+        """Take back the last Use this: the endpoint it added is removed (or the models it added
+        to yours), and the models picked before come back."""
+        undo = getattr(self, "_undo_use", None)
+        if not undo:
+            return
+        self._undo_use = None
+        s = self._settings()
+        if undo["added"]:
+            s.endpoints = [e for e in s.endpoints if e.name != undo["added"]]
+            said = f"Removed the endpoint {undo['added']}."
+        else:
+            endpoint = s.endpoint(undo["models_of"])
+            if endpoint is not None:
+                endpoint.models = undo["models"]
+            said = f"{undo['models_of']} has its models as before."
+        s.root_model = undo["root_model"]
+        self._save()
+        self._models_changed()
+        if undo.get("picked"):
+            self.window.question_panel.set_models(*undo["picked"])
+        self.view.set_selected("")
+        self.notifier.clear("use_server")
+        self.notifier.info(f"Undone: {said}")
 
     def use_model(self, model_id: str) -> None:
         """A cloud model whose key is there: root and sub; a $1 cap when there is none."""

@@ -8,9 +8,10 @@ terms, never with command-line advice.
     fixes.apply("set_cap:0.0226")       # True when the action was known
 
 Actions (core/trust/preview.py and core/limits.py make them):
-  set_cap:USD        the question panel's dollar cap to USD
+  set_cap:USD        the question panel's dollar cap to USD (rounded up to the cent)
+  set_sub_max_tokens:N  the sub model's reply limit (its max tokens, Settings > Models) to N
   no_cap             no dollar cap for this run
-  cost               a limited run: the cap doubled (at least $1), the cursor in the Cap box
+  cost               a limited run: the cap doubled (a cent more at least; $1 when there was none)
   mark_free:MODEL    the model (as the user named it) marked free in the settings
   set_price:MODEL / prices   Settings > Models, to give it a price
   models             Settings > Models (a model's max tokens: replies cut at theirs)
@@ -46,17 +47,21 @@ class LimitFixes:
             qp.set_caps({"max_cost_usd": _cents_up(usd)})
             qp.set_status(f"Dollar cap set to ${qp.caps()['max_cost_usd']:.2f}.")
             qp.focus_field("cost")
+        elif kind == "set_sub_max_tokens" and arg.isdigit():
+            self._sub_reply_limit(int(arg))
         elif kind == "no_cap":
             qp.set_caps({"max_cost_usd": None})
             qp.set_status("No dollar cap for the next run.")
             qp.focus_field("cost")
         elif kind == "cost":
             now = qp.caps().get("max_cost_usd") or 0.0
-            qp.set_caps({"max_cost_usd": max(1.0, now * 2)})
+            qp.set_caps({"max_cost_usd": _cents_up(max(now * 2, now + 0.01)) if now else 1.0})
             qp.set_status(f"Dollar cap raised to ${qp.caps()['max_cost_usd']:.2f}: run again to use it.")
             qp.focus_field("cost")
         elif kind == "mark_free" and arg:
             self._mark_free(arg)
+        elif kind == "set_price" and arg:
+            self._price_row(arg)
         elif kind in ("set_price", "prices", "models"):
             self._open("models")
         elif kind in ("sub_calls", "cell_time"):
@@ -65,7 +70,39 @@ class LimitFixes:
             qp.focus_field("sub_model")
         else:
             return False
+        if kind in ("set_cap", "no_cap", "cost"):
+            self.notifier.clear("cap")         # the banner's cause is fixed: it goes away
         return True
+
+    def _price_row(self, model: str) -> None:
+        """Settings > Models at `model`'s row (added when missing, pre-filled with what its spec
+        knows: a price the map gives, its context window), the input price open for typing."""
+        # lazy: +37 modules, 49 ms at load 9 (first use only)
+        from app.settings import model_spec
+        dialog = self._open("models")
+        values: dict = {}
+        try:
+            spec = model_spec(self._settings(), model)
+        except ValueError:
+            spec = None
+        if spec is not None and spec.price is not None and not spec.price.free:
+            values["price"] = [spec.price.input_per_m, spec.price.output_per_m]
+        if spec is not None and spec.context_window:
+            values["context_window"] = spec.context_window
+        page = getattr(dialog, "models_page", None)
+        if page is not None:
+            page.focus_model(model, values)
+
+    def _sub_reply_limit(self, tokens: int) -> None:
+        """The sub model's reply limit (its max tokens in Settings > Models) set to `tokens`."""
+        # lazy: +37 modules, 49 ms at load 9 (first use only)
+        from app.settings import ModelSettings
+        sub = self.qp.sub_model() or self.qp.root_model()
+        entry = self._settings().models.setdefault(sub, ModelSettings())
+        entry.max_tokens = tokens
+        self._save()
+        self._changed()
+        self.qp.set_status(f"Replies of {sub} are limited to {tokens:,} tokens (Settings > Models).")
 
     def _mark_free(self, model: str) -> None:
         # lazy: free in the window (where it runs)
@@ -84,3 +121,22 @@ class LimitFixes:
 def _cents_up(usd: float) -> float:
     """The cap box shows cents: round up so the value still covers `usd`."""
     return math.ceil(round(usd * 100, 6)) / 100
+
+
+def one_stop(text: str) -> str:
+    """`text` as one sentence that ends once ("... $0.0127." never "... $0.0127..")."""
+    text = text.strip()
+    return text if not text or text.endswith((".", "!", "?")) else text + "."
+
+
+def cap_advice(cap_hit: str | None, error: str | None) -> str:
+    """What can take a capped run further; more turns never help a call that cannot fit."""
+    if cap_hit == "cost" or (error and "dollar cap" in error):
+        if error and "To fix it, set" in error:
+            return "Set what the message names, then run again."
+        return "Raise the dollar cap in the question panel to let the run go further."
+    if cap_hit == "iterations":
+        return "Raise the iterations in the question panel to go further."
+    if cap_hit == "wall_time":
+        return "Raise the time limit to let the run go further."
+    return "Raise the cap that stopped it to go further."

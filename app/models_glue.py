@@ -174,7 +174,7 @@ class ModelsGlue:
         client = ModelClient(key_for=self.key_for(self.settings(), config), api_base_for=config.api_base_for,
                              max_retries=config.max_retries, timeout_s=config.request_timeout_s)
         # litellm is called on the engine's loop only (app/engine_thread.py), never the window's
-        direct = await self.on_engine(ask_directly(client, PriceBook(config.prices), config.root_model,
+        direct = await self.on_engine(ask_directly(client, PriceBook.for_config(config), config.root_model,
                                                           question, documents,
                                                           max_tokens=min(config.root_max_tokens, 4096)))
         await asyncio.gather(run_task, return_exceptions=True)

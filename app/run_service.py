@@ -235,7 +235,8 @@ class RunService:
                                      parent_run_id=request.parent_run_id, run_id=request.run_id,
                                      worker_command=self._worker_command, session=session_in,
                                      follow_up=follow_up, keep_session=request.keep_session,
-                                     evaluation_id=request.evaluation_id)
+                                     evaluation_id=request.evaluation_id,
+                                     forked_from=_forked_from(store, request))
             if handle.cancelled:
                 handle.run.cancel()
             return await handle.run.execute()
@@ -277,6 +278,16 @@ class RunService:
 
 
 _EDITED_CELL = CallId.for_cell(CallId.for_turn(ROOT, 1), 1)     # the fork's edited turn is its turn 1
+
+
+def _forked_from(store: Any, request: RunRequest) -> dict | None:
+    """What a fork's record says of its parent: its id, the turn, and its run name."""
+    if request.kind != "fork":
+        return None
+    # lazy: +1 module (first use only)
+    from core.run_names import title_of
+    return {"run_id": request.parent_run_id, "turn": request.fork_turn,
+            "title": title_of(store, request.parent_run_id)}
 
 
 def _edited_output_into(prepared: Prepared) -> Callable[[Any], None]:

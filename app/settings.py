@@ -27,9 +27,8 @@ from typing import Any
 from core.config import Price, RunConfig
 from core.paths import settings_path
 from core.providers import is_valid_name
-from core.routing import route
-from core.endpoint_cost import endpoint_free
-from core.routing import endpoint_for_url
+from core.models import ModelSpec, NoPriceMap, check_distinct, resolve_spec  # noqa: F401
+from core.routing import endpoint_for_url, endpoint_named, route
 
 log = logging.getLogger(__name__)
 
@@ -195,6 +194,7 @@ def settings_from_dict(data: dict[str, Any]) -> Settings:
             s.models[str(name)] = _model_from(raw)
         except (TypeError, ValueError) as exc:
             warnings.append(f"settings of model {name!r} skipped: {exc}")
+    _models_by_picked_name(s, warnings)
     caps = data.get("caps")
     if isinstance(caps, dict):
         for name, value in caps.items():
@@ -212,6 +212,25 @@ def settings_from_dict(data: dict[str, Any]) -> Settings:
         log.warning("settings: %s", message)
     s.warnings = warnings
     return s
+
+
+def _models_by_picked_name(s: Settings, warnings: list[str]) -> None:
+    """Settings of a model are kept by the name the user picks it by ("lab/small-3b"). A key
+    in litellm's routed form ("openai/small-3b") for a model that one endpoint serves is moved
+    to that endpoint's name, and said; one that several endpoints serve stays (it prices the
+    provider's model of that name only) and the user is told to price each one."""
+    for key in list(s.models):
+        prefix, _, rest = key.partition("/")
+        if prefix != "openai" or not rest:
+            continue
+        holders = [e.name for e in s.endpoints if rest in e.models]
+        if len(holders) == 1 and f"{holders[0]}/{rest}" not in s.models:
+            s.models[f"{holders[0]}/{rest}"] = s.models.pop(key)
+            warnings.append(f"The settings of {key} are now those of {holders[0]}/{rest}, the endpoint "
+                            "that serves it (a price belongs to a model on its endpoint).")
+        elif len(holders) > 1:
+            warnings.append(f"The settings of {key} could belong to {' or '.join(f'{h}/{rest}' for h in holders)}; "
+                            f"they apply to neither. Give each its own price in Settings > Models.")
 
 
 _CAP_TYPES = {"max_depth": (int, False), "max_iterations": (int, False), "max_sub_calls": (int, True),
@@ -344,31 +363,27 @@ def build_run_config(settings: Settings, *, root: str | None = None, sub: str | 
         else:
             log.warning("settings: unknown cap %r ignored", name)
 
-    prices: dict[str, Price] = {}
+    specs = run_specs(settings, [root_name, sub_name, *settings.sub_call_models],
+                      prices=overrides.pop("prices", None) or {}, api_base=api_base)
+    prices: dict[str, Price] = {spec.name: spec.price for spec in specs if spec.price is not None}
     efforts: dict[str, str] = {}
     notes: dict[str, str] = {}
     windows: dict[str, int] = {}
     one_block: dict[str, bool] = {}
     temperatures: dict[str, float] = {}
-    for name, ms in settings.models.items():
-        routed = route_model(name, settings.endpoints)[0]
-        if ms.temperature is not None:
-            temperatures[routed] = ms.temperature
-        if ms.one_block_per_turn is not None:
-            one_block[routed] = ms.one_block_per_turn
-        if ms.context_window:
-            windows[routed] = ms.context_window
-        if ms.free:
-            prices[routed] = Price(0.0, 0.0)
-        elif ms.price is not None:
-            prices[routed] = ms.price
-        if ms.reasoning_effort:
-            efforts[routed] = ms.reasoning_effort
-        if ms.prompt_note and ms.prompt_note.strip():
-            notes[routed] = ms.prompt_note.strip()
-    for name, price in (overrides.pop("prices", None) or {}).items():
-        prices[route_model(name, settings.endpoints)[0]] = price
-    _free_on_free_endpoints(settings, prices, [root_name, sub_name, *settings.sub_call_models])
+    for spec in specs:            # the rules of the run's own models, by the name each routes to
+        rules = spec.rules
+        if rules.get("temperature") is not None:
+            temperatures[spec.routed] = rules["temperature"]
+        if rules.get("one_block_per_turn") is not None:
+            one_block[spec.routed] = rules["one_block_per_turn"]
+        ms = settings.models.get(spec.name)
+        if ms is not None and ms.context_window:
+            windows[spec.routed] = ms.context_window
+        if rules.get("reasoning_effort"):
+            efforts[spec.routed] = rules["reasoning_effort"]
+        if str(rules.get("prompt_note") or "").strip():
+            notes[spec.routed] = rules["prompt_note"].strip()
     efforts.update(overrides.pop("reasoning_effort", None) or {})
     notes.update(overrides.pop("prompt_notes", None) or {})
 
@@ -389,18 +404,72 @@ def build_run_config(settings: Settings, *, root: str | None = None, sub: str | 
         if routed != name:
             labels.setdefault(routed, name)    # the name the user picked is what is shown
     return RunConfig(root_model=root_model, sub_model=sub_model, api_base=main_base,
-                     sub_api_base=sub_base, prices=prices, reasoning_effort=efforts,
+                     sub_api_base=sub_base, prices=prices, specs=tuple(specs), reasoning_effort=efforts,
                      prompt_notes=notes, context_windows=windows, model_labels=labels,
                      one_block_per_turn=one_block, root_temperature=temperatures, **kwargs)
 
 
-def _free_on_free_endpoints(settings: Settings, prices: dict[str, Price], names: list[str]) -> None:
-    """A model on an endpoint that runs on this computer costs $0 unless it has a price."""
-    for name in names:
-        routed, base = route_model(name, settings.endpoints)
-        endpoint = endpoint_for_url(base, settings.endpoints) if base else None
-        if endpoint is not None and routed not in prices and endpoint_free(endpoint):
-            prices[routed] = Price(0.0, 0.0)
+def run_specs(settings: Settings, names: list[str], *, prices: dict[str, Price] | None = None,
+              api_base: str | None = None) -> list[ModelSpec]:
+    """One ModelSpec per distinct model name of a run (core/models.py), resolved once from the
+    names the user picked; raises ValueError when two of them are one model name on two
+    endpoints. `api_base` (--api-base) serves the run's models that name no endpoint."""
+    from core.llm.pricing import PriceBook    # lazy: its price map is read only when a run is built
+    price_map = PriceBook()
+    specs = [resolve_spec(name, endpoints=settings.endpoints, models=settings.models, prices=prices,
+                          api_base=api_base if api_base and not _names_endpoint(name, settings) else None,
+                          price_map=price_map)
+             for name in dict.fromkeys(n for n in names if n)]
+    check_distinct(specs)
+    return specs
+
+
+def priced_now(config: RunConfig, settings: Settings, flags: dict[str, Price] | None = None) -> RunConfig:
+    """A stored run's config (a fork's, a re-run's) billed at the prices in force now: each of
+    its models re-resolved by the name the user picked, against today's settings and `flags`
+    (--price), with the stored route kept (where the calls go does not change). The prices
+    the parent ran at are not used; the new run stores the ones it used."""
+    routed_models = [config.root_model, config.sub_model,
+                     *(routed for routed, _base in config.sub_call_models.values())]
+    specs: list[ModelSpec] = []
+    # lazy: its price map is read only when a run is built
+    from core.llm.pricing import PriceBook
+    price_map = PriceBook()
+    for routed in dict.fromkeys(routed_models):
+        name = config.label(routed)
+        for picked, (target, _base) in config.sub_call_models.items():
+            if target == routed and name == routed:
+                name = picked
+        base = config.api_base_for(routed)
+        if name == routed and base:       # a run stored without the picked name: its endpoint's
+            name = _picked_at(routed, base, settings) or name
+        spec = resolve_spec(name, endpoints=settings.endpoints, models=settings.models, prices=flags,
+                            api_base=None if _names_endpoint(name, settings) else base, price_map=price_map)
+        if (spec.routed, spec.api_base) != (routed, base):
+            spec = dataclasses.replace(spec, routed=routed, api_base=base)
+        specs.append(spec)
+    check_distinct(specs)
+    return config.replace(specs=tuple(specs),
+                          prices={spec.name: spec.price for spec in specs if spec.price is not None})
+
+
+def model_spec(settings: Settings, name: str, *, price_map: Any = None) -> ModelSpec:
+    """The spec of one model as the pickers and Settings show it (no run, no flags);
+    `price_map` NoPriceMap(): from the settings alone, without reading litellm's map."""
+    if price_map is None:
+        return run_specs(settings, [name])[0]
+    return resolve_spec(name, endpoints=settings.endpoints, models=settings.models, price_map=price_map)
+
+
+def _picked_at(routed: str, base: str, settings: Settings) -> str | None:
+    """"lab/root" for a routed "openai/root" sent to lab's URL, when lab lists it."""
+    endpoint = endpoint_for_url(base, settings.endpoints)
+    rest = routed.partition("/")[2]
+    return f"{endpoint.name}/{rest}" if endpoint is not None and rest in endpoint.models else None
+
+
+def _names_endpoint(name: str, settings: Settings) -> bool:
+    return endpoint_named(name, settings.endpoints) is not None
 
 
 def sub_call_routes(settings: Settings, root: tuple[str, str, str | None],

@@ -8,6 +8,7 @@ from typing import TextIO
 
 from core import events as ev
 from core.control_chars import escape_controls
+from core.run_names import fork_line
 
 CELL_OUTPUT_CHARS = 1500
 
@@ -19,6 +20,7 @@ class TranscriptPrinter:
         self._streamed: set[str] = set()
         self._subcalls: Counter[str] = Counter()
         self._suberrors: Counter[str] = Counter()
+        self._told_waiting = False          # "sub-calls wait for budget" is said once
 
     def _w(self, text: str) -> None:
         self.out.write(escape_controls(text))   # model, cell and file-name text: inert on a terminal
@@ -32,6 +34,17 @@ class TranscriptPrinter:
     def on_RunStarted(self, e: ev.RunStarted) -> None:
         self._w(f"run {e.run_id[:12]}: {len(e.documents)} document(s), {e.total_chars:,} chars; "
                 f"root {e.root_model}, sub {e.sub_model}, depth {e.config.get('max_depth')}\n")
+        fork = fork_line(getattr(e, "forked_from", None))
+        if fork:
+            self._w(f"{escape_controls(fork)}\n")
+
+    def on_SubCallWaiting(self, e: ev.SubCallWaiting) -> None:
+        """Said once per run: sub-calls wait for budget (the cap throttles them)."""
+        if e.waiting and not self._told_waiting:
+            self._told_waiting = True
+            self._w(f"[budget] sub-calls wait for budget: the dollar cap leaves room for fewer calls in "
+                    f"flight than the concurrency; each may cost up to ${e.worst_usd:.4f}, and waits until "
+                    "calls in flight settle\n")
 
     def on_RootTurnStarted(self, e: ev.RootTurnStarted) -> None:
         indent = "  " * e.depth

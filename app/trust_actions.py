@@ -25,7 +25,7 @@ from ui.history_pane import HistoryRow
 from ui.trust_actions_bar import TrustActionsBar
 from ui.verify_view import VerifyShown, VerifyView
 from core.engine.parse import parse_reply
-from app.settings import build_run_config
+from app.settings import build_run_config, priced_now
 
 log = logging.getLogger(__name__)
 
@@ -182,7 +182,8 @@ class TrustActions:
                                           sub=choice.sub_model or None, overrides={})
                 config = replace(config, root_model=chosen.root_model, sub_model=chosen.sub_model,
                                  api_base=chosen.api_base, sub_api_base=chosen.sub_api_base,
-                                 prices={**config.prices, **chosen.prices})
+                                 model_labels=chosen.model_labels, sub_call_models=chosen.sub_call_models)
+            config = priced_now(config, self._settings())      # today's prices, never the parent's
             config = self._with_approver(replace(config, **choice.caps))
         except (ForkError, ValueError) as exc:
             self.notifier.error(f"The fork cannot start: {exc}")

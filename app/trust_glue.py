@@ -121,7 +121,7 @@ class RefreshWork:
         if rows and self.documents and self.finder is None:
             self.finder = SourceFinder(self.documents)
         for i, row in enumerate(rows):
-            if row.status == "running" or self.finder is None:
+            if row.status in ("running", "waiting") or self.finder is None:
                 continue
             found = self.sources.get(row.call_id)
             if found is None:
@@ -382,6 +382,7 @@ class TrustGlue:
         self.last_preview = preview
         self.preview.set_estimate(*describe_preview(preview))
         self.window.question_panel.set_blocked(preview.blocker, list(preview.fixes))
+        self.window.question_panel.set_caution(preview.warning, list(preview.warning_fixes), preview.consequence)
 
     def refresh_projection(self) -> None:
         view = self.panes.view

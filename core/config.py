@@ -11,19 +11,10 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
+from core.models import ModelSpec, Price   # noqa: F401  (Price: imported from here by many)
+
 
 MODES = ("auto", "rlm", "direct")
-
-
-@dataclass(frozen=True)
-class Price:
-    """USD per million tokens."""
-    input_per_m: float
-    output_per_m: float
-
-    @property
-    def free(self) -> bool:
-        return self.input_per_m == 0 and self.output_per_m == 0
 
 
 @dataclass(frozen=True)
@@ -48,7 +39,12 @@ class RunConfig:
     sub_max_tokens: int = 4096
     memory_limit_mb: int | None = 4096   # RLIMIT_AS of the REPL worker (None: no limit)
     require_full_sandbox: bool = False   # refuse to run model code unless every sandbox layer holds
-    prices: dict[str, Price] = field(default_factory=dict)    # per-model overrides
+    # Prices by the model as the user named it on its endpoint ("lab/small-3b"), as its spec
+    # resolved them (core/models.py); a stored run from before specs has them by routed name.
+    prices: dict[str, Price] = field(default_factory=dict)
+    # One ModelSpec per model the run may call (root, sub, sub-call models), resolved once
+    # from the user's choice: what the budget, the meter, the preview and the record read.
+    specs: tuple[ModelSpec, ...] = ()
     reasoning_effort: dict[str, str] = field(default_factory=dict)
     prompt_notes: dict[str, str] = field(default_factory=dict)  # model pattern -> extra text
     # Extra models `llm_query(..., model=...)` may name besides root and sub (the user enables
@@ -108,6 +104,7 @@ class RunConfig:
         data = dataclasses.asdict(dataclasses.replace(self, approver=None))
         data.pop("approver")            # a callback of this process, never stored
         data["prices"] = {m: [p.input_per_m, p.output_per_m] for m, p in self.prices.items()}
+        data["specs"] = [spec.to_dict() for spec in self.specs]
         return data
 
     @classmethod
@@ -115,9 +112,18 @@ class RunConfig:
         names = {f.name for f in dataclasses.fields(cls)}
         kwargs = {k: v for k, v in data.items() if k in names}
         kwargs["prices"] = {m: Price(*p) for m, p in (data.get("prices") or {}).items()}
+        kwargs["specs"] = tuple(ModelSpec.from_dict(s) for s in (data.get("specs") or ())
+                                if isinstance(s, dict))
         kwargs["sub_call_models"] = {name: (str(pair[0]), pair[1])
                                      for name, pair in (data.get("sub_call_models") or {}).items()}
         return cls(**kwargs)
+
+    def spec(self, model: str) -> ModelSpec | None:
+        """The spec of a model of this run, by its routed name or the user's name."""
+        for spec in self.specs:
+            if model in (spec.routed, spec.name):
+                return spec
+        return None
 
     def label(self, model: str) -> str:
         """The name the user chose for a routed model (the model itself if none)."""

@@ -84,6 +84,9 @@ class RunStarted(Event):
     parent_run_id: str | None = None  # a re-run, fork or follow-up names the run it came from
     unpriced_models: list[str] = field(default_factory=list)  # no known price: their cost is unknown, not $0
     evaluation_id: str | None = None  # the evaluation this run answers a question of (core/evaluation)
+    # A fork names where it came from: {"run_id", "turn", "title"} (the parent's run name);
+    # turns before `turn` were rebuilt from the parent's record (core/run_names.py: fork_line).
+    forked_from: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -208,6 +211,17 @@ class BudgetChanged(Event):
     estimated_usd: float = 0.0
     nested_running: int = 0           # nested RLMs running now (behind their own limit)
     nested_waiting: int = 0           # nested RLMs queued for a slot
+    waiting_for_budget: int = 0       # calls waiting for calls in flight to settle (SubCallWaiting)
+    waiting_worst_usd: float = 0.0    # the most one of them may cost (its worst case)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SubCallWaiting(Event):
+    """A sub-call waits for budget: the dollar cap has room for fewer calls in flight than
+    the concurrency, so it waits until calls in flight settle (`waiting` False: it goes on,
+    or is refused). A waiting call is neither running nor finished."""
+    waiting: bool
+    worst_usd: float = 0.0            # what it may cost: the worst case it reserves when it goes
 
 
 @dataclass(frozen=True, kw_only=True)

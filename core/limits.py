@@ -28,6 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.call_ids import parse as parse_call_id
+
 # SubCallFinished.error_type -> the limit, in words (the dollar and sub-call caps share a type)
 LIMIT_NAMES = {
     "BudgetExceeded": "the dollar cap",
@@ -37,6 +39,9 @@ LIMIT_NAMES = {
     "ModelNotAllowed": "the models this run may call",
     "SubCallsOff": "depth 0 (sub-calls off)",
 }
+# How a refused call names the cap that would have paid it (core/engine/costs.py,
+# explain_no_fit): the fix button sets that value.
+CAP_NEEDED = "a dollar cap of at least $"
 SUB_CALL_CAP = "the sub-call cap"
 SUB_CALL_CAP_MARK = "sub-call cap reached"
 
@@ -55,10 +60,17 @@ class Limits:
     cut_cells: int = 0
     shortened_calls: int = 0
     truncated_replies: int = 0
+    refused_root_turn: int | None = None   # the top-level root turn the dollar cap refused
+    cap_needed_usd: float | None = None    # the cap its refusal named
 
     def observe(self, event: Any) -> None:
         kind = getattr(event, "type", type(event).__name__)
-        if kind == "SubCallFinished":
+        if kind == "RootCallFailed" and event.status == "refused" and self.refused_root_turn is None:
+            place = parse_call_id(event.call_id)
+            if place is not None and place.top and place.kind == "turn" and place.turn:
+                self.refused_root_turn = place.turn
+                self.cap_needed_usd = cap_named(event.error)
+        elif kind == "SubCallFinished":
             self.sub_calls += 1
             limit = limit_of(event.error_type, event.error)
             if limit is not None:
@@ -78,14 +90,39 @@ class Limits:
     def as_dict(self) -> dict[str, Any]:
         return {"refused_sub_calls": sum(self.refused.values()), "refused_by": dict(self.refused),
                 "sub_calls": self.sub_calls, "cut_cells": self.cut_cells,
-                "shortened_calls": self.shortened_calls, "truncated_replies": self.truncated_replies}
+                "shortened_calls": self.shortened_calls, "truncated_replies": self.truncated_replies,
+                "refused_root_turn": self.refused_root_turn, "cap_needed_usd": self.cap_needed_usd}
+
+
+def cap_named(error: str | None) -> float | None:
+    """The dollar cap a refusal's message names ("... a dollar cap of at least $0.0127.")."""
+    text = error or ""
+    at = text.find(CAP_NEEDED)
+    if at < 0:
+        return None
+    digits = text[at + len(CAP_NEEDED):].split()[0].rstrip(".,;)")
+    try:
+        return float(digits)
+    except ValueError:
+        return None
+
+
+def ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def cents_up(usd: float) -> float:
+    """The cap box shows cents: `usd` rounded up to the next cent, so it still covers it."""
+    import math
+    return math.ceil(round(usd * 100, 6)) / 100
 
 
 def is_limited(limited: dict[str, Any] | None) -> bool:
     if not limited:
         return False
     return bool(limited.get("refused_sub_calls") or limited.get("cut_cells")
-                or limited.get("shortened_calls") or limited.get("truncated_replies"))
+                or limited.get("shortened_calls") or limited.get("truncated_replies")
+                or limited.get("refused_root_turn"))
 
 
 def summary(limited: dict[str, Any] | None) -> str | None:
@@ -112,6 +149,10 @@ def summary(limited: dict[str, Any] | None) -> str | None:
     if replies:
         parts.append(f"{replies:,} repl{'ies' if replies != 1 else 'y'} cut at {'their' if replies != 1 else 'its'} "
                      "max tokens")
+    turn = limited.get("refused_root_turn")
+    if turn:      # the run ended there, without an answer: that is the headline
+        head = f"The cap refused the {ordinal(int(turn))} root turn: no answer."
+        return head if not parts else f"{head} Before it, {'; '.join(parts)}."
     text = "; ".join(parts)
     return text[0].upper() + text[1:] + ": this answer may be incomplete."
 
@@ -124,6 +165,9 @@ def fix(limited: dict[str, Any] | None) -> tuple[str, str] | None:
         return None
     assert limited is not None
     by = limited.get("refused_by") or {}
+    needed = limited.get("cap_needed_usd")
+    if limited.get("refused_root_turn") and needed:
+        return f"set_cap:{needed}", f"Set the cap to ${cents_up(float(needed)):.2f}"
     if "the dollar cap" in by:
         return "cost", "Raise the dollar cap…"
     if SUB_CALL_CAP in by:

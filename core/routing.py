@@ -96,7 +96,7 @@ def provider_for_url(api_base: str) -> str:
     return providers.provider_for_host(parts.hostname)
 
 
-def _endpoint_named(model: str, endpoints: list[Any]) -> tuple[Any, str] | None:
+def endpoint_named(model: str, endpoints: list[Any]) -> tuple[Any, str] | None:
     """("lab/qwen3" | a bare name an endpoint lists) -> (endpoint, "qwen3")."""
     prefix, sep, rest = model.partition("/")
     for endpoint in endpoints:
@@ -119,13 +119,15 @@ def route(model: str, *, api_base: str | None = None, endpoints: Iterable[Any] |
     the user's explicit choice of whose key goes to an ad-hoc URL nobody owns."""
     endpoints = list(endpoints or ())
     model = model.strip()
+    endpoint = None
     if not api_base:
-        named = _endpoint_named(model, endpoints)
+        named = endpoint_named(model, endpoints)
         if named is not None:
             endpoint, rest = named
             model, api_base = f"openai/{rest}", endpoint.base_url
     if api_base:
-        endpoint = endpoint_for_url(api_base, endpoints)
+        # the endpoint the name picked, not the first one found at its URL (two may share one)
+        endpoint = endpoint or endpoint_for_url(api_base, endpoints)
         if endpoint is not None:
             if not getattr(endpoint, "needs_key", False):
                 return Route(model, api_base, None, "", endpoint.name)
@@ -211,6 +213,13 @@ class RunRoutes:
         self.keys = keys
 
     def route(self, model: str) -> Route:
+        spec = {s.routed: s for s in getattr(self.config, "specs", ()) or ()}.get(model)
+        base = self.config.api_base_for(model)
+        named = endpoint_named(spec.name, self.endpoints) if spec is not None and base else None
+        if named is not None and normalize_url(named[0].base_url) == normalize_url(base):
+            # the endpoint the user picked decides the key, even when another shares its URL;
+            # only ever for a call to that endpoint's own URL (a record never moves a key)
+            return route(spec.name, endpoints=self.endpoints, keys=self.keys)
         return route(model, api_base=self.config.api_base_for(model), endpoints=self.endpoints,
                      keys=self.keys, key_from=getattr(self.config, "api_key_from", None))
 

@@ -63,6 +63,17 @@ def run_title(run: Any, seconds: bool = False) -> str:
     return f"{question} · {when.day} {when.strftime('%b %H:%M:%S' if seconds else '%b %H:%M')}"
 
 
+def fork_line(forked_from: Any) -> str:
+    """"Forked from turn 3 of <run name>; turns 1–2 rebuilt from the record." ('' if not a fork)."""
+    if not isinstance(forked_from, dict) or not forked_from.get("turn"):
+        return ""
+    turn = int(forked_from["turn"])
+    title = forked_from.get("title") or f"run {str(forked_from.get('run_id') or '')[:8]}"
+    rebuilt = ("nothing before it to rebuild" if turn <= 1 else
+               f"turn 1 rebuilt from the record" if turn == 2 else f"turns 1–{turn - 1} rebuilt from the record")
+    return f"Forked from turn {turn} of {title}; {rebuilt}."
+
+
 def run_file_stem(run: Any) -> str:
     """A file name without extension: the question's first words and the start time,
     lower-case ASCII letters, digits and dashes ('how-many-error-lines-are-2025-12-01-1403')."""

@@ -169,6 +169,8 @@ class Budget:
     estimated_usage_calls: int = 0   # attempts whose cost is an estimate (no usage from the provider)
     nested_running: int = 0          # nested RLMs running now, behind their own limit
     nested_waiting: int = 0
+    waiting_for_budget: int = 0      # sub-calls waiting for calls in flight to settle (the cap)
+    waiting_worst_usd: float = 0.0   # the most one of them may cost
     unpriced: tuple = ()             # models (as the user named them) whose cost is unknown
 
     @property
@@ -211,6 +213,7 @@ class Meta:
     total_chars: int = 0
     version: str = ""
     parent_run_id: str | None = None     # a follow-up, re-run or fork names its run
+    forked_from: dict[str, Any] | None = None   # a fork: {"run_id", "turn", "title"}
 
     @property
     def max_iterations(self) -> int | None:

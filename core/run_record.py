@@ -64,7 +64,7 @@ class RunRecord:
             "RootTokens": self._tokens, "RootReplied": self._replied, "RootCallFailed": self._root_failed,
             "CellStarted": self._cell_started, "CellExecuted": self._cell_executed,
             "SubCallStarted": self._sub_started, "SubCallFinished": self._sub_finished,
-            "BudgetChanged": self._budget, "Notice": self._notice,
+            "BudgetChanged": self._budget, "Notice": self._notice, "SubCallWaiting": self._sub_waiting,
             "RunFinished": self._terminal, "RunFailed": self._terminal,
         }
 
@@ -206,6 +206,7 @@ class RunRecord:
         m.run_id, m.question, m.root_model, m.sub_model = e.run_id, e.question, e.root_model, e.sub_model
         m.config, m.documents, m.total_chars, m.version = dict(e.config or {}), list(e.documents), e.total_chars, e.version
         m.parent_run_id = getattr(e, "parent_run_id", None)
+        m.forked_from = getattr(e, "forked_from", None)
         self.status = "running"
         self.started_ts = e.ts
         self.budget.cap_usd = m.config.get("max_cost_usd")
@@ -351,6 +352,14 @@ class RunRecord:
         self._count_sub_status(e.status, 1)
         return Change("node_updated", added=tuple(added), updated=(node.id,))
 
+    def _sub_waiting(self, e: ev.SubCallWaiting) -> Change:
+        """A sub-call waits for budget ("waiting": neither running nor finished), or goes on."""
+        node = self.nodes.get(e.call_id or "")
+        if node is None or node.status not in ("running", "waiting"):
+            return Change("ignored")
+        node.status = "waiting" if e.waiting else "running"
+        return Change("node_updated", updated=(node.id,))
+
     def _count_sub_status(self, status: str, step: int) -> None:
         if status == "error":
             self.figures.sub_call_errors += step
@@ -366,6 +375,8 @@ class RunRecord:
         b.sub_calls, b.in_flight = e.sub_calls, e.in_flight
         b.overrun_usd, b.estimated_usage_calls = e.overrun_usd, e.estimated_usage_calls
         b.nested_running, b.nested_waiting = e.nested_running, e.nested_waiting
+        b.waiting_for_budget = getattr(e, "waiting_for_budget", 0)
+        b.waiting_worst_usd = getattr(e, "waiting_worst_usd", 0.0)
         self.figures.cost_usd = e.spent_usd
         return Change("budget")
 
@@ -392,6 +403,7 @@ class RunRecord:
         b.output_tokens = int(t.get("output_tokens", b.output_tokens))
         b.sub_calls = int(t.get("sub_calls", b.sub_calls))
         b.reserved_usd, b.in_flight, b.nested_running, b.nested_waiting = 0.0, 0, 0, 0
+        b.waiting_for_budget, b.waiting_worst_usd = 0, 0.0
         b.overrun_usd = float(t.get("overrun_usd", b.overrun_usd))
         b.estimated_usage_calls = int(t.get("estimated_usage_calls", b.estimated_usage_calls))
         if t.get("unpriced_models"):

@@ -37,7 +37,7 @@ COLUMNS = ("Call", "Status", "Tokens", "Cost", "Latency", "Model", "Kind", "Prom
 (COL_CALL, COL_STATUS, COL_TOKENS, COL_COST, COL_LATENCY, COL_MODEL, COL_KIND, COL_PROMPT) = range(len(COLUMNS))
 _RIGHT = {COL_TOKENS, COL_COST, COL_LATENCY}
 FAILED = frozenset({"error", "syntax error", "timeout", "crash", "memory", "failed", "fault"})
-HELD = frozenset({"refused", "cancelled", "capped"})
+HELD = frozenset({"refused", "cancelled", "capped", "waiting"})   # waiting: for budget (the cap)
 _DISPLAY, _TIP, _FG = Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.ForegroundRole
 _ALIGN_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 

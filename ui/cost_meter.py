@@ -45,6 +45,15 @@ def in_flight_in_tree(view: RunView) -> int:
     return sum(1 for n in view.node_list if n.running and n.parent is not None and n.kind != "cell")
 
 
+def waiting_text(count: int, worst_usd: float) -> str:
+    """"37 sub-calls wait for budget: each may cost up to $0.0060" ('' when none wait)."""
+    if count <= 0:
+        return ""
+    calls = "1 sub-call waits" if count == 1 else f"{count} sub-calls wait"
+    each = "it" if count == 1 else "each"
+    return f"{calls} for budget: {each} may cost up to {money(worst_usd)}"
+
+
 def clock(seconds: float) -> str:
     s = int(seconds)
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
@@ -129,7 +138,8 @@ class CostMeter(QFrame):
         if b.nested_waiting:
             nested += f" (+{b.nested_waiting} queued)"
         flying = in_flight_in_tree(view) if replay else b.in_flight
-        self._set(self.in_flight, f"{flying} in flight{nested}")
+        waiting = waiting_text(b.waiting_for_budget, b.waiting_worst_usd)
+        self._set(self.in_flight, f"{flying} in flight{nested}" + (f" · {waiting}" if waiting else ""))
         self.chart.set_data(view.spend, b.cap_usd, view.elapsed(now))
         self._set(self.elapsed, clock(view.elapsed(now)))
         top = view.meta.max_iterations

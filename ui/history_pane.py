@@ -6,6 +6,7 @@ store. Filters are sent as one dict: {"search", "status", "model", "since_days",
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import (
     QMenu, QPushButton, QToolButton, QVBoxLayout, QWidget,
 )
 
+from core.run_names import fork_line, run_title
 from core.support import unsupported_line
 from ui import icons
 from ui.rows import RowTableModel, list_table
@@ -44,6 +46,8 @@ class HistoryRow:
     unpriced: str = ""           # models without a known price: the cost is unknown
     unsupported: tuple[str, ...] = ()    # values of the answer nothing the run read holds
     evaluation_id: str = ""      # the evaluation whose question it answered ("" for the user's own runs)
+    parent_run_id: str = ""      # a re-run, follow-up or fork: the run it came from
+    fork_turn: int | None = None     # a fork: the parent's turn it went on from
 
     @classmethod
     def of_run(cls, run: dict) -> "HistoryRow":
@@ -61,7 +65,8 @@ class HistoryRow:
                    cost_usd=run.get("cost_usd"), duration_ms=duration, limited=run.get("limited") or "",
                    unpriced=run.get("unpriced") or "",
                    unsupported=tuple(str(v) for v in run.get("unsupported") or ()),
-                   evaluation_id=run.get("evaluation_id") or "")
+                   evaluation_id=run.get("evaluation_id") or "",
+                   parent_run_id=run.get("parent_run_id") or "", fork_turn=run.get("fork_turn"))
 
 
 def format_when(created: datetime | None, now: datetime | None = None) -> str:
@@ -118,7 +123,8 @@ class HistoryModel(RowTableModel):
             if col == 1:
                 return escape_controls(" ".join(row.question.split())[:200])
             if col == 2:
-                return " · ".join([row.status] + ["limited"] * bool(row.limited)
+                return " · ".join([row.status] + [f"fork of turn {row.fork_turn}"] * bool(row.fork_turn)
+                                  + ["limited"] * bool(row.limited)
                                   + ["unsupported"] * bool(row.unsupported)
                                   + ["evaluation"] * bool(row.evaluation_id))
             if col == 5:
@@ -132,13 +138,23 @@ class HistoryModel(RowTableModel):
             when = row.created.astimezone().strftime("%Y-%m-%d %H:%M") if row.created else ""
             tip = f"{row.question}\n\nrun {row.id}, {when}\nroot {row.root_model}, sub {row.sub_model or row.root_model}"
             line = unsupported_line({"unsupported": list(row.unsupported)})
-            return plain(tip + (f"\n\nLimited: {row.limited}" if row.limited else "")
+            fork = fork_line(self.fork_of(row))
+            return plain(tip + (f"\n\n{fork}" if fork else "") + (f"\n\nLimited: {row.limited}" if row.limited else "")
                                    + (f"\nUnsupported: {line}" if line else ""))
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (3, 4):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == RUN_ID_ROLE:
             return row.id
         return None
+
+    def fork_of(self, row: HistoryRow) -> dict | None:
+        """RunStarted.forked_from of a fork's row, its parent named by its row when listed."""
+        if not row.fork_turn or not row.parent_run_id:
+            return None
+        parent = next((r for r in self._rows if r.id == row.parent_run_id), None)
+        title = run_title({"question": parent.question, "created_utc": parent.created.timestamp()}
+                          if parent is not None and parent.created else {"id": row.parent_run_id})
+        return {"run_id": row.parent_run_id, "turn": row.fork_turn, "title": title}
 
     def set_rows(self, rows: list[HistoryRow]) -> None:
         self.beginResetModel()
@@ -215,6 +231,15 @@ class HistoryPane(QWidget):
                                                metrics.horizontalAdvance(m.COLUMNS[col])) + 20)
         self.table.doubleClicked.connect(lambda _i: self._emit_for_selected(self.open_requested))
         layout.addWidget(self.table, 1)
+        # A selected fork names its parent, with a link that replays it.
+        self.fork_label = QLabel()
+        self.fork_label.setObjectName("hint")
+        self.fork_label.setWordWrap(True)
+        self.fork_label.setTextFormat(Qt.TextFormat.RichText)
+        self.fork_label.linkActivated.connect(self.open_requested.emit)
+        self.fork_label.hide()
+        layout.addWidget(self.fork_label)
+        self.table.selectionModel().selectionChanged.connect(lambda *_: self._show_fork())
 
         actions = QHBoxLayout()
         self.open_button = QPushButton("Replay")
@@ -290,6 +315,17 @@ class HistoryPane(QWidget):
             return False
         self.table.selectRow(row)
         return True
+
+    def _show_fork(self) -> None:
+        run_id = self.selected_id()
+        row = next((r for r in self.model.rows() if r.id == run_id), None) if run_id else None
+        fork = self.model.fork_of(row) if row is not None else None
+        if fork is None:
+            self.fork_label.hide()
+            return
+        self.fork_label.setText(f"{html.escape(fork_line(fork))} <a href=\"{html.escape(fork['run_id'])}\">"
+                                "Replay the parent run</a>")
+        self.fork_label.show()
 
     def selected_id(self) -> str | None:
         rows = self.table.selectionModel().selectedRows()

@@ -175,6 +175,7 @@ class QuestionPanel(QWidget):
         self.fix_buttons: list[QPushButton] = []
         self.blocked_box.hide()
         self._blocked = ""
+        self.caution = ""                    # what the cap will do to a run that can start (set_caution)
         self._running = False
         layout.addWidget(self.blocked_box)
         self._status_slot = QWidget()          # where "status" accessories go (before it)
@@ -314,6 +315,7 @@ class QuestionPanel(QWidget):
         """Disable Run with `reason` beside it and a button per fix ((action id, label));
         an empty reason enables it again."""
         self._blocked = reason
+        self.caution = ""                    # set_caution's text, when that is what the box says
         self.blocked_label.setText(plain(reason))
         for button in self.fix_buttons:
             self.fix_row.removeWidget(button)
@@ -332,6 +334,25 @@ class QuestionPanel(QWidget):
         self.blocked_box.setVisible(bool(reason))
         self.run_button.setEnabled(not self._running and not reason)
         self.run_button.setToolTip(f"Run is disabled: {reason}" if reason else "Run (Ctrl+Enter)")
+
+    def set_caution(self, text: str, fixes: list[tuple[str, str]] = (), consequence: str = "") -> None:
+        """What the cap will do to a run that can start, with fixes as buttons, in the box
+        set_blocked uses; Run stays enabled and its tooltip says the consequence."""
+        if self._blocked:
+            return
+        self.set_blocked("")
+        if not text:
+            return
+        self.blocked_label.setText(plain(text))
+        for action, label in fixes:
+            button = QPushButton(label, self.blocked_box)
+            button.setObjectName("runFix")
+            button.clicked.connect(lambda _=False, a=action: self.fix_requested.emit(a))
+            self.fix_row.addWidget(button)
+            self.fix_buttons.append(button)
+        self.blocked_box.setVisible(True)
+        self.caution = text
+        self.run_button.setToolTip(f"{consequence or text} (Ctrl+Enter)")
 
     def blocked(self) -> str:
         return self._blocked

@@ -130,7 +130,7 @@ class ResultsTable(QWidget):
         self.status_combo.setMinimumContentsLength(4)
         self.status_combo.setAccessibleName("Filter by status")
         self.status_combo.addItem("Any status", None)
-        for status in ("ok", "error", "refused", "cancelled", "running"):
+        for status in ("ok", "error", "refused", "cancelled", "running", "waiting"):
             self.status_combo.addItem(status, status)
         self.export_button = QPushButton("CSV…", self)
         self.export_button.setToolTip("Export the sub-calls as CSV")

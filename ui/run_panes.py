@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 
+from core.run_names import fork_line
 from core.events import Event
 from core.runview import Change, RunView
 from ui.call_tree_model import CallTreeModel
@@ -229,6 +230,7 @@ class RunPanes(QWidget):
             self._earlier_pending = False
             self._show_earlier()
         self.tree_model.sync(updated)
+        self.transcript.set_fork(fork_line(self._view.meta.forked_from))
         self.transcript.flush()
         view = self._view
         self.meter.refresh(view, time.time() if self._live else None, replay=not self._live)

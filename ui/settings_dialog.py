@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView, QButtonGroup, QCheckBox, QComboBox, QDialog, QDialogButtonBox,
+    QAbstractItemDelegate, QAbstractItemView, QButtonGroup, QCheckBox, QComboBox, QDialog, QDialogButtonBox,
     QDoubleSpinBox, QFormLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton,
     QRadioButton, QSpinBox, QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget,
 )
@@ -190,8 +190,16 @@ class ModelsPage(QWidget):
         self.table.verticalHeader().hide()
         self.table.setAccessibleName("Model settings")
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(6, QHeaderView.ResizeMode.Stretch)
+        # Every column as wide as its header (and the model column as a long name): a narrow
+        # dialog scrolls sideways instead of cutting "lab/co…" and "Context windov".
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        metrics = header.fontMetrics()
+        for col, label in enumerate(MODEL_COLUMNS):
+            sample = {0: "lab/qwen2.5-coder:14b", 1: "0.0000", 2: "0.0000", 4: "1,000,000",
+                      6: "Be terse.", 7: "100,000,000"}.get(col, "")
+            self.table.setColumnWidth(col, max(metrics.horizontalAdvance(label),
+                                               metrics.horizontalAdvance(sample)) + 36)
         layout.addWidget(self.table, 1)
         buttons = QHBoxLayout()
         self.add_button = QPushButton("Add model")
@@ -245,6 +253,27 @@ class ModelsPage(QWidget):
         self.table.setCellWidget(row, 8, one_block)
         return row
 
+    def focus_model(self, model_id: str, values: dict | None = None) -> int:
+        """The row of `model_id` (added, pre-filled with `values`, when there is none),
+        shown and its input price cell open for typing: what "Set a price…" opens."""
+        row = next((r for r in range(self.table.rowCount())
+                    if self.table.item(r, 0) and self.table.item(r, 0).text().strip() == model_id), -1)
+        if row < 0:
+            row = self.add_row(model_id, dict(values or {}))
+        item = self.table.item(row, 1)
+        self.table.scrollToItem(item)
+        self.table.setCurrentCell(row, 1)
+        self.table.setFocus()
+        self.table.editItem(item)
+        return row
+
+    def commit_edits(self) -> None:
+        """A cell still being typed in keeps what was typed (Save pressed with the editor open)."""
+        editor = self.table.focusWidget() if self.table.state() == QAbstractItemView.State.EditingState else None
+        if editor is not None and editor is not self.table:
+            self.table.commitData(editor)
+            self.table.closeEditor(editor, QAbstractItemDelegate.EndEditHint.NoHint)
+
     def sub_call_models(self) -> list[str]:
         names = [n.strip() for n in self.sub_call_edit.text().replace("\n", ",").split(",")]
         return list(dict.fromkeys(n for n in names if n))
@@ -254,6 +283,7 @@ class ModelsPage(QWidget):
             self.table.removeRow(row)
 
     def models(self) -> dict[str, dict]:
+        self.commit_edits()
         out: dict[str, dict] = {}
         for row in range(self.table.rowCount()):
             model_id = (self.table.item(row, 0).text() if self.table.item(row, 0) else "").strip()

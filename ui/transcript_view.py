@@ -434,6 +434,10 @@ class Transcript(QScrollArea):
         self._earlier.setAccessibleName("Earlier questions in this session")
         self._earlier.hide()
         self._layout.insertWidget(0, self._earlier)
+        self.fork_label = make_label("", self._column)      # a fork: where it came from
+        self.fork_label.setObjectName("forkedFrom")
+        self.fork_label.hide()
+        self._layout.insertWidget(0, self.fork_label)
         self.setWidget(self._column)
 
     def set_earlier(self, exchanges: list[tuple[str, str]]) -> None:
@@ -453,6 +457,15 @@ class Transcript(QScrollArea):
         set_markdown(self._earlier, self._earlier_md)        # the answers' raw HTML shown as text
         self._earlier.show()
         self._placeholder.hide()
+
+    def set_fork(self, text: str) -> None:
+        """"Forked from turn N of <run name>; ..." above a fork's turns ("" hides it)."""
+        if text == self.fork_label.text() and self.fork_label.isHidden() == (not text):
+            return
+        self.fork_label.setText(text)
+        self.fork_label.setVisible(bool(text))
+        if text:
+            self._placeholder.hide()
 
     def earlier_text(self) -> str:
         return self._earlier_md if not self._earlier.isHidden() else ""

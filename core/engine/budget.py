@@ -85,41 +85,68 @@ class Budget:
         self.estimated_calls = 0  # attempts settled on an estimate (no usage from the provider)
         self.estimated_usd = 0.0
         self.attempts = 0       # model-call attempts settled or released
+        self.waiting = 0        # calls waiting in acquire_call for calls in flight to settle
+        self.waiting_worst_usd = 0.0   # the largest worst case among them
         self._on_change = on_change
         self.on_first: Callable[[str], None] = lambda what: None   # "overrun" | "estimated", once each
         self._settled: asyncio.Event | None = None
 
     async def acquire_call(self, input_usd: float, per_token_usd: float, want_tokens: int,
-                           floor_tokens: int, *, keep_usd: float = 0.0) -> tuple[Reservation, int]:
+                           floor_tokens: int, *, keep_usd: float = 0.0,
+                           on_wait: Callable[[bool], None] | None = None) -> tuple[Reservation, int]:
         """Reserve one call attempt: its input at worst plus up to `want_tokens` of output,
         fewer (down to `floor_tokens`) when the cap leaves less room. Returns the reservation
-        and the max_tokens granted. Waits while calls in flight hold the room it needs;
-        raises BudgetExceeded when even the input and the floor cannot be paid."""
+        and the max_tokens granted. Waits while calls in flight hold the room it needs: such
+        a call is counted in `waiting` and told with `on_wait(True)`, then `on_wait(False)`
+        when it goes on, is refused or is cancelled. Raises BudgetExceeded when even the
+        input and the floor cannot be paid."""
         floor_tokens = max(1, min(floor_tokens, want_tokens))
-        while True:
-            cap = self.max_cost_usd
-            if cap is None:
-                return self.reserve(0.0), want_tokens
-            full = input_usd + want_tokens * per_token_usd
-            if self._fits(full, keep_usd, with_reserved=True):
-                return self.reserve(full, keep_usd=keep_usd), want_tokens
-            if self.in_flight and self._fits(full, keep_usd, with_reserved=False):
-                await self._wait_settled()        # the whole call fits once others settle
-                continue
-            now = self._affordable(input_usd, per_token_usd, want_tokens, keep_usd, with_reserved=True)
-            if now >= floor_tokens:
-                return self.reserve(input_usd + now * per_token_usd, keep_usd=keep_usd), now
-            alone = self._affordable(input_usd, per_token_usd, want_tokens, keep_usd, with_reserved=False)
-            if self.in_flight and alone >= floor_tokens:
-                await self._wait_settled()
-                continue
-            self.refusals += 1
-            kept = f", kept for the root's answer ${keep_usd:.4f}" if keep_usd else ""
-            raise BudgetExceeded(
-                f"dollar cap ${cap:.4f}: spent ${self.spent_usd:.4f}, reserved for calls in flight "
-                f"${self.reserved_usd:.4f}{kept}; this call's input could cost up to ${input_usd:.4f} "
-                f"and even its shortest useful reply ({floor_tokens:,} tokens, "
-                f"${floor_tokens * per_token_usd:.4f}) does not fit", cap="cost")
+        waiting = False
+        try:
+            while True:
+                cap = self.max_cost_usd
+                if cap is None:
+                    return self.reserve(0.0), want_tokens
+                full = input_usd + want_tokens * per_token_usd
+                if self._fits(full, keep_usd, with_reserved=True):
+                    return self.reserve(full, keep_usd=keep_usd), want_tokens
+                now = self._affordable(input_usd, per_token_usd, want_tokens, keep_usd, with_reserved=True)
+                alone = self._affordable(input_usd, per_token_usd, want_tokens, keep_usd, with_reserved=False)
+                # the whole call fits once others settle; or, shortened, at least its floor does
+                if self.in_flight and (self._fits(full, keep_usd, with_reserved=False)
+                                       or (now < floor_tokens and alone >= floor_tokens)):
+                    if not waiting:
+                        waiting = True
+                        self._begin_wait(full, on_wait)
+                    await self._wait_settled()
+                    continue
+                if now >= floor_tokens:
+                    return self.reserve(input_usd + now * per_token_usd, keep_usd=keep_usd), now
+                self.refusals += 1
+                kept = f", kept for the root's answer ${keep_usd:.4f}" if keep_usd else ""
+                raise BudgetExceeded(
+                    f"dollar cap ${cap:.4f}: spent ${self.spent_usd:.4f}, reserved for calls in flight "
+                    f"${self.reserved_usd:.4f}{kept}; this call's input could cost up to ${input_usd:.4f} "
+                    f"and even its shortest useful reply ({floor_tokens:,} tokens, "
+                    f"${floor_tokens * per_token_usd:.4f}) does not fit", cap="cost")
+        finally:
+            if waiting:
+                self._end_wait(on_wait)
+
+    def _begin_wait(self, worst_usd: float, on_wait: Callable[[bool], None] | None) -> None:
+        self.waiting += 1
+        self.waiting_worst_usd = max(self.waiting_worst_usd, worst_usd)
+        self._on_change()
+        if on_wait is not None:
+            on_wait(True)
+
+    def _end_wait(self, on_wait: Callable[[bool], None] | None) -> None:
+        self.waiting -= 1
+        if not self.waiting:
+            self.waiting_worst_usd = 0.0
+        self._on_change()
+        if on_wait is not None:
+            on_wait(False)
 
     def _fits(self, usd: float, keep_usd: float, *, with_reserved: bool) -> bool:
         held = self.spent_usd + (self.reserved_usd if with_reserved else 0.0)

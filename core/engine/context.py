@@ -93,7 +93,8 @@ class RunContext:
                   cap_usd=b.max_cost_usd, input_tokens=b.input_tokens, output_tokens=b.output_tokens,
                   sub_calls=b.sub_calls, in_flight=b.in_flight, overrun_usd=round(b.overrun_usd, 10),
                   estimated_usage_calls=b.estimated_calls, estimated_usd=round(b.estimated_usd, 10),
-                  nested_running=self.nested_running, nested_waiting=self.nested_waiting)
+                  nested_running=self.nested_running, nested_waiting=self.nested_waiting,
+                  waiting_for_budget=b.waiting, waiting_worst_usd=round(b.waiting_worst_usd, 10))
 
     def budget_notice(self, what: str) -> None:
         """Budget.on_first: the first overrun / estimated usage of the run is told, once."""

@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from core.limits import CAP_NEEDED
 from core.llm.pricing import worst_case_input_tokens
 
 MIN_USEFUL_MAX_TOKENS = 256     # below this a root cannot write a cell and a final answer
@@ -103,7 +104,7 @@ def explain_no_fit(wc: WorstCase, cap: float, spent: float, *, what: str = "the 
         fit = math.floor((left - wc.input_usd) * 1e6 / wc.output_per_m)
         if fit >= MIN_USEFUL_MAX_TOKENS:
             fixes.append(f"a {option} of at most {fit:,}")
-    fixes.append(f"a dollar cap of at least ${math.ceil((spent + wc.usd) * 1e4) / 1e4:.4f}")
+    fixes.append(f"{CAP_NEEDED}{math.ceil((spent + wc.usd) * 1e4) / 1e4:.4f}")
     return text + " To fix it, set " + " or ".join(fixes) + "."
 
 
@@ -117,8 +118,10 @@ class CallMeter:
 
     def __init__(self, ctx: Any, model: str, messages: list[dict], max_tokens: int, *,
                  tally: Any = None, keep_usd: Callable[[], float] = lambda: 0.0,
-                 floor_tokens: int = SUB_FLOOR_TOKENS) -> None:
+                 floor_tokens: int = SUB_FLOOR_TOKENS,
+                 on_wait: Callable[[bool, float], None] | None = None) -> None:
         self.ctx = ctx
+        self.on_wait = on_wait             # (waiting, worst_usd): it waits for budget, or goes on
         self.model = model
         self.messages = messages
         self.max_tokens = max_tokens
@@ -156,9 +159,11 @@ class CallMeter:
         if self._input_tokens is None:
             self._input_tokens = worst_case_input_tokens(self.messages)
         input_usd = self._input_tokens * price.input_per_m / 1e6
+        worst = input_usd + self.max_tokens * price.output_per_m / 1e6
+        told = self.on_wait
         self._reservation, granted = await budget.acquire_call(
             input_usd, price.output_per_m / 1e6, self.max_tokens, self.floor_tokens,
-            keep_usd=self.keep_usd())
+            keep_usd=self.keep_usd(), on_wait=None if told is None else (lambda waiting: told(waiting, worst)))
         self.shortened_to = granted if granted < self.max_tokens else None
         return granted
 

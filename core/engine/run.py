@@ -51,7 +51,8 @@ class Engine:
     def __init__(self, config: RunConfig, *, emit: EventSink, key_for: Callable[[str], str | None],
                  run_id: str | None = None, llm: Any = None, worker_command: list[str] | None = None,
                  version: str = "", parent_run_id: str | None = None,
-                 keep_session: bool = False, evaluation_id: str | None = None) -> None:
+                 keep_session: bool = False, evaluation_id: str | None = None,
+                 forked_from: dict[str, Any] | None = None) -> None:
         self.config = config
         self.run_id = run_id or uuid.uuid4().hex
         self._emit = emit
@@ -60,6 +61,7 @@ class Engine:
         self._worker_command = worker_command
         self._version = version
         self._parent_run_id = parent_run_id
+        self._forked_from = forked_from
         self._evaluation_id = evaluation_id
         self._keep_session = keep_session
         self._task: asyncio.Task | None = None
@@ -69,17 +71,18 @@ class Engine:
         """Validate the config (and, given them, that the documents fit the REPL worker's
         memory: core/engine/corpus_fit.py) before anything runs; returns the PriceBook."""
         from core.llm.pricing import PriceBook
-        prices = PriceBook(self.config.prices)
+        prices = PriceBook.for_config(self.config)
         if self.config.max_cost_usd is not None:
             models = {self.config.root_model}
             if self.config.max_depth >= 1:
                 models.add(self.config.sub_model)
             for model in sorted(models):
                 if prices.price(model) is None:
+                    name = self.config.label(model)      # the name the user picked (its spec's)
                     raise ConfigError(
-                        f"No price is known for model '{model}', and a dollar cap is set. "
-                        f"Give it a price with --price {model}=IN,OUT (USD per million tokens), "
-                        f"mark it free with --price {model}=0,0 (local models), or drop --max-cost.")
+                        f"No price is known for model '{name}', and a dollar cap is set. "
+                        f"Give it a price with --price {name}=IN,OUT (USD per million tokens), "
+                        f"mark it free with --price {name}=0,0 (local models), or drop --max-cost.")
         if documents:
             from core.engine.corpus_fit import CorpusTooLarge, check_fits
             from core.ingest.text_back import DocumentChanged, check_unchanged
@@ -151,7 +154,7 @@ class Engine:
                  documents=[{"path": d.path, "chars": chars_of(d)} for d in docs],
                  total_chars=sum(map(chars_of, docs)), version=self._version,
                  parent_run_id=self._parent_run_id, unpriced_models=ctx.unpriced,
-                 evaluation_id=self._evaluation_id)
+                 evaluation_id=self._evaluation_id, forked_from=self._forked_from)
         started_at = time.time()
         root = Rlm(ctx, rlm_id="R", parent_id=None, depth=0, question=question, documents=docs,
                    session=session, follow_up=follow_up, keep_repl=self._keep_session)

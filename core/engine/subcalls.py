@@ -252,7 +252,10 @@ class SubCaller:
         started = time.monotonic()
         messages = sub_messages(prompt)
         meter = CallMeter(ctx, model, messages, cfg.sub_max_tokens, tally=self.rlm.tally,
-                          keep_usd=lambda: ctx.root_reserve_usd)
+                          keep_usd=lambda: ctx.root_reserve_usd,
+                          on_wait=lambda waiting, worst: ctx.emit(
+                              ev.SubCallWaiting, call_id=call_id, parent_id=parent, waiting=waiting,
+                              worst_usd=round(worst, 10)))
 
         def finish(status: str, response: str | None = None, error: str | None = None,
                    error_type: str | None = None, finish_reason: str | None = None) -> dict[str, Any]:

@@ -173,7 +173,7 @@ class Evaluation:
         from core.llm.pricing import PriceBook
         config = self.config_for(Pair(self.judge_model, self.judge_model))
         reply = await self.llm_for(config).complete(config.root_model, messages, max_tokens=16)
-        return reply.text, PriceBook(config.prices).cost_usd(config.root_model, reply.input_tokens,
+        return reply.text, PriceBook.for_config(config).cost_usd(config.root_model, reply.input_tokens,
                                                              reply.output_tokens)
 
     async def _check(self, q: Question, answer: str | None) -> CheckResult:
@@ -215,7 +215,7 @@ class Evaluation:
                 return
             if on_start:
                 on_start(job)
-            result = await ask_directly(self.llm_for(config), PriceBook(config.prices), model, q.question,
+            result = await ask_directly(self.llm_for(config), PriceBook.for_config(config), model, q.question,
                                         self.documents,
                                         max_tokens=self.direct_max_tokens,
                                         window=(self.windows or {}).get(model))

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from core.limits import summary
-from core.run_names import run_title
+from core.run_names import fork_line, run_title
 from core.store import report as rp
 from core.support import unsupported_line
 from core.exports.answer_render import answer_html
@@ -70,6 +70,9 @@ def render(r: rp.Report) -> str:
            f"<style>{CSS}</style></head><body>"]
     out.append(f"<h1>{esc(run_title(run))}</h1>")      # named by its question and time (core/run_names.py)
     out.append(f'<p class="muted">RLM Studio run <code>{esc(run["id"])}</code></p>')
+    if fork_line(r.forked_from):
+        out.append(f'<p class="fork"><strong>{esc(fork_line(r.forked_from))}</strong> '
+                   f'(run <code>{esc(r.forked_from.get("run_id"))}</code>)</p>')
     out.append(f'<p><span class="status {esc(run["status"])}">{esc(run["status"])}</span> '
                f'<span class="muted">started {esc(run.get("created_at"))} UTC'
                + (f', finished {esc(run.get("finished_at"))} UTC' if run.get("finished_at") else "") + "</span></p>")
@@ -101,7 +104,7 @@ def render(r: rp.Report) -> str:
     out.append("<h2>Models and caps</h2><table>")
     out.append(f"<tr><th>root model</th><td>{esc(r.model_line('root'))}</td></tr>"
                f"<tr><th>sub model</th><td>{esc(r.model_line('sub'))}</td></tr>")
-    out.extend(f"<tr><th>{esc(label)}</th><td>{esc(value)}</td></tr>" for label, value in rp.cap_rows(r.config))
+    out.extend(f"<tr><th>{esc(label)}</th><td>{esc(value)}</td></tr>" for label, value in rp.cap_rows(r.config) + rp.price_rows(r.config))
     out.append("</table><h2>Totals</h2><table>")
     out.extend(f"<tr><th>{esc(name)}</th><td>{esc(rp.total_value(r.totals, key))}</td></tr>" for key, name in rp.TOTAL_LABELS)
     out.append("</table>")

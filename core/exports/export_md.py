@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from core.limits import summary
-from core.run_names import run_title
+from core.run_names import fork_line, run_title
 from core.store import report as rp
 from core.support import unsupported_line
 from core.exports.answer_render import answer_markdown
@@ -42,6 +42,8 @@ def render(r: rp.Report) -> str:
     run, out = r.run, []
     out.append(f"# {md_text(run_title(run))}")       # named by its question and time (core/run_names.py)
     out.append(f"\nRLM Studio run `{run['id']}`")
+    if fork_line(r.forked_from):
+        out.append(f"\n> **{md_text(fork_line(r.forked_from))}** (run `{r.forked_from.get('run_id')}`)")
     out.append(f"\n**Status:** {md_text(run['status'])}" + (f" — {md_text(run['error'])}" if run.get("error") else ""))
     limited = summary(r.totals.get("limited"))
     if limited:
@@ -59,7 +61,7 @@ def render(r: rp.Report) -> str:
             out.extend(f"- {md_text(line)}" for line in flags)
     out.append("\n## Models and caps\n")
     out.append(f"- root model: {md_text(r.model_line('root'))}\n- sub model: {md_text(r.model_line('sub'))}")
-    out.extend(f"- {label}: {md_text(value)}" for label, value in rp.cap_rows(r.config))
+    out.extend(f"- {label}: {md_text(value)}" for label, value in rp.cap_rows(r.config) + rp.price_rows(r.config))
     out.append("\n## Totals\n")
     out.append("| | |\n|---|---|")
     out.extend(f"| {name} | {rp.total_value(r.totals, key)} |"

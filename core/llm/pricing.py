@@ -44,6 +44,20 @@ class PriceBook:
     def __init__(self, overrides: Mapping[str, Price] | None = None) -> None:
         self.overrides: dict[str, Price] = dict(overrides or {})
 
+    @classmethod
+    def for_config(cls, config: Any) -> "PriceBook":
+        """The prices of one run, by the routed names its engine calls: each model's spec
+        (RunConfig.specs) with the run's prices by the user's name over it. A config without
+        specs (a stored run from before them, a test's) has its prices by routed name."""
+        overrides: dict[str, Price] = dict(config.prices)
+        for spec in getattr(config, "specs", ()) or ():
+            price = config.prices.get(spec.name, spec.price)
+            if price is None:
+                overrides.pop(spec.routed, None)
+            else:
+                overrides[spec.routed] = price
+        return cls(overrides)
+
     def price(self, model: str) -> Price | None:
         """USD per million tokens, or None when nobody knows."""
         if model in self.overrides:

@@ -9,6 +9,7 @@ Times (`*_utc`) are Unix epoch seconds (REAL, UTC): exact, cheap to filter, and
 from __future__ import annotations
 
 import re
+import json
 import time
 from typing import Callable
 
@@ -319,6 +320,41 @@ def m008_extracts_width_tokens(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE extracts ADD COLUMN width INTEGER")
     db.execute("ALTER TABLE extracts ADD COLUMN tokens INTEGER")
 
+
+
+@migration
+def m009_prices_by_picked_name_and_fork_turn(db: sqlite_utils.Database) -> None:
+    # A fork's turn in its parent (RunStarted.forked_from): History marks forks by it.
+    # NULL for every other run, and for forks stored before it was kept.
+    db.execute("ALTER TABLE runs ADD COLUMN fork_turn INTEGER")
+    # A run's prices are kept by the model as the user named it on its endpoint
+    # ("lab/small-3b"), as its ModelSpec resolved them (core/models.py); runs stored
+    # before were keyed by the routed name ("openai/small-3b"), and carried every model
+    # of the settings, where two endpoints' models of one name overwrote each other.
+    # A routed key of the run's own root or sub model becomes the name the user picked;
+    # any other is moved to "prices_unresolved", which `runs show` and exports name.
+    rows = db.execute("SELECT id, config_json FROM runs WHERE config_json IS NOT NULL").fetchall()
+    for run_id, text in rows:
+        try:
+            config = json.loads(text)
+        except ValueError:
+            continue
+        if not isinstance(config, dict) or config.get("specs") or not isinstance(config.get("prices"), dict):
+            continue
+        labels = config.get("model_labels") if isinstance(config.get("model_labels"), dict) else {}
+        own = {config.get("root_model"), config.get("sub_model")}
+        prices, unresolved = {}, {}
+        for routed, price in config["prices"].items():
+            if routed in labels and routed in own:
+                prices[labels[routed]] = price
+            elif routed in own:
+                prices[routed] = price
+            else:
+                unresolved[routed] = price
+        config["prices"] = prices
+        if unresolved:
+            config["prices_unresolved"] = unresolved
+        db.execute("UPDATE runs SET config_json = ? WHERE id = ?", [json.dumps(config), run_id])
 
 def migrate(db: sqlite_utils.Database) -> list[str]:
     """Apply pending migrations; returns the names applied. BEGIN IMMEDIATE makes two

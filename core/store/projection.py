@@ -220,15 +220,16 @@ class Projection:
         db.execute(
             "INSERT INTO runs (id, question, status, root_model, sub_model, max_depth, max_iterations, "
             "max_cost_usd, max_sub_calls, config_json, documents, total_chars, created_utc, version, "
-            "parent_run_id, owner_pid, owner_host, owner_token, root_model_label, sub_model_label, evaluation_id) "
-            "VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "parent_run_id, owner_pid, owner_host, owner_token, root_model_label, sub_model_label, evaluation_id, "
+            "fork_turn) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT(id) DO NOTHING",
             [e.run_id, e.question, e.root_model, e.sub_model, config.get("max_depth"),
              config.get("max_iterations"), config.get("max_cost_usd"), config.get("max_sub_calls"),
              dumps(config), len(e.documents or ()), e.total_chars, e.ts, e.version,
              getattr(e, "parent_run_id", None),
              getattr(owner, "pid", None), getattr(owner, "host", None), getattr(owner, "token", None),
-             labels.get(e.root_model), labels.get(e.sub_model), getattr(e, "evaluation_id", None)])
+             labels.get(e.root_model), labels.get(e.sub_model), getattr(e, "evaluation_id", None),
+             (getattr(e, "forked_from", None) or {}).get("turn")])
 
     @staticmethod
     def _update_run(db: sqlite_utils.Database, run_id: str, delta: _RunDelta) -> None:

@@ -21,7 +21,7 @@ LIST_COLUMNS = ("id", "status", "question", "answer", "error", "root_model", "su
                 "max_iterations", "max_cost_usd", "documents", "total_chars", "cost_usd", "input_tokens",
                 "output_tokens", "iterations", "sub_calls", "cells", "syntax_errors", "wall_ms",
                 "created_utc", "finished_utc", "version", "parent_run_id", "imported_utc",
-                "root_model_label", "sub_model_label", "limited", "unpriced", "evaluation_id")
+                "root_model_label", "sub_model_label", "limited", "unpriced", "evaluation_id", "fork_turn")
 TOTAL_KEYS = ("cost_usd", "input_tokens", "output_tokens", "iterations", "sub_calls", "cells",
               "syntax_errors", "wall_ms")
 EVENT_PAGE = 2000

@@ -43,6 +43,7 @@ class Report:
     tree: list[Node]                  # the top-level RLM's turns, in order
     notices: list[dict[str, Any]]
     documents: list[Any] = field(default_factory=list)   # with texts, for cited passages
+    forked_from: dict[str, Any] | None = None           # a fork: RunStarted.forked_from
     texts_stored: bool = True            # False: imported without texts (citations unchecked)
 
     def model_line(self, which: str) -> str:
@@ -76,7 +77,7 @@ def build(store: Any, run_id: str) -> Report:
     notices = [{"level": n.level, "message": n.message, "call_id": n.node_id, "ts": n.ts} for n in record.notices]
     return Report(run=run, config=run.get("config") or {}, totals=run.get("totals") or {},
                   sources=store.sources(run_id), tree=tree, notices=notices, documents=documents,
-                  texts_stored=stored)
+                  texts_stored=stored, forked_from=record.meta.forked_from)
 
 
 def _nodes(node: FoldNode, rows: dict[str, dict[str, Any]], record: RunRecord) -> list[Node]:
@@ -149,6 +150,35 @@ def _amount(value: Any, unit: str) -> str:
 def cap_rows(config: dict[str, Any]) -> list[tuple[str, str]]:
     """(label, value with its unit) for each cap the run was given, in CAP_KEYS order."""
     return [(CAP_LABELS[k][0], _amount(config.get(k), CAP_LABELS[k][1])) for k in CAP_KEYS if k in config]
+
+
+def price_rows(config: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, value): the price each model of the run was billed at, by the name the user
+    picked (its spec, core/models.py), and where it came from; prices a run stored under
+    routed names that could not be tied to one of its models are said as such."""
+    rows: list[tuple[str, str]] = []
+    specs = [s for s in config.get("specs") or () if isinstance(s, dict)]
+    prices = config.get("prices") if isinstance(config.get("prices"), dict) else {}
+    for spec in specs:
+        price = prices.get(spec.get("name"), spec.get("price"))
+        rows.append((f"price of {spec.get('name')}", _price_words(price, spec.get("price_from") or "")))
+    if not specs:
+        rows += [(f"price of {name}", _price_words(price, "")) for name, price in prices.items()]
+    unresolved = config.get("prices_unresolved")
+    if isinstance(unresolved, dict) and unresolved:
+        rows.append(("prices not tied to this run's models",
+                     "; ".join(f"{name} {_price_words(p, '')}" for name, p in unresolved.items())
+                     + " (stored under the routed name, before prices were kept per endpoint)"))
+    return rows
+
+
+def _price_words(price: Any, source: str) -> str:
+    if not (isinstance(price, (list, tuple)) and len(price) == 2):
+        return "unknown"
+    where = f" ({source})" if source and source != "unknown" else ""
+    if not price[0] and not price[1]:
+        return f"free{where}"
+    return f"${price[0]:g} in · ${price[1]:g} out per M tokens{where}"
 
 
 def total_value(totals: dict[str, Any], key: str) -> Any:

@@ -66,6 +66,11 @@ class CostPreview:
     fixes: list[tuple[str, str]] = field(default_factory=list)   # (action id, button label)
     reach: str = ""                      # how far the cap goes ("pays for at least N sub-calls ...")
     root_keep_usd: float | None = None   # kept back for one later root turn at its floor
+    # What the cap will do to a run that can start (a 2nd root turn it cannot pay, sub-calls it
+    # throttles), and fixes that set exact values: Run stays enabled and says the consequence.
+    warning: str = ""
+    warning_fixes: list[tuple[str, str]] = field(default_factory=list)
+    consequence: str = ""                # Run's own words for it ("Run: ... ")
 
 
     def to_dict(self) -> dict[str, Any]:
@@ -121,7 +126,7 @@ def preview_cost(config: Any, total_chars: int, *, store: Any = None, prices: An
                  question: str = "", documents: list[tuple[str, int]] | None = None) -> CostPreview:
     if prices is None:
         from core.llm.pricing import PriceBook
-        prices = PriceBook(config.prices)
+        prices = PriceBook.for_config(config)
     notes: list[str] = []
     first = first_call(config, prices, total_chars, question, documents)
     first_usd = first.usd if first.input_per_m is not None else None
@@ -131,6 +136,8 @@ def preview_cost(config: Any, total_chars: int, *, store: Any = None, prices: An
     reach, keep = _reach(config, prices, first, total_chars)
     if reach:
         notes.append(reach)
+    warning, warning_fixes, consequence = ("", [], "") if blocker else \
+        cap_warning(config, prices, first, total_chars, keep)
     usage = similar_usage(store, config) if store is not None else []
     context_tokens = -(-total_chars // CHARS_PER_TOKEN)
     subs = config.max_depth >= 1
@@ -169,7 +176,7 @@ def preview_cost(config: Any, total_chars: int, *, store: Any = None, prices: An
                        (root_in[0] + sub_in[0], root_in[1] + sub_in[1]),
                        (root_out[0] + sub_out[0], root_out[1] + sub_out[1]),
                        usd_low, usd_high, basis, len(usage), turns, notes, first_usd, blocker, fixes,
-                       reach, keep)
+                       reach, keep, warning, warning_fixes, consequence)
 
 
 def _blocker(config: Any, prices: Any, first: Any) -> tuple[str, list[tuple[str, str]]]:
@@ -225,6 +232,53 @@ def _reach(config: Any, prices: Any, first: Any, total_chars: int) -> tuple[str,
     return (f"This cap pays for about {count:,} sub-call{'s' if count != 1 else ''} of {size} (each reply "
             f"up to {config.sub_max_tokens:,} tokens); about ${keep:.4f} is kept back for the root's "
             "next turn."), keep
+
+
+def cap_warning(config: Any, prices: Any, first: Any, total_chars: int,
+                keep: float | None) -> tuple[str, list[tuple[str, str]], str]:
+    """(warning, fixes, Run's consequence) when a cap that lets the run start will still bite:
+    it cannot pay a second root turn (reserved as the engine does: the first turn's input, a
+    reply at the floor and one cell's output, a byte a token), or it leaves room for fewer
+    sub-calls in flight than the concurrency (each reserves its input and a full reply)."""
+    from core.engine.costs import ROOT_FLOOR_TOKENS
+    from core.limits import cents_up
+    cap = config.max_cost_usd
+    root_price = prices.price(config.root_model)
+    if cap is None or root_price is None or first.input_per_m is None:
+        return "", [], ""
+    floor = min(config.root_max_tokens, ROOT_FLOOR_TOKENS)
+    first_usd = min((first.input_tokens / CHARS_PER_TOKEN * root_price.input_per_m
+                     + floor * root_price.output_per_m) / 1e6, cap)
+    second_in = first.input_tokens + floor * CHARS_PER_TOKEN + config.max_output_chars + 200
+    second = (second_in * root_price.input_per_m + floor * root_price.output_per_m) / 1e6
+    if first_usd + second > cap + 1e-12:
+        need = cents_up(first_usd + second)
+        return (f"The dollar cap ${cap:.2f} pays for the first root turn but not a second (it may "
+                f"cost up to ${second:.4f}): unless the root answers at once, the run ends without "
+                f"an answer. Set the cap to ${need:.2f} for a second turn."), \
+            [(f"set_cap:{need}", f"Set the cap to ${need:.2f}")], \
+            "Run: the cap cannot pay a 2nd root turn; without an answer in the 1st, there is none."
+    sub_price = prices.price(config.sub_model)
+    if config.max_depth < 1 or sub_price is None or sub_price.output_per_m <= 0:
+        return "", [], ""
+    chars = max(min(SUB_CALL_CHARS, total_chars or SUB_CALL_CHARS), 1)
+    input_usd = (chars + 48) * sub_price.input_per_m / 1e6
+    one = input_usd + config.sub_max_tokens * sub_price.output_per_m / 1e6
+    room = cap - first_usd - (keep or 0.0)
+    slots = max(int(room // one), 0)
+    target = min(config.concurrency, 8)
+    if slots >= target:
+        return "", [], ""
+    fixes: list[tuple[str, str]] = []
+    tokens = int((room / target - input_usd) * 1e6 / sub_price.output_per_m) // 256 * 256
+    if 256 <= tokens < config.sub_max_tokens:
+        fixes.append((f"set_sub_max_tokens:{tokens}", f"Lower the sub reply limit to {tokens:,} tokens"))
+    need = cents_up(first_usd + (keep or 0.0) + target * one)
+    fixes.append((f"set_cap:{need}", f"Set the cap to ${need:.2f}"))
+    return (f"The dollar cap ${cap:.2f} leaves room for about {slots} sub-call{'s' if slots != 1 else ''} "
+            f"in flight at once (each reserves up to ${one:.4f}: a reply of up to "
+            f"{config.sub_max_tokens:,} tokens); the others wait for budget, so many sub-calls run "
+            "slowly."), fixes, f"Run: sub-calls will wait for budget, about {slots} at a time."
 
 
 class CostProjection:

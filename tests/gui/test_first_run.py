@@ -58,7 +58,9 @@ def test_first_minute_welcome_local_server_samples_run(local_server, studio, qlo
         assert qp.root_model() == model_id and qp.sub_model() == model_id
         endpoint = controller.settings.endpoint(f"local-{port}")
         assert endpoint is not None and endpoint.base_url == server.url and not endpoint.needs_key
-        assert controller.settings.models[model_id].free
+        assert endpoint.runs_here is True and model_id not in controller.settings.models   # Free, said once
+        assert window.notifier.last.action == "undo_use_server"
+        assert window.notifier.last.message.startswith(f"Added the endpoint local-{port} ({server.url}, Free")
         assert model_id in view.selected_label.text()
 
         view.samples_button.click()                                   # "Try the samples"

@@ -60,7 +60,8 @@ def test_one_block_per_turn_is_set_per_model_in_the_dialog_and_kept(studio, qloo
     assert saved.models["lab/qwen2.5-coder:1.5b"].one_block_per_turn is True
     assert saved.models["openai/gpt-4o"].one_block_per_turn is False
     assert build_run_config(saved, root="lab/qwen2.5-coder:1.5b").one_block_per_turn == \
-        {"openai/qwen2.5-coder:1.5b": True, "openai/gpt-4o": False}
+        {"openai/qwen2.5-coder:1.5b": True}                  # the run's own models' rules
+    assert build_run_config(saved, root="openai/gpt-4o").one_block_per_turn == {"openai/gpt-4o": False}
     again = controller.open_settings("models")               # shown again, and kept by a second Save
     again.button_box.button(QDialogButtonBox.StandardButton.Save).click()
     assert load_settings().models["lab/qwen2.5-coder:1.5b"].one_block_per_turn is True

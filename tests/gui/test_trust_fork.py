@@ -55,6 +55,11 @@ def test_fork_from_turn_2_makes_a_linked_run(parent, qloop, openai_server):
     assert dialog.turn_combo.currentData() == 2 and "Revenue in Q3" in dialog.code_edit.toPlainText()
     assert dialog.root_picker.model_id() == "lab/root" and dialog.sub_picker.model_id() == "lab/sub"
     dialog.iter_spin.setValue(4)
+    from app.settings import ModelSettings
+    from core.config import Price
+    controller.settings.models["lab/root"] = ModelSettings(price=Price(1.0, 2.0))   # priced since the parent ran
+    openai_server.price("root", 1.0, 2.0)
+    asked_before = len(openai_server.history)
     openai_server.script("root", replies=[code("FINAL('forked after ' + str(len(lines)) + ' lines')")])
     asked_root = len(openai_server.requests_for("root"))
 
@@ -68,6 +73,15 @@ def test_fork_from_turn_2_makes_a_linked_run(parent, qloop, openai_server):
     assert len(openai_server.requests_for("root")) == asked_root + 1      # turn 1 was not asked again
     stored = controller.history.store().get_run(fork.run_id)
     assert stored["parent_run_id"] == outcome.run_id and stored["max_iterations"] == 4
+    # billed at today's price of lab/root, which the fork's config keeps
+    billed = openai_server.billed_usd(openai_server.history[asked_before:])
+    assert outcome.totals["cost_usd"] == 0.0 and fork.totals["cost_usd"] > 0
+    assert abs(fork.totals["cost_usd"] - billed) < 1e-9
+    assert stored["config"]["prices"]["lab/root"] == [1.0, 2.0] and stored["fork_turn"] == 2
+    said = "Forked from turn 2 of What was Q3 revenue?"
+    transcript = window.run_panes.transcript
+    assert transcript.fork_label.isVisibleTo(window) and transcript.fork_label.text().startswith(said)
+    assert transcript.fork_label.text().endswith("; turn 1 rebuilt from the record.")
     # The panes show the fork live; History shows the family, the fork under its parent.
     assert window.run_panes.view.meta.run_id == fork.run_id
     window.history_pane.select(fork.run_id)
@@ -77,6 +91,15 @@ def test_fork_from_turn_2_makes_a_linked_run(parent, qloop, openai_server):
     assert rows[1].question.startswith("    \u21b3 ") and not rows[0].question.startswith(" ")
     actions.bar.family_button.click()                                 # back to every run
     assert actions.family_of is None
+    pane = window.history_pane
+    pane.select(fork.run_id)
+    row = pane.model.row_of(fork.run_id)
+    assert "fork of turn 2" in pane.model.index(row, pane.model.COL_STATUS).data()
+    assert not pane.fork_label.isHidden() and pane.fork_label.text().startswith(said), pane.fork_label.text()
+    opened = []
+    pane.open_requested.connect(opened.append)
+    pane.fork_label.linkActivated.emit(outcome.run_id)           # "Replay the parent run"
+    assert opened == [outcome.run_id] and f'href="{outcome.run_id}"' in pane.fork_label.text()
 
 
 def test_fork_with_edited_code_runs_the_edit_first(parent, qloop, openai_server):

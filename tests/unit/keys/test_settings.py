@@ -133,21 +133,25 @@ def test_settings_alone_make_the_config():
     assert (cfg.max_depth, cfg.max_iterations, cfg.max_cost_usd, cfg.concurrency) == (2, 7, 1.5, 4)
     assert cfg.max_sub_calls == RunConfig.max_sub_calls
     assert (cfg.root_max_tokens, cfg.sub_max_tokens) == (12000, 3000)
-    assert cfg.prices == {"openai/gpt-4o-mini": Price(0.1, 0.2), "openai/qwen3": Price(0.0, 0.0)}
-    assert cfg.reasoning_effort == {"openai/gpt-4o-mini": "low", "openai/qwen3": "high"}
+    # the prices the run uses, by the names the user picked (the run's models only: another
+    # endpoint's model of the same name never prices this run's)
+    assert cfg.prices == {"openai/gpt-4o-mini": Price(0.1, 0.2), "openai/gpt-4o": Price(2.5, 10.0)}
+    assert [(s.name, s.price_from) for s in cfg.specs] == [("openai/gpt-4o", "price map"),
+                                                          ("openai/gpt-4o-mini", "yours")]
+    assert cfg.reasoning_effort == {"openai/gpt-4o-mini": "low"}
     assert cfg.prompt_notes == {"openai/gpt-4o": "Be terse."}
 
 
 def test_flags_win_over_settings():
     cfg = build_run_config(_settings(), root="anthropic/claude-haiku-4-5", sub="gpt-4o-mini",
                            overrides={"max_depth": 1, "max_cost_usd": 0.25, "sub_max_tokens": 999,
-                                      "prices": {"openai/gpt-4o-mini": Price(9, 9),
+                                      "prices": {"gpt-4o-mini": Price(9, 9),
                                                  "lab/qwen3": Price(1, 1)}})
     assert cfg.root_model == "anthropic/claude-haiku-4-5" and cfg.sub_model == "gpt-4o-mini"
     assert (cfg.max_depth, cfg.max_cost_usd, cfg.max_iterations) == (1, 0.25, 7)
     assert cfg.sub_max_tokens == 999 and cfg.root_max_tokens == RunConfig.root_max_tokens
-    assert cfg.prices["openai/gpt-4o-mini"] == Price(9, 9)
-    assert cfg.prices["openai/qwen3"] == Price(1, 1)          # a flag for "lab/qwen3" is routed too
+    assert cfg.prices["gpt-4o-mini"] == Price(9, 9)       # the flag wins over the price map
+    assert "lab/qwen3" not in cfg.prices and "openai/qwen3" not in cfg.prices   # not in this run
 
 
 def test_sub_defaults_to_root_and_root_is_required():
