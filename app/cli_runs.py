@@ -175,6 +175,11 @@ def cmd_import(args: argparse.Namespace) -> int:
             run_id = store.import_json(Path(args.file))
         except ImportError_ as exc:
             return _fail(str(exc))
+        dropped = (store.get_run(run_id) or {}).get("config", {}).get("import_dropped")
+    if dropped:
+        # lazy: part of core.store, already imported above
+        from core.store.import_checks import describe_dropped
+        print(f"rlm-studio: run {run_id}: {describe_dropped(dropped)}", file=sys.stderr)
     print(run_id)
     return 0
 
@@ -200,10 +205,17 @@ def rerun_inputs(store: Any, run_id: str, args: argparse.Namespace) -> tuple[str
     # lazy: +15 modules, 29 ms at load 9 (first use only)
     from core.config import RunConfig
     run = store.get_run(run_id)
-    config = RunConfig.from_public_dict(run["config"])
-    overrides = {"root_model": args.root, "sub_model": args.sub, "max_depth": args.max_depth,
-                 "max_cost_usd": args.max_cost, "max_iterations": args.max_iterations}
-    config = config.replace(**{k: v for k, v in overrides.items() if v is not None})
+    caps = {"max_depth": args.max_depth, "max_cost_usd": args.max_cost, "max_iterations": args.max_iterations}
+    if run.get("imported_utc"):
+        # a run file decides nothing about where calls go or whose key they carry (app/rerun_config.py)
+        # lazy: +36 modules, 59 ms at load 9 (first use only), as config_from_args
+        from app.rerun_config import imported_rerun_config
+        from app.settings import load_settings  # lazy: the same
+        config = imported_rerun_config(run, load_settings(), root=args.root, sub=args.sub, overrides=caps)
+    else:
+        config = RunConfig.from_public_dict(run["config"])
+        overrides = {"root_model": args.root, "sub_model": args.sub, **caps}
+        config = config.replace(**{k: v for k, v in overrides.items() if v is not None})
     return run["question"], store.documents(run_id), store.skipped(run_id), config
 
 
@@ -229,8 +241,12 @@ async def _rerun(args: argparse.Namespace, parent_id: str, question: str, docume
                  config: Any) -> int:
     # lazy: +83 modules, 118 ms at load 9 (first use only)
     from app.run_service import RunRequest, RunService
+    from app.key_routing import describe_routes  # lazy: with the run service (above)
+    from app.settings import load_settings  # lazy: with the run service (above)
     try:
         request = RunRequest.rerun(parent_id, question, documents, config, skipped=skipped)
     except ValueError as exc:
         return _fail(f"cannot re-run: {exc}")
+    print(f"rlm-studio: re-run of {parent_id[:8]}: {describe_routes(config, load_settings().endpoints)}",
+          file=sys.stderr)
     return await run_request(request, args, RunService(), show=not (args.quiet or args.json))
