@@ -281,6 +281,10 @@ class Rlm:
             self.current_parent = cell_id
             ctx.emit(ev.CellStarted, call_id=cell_id, parent_id=turn_id, index=index, code=code)
             result = await self.repl.execute(code, timeout_s=cfg.cell_timeout_s, cell_id=cell_id)
+            if getattr(result, "between_cells", None):     # a limit held between cells: say so, record it
+                ctx.emit(ev.Notice, call_id=cell_id, parent_id=turn_id, level="warning",
+                         message=f"{result.between_cells[:1].upper()}{result.between_cells[1:]} "
+                                 "(a limit of the REPL sandbox, which holds between cells too).")
             shown = cell_output(cfg, index, len(parsed.cells), result)
             outputs.append(shown)
             self._shown.append(shown)
