@@ -64,6 +64,7 @@ def _ask(tmp_path: Path, server_url: str, docs: Path) -> subprocess.Popen:
                             env=_env(tmp_path), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
+@pytest.mark.timeout(900)       # 40 real starts of the CLI
 def test_sigint_anywhere_in_the_first_1_5_s_ends_ask_with_130_and_leaves_nothing(server, tmp_path):
     assert Path(_script()).exists(), "the console script is installed with the package (pip install -e .)"
     server.script("root", fn=lambda r: code("import time\ntime.sleep(30)\nprint('slept')"))

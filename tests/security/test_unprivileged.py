@@ -36,6 +36,7 @@ def _grant_traversal(paths: list[str]) -> None:
                 subprocess.run(["setfacl", "-m", f"u:{USER}:x", str(d)], check=True, capture_output=True)
 
 
+@pytest.mark.timeout(1600)      # the whole security suite once more, as another user
 def test_security_suite_holds_for_an_unprivileged_user():
     if os.getuid() != 0:
         pytest.skip("not root: this suite already runs as an unprivileged user")
