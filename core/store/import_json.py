@@ -105,6 +105,13 @@ def validate(path: Path, data: dict[str, Any]) -> None:
     _require(path, parent is None or (isinstance(parent, str) and checks.RUN_ID.fullmatch(parent) is not None),
              f"run.parent_run_id {str(parent)[:80]!r} is not a run id")
     config, _dropped = clean_config(data["config"])
+    for f in dataclasses.fields(RunConfig):
+        kind = str(f.type).split("[")[0].split("|")[0].strip()
+        value = config.get(f.name)
+        if value is not None and kind in _KINDS and (not isinstance(value, _KINDS[kind])
+                                                     or (kind != "bool" and isinstance(value, bool))):
+            raise _fail(path, f"malformed: config.{f.name} must be {'a number' if kind in ('int', 'float') else kind}, "
+                              f"not {type(value).__name__} {str(value)[:40]!r}")
     try:
         RunConfig.from_public_dict(config)
     except (TypeError, ValueError) as exc:
@@ -148,6 +155,9 @@ def validate(path: Path, data: dict[str, Any]) -> None:
         for key, value in s.items():
             _require(path, key in ("text", "spans") or isinstance(value, SCALARS),
                      f"sources[{i}].{key} must be a plain value")
+
+
+_KINDS = {"int": int, "float": (int, float), "bool": bool, "str": str, "dict": dict}
 
 
 def clean_config(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -134,7 +134,8 @@ def test_malformed_run_files_are_refused_in_one_sentence_and_store_nothing(tmp_p
     with ScriptedOpenAI() as own:
         data = _recorded_run(tmp_path, own, namespace)
     cases = {
-        "path id": (_bad(data, lambda d: d["run"].update(id="../../../../x")),
+        "path id": (_bad(data, lambda d: [d["run"].update(id="../../../../x")]
+                         + [e.update(run_id="../../../../x") for e in d["events"]]),
                     "run.id '../../../../x' is not a run id"),
         "control id": (_bad(data, lambda d: d["run"].update(id="a\x1b]52;c;x\x07")), "is not a run id"),
         "call id": (_bad(data, lambda d: d["calls"][0].update(id="../x")), "calls[0].id '../x' is not a call id"),
@@ -148,7 +149,7 @@ def test_malformed_run_files_are_refused_in_one_sentence_and_store_nothing(tmp_p
         "infinity": (_bad(data, lambda d: d["run"].update(cost_usd=1)).replace('"cost_usd": 1', '"cost_usd": 1e999', 1),
                      "run.cost_usd is 1e999, not a finite number"),
         "nan": (_bad(data, lambda d: d["run"].update(cost_usd=float("nan"))), "run.cost_usd is NaN, not a finite number"),
-        "config type": (_bad(data, lambda d: d["config"].update(max_depth="deep")), "malformed: config:"),
+        "config type": (_bad(data, lambda d: d["config"].update(max_depth="deep")), "malformed: config.max_depth must be a number, not str 'deep'"),
         "deep nesting": ('{"format": "rlm-studio-run", "version": 2, "run": ' + "[" * 100000 + "]" * 100000 + "}",
                          "cannot import"),
     }
