@@ -74,5 +74,6 @@ def install_for_cli(program: bool) -> None:
     """install() when this process is `rlm-studio` running a CLI command (`program`: the
     caller knows it is the program: the console script, `python -m app.main`, the frozen
     binary), not the window or a REPL worker."""
-    if program and sys.argv[1:2] and sys.argv[1] not in NOT_CLI:
+    if (program and sys.argv[1:2] and sys.argv[1] not in NOT_CLI
+            and not sys.argv[1].startswith("--multiprocessing")):    # a frozen app's helper process
         install()
