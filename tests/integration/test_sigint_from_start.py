@@ -86,11 +86,10 @@ def test_sigint_anywhere_in_the_first_1_5_s_ends_ask_with_130_and_leaves_nothing
         # Before the interpreter has run a line of ours (its own start and the console script's
         # `import re`: 50-130 ms here), Python ends it itself: killed by SIGINT (the shell's $? is
         # 130 all the same), or "Fatal Python error: init_import_site" (exit 1). No frame of the
-        # app is in its traceback but the package's first two lines (before SIGINT is held). Counted apart.
+        # app is in its traceback but the package's first lines, before SIGINT is held (after
+        # that it stays pending until the handler takes it). Counted apart.
         app_frames = [ln for ln in err.splitlines() if b"/app/" in ln or b"/core/" in ln]
-        early = proc.returncode in (-signal.SIGINT, 1) and all(b"app/__init__.py\", line 3," in ln
-                                                                or b"app/__init__.py\", line 4," in ln
-                                                                for ln in app_frames)
+        early = proc.returncode in (-signal.SIGINT, 1) and all(b"app/__init__.py\"" in ln for ln in app_frames)
         outcomes.append((round(at * 1000), "interpreter start" if early else proc.returncode))
         if not early:
             assert proc.returncode == 130, (at, proc.returncode, err[-2000:])
