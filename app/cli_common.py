@@ -184,6 +184,9 @@ async def run_request(request: Any, args: argparse.Namespace, service: Any, *, s
     finally:
         try:
             loop.remove_signal_handler(signal.SIGINT)
+            # lazy: already imported by app/main.py
+            from app.sigint import install as count_every_sigint
+            count_every_sigint()                 # not Python's KeyboardInterrupt, which can be lost
             if interrupts:
                 # Ctrl+C was pressed: one more while the process winds down (its helper threads
                 # joined at exit) quits at once with 130. The run's record is already written.

@@ -177,6 +177,11 @@ def cmd_import(args: argparse.Namespace) -> int:
             run_id = store.import_json(Path(args.file))
         except ImportError_ as exc:
             return _fail(str(exc))
+        dropped = (store.get_run(run_id) or {}).get("config", {}).get("import_dropped")
+    if dropped:
+        # lazy: part of core.store, already imported above
+        from core.store.import_checks import describe_dropped
+        print(f"rlm-studio: run {run_id}: {describe_dropped(dropped)}", file=sys.stderr)
     print(run_id)
     return 0
 
@@ -202,13 +207,19 @@ def rerun_inputs(store: Any, run_id: str, args: argparse.Namespace) -> tuple[str
     # lazy: +9 modules in the command (where it runs)
     from core.config import RunConfig
     run = store.get_run(run_id)
-    config = RunConfig.from_public_dict(run["config"])
-    overrides = {"root_model": args.root, "sub_model": args.sub, "max_depth": args.max_depth,
-                 "max_cost_usd": args.max_cost, "max_iterations": args.max_iterations}
-    config = config.replace(**{k: v for k, v in overrides.items() if v is not None})
-    # lazy: +37 modules, 97 ms at load 9 (first use only)
+    caps = {"max_depth": args.max_depth, "max_cost_usd": args.max_cost, "max_iterations": args.max_iterations}
+    # lazy: +37 modules in the command (where it runs)
     from app.settings import load_settings, priced_now
-    config = priced_now(config, load_settings())     # today's prices, never the parent's
+    settings = load_settings()
+    if run.get("imported_utc"):
+        # a run file decides nothing about where calls go or whose key they carry (app/rerun_config.py)
+        from app.rerun_config import imported_rerun_config  # lazy: with the settings (above)
+        config = imported_rerun_config(run, settings, root=args.root, sub=args.sub, overrides=caps)
+    else:
+        config = RunConfig.from_public_dict(run["config"])
+        overrides = {"root_model": args.root, "sub_model": args.sub, **caps}
+        config = config.replace(**{k: v for k, v in overrides.items() if v is not None})
+    config = priced_now(config, settings)     # today's prices, never the parent's
     return run["question"], store.documents(run_id), store.skipped(run_id), config
 
 
@@ -234,8 +245,12 @@ async def _rerun(args: argparse.Namespace, parent_id: str, question: str, docume
                  config: Any) -> int:
     # lazy: +71 modules in the command (where it runs)
     from app.run_service import RunRequest, RunService
+    from app.key_routing import describe_routes  # lazy: with the run service (above)
+    from app.settings import load_settings  # lazy: with the run service (above)
     try:
         request = RunRequest.rerun(parent_id, question, documents, config, skipped=skipped)
     except ValueError as exc:
         return _fail(f"cannot re-run: {exc}")
+    print(f"rlm-studio: re-run of {parent_id[:8]}: {describe_routes(config, load_settings().endpoints)}",
+          file=sys.stderr)
     return await run_request(request, args, RunService(), show=not (args.quiet or args.json))

@@ -178,16 +178,32 @@ class HistoryGlue:
         qp = self.window.question_panel
         qp.set_question(run.get("question") or "")
         config = run.get("config") or {}
-        root = self.unroute(run.get("root_model") or qp.root_model(), config.get("api_base"))
-        sub = self.unroute(run.get("sub_model") or qp.sub_model(),
-                            config.get("sub_api_base") or config.get("api_base"))
+        if run.get("imported_utc"):
+            # a run file decides nothing about where calls go: its models by the names it
+            # showed, routed through the user's own endpoints (app/rerun_config.py)
+            from app.rerun_config import model_names  # lazy: only for an imported run
+            root, sub = model_names(run)
+        else:
+            root = self.unroute(run.get("root_model") or qp.root_model(), config.get("api_base"))
+            sub = self.unroute(run.get("sub_model") or qp.sub_model(),
+                               config.get("sub_api_base") or config.get("api_base"))
         qp.set_models(root, sub)
         qp.set_caps({k: config[k] for k in ("max_depth", "max_cost_usd", "max_iterations")
                      if k in config})
         qp.set_mode(config.get("mode"))
         self._rerun_loaded(run_id)
+        where = ""
+        if run.get("imported_utc"):
+            # lazy: only for an imported run
+            from app.key_routing import describe_routes
+            from app.rerun_config import imported_rerun_config  # lazy: the same
+            try:
+                where = " Imported run, so your settings decide: " + describe_routes(
+                    imported_rerun_config(run, self._settings()), self._settings().endpoints) + "."
+            except ValueError as exc:
+                where = f" Imported run: {exc}."
         self.notifier.info(f"Loaded the sources ({len(documents)} documents) and question of run "
-                           f"{run_id[:8]}. Change models or caps if you like, then press Run.")
+                           f"{run_id[:8]}.{where} Change models or caps if you like, then press Run.")
 
     def unroute(self, model: str, api_base: str | None) -> str:
         """A stored run's litellm model ("openai/x" at some URL) as the name the

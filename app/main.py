@@ -7,8 +7,14 @@ process is a REPL worker (a frozen app has no `python` to start one with).
 from __future__ import annotations
 
 import sys
-import signal
-import threading
+
+# `python -m app.main` (the console script and the frozen binary did it in app/__init__.py)
+if __name__ == "__main__":
+    from app.sigint import install_for_cli  # lazy: not lazy, the first thing (app/sigint.py)
+    install_for_cli(True)
+
+import signal  # noqa: E402
+import threading  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -325,6 +325,10 @@ class Rlm:
                 result = await self.repl.execute(code, timeout_s=cfg.cell_timeout_s, cell_id=cell_id)
         finally:
             self.current_parent = turn_id
+        if getattr(result, "between_cells", None):     # a limit held between cells: say so, record it
+            self.ctx.emit(ev.Notice, call_id=cell_id, parent_id=turn_id, level="warning",
+                          message=f"{result.between_cells[:1].upper()}{result.between_cells[1:]} "
+                                  "(a limit of the REPL sandbox, which holds between cells too).")
         shown = cell_output(cfg, index, of, result)
         self.memory.shown.append(shown)
         self._count(result)

@@ -5,7 +5,9 @@ tables), citations `[doc:PATH:ADDRESS]` turned into links to the quoted passage.
     body, passages = answer_html(answer, documents)    # for the HTML export
 
 Model output is hostile: raw HTML in an answer is escaped before Markdown sees it,
-so a `<script>` in an answer is shown as text, never run.
+so a `<script>` in an answer is shown as text, never run; and only `http:`, `https:`,
+`mailto:` and in-page (`#...`) links stay links (`safe_links`): a `javascript:` or
+`data:` link, and every image, is shown as its text and address.
 """
 
 from __future__ import annotations
@@ -24,6 +26,32 @@ PASSAGE_CHARS = 1200
 _HEADING = re.compile(r"^(#{1,6})(\s)")
 _TOKEN = "RLMCITE{}X"
 _TOKEN_RE = re.compile(r"RLMCITE(\d+)X")
+_LINK = re.compile(r'<a href="([^"]*)"(?: title="[^"]*")?>(.*?)</a>', re.S)
+_IMAGE = re.compile(r'<img\b[^>]*?>', re.S)
+_ATTR = re.compile(r'(alt|src)="([^"]*)"')
+SAFE_SCHEMES = ("http:", "https:", "mailto:", "#")
+_IGNORED_IN_URLS = re.compile(r"[\x00-\x20\x7f-\x9f]+")    # what browsers drop from a scheme
+
+
+def safe_href(href: str) -> bool:
+    """Would a browser follow this (HTML-escaped) href to a page, an e-mail or a place in the page?"""
+    plain = _IGNORED_IN_URLS.sub("", html.unescape(href)).lower()
+    return plain.startswith(SAFE_SCHEMES)
+
+
+def safe_links(body: str) -> str:
+    """Rendered HTML with every link that is not http(s), mailto or in-page, and every image,
+    turned into text: its words and its address, as written."""
+    def link(m: re.Match) -> str:
+        href, inner = m.group(1), m.group(2)
+        if safe_href(href):
+            return m.group(0)
+        return f'{inner} <span class="link-off">({href})</span>'
+
+    def image(m: re.Match) -> str:
+        attrs = dict(_ATTR.findall(m.group(0)))
+        return f'<span class="link-off">[image: {attrs.get("alt", "")} ({attrs.get("src", "")})]</span>'
+    return _IMAGE.sub(image, _LINK.sub(link, body))
 
 
 def shift_headings(text: str, by: int = 2) -> str:
@@ -90,7 +118,7 @@ def answer_html(answer: str, documents: Sequence[Any] = ()) -> tuple[str, list[P
             parts.append(f'<a class="cite" href="#{anchor}">{shown}</a>')
         return "[" + "; ".join(parts) + "]"
 
-    return _TOKEN_RE.sub(link, body), passages
+    return _TOKEN_RE.sub(link, safe_links(body)), passages
 
 
 def _field(doc: Any, name: str, default: Any = None) -> Any:

@@ -11,6 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Iterable
 
+from core.control_chars import escape_controls
 from core.store.errors import RunNotFound
 from core.exports.export_citations import check, documents_of, summary_lines
 from core.exports.export_json import write_text_atomically
@@ -45,7 +46,7 @@ def rows_csv(rows: Iterable[Any], documents: list[Any] | None, run: dict[str, An
                       model=run.get("root_model") or "", depth=0)
         answer[FLAG_COLUMN] = "; ".join(summary_lines(check(run["answer"], documents)))
         writer.writerow(answer)
-    return out.getvalue()
+    return escape_controls(out.getvalue())     # model and document text: no terminal sequences
 
 
 def write(store: Any, run_id: str, path: Path, *, include_texts: bool = False) -> None:

@@ -11,6 +11,7 @@ import html
 from pathlib import Path
 from typing import Any
 
+from core.control_chars import escape_controls
 from core.limits import summary
 from core.run_names import fork_line, run_title
 from core.store import report as rp
@@ -173,4 +174,4 @@ def _tree(node: rp.Node) -> str:
 
 
 def write(store: Any, run_id: str, path: Path, *, include_texts: bool = False) -> None:
-    write_text_atomically(path, render(rp.build(store, run_id)))
+    write_text_atomically(path, escape_controls(render(rp.build(store, run_id))))

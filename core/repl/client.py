@@ -73,6 +73,9 @@ class CellResult:
     restarted: bool           # the worker was restarted after this cell: user variables are gone
     stdout_chars: int
     stderr_chars: int
+    # The worker was stopped and replaced before this cell because something a previous cell
+    # left running went over a limit (core/repl/watchdog.py): what the user and the record are told.
+    between_cells: str | None = None
 
 
 class ReplError(Exception):
@@ -184,6 +187,9 @@ class ReplClient:
         self._cell_tag: str | None = None           # the engine's id of that cell (sub-calls carry it)
         self._execs = 0                              # exec requests sent to the current worker
         self._note: str | None = None     # told with the next cell (worker died between cells)
+        self._between: str | None = None  # the same, for the user and the record (CellResult.between_cells)
+        self._cells = 0                   # cells run by this REPL, over restarts ("a thread left by cell 3")
+        self._replacing: asyncio.Task | None = None   # replacing a worker the watchdog stopped between cells
         self.restarts = 0
         self.pid: int | None = None
         self.sandbox: dict = {}
@@ -260,6 +266,8 @@ class ReplClient:
                 raise ReplClosedError("this REPL was closed while its worker started")
             self._conn = conn
             self._execs = 0
+            conn.watch = watchdog.Watch(conn, self.sandbox, cwd, idle=lambda: self._idle(conn),
+                                        on_breach=lambda b: self._on_breach(conn, b)).start()
             if self._context is not None:
                 await self._load(self._context)
         except BaseException:
@@ -290,7 +298,31 @@ class ReplClient:
         self.sandbox = sandbox
         log.info("REPL worker %s started (sandbox missing: %s)", self.pid, gaps or "nothing")
 
+    def _idle(self, conn: WorkerConnection) -> bool:
+        """No cell and no request is running on `conn` (its CPU then counts as left over)."""
+        return self._conn is conn and not self._in_cell and not conn.busy
+
+    def _on_breach(self, conn: WorkerConnection, breach: watchdog.Breach) -> None:
+        """The watchdog stopped `conn`. During a cell the cell reports it; between cells the
+        worker is replaced now, and the next cell tells the root and the user."""
+        if not breach.between_cells or self._closed:
+            return
+        self._between = f"the REPL was restarted: a thread left by cell {self._cells} {breach.what}"
+        self._replacing = asyncio.ensure_future(self._replace_between_cells(conn))
+
+    async def _replace_between_cells(self, conn: WorkerConnection) -> None:
+        async with self._lock:
+            if self._closed or self._conn is not conn:
+                return
+            try:
+                await self._ensure_worker(known_dead=True)
+            except ReplError as exc:          # told by the next cell, which tries again
+                log.error("replacing the REPL worker after a limit between cells failed: %s", exc)
+
     async def _dispose(self, conn: WorkerConnection) -> None:
+        watch = getattr(conn, "watch", None)
+        if watch is not None:
+            watch.stop()
         try:
             await conn.dispose()
         finally:
@@ -328,8 +360,14 @@ class ReplClient:
         path = "graceful"
         try:
             await self._drop_loading()
+            if self._replacing is not None and not self._replacing.done():
+                self._replacing.cancel()
+                await asyncio.gather(self._replacing, return_exceptions=True)
             conn = self._conn
             if conn is not None:
+                watch = getattr(conn, "watch", None)
+                if watch is not None:
+                    watch.stop()
                 try:
                     path = await conn.shutdown(grace_s)
                 finally:
@@ -439,8 +477,11 @@ class ReplClient:
         if failed:
             self._check_open()
             raise ReplStartError(failed)
-        self._note = (f"[REPL: the worker {describe_exit(rc)} after the previous cell (a thread "
-                      "left running?); it was restarted, variables were lost, context reloaded]\n")
+        if self._between:
+            self._note = f"[REPL: {self._between}; variables were lost, context reloaded]\n"
+        else:
+            self._note = (f"[REPL: the worker {describe_exit(rc)} after the previous cell (a thread "
+                          "left running?); it was restarted, variables were lost, context reloaded]\n")
 
     async def _send_exec(self, code: str) -> tuple[WorkerConnection, asyncio.Future]:
         await self._ensure_worker()
@@ -473,19 +514,17 @@ class ReplClient:
             conn = None
             try:
                 conn, fut = await self._send_exec(code)
-                watch = watchdog.Watch(conn, self.sandbox, self._worker_dir).start()
+                self._cells += 1
                 try:
                     # sub-call waits not counted; asyncio.wait, unlike wait_for, never drops a cancel
                     reply = await within_run_time(conn, fut, timeout_s)
                 except asyncio.TimeoutError:
                     return await self._timed_out(conn, fut, timeout_s)
                 except WorkerDied:
-                    return await self._died(conn, watch.breach)
+                    return await self._died(conn, getattr(getattr(conn, "watch", None), "breach", None))
                 except asyncio.CancelledError:
                     conn.signal(signal.SIGINT, group=True)   # abandon the cell, stop it
                     raise
-                finally:
-                    watch.stop()
                 return self._result(reply)
             finally:
                 self._in_cell = False
@@ -501,6 +540,7 @@ class ReplClient:
         stderr = str(reply.get("stderr") or "")
         if self._note:
             stderr, self._note = self._note + stderr, None
+        between, self._between = self._between, None
         result = CellResult(
             stdout=str(reply.get("stdout") or ""), stderr=stderr,
             error=reply.get("error"), error_type=reply.get("error_type"),
@@ -508,7 +548,7 @@ class ReplClient:
             duration_ms=int(reply.get("duration_ms") or 0), final=reply.get("final"),
             fault="memory" if reply.get("error_type") == "MemoryError" else None,
             restarted=False, stdout_chars=int(reply.get("stdout_chars") or 0),
-            stderr_chars=int(reply.get("stderr_chars") or 0))
+            stderr_chars=int(reply.get("stderr_chars") or 0), between_cells=between)
         return dataclasses.replace(result, **changes) if changes else result
 
     def _lost(self, error: str, error_type: str, fault: str, duration_ms: int,
@@ -517,9 +557,11 @@ class ReplClient:
             error += f"\nRestarting the REPL worker failed: {restart_error}"
         stderr = self._note or ""
         self._note = None
+        between, self._between = self._between, None
         return CellResult(stdout="", stderr=stderr, error=error, error_type=error_type,
                           is_syntax_error=False, duration_ms=duration_ms, final=None, fault=fault,
-                          restarted=restart_error is None, stdout_chars=0, stderr_chars=len(stderr))
+                          restarted=restart_error is None, stdout_chars=0, stderr_chars=len(stderr),
+                          between_cells=between)
 
     async def _timed_out(self, conn: WorkerConnection, fut: asyncio.Future,
                          timeout_s: float) -> CellResult:

@@ -83,6 +83,7 @@ class WorkerConnection:
         self.died_reason: str | None = None   # set when the engine stopped the worker itself
         self.group_signals = True              # False: spawned over standard pipes (no killpg)
         self.closed = False
+        self.watch: Any = None                 # the client's watchdog over this worker's life
         self._read_task = asyncio.create_task(self._read_loop(), name=f"repl-read-{proc.pid}")
         self._drain_task = asyncio.create_task(self._drain_output(), name=f"repl-out-{proc.pid}")
         self._exit_task = asyncio.create_task(proc.wait(), name=f"repl-wait-{proc.pid}")
@@ -146,6 +147,11 @@ class WorkerConnection:
     @property
     def returncode(self) -> int | None:
         return self.proc.returncode
+
+    @property
+    def busy(self) -> bool:
+        """A request (exec, load_context, get_var, hello) is waiting for its reply."""
+        return bool(self._pending)
 
     @property
     def alive(self) -> bool:

@@ -115,7 +115,8 @@ def set_limits(memory_limit_mb: int | None) -> dict[str, Any]:
             _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
             if hard != resource.RLIM_INFINITY:
                 limit = min(limit, hard)
-            resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+            # hard = soft: model code cannot raise it again (setrlimit(RLIMIT_AS, (-1, -1)) fails)
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
             done["memory_limit_mb"] = limit // (1024 * 1024)
         except (ValueError, OSError, AttributeError) as exc:
             log.warning("RLIMIT_AS not set: %s", exc)

@@ -83,6 +83,11 @@ REFUSED: dict[str, tuple[int | None, int | None]] = {
     "mq_timedreceive": (243, 183), "mq_notify": (244, 184), "mq_getsetattr": (245, 185),
     # pages of another process (same-user permission only)
     "migrate_pages": (256, 238), "move_pages": (279, 239),
+    # watching files anywhere the uid can read (the names of files the user opens), and the
+    # host's mount table (statmount names the host paths behind the /rlm view)
+    "inotify_init": (253, None), "inotify_init1": (294, 26), "inotify_add_watch": (254, 27),
+    "fanotify_init": (300, 262), "fanotify_mark": (301, 263),
+    "statmount": (457, 457), "listmount": (458, 458),
 }
 # Refused without a mount view (the fallback): Landlock has no right for metadata, so these
 # would reach every file the user owns (chmod ~ 0777, chown, utime, setuid bits as root).

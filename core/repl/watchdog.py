@@ -1,4 +1,4 @@
-"""The engine's watch over a running cell where the kernel gives no limit for the whole box.
+"""The engine's watch over a worker, from its start to its close, between cells too.
 
 Two limits need a cgroup or a tmpfs that a system may not give:
 
@@ -13,10 +13,18 @@ Two limits need a cgroup or a tmpfs that a system may not give:
              the fallback only RLIMIT_FSIZE holds, per file. Here the engine sums the
              allocated size (st_blocks) of the directory's files, and counts them
 
-Past a limit the worker is killed (and restarted by the client, its directory removed) and
-the cell ends with an error the root reads (`MemoryError: ...`, `OSError: ...`). Where
-smaps_rollup cannot be read the RSS counts, which errs on the side of stopping early.
-A cell can overshoot by what it allocates or writes in one interval.
+  cpu        while no cell runs (the root is thinking): a thread or child a cell left
+             running may use at most IDLE_CPU_S of CPU until the next cell starts
+
+The watch runs for the worker's whole life in every mode (memory: wherever a memory limit is
+set, as a second layer beside a memory cgroup or RLIMIT_AS): a thread a cell left running is
+measured and stopped like the cell itself. Past a limit the worker is killed (and restarted
+by the client, its directory removed). During a cell, the cell ends with an error the root
+reads (`MemoryError: ...`, `OSError: ...`); between cells the client replaces the worker at
+once and tells the root and the user with the next cell ("the REPL was restarted: a thread
+left by cell 3 held 2,600 MB, over the 1,024 MB limit"). Where smaps_rollup cannot be read
+the RSS counts, which errs on the side of stopping early. A worker can overshoot by what it
+allocates or writes in one interval.
 
 `amend(report)` adds to the worker's hello_ok report what the engine watches, so that
 core/repl/sandbox_report.py can name a limit that no layer holds.
@@ -25,12 +33,13 @@ core/repl/sandbox_report.py can name a limit that no layer holds.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import signal
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from core.blocking import run_blocking
 from core.repl import sandbox_report
@@ -38,16 +47,20 @@ from core.repl import sandbox_report
 log = logging.getLogger(__name__)
 
 INTERVAL_S = 0.1
+IDLE_CPU_S = 2.0               # CPU seconds the worker's processes may use while no cell runs
 MAX_DIR_ENTRIES = 100_000      # more files than this in the worker's directory: stopped too
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 @dataclass(frozen=True)
 class Breach:
-    """Why the watchdog stopped the worker: the cell's error, its type and fault."""
+    """Why the watchdog stopped the worker: the cell's error, its type and fault, and what
+    was over which limit in a few words (for a worker stopped between cells)."""
     message: str
     error_type: str
     fault: str
+    what: str = ""
+    between_cells: bool = False
 
 
 def available() -> bool:
@@ -86,6 +99,35 @@ def tree(root: int) -> dict[int, int]:
             out[pid] = procs[pid][1]
             todo.extend(children.get(pid, ()))
     return out
+
+
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _stat_ticks(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    fields = data[data.rfind(b")") + 2:].split()   # after "pid (comm) "; comm may hold spaces
+    try:
+        return sum(int(fields[i]) for i in (11, 12, 13, 14))    # utime stime cutime cstime
+    except (IndexError, ValueError):
+        return None
+
+
+def tree_cpu_s(pid: int) -> float | None:
+    """CPU seconds of `pid` and its descendants (the same tree the watchdog sums memory
+    over, found by parent pid: core/repl/watchdog.py), or None when /proc cannot tell."""
+    if _stat_ticks(pid) is None:
+        return None
+    total = 0
+    for member in tree(pid):
+        ticks = _stat_ticks(member)
+        if ticks is not None:
+            total += ticks
+    return total / _TICKS
 
 
 def _pss(pid: int) -> int | None:
@@ -147,12 +189,13 @@ def amend(report: dict[str, Any], *, enabled: bool = True) -> dict[str, Any]:
     and directory limit said as they now hold."""
     want = needs(report)
     can = enabled and available()
-    watch = {"memory": want["memory"] and can, "dir": want["dir"] and can,
-             "interval_ms": int(INTERVAL_S * 1000)}
+    memory_mb = (report.get("limits") or {}).get("memory_mb")
+    watch = {"memory": bool(memory_mb) and can, "dir": want["dir"] and can, "cpu_between_cells": can,
+             "idle_cpu_s": IDLE_CPU_S, "interval_ms": int(INTERVAL_S * 1000)}
     report["watchdog"] = watch
     limits = report.get("limits")
     if isinstance(limits, dict):
-        if watch["memory"]:
+        if watch["memory"] and want["memory"]:
             limits["memory_scope"] = "engine watchdog (the worker and its children together, RSS then PSS)"
         elif limits.get("processes") == "refused" and not want["memory"]:
             limits["memory_scope"] = "the worker's one process (no process can be started)"
@@ -164,32 +207,40 @@ def amend(report: dict[str, Any], *, enabled: bool = True) -> dict[str, Any]:
 
 
 class Watch:
-    """Polls one running cell's worker; `breach` is set once it stopped the worker."""
+    """Polls one worker from its start to its close; `breach` is set once it stopped it.
+    `idle()` says no cell or request is running (then CPU use counts against IDLE_CPU_S);
+    `on_breach(breach)` is called once, after the worker was killed."""
 
-    def __init__(self, conn: Any, report: dict[str, Any], workdir: str | None) -> None:
+    def __init__(self, conn: Any, report: dict[str, Any], workdir: str | None, *,
+                 idle: Callable[[], bool] = lambda: False,
+                 on_breach: Callable[[Breach], None] | None = None) -> None:
         watch = report.get("watchdog") or {}
         limits = report.get("limits") or {}
         self.conn = conn
         self.memory = int(limits.get("memory_mb") or 0) * 1024 * 1024 if watch.get("memory") else 0
         self.dir = int(limits.get("dir_limit_mb") or 0) * 1024 * 1024 if watch.get("dir") else 0
+        self.idle_cpu_s = float(watch.get("idle_cpu_s") or IDLE_CPU_S) if watch.get("cpu_between_cells") else 0.0
         self.workdir = workdir
+        self.idle = idle
+        self.on_breach = on_breach
         self.breach: Breach | None = None
         self.task: asyncio.Task | None = None
+        self._idle_cpu_from: float | None = None    # the tree's CPU seconds when it went idle
 
     @property
     def active(self) -> bool:
-        return bool(self.memory or (self.dir and self.workdir))
+        return bool(self.memory or (self.dir and self.workdir) or self.idle_cpu_s)
 
     def start(self) -> "Watch":
         if self.active:
-            self.task = asyncio.get_running_loop().create_task(self._run())
+            self.task = asyncio.get_running_loop().create_task(self._run(), name=f"repl-watch-{self.conn.pid}")
         return self
 
     def stop(self) -> None:
         if self.task is not None:
             self.task.cancel()
 
-    def check(self) -> Breach | None:
+    def check(self, idle: bool = False) -> Breach | None:
         if self.memory:
             rss, count = tree_memory(self.conn.pid, self.memory)
             if rss > self.memory:
@@ -197,7 +248,8 @@ class Watch:
                     f"MemoryError: the REPL worker's processes together held {rss / 2**20:,.0f} MB "
                     f"({count} processes), over the {self.memory / 2**20:,.0f} MB memory limit "
                     "of the worker and its children; the engine stopped the worker",
-                    "MemoryError", "memory")
+                    "MemoryError", "memory",
+                    f"held {rss / 2**20:,.0f} MB, over the {self.memory / 2**20:,.0f} MB memory limit")
         if self.dir and self.workdir:
             used, entries = dir_usage(self.workdir)
             if used > self.dir or entries > MAX_DIR_ENTRIES:
@@ -206,17 +258,42 @@ class Watch:
                 return Breach(
                     f"OSError: [Errno 28] No space left on device: the worker's directory held {what}, "
                     f"over its {self.dir / 2**20:,.0f} MB limit (at most {MAX_DIR_ENTRIES:,} files); "
-                    "the engine stopped the worker and removed the directory", "OSError", "crash")
+                    "the engine stopped the worker and removed the directory", "OSError", "crash",
+                    f"wrote {what} into the worker's directory, over its {self.dir / 2**20:,.0f} MB limit")
+        if self.idle_cpu_s:
+            return self._check_idle_cpu(idle)
         return None
+
+    def _check_idle_cpu(self, idle: bool) -> Breach | None:
+        if not idle:
+            self._idle_cpu_from = None
+            return None
+        now = tree_cpu_s(self.conn.pid)
+        if now is None:
+            return None
+        if self._idle_cpu_from is None:
+            self._idle_cpu_from = now
+            return None
+        used = now - self._idle_cpu_from
+        if used <= self.idle_cpu_s:
+            return None
+        return Breach(f"TimeoutError: the REPL worker used {used:.1f} s of CPU while no cell ran "
+                      f"(at most {self.idle_cpu_s:g} s); the engine stopped the worker", "TimeoutError",
+                      "timeout", f"used {used:.1f} s of CPU while no cell ran, over the {self.idle_cpu_s:g} s limit")
 
     async def _run(self) -> None:
         while True:
             await asyncio.sleep(INTERVAL_S)
-            breach = await run_blocking(self.check)
+            idle = self.idle()
+            breach = await run_blocking(self.check, idle)
             if breach is not None:
+                if idle and self.idle():
+                    breach = dataclasses.replace(breach, between_cells=True)
                 self.breach = breach
                 log.warning("worker %s: %s", self.conn.pid, breach.message)
                 self.conn.died_reason = breach.message
                 self.conn.signal(signal.SIGKILL, group=True)
                 self.conn.signal(signal.SIGKILL)
+                if self.on_breach is not None:
+                    self.on_breach(breach)
                 return

@@ -5,10 +5,16 @@ format version is refused with ImportError_ and nothing is written. Importing a
 run whose id is already in the database writes nothing and returns that id (an
 export is a copy of the same run; delete the stored one first to replace it).
 A run exported while it was still running is imported as 'interrupted'.
+
+A run file is hostile input (core/store/import_checks.py): ids must be in the app's own
+form, every number finite and in range, every field within its size, and the config
+keeps nothing that decides where calls go or whose key they carry (`import_run` returns
+what it dropped, and the config records it under "import_dropped").
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -18,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from core.store.blobs import Blob, put_blob
+from core.config import RunConfig
+from core.store import import_checks as checks
 from core.store.db import write_transaction
 from core.store.errors import ImportError_
 from core.store.migrations import backfill_subtree_costs
@@ -40,13 +48,16 @@ def _fail(path: Path, why: str) -> ImportError_:
 
 def load(path: Path) -> dict[str, Any]:
     try:
+        size = path.stat().st_size
+        if size > checks.MAX_FILE_BYTES:
+            raise _fail(path, f"it is {size:,} bytes, more than a run file may be ({checks.MAX_FILE_BYTES:,})")
         raw = path.read_bytes()
     except OSError as exc:
         raise _fail(path, exc.strerror or str(exc)) from exc
     try:
-        data = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise _fail(path, f"not a JSON file ({exc})") from exc
+        data = checks.checked_json(raw)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise _fail(path, f"not a JSON file ({str(exc)[:200]})") from exc
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise _fail(path, f'not an RLM Studio run export (expected "format": "{FORMAT}")')
     version = data.get("version")
@@ -55,7 +66,11 @@ def load(path: Path) -> dict[str, Any]:
     if version > VERSION:
         raise _fail(path, f"it was written by a newer RLM Studio (format version {version}; this version "
                           f"reads up to {VERSION}). Update RLM Studio to import it.")
+    problem = checks.check_numbers(data, "")
+    _require(path, problem is None, (problem or "").lstrip("."))
     validate(path, data)
+    problem = checks.check_sizes(data, "", text_ok=("text", "spans"))
+    _require(path, problem is None, (problem or "").lstrip("."))
     return data
 
 
@@ -80,11 +95,27 @@ def validate(path: Path, data: dict[str, Any]) -> None:
     run = data.get("run")
     _require(path, isinstance(run, dict), '"run" must be an object')
     run_id = run.get("id")
-    _require(path, isinstance(run_id, str) and 0 < len(run_id) <= 200, "run.id must be a non-empty string")
+    _require(path, isinstance(run_id, str) and checks.RUN_ID.fullmatch(run_id) is not None,
+             f"run.id {str(run_id)[:80]!r} is not a run id (letters, digits, '-' and '_', at most 64)")
     _require(path, isinstance(run.get("question"), str), "run.question must be a string")
     _require(path, isinstance(run.get("status"), str), "run.status must be a string")
     _require(path, _is_num(run.get("created_utc")), "run.created_utc must be a number")
     _require(path, isinstance(data.get("config"), dict), '"config" must be an object')
+    parent = run.get("parent_run_id")
+    _require(path, parent is None or (isinstance(parent, str) and checks.RUN_ID.fullmatch(parent) is not None),
+             f"run.parent_run_id {str(parent)[:80]!r} is not a run id")
+    config, _dropped = clean_config(data["config"])
+    for f in dataclasses.fields(RunConfig):
+        kind = str(f.type).split("[")[0].split("|")[0].strip()
+        value = config.get(f.name)
+        if value is not None and kind in _KINDS and (not isinstance(value, _KINDS[kind])
+                                                     or (kind != "bool" and isinstance(value, bool))):
+            raise _fail(path, f"malformed: config.{f.name} must be {'a number' if kind in ('int', 'float') else kind}, "
+                              f"not {type(value).__name__} {str(value)[:40]!r}")
+    try:
+        RunConfig.from_public_dict(config)
+    except (TypeError, ValueError) as exc:
+        raise _fail(path, f"malformed: config: {str(exc)[:200]}") from exc
     for key, value in run.items():
         _require(path, key in ("totals",) or isinstance(value, SCALARS), f"run.{key} must be a plain value")
     seqs = set()
@@ -95,10 +126,16 @@ def validate(path: Path, data: dict[str, Any]) -> None:
         _require(path, _is_num(e.get("ts")), f"events[{i}].ts must be a number")
         _require(path, e.get("run_id", run_id) == run_id, f"events[{i}] belongs to another run")
         for key in ("call_id", "parent_id"):
-            _require(path, isinstance(e.get(key), (str, type(None))), f"events[{i}].{key} must be a string")
+            value = e.get(key)
+            _require(path, value is None or (isinstance(value, str) and checks.CALL_ID.fullmatch(value)),
+                     f"events[{i}].{key} {str(value)[:80]!r} is not a call id")
         seqs.add(e["seq"])
     for i, c in enumerate(_rows(path, data, "calls")):
-        _require(path, isinstance(c.get("id"), str), f"calls[{i}].id must be a string")
+        _require(path, isinstance(c.get("id"), str) and checks.CALL_ID.fullmatch(c["id"]) is not None,
+                 f"calls[{i}].id {str(c.get('id'))[:80]!r} is not a call id")
+        _require(path, c.get("parent_id") is None
+                 or (isinstance(c["parent_id"], str) and checks.CALL_ID.fullmatch(c["parent_id"]) is not None),
+                 f"calls[{i}].parent_id is not a call id")
         _require(path, isinstance(c.get("kind"), str), f"calls[{i}].kind must be a string")
         _require(path, isinstance(c.get("status"), str), f"calls[{i}].status must be a string")
         _require(path, all(isinstance(v, SCALARS) for v in c.values()), f"calls[{i}] has a non-plain value")
@@ -118,6 +155,14 @@ def validate(path: Path, data: dict[str, Any]) -> None:
         for key, value in s.items():
             _require(path, key in ("text", "spans") or isinstance(value, SCALARS),
                      f"sources[{i}].{key} must be a plain value")
+
+
+_KINDS = {"int": int, "float": (int, float), "bool": bool, "str": str, "dict": dict}
+
+
+def clean_config(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The file's config without what decides where calls go or whose key they carry."""
+    return checks.clean_config(config, {f.name for f in dataclasses.fields(RunConfig)})
 
 
 def _columns(db: Any, table: str) -> list[str]:
@@ -142,7 +187,11 @@ def import_run(store: Any, path: Path) -> str:
         return run_id
     totals = run.pop("totals", None)
     row = {k: v for k, v in run.items() if k not in NOT_IMPORTED}
-    row.update(config_json=dumps(data["config"]), imported_utc=time.time(),
+    config, dropped = clean_config(data["config"])
+    if dropped:
+        config["import_dropped"] = dropped
+        log.info("%s: %s", path, checks.describe_dropped(dropped))
+    row.update(config_json=dumps(config), imported_utc=time.time(),
                totals_json=dumps(totals) if isinstance(totals, dict) else None)
     if row["status"] == "running":
         row["status"] = "interrupted"

@@ -160,3 +160,32 @@ def test_open_replays_the_stored_run(stored, studio, qloop):
     window.live_action.trigger()
     assert controller.history.replaying is None and not bar.isVisibleTo(window)
     assert not window.replay_label.isVisibleTo(window)
+
+
+def test_rerun_of_an_imported_run_uses_the_users_endpoints_not_the_files(stored, studio, qloop, tmp_path):
+    """A run file is hostile input: Re-run of an imported run routes its models through the
+    user's own endpoints by the names the run showed, and says where calls will go."""
+    from app.settings import Endpoint
+    from core.exports import export
+    from core.store import RunStore
+    window, controller = studio
+    own, evil = "http://127.0.0.1:1/own/v1", "http://127.0.0.1:2/evil/v1"
+    with RunStore.open() as store:
+        export(store, "run-old", "json", tmp_path / "run.json", include_texts=True)
+        data = json.loads((tmp_path / "run.json").read_text())
+        data["config"].update(api_base=evil, api_key_from="openai",
+                              model_labels={"openai/root-model": "lab/root-model",
+                                            "openai/sub-model": "lab/sub-model"})
+        (tmp_path / "run.json").write_text(json.dumps(data))
+        store.delete_run("run-old")
+        assert store.import_json(tmp_path / "run.json") == "run-old"
+    controller.settings.endpoints = [Endpoint("lab", own, ["root-model", "sub-model"], needs_key=True)]
+    controller.history.refresh()
+    window.history_pane.select("run-old")
+    window.history_pane.rerun_button.click()
+    qp = window.question_panel
+    assert qp.root_model() == "lab/root-model"
+    message = window.notifier.last.message
+    assert f"root lab/root-model -> {own} (key of lab)" in message and evil not in message
+    request = controller.compose("re-run", parent_run_id="run-old")
+    assert request.config.api_base == own and request.config.api_key_from is None

@@ -98,6 +98,27 @@ ATTACKS = [
            "umount2 to uncover hidden mounts"),
     Attack("mount_new_api", SYSCALLS + "sc(@NR_FSOPEN@, 0, 0)\nprint('ESCAPED')",
            "fsopen (the new mount API)"),
+    Attack("inotify_watch_home", SYSCALLS +
+           "fd = sc(@NR_INOTIFY_INIT1@, 0)\nhome = ctypes.create_string_buffer(b'@HOME@')\n"
+           "sc(@NR_INOTIFY_ADD_WATCH@, fd, ctypes.addressof(home), 0x20)\nprint('ESCAPED')",
+           "inotify_add_watch on ~ (names of the files the user opens)"),
+    Attack("fanotify_init", SYSCALLS + "sc(@NR_FANOTIFY_INIT@, 0, 0)\nprint('ESCAPED')",
+           "fanotify_init (watch every file access)"),
+    Attack("listmount_host", SYSCALLS +
+           "import struct\nreq = ctypes.create_string_buffer(struct.pack('<IIQQQ', 32, 0, 2**64 - 1, 0, 0))\n"
+           "ids = (ctypes.c_uint64 * 256)()\n"
+           "n = sc(@NR_LISTMOUNT@, ctypes.addressof(req), ctypes.addressof(ids), 256, 0)\n"
+           "print('ESCAPED listed', n, 'mounts')",
+           "listmount (the mount table)"),
+    Attack("statmount_host_paths", SYSCALLS +
+           "import struct\nbuf = ctypes.create_string_buffer(256)\nroot = ctypes.create_string_buffer(b'/')\n"
+           "sc(@NR_STATX@, -100, ctypes.addressof(root), 0, 0x4000, ctypes.addressof(buf))\n"
+           "mnt = struct.unpack_from('<Q', buf.raw, 0x90)[0]\n"
+           "req = ctypes.create_string_buffer(struct.pack('<IIQQQ', 32, 0, mnt, 0x8 | 0x10, 0))\n"
+           "out = ctypes.create_string_buffer(8192)\n"
+           "sc(@NR_STATMOUNT@, ctypes.addressof(req), ctypes.addressof(out), 8192, 0)\n"
+           "print('ESCAPED', out.raw[:600])",
+           "statmount of / (the host paths behind the view)"),
     Attack("unshare_userns", SYSCALLS + "sc(@NR_UNSHARE@, 0x10000000)\nprint('ESCAPED')",
            "unshare a new user namespace (caps again)"),
     Attack("ptrace_engine", SYSCALLS + "sc(@NR_PTRACE@, 16, @ENGINE_PID@, 0, 0)\nprint('ESCAPED')",

@@ -150,6 +150,10 @@ class Targets:
                 "@NR_IOPRIO_SET@": str(nr_any((251, 30))), "@SHM_KEY@": str(self.shm.key),
                 "@SHM_LEAK_SIZE@": str(SHM_LEAK_SIZE),
                 "@SETUID_TARGET@": str(self.setuid_target),
+                "@NR_STATX@": str(nr_any((332, 291))), "@NR_STATMOUNT@": str(nr("statmount")),
+                "@NR_LISTMOUNT@": str(nr("listmount")), "@NR_INOTIFY_INIT1@": str(nr("inotify_init1")),
+                "@NR_INOTIFY_ADD_WATCH@": str(nr("inotify_add_watch")),
+                "@NR_FANOTIFY_INIT@": str(nr("fanotify_init")),
                 "@KERNEL_CALLS@": repr([(n, nr(n)) for n in KERNEL_CALLS])}
 
     def watched(self) -> list[str]:

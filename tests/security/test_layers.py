@@ -94,6 +94,34 @@ def test_seccomp_alone_refuses_sockets_and_mounts_but_not_threads():
     assert out["thread"] == "ran" and out["fork"] == 7
 
 
+def test_seccomp_alone_refuses_file_watches_and_the_mount_table():
+    """Without the audit hook or any namespace: inotify, fanotify, listmount and statmount
+    work before the filter and are refused (EPERM) after it, whatever the hook does."""
+    out = probe(f"""
+        import ctypes, struct
+        from core.repl import seccomp
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        def sc(name, *args):
+            nr = seccomp.REFUSED[name][0 if seccomp.native_arch() == "x86_64" else 1]
+            rc = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(a) for a in args])
+            return "allowed" if rc >= 0 else ctypes.get_errno()
+        req = ctypes.create_string_buffer(struct.pack("<IIQQQ", 32, 0, 2**64 - 1, 0, 0))
+        ids = (ctypes.c_uint64 * 64)()
+        def calls():
+            return {{"inotify_init1": sc("inotify_init1", 0), "fanotify_init": sc("fanotify_init", 0, 0),
+                     "listmount": sc("listmount", ctypes.addressof(req), ctypes.addressof(ids), 64, 0),
+                     "statmount": sc("statmount", ctypes.addressof(req), ctypes.addressof(ids), 64, 0),
+                     "inotify_add_watch": sc("inotify_add_watch", -1, 0, 0)}}
+        out["before"] = calls()
+        seccomp.install(allow_processes=True)
+        out["after"] = calls()
+    """)
+    assert out["before"]["inotify_init1"] == "allowed" and out["before"]["listmount"] == "allowed"
+    assert out["before"]["inotify_add_watch"] in (9, 22)     # EBADF/EINVAL: the call itself is there
+    assert out["after"] == {name: 1 for name in out["after"]}, out
+
+
 def test_seccomp_without_processes_refuses_fork_exec_and_foreign_signals():
     victim = subprocess.Popen(["sleep", "30"])
     try:

@@ -36,6 +36,7 @@ def _grant_traversal(paths: list[str]) -> None:
                 subprocess.run(["setfacl", "-m", f"u:{USER}:x", str(d)], check=True, capture_output=True)
 
 
+@pytest.mark.timeout(1600)      # the whole security suite once more, as another user
 def test_security_suite_holds_for_an_unprivileged_user():
     if os.getuid() != 0:
         pytest.skip("not root: this suite already runs as an unprivileged user")
@@ -49,7 +50,7 @@ def test_security_suite_holds_for_an_unprivileged_user():
     proc = subprocess.run(
         ["runuser", "-u", USER, "--", sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
          "tests/security", "-k", "not unprivileged and not cli", "-x"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500)
     tail = (proc.stdout + proc.stderr)[-4000:]
     assert proc.returncode == 0, tail
     assert " passed" in proc.stdout and "failed" not in proc.stdout, tail
