@@ -16,7 +16,7 @@ RunConfig.mode:
   when it does not fit the window at all).
 A follow-up or fork that goes on in a kept REPL is always the RLM.
 
-The plain call is core/evaluation/direct.py's (the one "RLM beside a plain call"
+The plain call is core/engine/direct.py (the one "RLM beside a plain call"
 uses), made as the run's root turn: the same events (RootTurnStarted, RootTokens,
 RootReplied), the budget reserving and settling it, and the record of any run.
 The size is core/token_count.py's estimate (no tokenizer, so the direct route never
@@ -41,7 +41,7 @@ class ModeChoice:
     reason: str                  # "one plain call: the documents are 12k of the model's 128k tokens"
     prompt_tokens: int | None = None
     window: int | None = None
-    fit: Any = None              # core.evaluation.direct.DirectFit, for a plain call
+    fit: Any = None              # core.engine.direct.DirectFit, for a plain call
 
     def sentence(self) -> str:
         return self.reason[:1].upper() + self.reason[1:] + "."
@@ -68,14 +68,14 @@ def plain_call_tokens(question: str, documents: Sequence[Any]) -> int:
     """The plain call's prompt in tokens: the one estimate (core/token_count.py) that Sources
     and "RLM beside a plain call" show, so the mode's sentence says the same size. Counted
     without joining the documents: a joined copy of a 2 GB corpus would take 2 to 8 GB."""
-    from core.evaluation.direct import plain_call_tokens as tokens
+    from core.engine.direct import plain_call_tokens as tokens
     return tokens(question, documents)
 
 
 def choose(config: Any, prices: Any, question: str, documents: Sequence[Any], *,
            session: Any = None) -> ModeChoice:
     from core.engine.admission import context_window
-    from core.evaluation.direct import DirectFit
+    from core.engine.direct import DirectFit
     mode = getattr(config, "mode", "auto")
     model = config.root_model
     label = config.label(model)
@@ -106,7 +106,7 @@ async def run_direct(ctx: Any, choice: ModeChoice, question: str, documents: Seq
     from core.engine.budget import BudgetExceeded
     from core.engine.costs import CallMeter
     from core.engine.outcome import RlmOutcome
-    from core.evaluation.direct import ask_directly, direct_messages
+    from core.engine.direct import ask_directly, direct_messages
     cfg, model, turn_id = ctx.config, ctx.config.root_model, "R.t1"
     messages = direct_messages(question, documents)
     ctx.counters.iterations = 1

@@ -24,7 +24,7 @@ from typing import Any, Awaitable, Callable, Sequence
 
 from core.evaluation import records
 from core.evaluation.checkers import CheckResult, check_with_judge
-from core.evaluation.direct import ask_directly
+from core.engine.direct import ask_directly
 from core.evaluation.questions import Question, QuestionSet
 from core.evaluation.scorecard import build_scorecard
 from core.lifecycle import finish

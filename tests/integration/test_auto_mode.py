@@ -40,7 +40,7 @@ async def test_auto_runs_the_rlm_for_a_document_larger_than_the_window(server):
     assert result.answer == "a long log" and result.totals["mode"] == "rlm"
     assert len(of_type(events, "CellExecuted")) == 2
     assert len(server.requests_for("root")[0].messages[-1]["content"]) < 3_000    # metadata, not the log
-    from core.evaluation.direct import direct_messages
+    from core.engine.direct import direct_messages
     from core.engine.mode import short
     from core.token_count import prompt_tokens
     size = short(prompt_tokens(direct_messages("What is this?", LARGE)))     # the one estimate (core/token_count.py)

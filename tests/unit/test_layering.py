@@ -175,6 +175,17 @@ def test_the_store_imports_neither_trust_nor_the_exports():
     assert {name: deps for name, deps in found.items() if deps} == {}
 
 
+def test_the_engine_imports_no_evaluation_trust_store_or_exports():
+    """The engine sits below the evaluations, trust checks, store and exports (DESIGN section 2):
+    none of its modules imports them, lazily or not. The plain call is the engine's
+    (core/engine/direct.py); the evaluations import it from there."""
+    graph = import_graph(module_files(), lazy=True)
+    above = ("core.evaluation", "core.trust", "core.store", "core.exports")
+    found = {name: sorted(d for d in deps if d.startswith(above))
+             for name, deps in graph.items() if name.startswith("core.engine")}
+    assert {name: deps for name, deps in found.items() if deps} == {}
+
+
 def glue_violations(source: str) -> list[str]:
     """What app/ code may not do (issue 15 item 3): touch another object's private
     attributes (`other._x`; `self._x` and a module's `argparse._SubParsersAction` are fine), or
