@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from core import events as ev
 from core.engine import prompts, reply_reader
+from core.engine.answer_kind import AnswerKindCheck
 from core.engine.budget import BudgetExceeded, Tally
 from core.engine.costs import ROOT_FLOOR_TOKENS, CallMeter, explain_no_fit, root_reserve, worst_case
 from core.engine.cell_output import cell_output
@@ -74,6 +75,7 @@ class Rlm:
         self._repeats = 0                      # replies in a row that repeated the one before
         self._printed: str | None = None       # stdout of the last cell that ran without an error
         self._started_event = asyncio.Event()  # the worker shook hands (its sandbox is told)
+        self.answer_kind = AnswerKindCheck(question)   # a final answer of the wrong kind is sent back once
 
     # -- lifecycle -----------------------------------------------------------------
     async def solve(self) -> RlmOutcome:
@@ -323,6 +325,8 @@ class Rlm:
                      message=f"The root answered {answer[:80]!r} before any code ran; it was asked once to "
                              "check it with code first.")
             answer = None
+        if answer is not None and not final_request:     # core/engine/answer_kind.py
+            answer = self.answer_kind.review(self, answer, turn_id, self._shown)
         if answer is not None:
             if answer.strip():
                 return answer, ""
