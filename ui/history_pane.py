@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QMenu, QPushButton, QToolButton, QVBoxLayout, QWidget,
 )
 
+from core.plain_call import plain_call_line
 from core.support import unsupported_line
 from ui import icons
 from ui.rows import RowTableModel, list_table
@@ -44,6 +45,7 @@ class HistoryRow:
     unpriced: str = ""           # models without a known price: the cost is unknown
     unsupported: tuple[str, ...] = ()    # values of the answer nothing the run read holds
     evaluation_id: str = ""      # the evaluation whose question it answered ("" for the user's own runs)
+    plain_call: str = ""         # "one plain call: N tokens in, M out" for a plain call (core/plain_call.py)
 
     @classmethod
     def of_run(cls, run: dict) -> "HistoryRow":
@@ -61,7 +63,8 @@ class HistoryRow:
                    cost_usd=run.get("cost_usd"), duration_ms=duration, limited=run.get("limited") or "",
                    unpriced=run.get("unpriced") or "",
                    unsupported=tuple(str(v) for v in run.get("unsupported") or ()),
-                   evaluation_id=run.get("evaluation_id") or "")
+                   evaluation_id=run.get("evaluation_id") or "",
+                   plain_call=plain_call_line(run) or "")
 
 
 def format_when(created: datetime | None, now: datetime | None = None) -> str:
@@ -120,6 +123,7 @@ class HistoryModel(RowTableModel):
             if col == 2:
                 return " · ".join([row.status] + ["limited"] * bool(row.limited)
                                   + ["unsupported"] * bool(row.unsupported)
+                                  + ["one plain call"] * bool(row.plain_call)
                                   + ["evaluation"] * bool(row.evaluation_id))
             if col == 5:
                 return row.root_model if row.sub_model in ("", row.root_model) \
@@ -132,6 +136,7 @@ class HistoryModel(RowTableModel):
             when = row.created.astimezone().strftime("%Y-%m-%d %H:%M") if row.created else ""
             tip = f"{row.question}\n\nrun {row.id}, {when}\nroot {row.root_model}, sub {row.sub_model or row.root_model}"
             line = unsupported_line({"unsupported": list(row.unsupported)})
+            tip += f"\n{row.plain_call[:1].upper()}{row.plain_call[1:]}" if row.plain_call else ""
             return plain(tip + (f"\n\nLimited: {row.limited}" if row.limited else "")
                                    + (f"\nUnsupported: {line}" if line else ""))
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (3, 4):
