@@ -111,7 +111,7 @@ def test_mode_auto_with_a_known_window_sends_small_documents_as_one_plain_call(s
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["answer"] == "3 apples and 4 pears." and data["mode"] == "direct"
-    assert "One plain call: the documents are " in proc.stderr and "8k-token window" in proc.stderr
+    assert "One plain call: the documents (" in proc.stderr and "8k-token window" in proc.stderr
     assert "pears: 4" in server.requests_for("root")[0].messages[-1]["content"]
     # --mode rlm: the same question as an RLM
     server.script("root", replies=[code("FINAL('seven')")])
