@@ -10,7 +10,10 @@ PROMPTS = ROOT / "resources" / "prompts"
 COMMON = {"the", "a", "an", "of", "in", "on", "to", "and", "or", "is", "are", "was", "were", "what", "which",
           "how", "many", "much", "does", "do", "did", "with", "by", "for", "from", "at", "as", "it", "its",
           "that", "this", "be", "answer", "number", "only", "words", "few", "say", "says", "documents",
-          "document", "name", "the", "one", "all", "over", "each", "there", "not", "no", "give", "like"}
+          "document", "name", "the", "one", "all", "over", "each", "there", "not", "no", "give", "like",
+          # words of a question's form, not its content
+          "average", "total", "sum", "mean", "column", "line", "lines", "list", "when", "who", "why", "where",
+          "about", "according", "per", "month", "number"}
 
 
 def words(text: str) -> list[str]:
@@ -48,11 +51,11 @@ def test_the_check_finds_a_shared_phrase_and_a_shared_name():
 
 def test_no_prompt_shares_a_distinctive_phrase_with_a_shipped_question():
     sets = question_sets()
-    assert sets                                 # at least the sample set
+    assert len(sets) >= 2                       # the sample set and the set of every kind
     questions = [json.loads(line)["question"] for path in sets
                  for line in path.read_text(encoding="utf-8").splitlines()
                  if line.strip() and not line.lstrip().startswith("#")]
-    assert len(questions) >= 6
+    assert len(questions) >= 30
     found = {}
     for prompt in sorted(PROMPTS.rglob("*.md")):
         text = prompt.read_text(encoding="utf-8")
