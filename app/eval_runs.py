@@ -26,13 +26,16 @@ class EvaluationRuns:
         self.handles: set[RunHandle] = set()
         self.stopped = False
 
-    async def run_rlm(self, question: str, config: Any, evaluation_id: str) -> Any:
+    async def run_rlm(self, question: str, config: Any, evaluation_id: str,
+                      documents: Sequence[Any] | None = None) -> Any:
+        """`documents`: the question's own subset of the set's documents (core.evaluation.questions)."""
         handle = RunHandle()
         if self.stopped:
             handle.cancel()
         self.handles.add(handle)
         try:
-            return await self.service.run(RunRequest.ask(question, self.documents, config, skipped=self.skipped,
+            chosen = self.documents if documents is None else tuple(documents)
+            return await self.service.run(RunRequest.ask(question, chosen, config, skipped=self.skipped,
                                                          evaluation_id=evaluation_id), handle=handle)
         finally:
             self.handles.discard(handle)

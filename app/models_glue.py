@@ -6,7 +6,7 @@
 
 Reads the store it is given (the history glue's RunStore; core.fitness, core.evaluation.records),
 writes exports with core.evaluation.scorecard, and runs the plain call beside the RLM
-with core.evaluation.direct. The widgets get plain data only.
+with core.engine.direct. The widgets get plain data only.
 
 The imports inside methods are on purpose: what the Models window and the direct call
 need is ~300 ms of imports the window's first paint does not (measured: the model client
@@ -164,7 +164,7 @@ class ModelsGlue:
 
     async def _ask_directly(self, question: str, config: Any, run_task: asyncio.Task) -> dict:
         # lazy: +6 modules in the window (where it runs)
-        from core.evaluation.direct import ask_directly
+        from core.engine.direct import ask_directly
         # lazy: +17 modules in the window (where it runs)
         from core.llm.client import ModelClient
         # lazy: +2 modules in the window (where it runs)

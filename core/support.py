@@ -31,17 +31,43 @@ from typing import Any, Iterable, Sequence
 
 
 MESSAGE = "not found in anything the run read"
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,_]*(?:\.\d+)?(?![\w])")
+_NUMBER_BODY = r"(?<![\w.])(?:(?<![\d:]-)[-+])?\d(?:[\d_]|,(?=\d))*(?:\.\d+)?(?!\w)"
+_NUMBER = re.compile(_NUMBER_BODY)
 _CODE = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)*(?![\w-])"
                    r"|(?<![\w-])[A-Z][A-Z0-9]*(?:[-_][A-Z0-9]+)+(?![\w-])")
 _QUOTED = re.compile(r"\"([^\"\n]{2,80})\"|“([^”\n]{2,80})”|`([^`\n]{2,80})`|(?<!\w)'([^'\n]{2,80})'(?!\w)")
 _CITATION = re.compile(r"\[doc:[^\[\]\n]+\]")
 _SPACES = re.compile(r"\s+")
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?" \
+         r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+_DAY_MONTH_YEAR = rf"\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH},?\s+\d{{4}}"
+_MONTH_DAY_YEAR = rf"{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
+_ISO_DATE = r"\d{4}-\d{2}-\d{2}"
+_DATE = rf"(?:{_ISO_DATE}|{_DAY_MONTH_YEAR}|{_MONTH_DAY_YEAR}|{_MONTH}\s+\d{{4}})"
+_TIME = r"\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]\.?m\.?)?"
+_ZONE = r"(?:\s*(?:UTC|GMT|Z|[A-Z]{3,4}))?"
+_QUARTER = r"(?:Q[1-4][\s,]*\d{4}|\d{4}[\s-]*Q[1-4])"
+_SCALE = r"(?:\s?(?:k|m|bn|thousand|million|billion)\b)?"
+_STOP = {"a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "into", "is", "it", "its", "of",
+         "on", "or", "than", "that", "the", "then", "this", "to", "was", "were", "with", "and", "but", "per", "so"}
+# One claim each: a time range with its zone and date, a date, a quarter, an amount with its
+# currency or its unit ("$371,822", "92 orders", "9 %"), a code, a quoted name, a number.
+_CLAIM = re.compile(
+    rf"(?P<range>{_TIME}{_ZONE}\s*(?:-|–|—|to|until)\s*{_TIME}{_ZONE}(?:,?\s*(?:on\s+)?{_DATE})?)"
+    rf"|(?P<date>{_DATE}(?:,?\s*(?:at\s+)?{_TIME}{_ZONE})?)"
+    rf"|(?P<time>{_TIME}{_ZONE})"
+    rf"|(?P<quarter>{_QUARTER})"
+    rf"|(?P<code>{_CODE.pattern})"
+    rf"|(?P<money>[$€£¥]\s?{_NUMBER_BODY}{_SCALE}|{_NUMBER_BODY}{_SCALE}\s?(?:USD|EUR|GBP|dollars|euros)\b)"
+    rf"|(?P<amount>{_NUMBER_BODY}{_SCALE}(?:\s?%|\s?percent\b|\s(?P<unit>[a-z]{{2,20}})\b)?)",
+    re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class Support:
-    values: list[str]                        # what the answer states, in order, once each
+    values: list[str]                        # the claims the answer makes, in order, once each
     unsupported: list[str] = field(default_factory=list)
 
     def public_dict(self) -> dict[str, Any]:
@@ -49,16 +75,20 @@ class Support:
 
 
 def answer_values(answer: str) -> list[str]:
-    """The numbers, codes and quoted names an answer states (citations left out)."""
+    """The claims an answer makes (citations left out), each in its own words: quoted names,
+    time ranges with their zone and date, dates, quarters, amounts with their currency or
+    unit, codes and identifiers, numbers."""
     text = _CITATION.sub(" ", answer or "")
     found: list[str] = []
     for match in _QUOTED.finditer(text):
         found.append(next(g for g in match.groups() if g).strip())
-    unquoted = _QUOTED.sub(" ", text)
-    codes = [m.group(0) for m in _CODE.finditer(unquoted)]
-    found += codes
-    rest = _CODE.sub(" ", unquoted)
-    found += [m.group(0) for m in _NUMBER.finditer(rest)]
+    rest = _QUOTED.sub(" ", text)
+    for match in _CLAIM.finditer(rest):
+        claim = match.group(0).strip()
+        unit = match.group("unit")
+        if unit and unit.lower() in _STOP:
+            claim = claim[:match.start("unit") - match.start()].strip()
+        found.append(claim)
     seen: set[str] = set()
     out = []
     for value in found:
@@ -80,23 +110,107 @@ def _norm(text: str) -> str:
     return _SPACES.sub(" ", text).strip().lower()
 
 
+def _month(word: str) -> int:
+    word = word.lower().rstrip(".")
+    return next(i for i, m in enumerate(_MONTHS, start=1) if m.startswith(word[:3]))
+
+
+def _dates(text: str) -> set[tuple]:
+    """(year, month, day) for every date in `text`, and (year, month, None) for each month of one."""
+    out: set[tuple] = set()
+    for m in re.finditer(r"(\d{4})-(\d{2})-(\d{2})", text):
+        out.add((int(m.group(1)), int(m.group(2)), int(m.group(3))))
+    for m in re.finditer(rf"(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH}),?\s+(\d{{4}})", text, re.IGNORECASE):
+        out.add((int(m.group(3)), _month(m.group(2)), int(m.group(1))))
+    for m in re.finditer(rf"({_MONTH})\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})", text, re.IGNORECASE):
+        out.add((int(m.group(3)), _month(m.group(1)), int(m.group(2))))
+    out |= {(y, mo, None) for y, mo, _ in list(out)}
+    for m in re.finditer(rf"({_MONTH})\s+(\d{{4}})", text, re.IGNORECASE):
+        out.add((int(m.group(2)), _month(m.group(1)), None))
+    return out
+
+
+def _times(text: str) -> set[tuple[int, int]]:
+    return {(int(h) % 24, int(mi)) for h, mi in re.findall(r"(?<!\d)(\d{1,2}):(\d{2})(?!\d)", text)}
+
+
+def _quarters(text: str) -> set[tuple[int, int]]:
+    out = {(int(y), int(q)) for q, y in re.findall(r"Q([1-4])[\s,]*(\d{4})", text, re.IGNORECASE)}
+    return out | {(int(y), int(q)) for y, q in re.findall(r"(\d{4})[\s-]*Q([1-4])", text, re.IGNORECASE)}
+
+
 class _Haystack:
     def __init__(self, texts: Iterable[str]) -> None:
         joined = "\n".join(t for t in texts if t)
         self.text = _norm(joined)
         self.numbers = {n for n in (_number(m.group(0)) for m in _NUMBER.finditer(joined)) if n is not None}
-        # numbers inside codes count too ("INV-2025" holds 2025)
+        # numbers inside codes, dates and times count too ("INV-2025" holds 2025)
         self.numbers |= {float(d) for d in re.findall(r"\d+", joined) if len(d) < 300}
+        self.dates, self.times, self.quarters = _dates(joined), _times(joined), _quarters(joined)
+
+    def _holds_number(self, text: str) -> bool:
+        n = _number(re.sub(r"[^\d.,+-]", "", text))
+        return n is not None and n in self.numbers
 
     def holds(self, value: str) -> bool:
-        if _NUMBER.fullmatch(value):
-            n = _number(value)
-            return n is not None and n in self.numbers
-        return _norm(value) in self.text
+        """A claim is held when each of its parts is: its dates as dates (14 August 2024 =
+        2024-08-14), its times as hours and minutes (09:42 is in 09:42:13), a quarter as a
+        quarter (Q3 2024 = 2024-Q3), an amount's number as a number (1,204 = 1204.0)."""
+        if _norm(value) in self.text:
+            return True
+        match = _CLAIM.fullmatch(value.strip())
+        if match is None:
+            return False
+        if match.group("code"):
+            return False
+        if match.group("quarter"):
+            return bool(_quarters(value) & self.quarters)
+        if match.group("range") or match.group("date") or match.group("time"):
+            dates = _dates(value)
+            return (dates <= self.dates) and _times(value) <= self.times and bool(dates or _times(value))
+        number = _NUMBER.search(value)
+        return number is not None and self._holds_number(number.group(0))
+
+
+def typed_text(reply: str) -> str:
+    """What a root reply typed itself: its prose, and of its code the string literals and the
+    numbers it assigns or hands to FINAL/str (`x = 4`, `FINAL("4")`), not the numbers code uses
+    to compute (`lines[:4]`, `range(10)`, `round(x, 2)`): a value those produce was computed."""
+    parts = []
+    position = 0
+    for match in _FENCE.finditer(reply or ""):
+        parts.append(reply[position:match.start()])
+        parts.append(_code_literals(match.group(1)))
+        position = match.end()
+    parts.append((reply or "")[position:])
+    return "\n".join(parts)
+
+
+_FENCE = re.compile(r"```[\w-]*\n(.*?)(?:```|\Z)", re.DOTALL)
+
+
+def _code_literals(code: str) -> str:
+    import ast
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return code                      # cannot tell: all of it counts as typed
+    typed = []
+    kept = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.Return)) and isinstance(node.value, ast.Constant):
+            kept.add(id(node.value))
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", "") in ("FINAL", "final", "str", "print"):
+            kept |= {id(a) for a in node.args if isinstance(a, ast.Constant)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and (isinstance(node.value, str) or id(node) in kept):
+            typed.append(str(node.value))
+    return "\n".join(typed)
 
 
 def check(answer: str, read: Iterable[str], written: Iterable[str]) -> Support:
-    """`read`: everything the run read; `written`: everything the root wrote (its replies)."""
+    """`read`: everything the run read; `written`: everything the root typed (core.support.typed_text
+    of its replies; a plain call's reply as it is)."""
     values = answer_values(answer)
     if not values:
         return Support([])
@@ -119,7 +233,7 @@ class SupportCorpus:
         if message.get("role") == "user":
             self.read.append(text)
         elif message.get("role") == "assistant":
-            self.written.append(text)
+            self.written.append(typed_text(text))
 
     def observe(self, event: Any) -> None:
         kind = getattr(event, "type", "")
@@ -127,7 +241,7 @@ class SupportCorpus:
             for message in event.new_messages or ():
                 self._message(message)
         elif kind == "RootReplied":
-            self.written.append(event.text)
+            self.written.append(typed_text(event.text))
         elif kind == "CellExecuted":
             self.read += [event.stdout or "", event.stderr or "", event.output_for_model or ""]
         elif kind == "SubCallFinished":

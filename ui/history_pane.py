@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.run_names import fork_line, run_title
+from core.plain_call import plain_call_line
 from core.support import unsupported_line
 from ui import icons
 from ui.rows import RowTableModel, list_table
@@ -48,6 +49,7 @@ class HistoryRow:
     evaluation_id: str = ""      # the evaluation whose question it answered ("" for the user's own runs)
     parent_run_id: str = ""      # a re-run, follow-up or fork: the run it came from
     fork_turn: int | None = None     # a fork: the parent's turn it went on from
+    plain_call: str = ""         # "one plain call: N tokens in, M out" for a plain call (core/plain_call.py)
 
     @classmethod
     def of_run(cls, run: dict) -> "HistoryRow":
@@ -66,7 +68,8 @@ class HistoryRow:
                    unpriced=run.get("unpriced") or "",
                    unsupported=tuple(str(v) for v in run.get("unsupported") or ()),
                    evaluation_id=run.get("evaluation_id") or "",
-                   parent_run_id=run.get("parent_run_id") or "", fork_turn=run.get("fork_turn"))
+                   parent_run_id=run.get("parent_run_id") or "", fork_turn=run.get("fork_turn"),
+                   plain_call=plain_call_line(run) or "")
 
 
 def format_when(created: datetime | None, now: datetime | None = None) -> str:
@@ -126,6 +129,7 @@ class HistoryModel(RowTableModel):
                 return " · ".join([row.status] + [f"fork of turn {row.fork_turn}"] * bool(row.fork_turn)
                                   + ["limited"] * bool(row.limited)
                                   + ["unsupported"] * bool(row.unsupported)
+                                  + ["one plain call"] * bool(row.plain_call)
                                   + ["evaluation"] * bool(row.evaluation_id))
             if col == 5:
                 return row.root_model if row.sub_model in ("", row.root_model) \
@@ -138,6 +142,7 @@ class HistoryModel(RowTableModel):
             when = row.created.astimezone().strftime("%Y-%m-%d %H:%M") if row.created else ""
             tip = f"{row.question}\n\nrun {row.id}, {when}\nroot {row.root_model}, sub {row.sub_model or row.root_model}"
             line = unsupported_line({"unsupported": list(row.unsupported)})
+            tip += f"\n{row.plain_call[:1].upper()}{row.plain_call[1:]}" if row.plain_call else ""
             fork = fork_line(self.fork_of(row))
             return plain(tip + (f"\n\n{fork}" if fork else "") + (f"\n\nLimited: {row.limited}" if row.limited else "")
                                    + (f"\nUnsupported: {line}" if line else ""))

@@ -36,7 +36,8 @@ SUB_COLUMNS = [("Model", "model"), ("Calls", "calls"), ("Runs", "runs"), ("Error
 CARD_COLUMNS = [("Pair", "pair"), ("Mode", "mode"), ("Answers", "answers"), ("Accuracy", "accuracy%"),
                 ("Lowest repeat", "accuracy_min%"), ("Highest repeat", "accuracy_max%"), ("Repeats", "repeats"),
                 ("Answered", "answer_rate%"), ("Cost $", "cost_usd$"), ("$ per answer", "cost_per_answer_usd$"),
-                ("Mean s", "mean_seconds"), ("Turns", "mean_turns"), ("Syntax errors", "syntax_error_rate%")]
+                ("Mean s", "mean_seconds"), ("Turns", "mean_turns"), ("Syntax errors", "syntax_error_rate%"),
+                ("By kind", "by_kind_text")]      # right answers per kind of question, when the set says kinds
 
 
 def format_value(row: dict[str, Any], key: str) -> str:

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QPushButton, QScroll
 
 from core import limits
 from core.runview import Cell, Change, RunView, Turn
+from core.plain_call import plain_call_line
 from core.support import unsupported_line
 from ui.cost_meter import clock, cost_text, money
 from ui.highlight import code_html, is_dark
@@ -369,6 +370,11 @@ class AnswerCard(QFrame):
         self.unsupported.setText(f"Unsupported: {line}" if line else "")
         self.unsupported.setVisible(bool(line))
         f = view.figures
+        plain_call = plain_call_line(view.totals)
+        if plain_call:               # no cells, syntax errors or turns to count
+            self.figures.setText(f"{plain_call[:1].upper()}{plain_call[1:]} · "
+                                 f"{cost_text(f.cost_usd, view.budget.unpriced)} · {clock(f.wall_s)} wall time")
+            return
         self.figures.setText(
             f"{f.cells} cells · {f.syntax_error_rate * 100:.0f}% syntax errors · {f.runtime_errors} runtime"
             f" errors · {f.faults} faults · {f.sub_calls} sub-calls ({f.sub_call_errors} failed,"

@@ -10,6 +10,8 @@ from typing import Any
 from core.engine.parse import truncate_middle
 from core.local_defaults import output_chars
 
+NOTHING_PRINTED = "(it printed nothing)"
+
 
 def cell_output(config: Any, index: int, count: int, result: Any) -> str:
     """`result` (core.repl.client's exec result) as the root reads it; `config` gives
@@ -29,7 +31,7 @@ def cell_output(config: Any, index: int, count: int, result: Any) -> str:
     if result.restarted:
         parts.append("[the REPL was restarted: your variables are gone; `context` and `documents` "
                      "are loaded again]")
-    body = "\n".join(parts) if parts else "(it printed nothing)"
+    body = "\n".join(parts) if parts else NOTHING_PRINTED
     state = ("SyntaxError, nothing ran" if result.is_syntax_error else "stopped" if result.fault
              else "error" if result.error else "ran")
     header = f"[block {index} of {count}: {state}]"

@@ -1,22 +1,24 @@
 """RLM or one plain call: the run's mode, chosen and explained (DESIGN section 5).
 
-    choice = choose(config, prices, question, documents)
+    choice = await choose_with_server(config, prices, question, documents)
     choice.mode          # "rlm" | "direct"
-    choice.sentence()    # "One plain call: the documents are 12k of the model's 128k tokens."
+    choice.sentence()    # "One plain call: the documents (130 tokens) fit easily in the 33k-token
+                         #  window of lab/coder-7b, as llama.cpp reports it."
 
 RunConfig.mode:
 - "auto" (the default): one plain call when the question and the documents take at
   most AUTO_SHARE (a quarter) of the root model's context window, so the model reads
-  them with room to spare and the answer fits beside them; the RLM otherwise, and
-  when the window is unknown (many local models: give it one in Settings, a model's
-  "context window", and Auto can choose). A plain call is what the method's own
+  them with room to spare and the answer fits beside them; the RLM otherwise. The window
+  is the user's (Settings, a model's "context window"), else litellm's, else what the
+  model's own server reports (llama.cpp, vLLM, Ollama, LM Studio: core/llm/server_window.py);
+  the RLM when none gives one. A plain call is what the method's own
   authors advise for short inputs; a quarter keeps well clear of the degradation
   that long prompts bring even inside the window ("context rot").
 - "rlm": always the RLM. "direct": always one plain call (refused with the numbers
   when it does not fit the window at all).
 A follow-up or fork that goes on in a kept REPL is always the RLM.
 
-The plain call is core/evaluation/direct.py's (the one "RLM beside a plain call"
+The plain call is core/engine/direct.py (the one "RLM beside a plain call"
 uses), made as the run's root turn: the same events (RootTurnStarted, RootTokens,
 RootReplied), the budget reserving and settling it, and the record of any run.
 The size is core/token_count.py's estimate (no tokenizer, so the direct route never
@@ -41,7 +43,7 @@ class ModeChoice:
     reason: str                  # "one plain call: the documents are 12k of the model's 128k tokens"
     prompt_tokens: int | None = None
     window: int | None = None
-    fit: Any = None              # core.evaluation.direct.DirectFit, for a plain call
+    fit: Any = None              # core.engine.direct.DirectFit, for a plain call
 
     def sentence(self) -> str:
         return self.reason[:1].upper() + self.reason[1:] + "."
@@ -68,14 +70,36 @@ def plain_call_tokens(question: str, documents: Sequence[Any]) -> int:
     """The plain call's prompt in tokens: the one estimate (core/token_count.py) that Sources
     and "RLM beside a plain call" show, so the mode's sentence says the same size. Counted
     without joining the documents: a joined copy of a 2 GB corpus would take 2 to 8 GB."""
-    from core.evaluation.direct import plain_call_tokens as tokens
+    from core.engine.direct import plain_call_tokens as tokens
     return tokens(question, documents)
 
 
-def choose(config: Any, prices: Any, question: str, documents: Sequence[Any], *,
-           session: Any = None) -> ModeChoice:
+@dataclass
+class Chosen:
+    """The run's choice, filled in when its task has chosen (the run's ending reads it)."""
+    value: ModeChoice
+
+
+async def choose_with_server(config: Any, prices: Any, question: str, documents: Sequence[Any], *,
+                             session: Any = None) -> ModeChoice:
+    """choose(), after asking the root model's own server for its window when nothing else
+    gives one (core/llm/server_window.py: about 1 s at most, cached, cancelled with the run)."""
     from core.engine.admission import context_window
-    from core.evaluation.direct import DirectFit
+    learned = None
+    model = config.root_model
+    if session is None and getattr(config, "mode", "auto") != "rlm" \
+            and context_window(config, prices, model) is None:
+        from core.llm.server_window import server_window
+        learned = await server_window(config.api_base_for(model), model)
+    return choose(config, prices, question, documents, session=session, learned=learned)
+
+
+def choose(config: Any, prices: Any, question: str, documents: Sequence[Any], *,
+           session: Any = None, learned: Any = None) -> ModeChoice:
+    """`learned`: the window the root's server reported (server_window.ServerWindow), when
+    neither the user nor litellm gives one."""
+    from core.engine.admission import context_window
+    from core.engine.direct import DirectFit
     mode = getattr(config, "mode", "auto")
     model = config.root_model
     label = config.label(model)
@@ -84,7 +108,8 @@ def choose(config: Any, prices: Any, question: str, documents: Sequence[Any], *,
     if mode == "rlm":
         return ModeChoice("rlm", "the RLM (mode rlm)")
     tokens = plain_call_tokens(question, documents)
-    window = context_window(config, prices, model)
+    window = context_window(config, prices, model) or (learned.tokens if learned else None)
+    reported = f", as {learned.source} reports it" if learned and window == learned.tokens else ""
     size = f"the documents are {short(tokens)} of the {short(window)}-token window of {label}" if window \
         else f"the documents are about {short(tokens)} tokens; the context window of {label} is unknown"
     fits = None if window is None else tokens + config.root_max_tokens <= window
@@ -94,11 +119,18 @@ def choose(config: Any, prices: Any, question: str, documents: Sequence[Any], *,
             fit = DirectFit(False, tokens, window, config.root_max_tokens,
                             f"{size}: with {config.root_max_tokens:,} tokens for the answer they do not fit")
         return ModeChoice("direct", f"one plain call (mode direct): {size}", tokens, window, fit)
+    documents_are = f"the documents ({short(tokens)} tokens)"
     if window is None:      # short: said at the top of every such run's transcript
-        return ModeChoice("rlm", f"the RLM (Auto: the context window of {label} is unknown)", tokens, None)
+        return ModeChoice("rlm", f"the RLM: the context window of {label} is unknown (its server does not "
+                                 "report it; give the model a context window in Settings and Auto can choose)",
+                          tokens, None)
+    where = f"the {short(window)}-token window of {label}{reported}"
     if tokens <= window * AUTO_SHARE and fits:
-        return ModeChoice("direct", f"one plain call: {size} (at most a quarter: Auto)", tokens, window, fit)
-    return ModeChoice("rlm", f"the RLM: {size}, more than a quarter of it (Auto)", tokens, window)
+        return ModeChoice("direct", f"one plain call: {documents_are} fit easily in {where}", tokens, window, fit)
+    if not fits:
+        return ModeChoice("rlm", f"the RLM: {documents_are} do not fit in {where}", tokens, window)
+    return ModeChoice("rlm", f"the RLM: {documents_are} would fill more than a quarter of {where}, "
+                             "and a model reads so long a prompt less well", tokens, window)
 
 
 async def run_direct(ctx: Any, choice: ModeChoice, question: str, documents: Sequence[Any]) -> Any:
@@ -106,7 +138,7 @@ async def run_direct(ctx: Any, choice: ModeChoice, question: str, documents: Seq
     from core.engine.budget import BudgetExceeded
     from core.engine.costs import CallMeter
     from core.engine.outcome import RlmOutcome
-    from core.evaluation.direct import ask_directly, direct_messages
+    from core.engine.direct import ask_directly, direct_messages
     cfg, model, turn_id = ctx.config, ctx.config.root_model, "R.t1"
     messages = direct_messages(question, documents)
     ctx.counters.iterations = 1

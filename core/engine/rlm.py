@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from core import events as ev
 from core.call_ids import CallId
 from core.engine import prompts, reply_reader
+from core.engine.answer_kind import AnswerKindCheck
 from core.engine.budget import BudgetExceeded, Tally
 from core.engine.costs import ROOT_FLOOR_TOKENS, CallMeter, explain_no_fit, root_reserve, worst_case
 from core.engine.cell_output import cell_output
@@ -67,6 +68,7 @@ class Rlm:
         self.memory = RootMemory()             # what later turns read of earlier ones (turn_state.py)
         self._this_turn: Turn | None = None        # the root turn that runs now
         self._started_event = asyncio.Event()  # the worker shook hands (its sandbox is told)
+        self.answer_kind = AnswerKindCheck(question)   # a final answer of the wrong kind is sent back once
 
     @property
     def best_answer(self) -> str | None:
@@ -373,6 +375,10 @@ class Rlm:
                           message=f"The root answered {answer[:80]!r} before any code ran; it was asked once to "
                                   "check it with code first.")
             return None
+        if not turn.final_request:     # a final answer of the wrong kind is sent back once (answer_kind.py)
+            answer = self.answer_kind.review(self, answer, turn.id, self.memory.shown)
+            if answer is None:
+                return None
         if answer.strip():
             return answer
         # An empty answer is a bug in the model's code (a split that found nothing, a

@@ -159,10 +159,17 @@ class Engine:
         root = Rlm(ctx, rlm_id="R", parent_id=None, depth=0, question=question, documents=docs,
                    session=session, follow_up=follow_up, keep_repl=self._keep_session)
         from core.engine import mode
-        choice = mode.choose(self.config, prices, question, docs, session=session)
-        if choice.mode == "direct" or (self.config.mode == "auto" and session is None):
-            ctx.emit(ev.Notice, call_id="R", level="info", message=choice.sentence())   # which, and why
-        work = root.solve if choice.mode == "rlm" else (lambda: mode.run_direct(ctx, choice, question, docs))
+        # The mode is chosen inside the run's task: asking the server for the model's window
+        # (about 1 s at most) is then cut short by a Stop like any other step.
+        choice = mode.Chosen(mode.ModeChoice("rlm", "the RLM (stopped before the mode was chosen)"))
+
+        async def work() -> Any:
+            choice.value = await mode.choose_with_server(self.config, prices, question, docs, session=session)
+            if choice.value.mode == "direct" or (self.config.mode == "auto" and session is None):
+                ctx.emit(ev.Notice, call_id="R", level="info", message=choice.value.sentence())   # which, and why
+            if choice.value.mode == "rlm":
+                return await root.solve()
+            return await mode.run_direct(ctx, choice.value, question, docs)
         self._task = asyncio.ensure_future(self._guarded(ctx, root, work))
         if self._cancel_requested:
             self._task.cancel()
@@ -212,7 +219,7 @@ class Engine:
         if ctx._budget_pending:
             ctx._emit_budget()
         totals = ctx.totals(started)
-        totals["mode"], totals["mode_reason"] = choice.mode, choice.reason
+        totals["mode"], totals["mode_reason"] = choice.value.mode, choice.value.reason
         self._check_support(ctx, answer, docs, totals)
         if status in ("finished", "capped"):
             ctx.emit(ev.RunFinished, call_id="R", status=status, answer=answer, totals=totals)

@@ -6,7 +6,11 @@
 Fields: `question` (text), `expected` (text or number; for `contains` also a list
 of texts that must all appear), `checker` (exact | number | contains | regex |
 judge; default exact), optional `id` (default q1, q2 ... by line), optional
-`tolerance` (number checker: absolute; default 1e-6 relative). Blank lines and
+`tolerance` (number checker: absolute; default 1e-6 relative), optional `kind` (what
+the question asks for: lookup, list, count, sum, date, compare, two-hop, not-found...;
+the scorecard gives each kind its own score), optional `documents` (a list of file
+names: the question is asked over those of the given documents only, so one set can ask
+over inputs of different sizes; default all of them). Blank lines and
 lines starting with `#` are skipped. Every problem is reported with its line.
 """
 
@@ -16,7 +20,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 CHECKERS = ("exact", "number", "contains", "regex", "judge")
 
@@ -32,10 +36,16 @@ class Question:
     expected: Any
     checker: str = "exact"
     tolerance: float | None = None
+    kind: str = ""
+    documents: tuple[str, ...] = ()
 
     def public_dict(self) -> dict[str, Any]:
         data = {"id": self.id, "question": self.question, "expected": self.expected,
                 "checker": self.checker}
+        if self.kind:
+            data["kind"] = self.kind
+        if self.documents:
+            data["documents"] = list(self.documents)
         if self.tolerance is not None:
             data["tolerance"] = self.tolerance
         return data
@@ -119,4 +129,26 @@ def _question(data: Any, where: str, default_id: str) -> Question:
             raise QuestionSetError(f"{where}: 'tolerance' must be a number >= 0")
         tolerance = float(tolerance)
     qid = str(data.get("id") or default_id).strip()
-    return Question(id=qid, question=text.strip(), expected=expected, checker=checker, tolerance=tolerance)
+    kind = data.get("kind") or ""
+    if not isinstance(kind, str):
+        raise QuestionSetError(f"{where}: 'kind' must be a text, like \"count\" or \"lookup\"")
+    names = data.get("documents") or []
+    if not isinstance(names, list) or not all(isinstance(n, str) and n.strip() for n in names):
+        raise QuestionSetError(f"{where}: 'documents' must be a list of file names")
+    return Question(id=qid, question=text.strip(), expected=expected, checker=checker, tolerance=tolerance,
+                    kind=kind.strip().lower(), documents=tuple(n.strip() for n in names))
+
+
+def documents_for(question: Question, documents: Sequence[Any]) -> list[Any]:
+    """The documents `question` is asked over: those its `documents` names (a path equal to a
+    name or ending in /name), else all. Raises QuestionSetError when a name matches none."""
+    if not question.documents:
+        return list(documents)
+    picked = []
+    for name in question.documents:
+        found = [d for d in documents if d.path == name or d.path.endswith("/" + name)]
+        if not found:
+            raise QuestionSetError(f"question {question.id!r} is asked over {name}, which is not among the "
+                                   f"{len(documents):,} documents given")
+        picked += [d for d in found if all(d is not p for p in picked)]
+    return picked

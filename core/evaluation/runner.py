@@ -24,8 +24,8 @@ from typing import Any, Awaitable, Callable, Sequence
 
 from core.evaluation import records
 from core.evaluation.checkers import CheckResult, check_with_judge
-from core.evaluation.direct import ask_directly
-from core.evaluation.questions import Question, QuestionSet
+from core.engine.direct import ask_directly
+from core.evaluation.questions import Question, QuestionSet, documents_for
 from core.evaluation.scorecard import build_scorecard
 from core.lifecycle import finish
 
@@ -114,6 +114,8 @@ class Evaluation:
             raise ValueError(f"unknown mode {', '.join(unknown)}; use one or more of {', '.join(MODES)}")
         if not (self.modes or self.direct):
             raise ValueError(f"no mode to run: give one or more of {', '.join(MODES)}")
+        for q in self.qset.questions:
+            documents_for(q, self.documents)          # a name that matches no document: said before any run
         if self.qset.needs_judge and not self.judge_model:
             raise ValueError("the question set has questions with checker 'judge': name a judge "
                              "model with --judge MODEL")
@@ -189,7 +191,11 @@ class Evaluation:
                 return
             if on_start:
                 on_start(job)
-            result = await self.run_rlm(q.question, config, evaluation_id)
+            if q.documents:           # asked over some of the documents (questions.documents_for)
+                result = await self.run_rlm(q.question, config, evaluation_id,
+                                            documents=documents_for(q, self.documents))
+            else:
+                result = await self.run_rlm(q.question, config, evaluation_id)
         verdict = await self._check(q, result.answer)
         t = result.totals or {}
         row = records.Row(
@@ -216,7 +222,7 @@ class Evaluation:
             if on_start:
                 on_start(job)
             result = await ask_directly(self.llm_for(config), PriceBook.for_config(config), model, q.question,
-                                        self.documents,
+                                        documents_for(q, self.documents),
                                         max_tokens=self.direct_max_tokens,
                                         window=(self.windows or {}).get(model))
         verdict = await self._check(q, result.answer)

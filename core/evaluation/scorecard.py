@@ -8,6 +8,8 @@ repeats (each repeat's accuracy over the questions it answered: min, max, standa
 deviation), answer rate (runs that finished with an answer; capped and failed runs
 do not count), cost (total and mean per answer, judge cost apart), mean and max
 wall time, mean root turns, and the syntax-error rate per cell (syntax errors / cells).
+When the questions carry a `kind` (lookup, count, ...), each line also has `by_kind`: per
+kind, its answers, correct ones and accuracy.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ def build_scorecard(rows: Iterable[Row], questions: Sequence[dict[str, Any]] = (
             stopped[(row.pair, row.mode)] += 1
             continue
         groups[(row.pair, row.mode)].append(row)
+    kinds = {q.get("id"): q.get("kind") for q in questions if isinstance(q, dict) and q.get("kind")}
     lines = []
     # Each root model's RLM lines, its Auto lines, then its direct line beside them.
     rank = {"rlm": 0, "auto": 1}
@@ -67,6 +70,9 @@ def build_scorecard(rows: Iterable[Row], questions: Sequence[dict[str, Any]] = (
                            if mode in ("rlm", "auto") else None),
             "cells": cells, "syntax_errors": syntax, "syntax_error_rate": _rate(syntax, cells),
         })
+        if kinds:
+            lines[-1]["by_kind"] = _by_kind(items, kinds)
+            lines[-1]["by_kind_text"] = by_kind_text(lines[-1])
     latest: dict[tuple[str, str, str], Row] = {}
     for row in rows:
         latest[(row.question_id, row.pair, row.mode)] = row
@@ -76,6 +82,23 @@ def build_scorecard(rows: Iterable[Row], questions: Sequence[dict[str, Any]] = (
                for (q, p, m), r in latest.items()]
     return {"lines": lines, "questions": list(questions), "latest_answers": answers,
             "stopped": sum(stopped.values())}           # answers the user stopped, in no line's accuracy
+
+
+def _by_kind(items: list[Row], kinds: dict[str, str]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for row in items:
+        kind = kinds.get(row.question_id) or "other"
+        entry = out.setdefault(kind, {"answers": 0, "correct": 0})
+        entry["answers"] += 1
+        entry["correct"] += int(row.correct)
+    for entry in out.values():
+        entry["accuracy"] = _rate(entry["correct"], entry["answers"])
+    return dict(sorted(out.items()))
+
+
+def by_kind_text(line: dict[str, Any]) -> str:
+    """'count 2/3 · lookup 3/3 · not-found 0/3' for a scorecard line with kinds, else ''."""
+    return " · ".join(f"{kind} {e['correct']}/{e['answers']}" for kind, e in (line.get("by_kind") or {}).items())
 
 
 def _cell(value: Any) -> str:
@@ -98,7 +121,9 @@ def render_text(card: dict[str, Any]) -> str:
                       _cell(ln["mean_seconds"]), _cell(ln["mean_turns"]),
                       f"{_pct(ln['syntax_error_rate'])} ({ln['syntax_errors']}/{ln['cells']})"))
     widths = [max(len(r[i]) for r in table) for i in range(len(heads))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in table)
+    text = "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in table)
+    kinds = [f"{ln['pair']} {ln['mode']}, by kind: {by_kind_text(ln)}" for ln in card["lines"] if ln.get("by_kind")]
+    return text + ("\n\n" + "\n".join(kinds) if kinds else "")
 
 
 def _pct(value: float | None) -> str:
@@ -125,6 +150,9 @@ def render_markdown(card: dict[str, Any], title: str = "Scorecard") -> str:
             f"sd {ln['accuracy_stdev']:.2f})", _pct(ln["answer_rate"]), f"{ln['cost_usd']:.4f}",
             f"{ln['cost_per_answer_usd']:.5f}", _cell(ln["mean_seconds"]), _cell(ln["mean_turns"]),
             f"{_pct(ln['syntax_error_rate'])} ({ln['syntax_errors']}/{ln['cells']})"]) + " |")
+    kinds = [f"- `{ln['pair']}` {ln['mode']}: {by_kind_text(ln)}" for ln in card["lines"] if ln.get("by_kind")]
+    if kinds:
+        lines += ["", "## By kind of question", ""] + kinds
     if card.get("latest_answers"):
         lines += ["", "## Latest answers", "", "| Question | Pair | Mode | Right | Answer |", "|---|---|---|---|---|"]
         for a in card["latest_answers"]:

@@ -65,8 +65,7 @@ def render(r: rp.Report) -> str:
     out.extend(f"- {label}: {md_text(value)}" for label, value in rp.cap_rows(r.config) + rp.price_rows(r.config))
     out.append("\n## Totals\n")
     out.append("| | |\n|---|---|")
-    out.extend(f"| {name} | {rp.total_value(r.totals, key)} |"
-               for key, name in rp.TOTAL_LABELS)
+    out.extend(f"| {name} | {value} |" for name, value in rp.total_rows(r.totals))
     out.append(f"| started (UTC) | {run.get('created_at')} |\n| finished (UTC) | {run.get('finished_at') or '-'} |")
     if r.sources:
         out.append("\n## Sources\n")

@@ -105,13 +105,16 @@ def list_runs(db: sqlite_utils.Database, *, search: str | None = None, status: s
         where.append("parent_run_id = ?")
         params.append(parent_run_id)
     # + the values the answer states that nothing the run read holds (core/support.py)
-    sql = (f"SELECT {', '.join(LIST_COLUMNS)}, json_extract(totals_json, '$.unsupported') FROM runs"
+    # + the run's mode: a plain call is said as one (core/plain_call.py)
+    sql = (f"SELECT {', '.join(LIST_COLUMNS)}, json_extract(totals_json, '$.mode'), "
+           "json_extract(totals_json, '$.unsupported') FROM runs"
            + (" WHERE " + " AND ".join(where) if where else "")
            + " ORDER BY created_utc DESC, id LIMIT ? OFFSET ?")
     rows = []
     for r in db.execute(sql, [*params, limit, offset]):
         rows.append(dict(zip(LIST_COLUMNS, r)))
         rows[-1]["unsupported"] = json.loads(r[-1]) if r[-1] else []
+        rows[-1]["mode"] = r[-2]
     for row in rows:
         row["created_at"] = iso_utc(row["created_utc"])
         row["finished_at"] = iso_utc(row["finished_utc"])

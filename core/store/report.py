@@ -201,6 +201,16 @@ TOTAL_LABELS = (("cost_usd", "Cost"), ("input_tokens", "Input tokens"), ("output
                 ("syntax_errors", "Syntax errors"), ("wall_ms", "Wall time"))
 
 
+def total_rows(totals: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The Totals table of an export: for a plain call, its cost, the one call and its wall time
+    (core/plain_call.py) instead of turns, sub-calls, cells and syntax errors."""
+    from core.plain_call import plain_call_line
+    line = plain_call_line(totals)
+    if line:
+        return [("Cost", total_value(totals, "cost_usd")), ("Work", line), ("Wall time", total_value(totals, "wall_ms"))]
+    return [(name, total_value(totals, key)) for key, name in TOTAL_LABELS]
+
+
 def export_file_name(run: Any, fmt: str) -> str:
     """The file name an export of `run` is offered under: its question's first words and
     its start time ("when-did-card-payments-fail-2026-12-01-1403.html"), never its hex id.

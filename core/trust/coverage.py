@@ -15,7 +15,10 @@ What counts as looked at:
     holds document text, like "Summarise: <text>", is grown from a probe;
     a bounded number of such searches per text, each scans the context);
   - what a sub-call's prompt contained (SubCallStarted.prompt): the sub model
-    read all of it.
+    read all of it;
+  - a document a root prompt carried whole (a plain call: RootTurnStarted's messages
+    hold `=== path ===` and its full text): read in full, so a plain call that carried
+    every document covers 100%.
 A sub-call whose prompt carries more than `forward_warn` (80%) of the whole
 context gets a warning: it forwards the context without splitting it.
 """
@@ -239,6 +242,8 @@ class Coverage:
         """Fold one event into the run's record; True when coverage or the warnings changed."""
         self.events += 1
         change = self.record.apply(event)
+        if getattr(event, "type", "") == "RootTurnStarted":
+            return self._carried(event.new_messages or ())
         if change.kind == "cell_added":
             cell = self.record.cells[change.cell_id]
             reached = self._code_reach(cell.code) if not cell.is_syntax_error else set()
@@ -260,6 +265,18 @@ class Coverage:
                 changed = True
             return changed
         return False
+
+    def _carried(self, messages: Sequence[dict]) -> bool:
+        """Each document that a root prompt's user message holds whole, header and text, is read."""
+        prompts = [m.get("content") for m in messages
+                   if m.get("role") == "user" and isinstance(m.get("content"), str)]
+        changed = False
+        for path, lo, hi in self.bounds:
+            whole = self.matcher.context[lo - len(f"=== {path} ===\n"):hi]
+            if hi > lo and any(whole in text for text in prompts if len(text) >= len(whole)):
+                changed = self._add([(lo, hi)]) or changed
+                self.searched.add(path)
+        return changed
 
     def _code_reach(self, code: str) -> set[str]:
         """The documents a cell's code ran over: those it names (by path or file name),

@@ -123,10 +123,11 @@ def test_worker_gone_start_fresh_or_rebuild(studio, qloop, server, tmp_path):
     assert "Start fresh" in labels
 
     # Start fresh: the earlier question and answer are written into the question.
-    server.script("root", replies=[code("FINAL(str('words' in globals()))")])
+    # (a number: the question now carries "How many words?", and the answer-kind check wants one)
+    server.script("root", replies=[code("FINAL(str(int('words' in globals())))")])
     run_and_wait(qloop, controller, labels["Start fresh"].click)
     fresh = controller.last_outcome
-    assert fresh.answer == "False"                               # an empty REPL, as the dialog said
+    assert fresh.answer == "0"                                   # an empty REPL, as the dialog said
     asked = server.requests_for("root")[-1].messages[-1]["content"]
     assert "Earlier question about these documents: How many words?" in asked
     assert "Earlier answer: 6" in asked and "Follow-up question: And the last one?" in asked

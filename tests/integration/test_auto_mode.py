@@ -28,7 +28,8 @@ async def test_auto_sends_a_small_document_as_one_plain_call(server):
     assert "order 2: 4 pears" in request.messages[-1]["content"] and request.stream     # the documents themselves
     assert not of_type(events, "CellExecuted") and result.totals["mode"] == "direct"
     [said] = [m for m in notices(events) if m.startswith("One plain call: ")]
-    assert said.startswith("One plain call: the documents are ") and f"of the 4k-token window of {ROOT}" in said
+    assert re.fullmatch(rf"One plain call: the documents \(\d+ tokens\) fit easily in the 4k-token window of {ROOT}\.",
+                        said), said
     assert result.totals["mode_reason"] == said[:1].lower() + said[1:-1]
     assert of_type(events, "RootReplied")[0].text == result.answer
     assert of_type(events, "RootTokens")                                            # streamed as a turn
@@ -40,19 +41,20 @@ async def test_auto_runs_the_rlm_for_a_document_larger_than_the_window(server):
     assert result.answer == "a long log" and result.totals["mode"] == "rlm"
     assert len(of_type(events, "CellExecuted")) == 2
     assert len(server.requests_for("root")[0].messages[-1]["content"]) < 3_000    # metadata, not the log
-    from core.evaluation.direct import direct_messages
+    from core.engine.direct import direct_messages
     from core.engine.mode import short
     from core.token_count import prompt_tokens
     size = short(prompt_tokens(direct_messages("What is this?", LARGE)))     # the one estimate (core/token_count.py)
-    assert f"The RLM: the documents are {size} of the 4k-token window of openai/root, more than a quarter of it " \
-           "(Auto)." in notices(events), notices(events)
+    assert f"The RLM: the documents ({size} tokens) do not fit in the 4k-token window of openai/root." \
+        in notices(events), notices(events)
 
 
 async def test_auto_runs_the_rlm_when_the_window_is_unknown_and_says_so(server):
     server.script("root", replies=[code("FINAL('ok')")])
     result, events = await run(server, "What is this?", SMALL, mode="auto")
     assert result.totals["mode"] == "rlm" and len(of_type(events, "CellExecuted")) == 1
-    assert "The RLM (Auto: the context window of openai/root is unknown)." in notices(events)
+    assert ("The RLM: the context window of openai/root is unknown (its server does not report it; give the "
+            "model a context window in Settings and Auto can choose).") in notices(events)
 
 
 async def test_a_plain_call_is_costed_and_recorded_as_any_run(server, tmp_path):
@@ -87,4 +89,80 @@ async def test_auto_counts_digits_high_so_a_table_of_numbers_goes_to_the_rlm(ser
     server.script("root", replies=[code("print(len(context))"), code("FINAL('600 rows')")])
     result, events = await run(server, "How many rows?", table, mode="auto", context_windows={ROOT: WINDOW})
     assert result.totals["mode"] == "rlm" and result.answer == "600 rows"
-    assert any(m.startswith("The RLM: the documents are 3.") and "more than a quarter" in m for m in notices(events))
+    assert any(m.startswith("The RLM: the documents (3.") for m in notices(events)), notices(events)
+
+
+# ---- the window as the model's own server reports it (core/llm/server_window.py) -------------
+
+@pytest.fixture(autouse=True)
+def _fresh_window_cache():
+    from core.llm import server_window
+    server_window.forget()
+    yield
+    server_window.forget()
+
+
+@pytest.mark.parametrize("kind, source", [("llama.cpp", "llama.cpp"), ("vllm", "vLLM"), ("ollama", "Ollama"),
+                                          ("lmstudio", "LM Studio")])
+async def test_auto_reads_the_window_from_the_server_and_says_which_and_why(server, kind, source):
+    server.report_window("root", 33_000, kind)
+    server.script("root", replies=["3 apples and 4 pears."])
+    result, events = await run(server, "How many fruits of each kind?", SMALL, mode="auto", root_max_tokens=500)
+    assert result.totals["mode"] == "direct" and result.answer == "3 apples and 4 pears."
+    [said] = [m for m in notices(events) if m.startswith("One plain call")]
+    assert re.fullmatch(rf"One plain call: the documents \(\d+ tokens\) fit easily in the 33k-token window of "
+                        rf"openai/root, as {source} reports it\.", said), said
+    assert result.totals["mode_reason"].startswith("one plain call: the documents (")
+
+
+async def test_a_reported_window_too_small_sends_the_documents_to_the_rlm(server):
+    server.report_window("root", 2_000, "llama.cpp")
+    server.script("root", replies=[code("print(len(context))"), code("FINAL('a long log')")])
+    result, events = await run(server, "What is this?", LARGE, mode="auto")
+    assert result.totals["mode"] == "rlm"
+    assert any(m.startswith("The RLM: the documents (") and "do not fit in the 2k-token window of openai/root, "
+               "as llama.cpp reports it." in m for m in notices(events))
+
+
+async def test_the_window_is_asked_once_per_endpoint_and_model(server):
+    server.report_window("root", 33_000, "llama.cpp")
+    server.script("root", replies=["one", "two"])
+    await run(server, "How many fruits?", SMALL, mode="auto", root_max_tokens=500)
+    asked = len(server.window_asks)
+    assert asked >= 1
+    await run(server, "How many fruits?", SMALL, mode="auto", root_max_tokens=500)
+    assert len(server.window_asks) == asked                  # cached: not asked again
+    result, _ = await run(server, "How many fruits?", SMALL, mode="rlm")
+    assert len(server.window_asks) == asked                  # mode rlm never asks
+
+
+async def test_a_server_that_does_not_answer_in_time_costs_about_a_second_and_auto_runs_the_rlm(server):
+    import time
+    server.report_window("root", 33_000, "llama.cpp")
+    server.window_delay_s = 5.0
+    server.script("root", replies=[code("FINAL('ok')")])
+    started = time.monotonic()
+    result, events = await run(server, "How many fruits?", SMALL, mode="auto")
+    assert result.totals["mode"] == "rlm" and "is unknown" in result.totals["mode_reason"]
+    assert time.monotonic() - started < 5.0                 # the window routes were not waited for
+
+
+async def test_a_stop_while_the_server_is_asked_for_the_window_ends_the_run_as_cancelled(server):
+    import asyncio
+    from core.engine.run import Engine
+    from tests.integration.engine_helpers import config
+    server.report_window("root", 33_000, "llama.cpp")
+    server.window_delay_s = 3.0
+    events = []
+    engine = Engine(config(server, mode="auto"), emit=events.append, key_for=lambda m: KEY)
+    task = asyncio.ensure_future(engine.run("How many fruits?", SMALL))
+    for _ in range(200):
+        if server.window_asks:
+            break
+        await asyncio.sleep(0.01)
+    assert server.window_asks                                # the window is being asked for
+    engine.cancel()
+    result = await asyncio.wait_for(task, timeout=2.0)       # not after the 3 s the server takes
+    assert result.status == "cancelled"
+    assert not server.requests_for("root")                   # no model call was made
+    assert of_type(events, "RunFinished") or of_type(events, "RunFailed")

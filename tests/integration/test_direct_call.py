@@ -1,7 +1,7 @@
 """The plain call beside the RLM, over real HTTP to the scripted server."""
 
 from core.config import Price
-from core.evaluation.direct import ask_directly, direct_fit
+from core.engine.direct import ask_directly, direct_fit
 from core.llm.client import ModelClient
 from core.llm.pricing import PriceBook
 from tests.integration.engine_helpers import KEY, Doc

@@ -12,7 +12,8 @@ async def test_refused_blocks_are_told_to_the_root_and_counted(server):
         "```\nrepl\nn = context.count('ERROR')\nprint('errors:', n)\n```",
         "```repl\nFINAL(str(n))\n```",
     ])
-    result, events = await run(server, docs=[Doc("a.log", "ok\nERROR one\nERROR two\n")], max_depth=0)
+    result, events = await run(server, "How many ERROR lines?", docs=[Doc("a.log", "ok\nERROR one\nERROR two\n")],
+                               max_depth=0)
     assert result.status == "finished" and result.answer == "2"
     cells = [e for e in events if e.type == "CellExecuted"]
     assert [c.code for c in cells] == ["n = context.count('ERROR')\nprint('errors:', n)", "FINAL(str(n))"]

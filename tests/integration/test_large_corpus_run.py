@@ -12,7 +12,7 @@ import threading
 import tracemalloc
 
 from core.engine import mode
-from core.evaluation.direct import direct_messages
+from core.engine.direct import direct_messages
 from core.repl import client as repl_client
 from core.repl import context_file
 from core.token_count import prompt_tokens

@@ -156,6 +156,21 @@ class ScriptedOpenAI:
         self._thread: threading.Thread | None = None
         self._sockets: set[socket.socket] = set()
         self._prices: dict[str, tuple[float, float]] = {}
+        self._windows: dict[str, tuple[int, str]] = {}      # model -> (context window, server kind)
+        self.window_delay_s = 0.0                           # how long the window routes take to answer
+        self.window_asks: list[str] = []                    # the window routes asked, in order
+
+    # -- the context window, as a local server reports it
+
+    def report_window(self, model: str, tokens: int, kind: str) -> None:
+        """Answer the window route of one server kind for `model` (its own name): "llama.cpp"
+        (GET /props: default_generation_settings.n_ctx), "vllm" (GET /v1/models: max_model_len),
+        "ollama" (POST /api/show: parameters num_ctx and model_info) or "lmstudio"
+        (GET /api/v0/models: loaded_context_length)."""
+        self._windows[model] = (tokens, kind)
+
+    def _window_of(self, kind: str) -> dict[str, int]:
+        return {m: n for m, (n, k) in self._windows.items() if k == kind}
 
     # -- billing
 
@@ -329,7 +344,51 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- routes
 
+    def _window_route(self) -> bool:
+        """The servers' own window routes (ScriptedOpenAI.report_window); False: not one of them."""
+        owner, path = self.owner, self.path.rstrip("/")
+        if path not in ("/props", "/api/v0/models", "/api/show"):
+            return False
+        owner.window_asks.append(path)
+        if owner.window_delay_s:
+            time.sleep(owner.window_delay_s)
+        if path == "/props":
+            windows = owner._window_of("llama.cpp")
+            if not windows:
+                self._json(404, _error_body(404, "no route /props"))
+            else:
+                n = next(iter(windows.values()))        # llama.cpp serves one model
+                self._json(200, {"default_generation_settings": {"n_ctx": n}, "total_slots": 1})
+        elif path == "/api/v0/models":
+            windows = owner._window_of("lmstudio")
+            if not windows:
+                self._json(404, _error_body(404, "no route /api/v0/models"))
+            else:
+                self._json(200, {"object": "list", "data": [
+                    {"id": m, "type": "llm", "state": "loaded", "max_context_length": n * 4,
+                     "loaded_context_length": n} for m, n in windows.items()]})
+        else:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(length) or b"{}") if length else {}
+            windows = owner._window_of("ollama")
+            name = str(body.get("model") or body.get("name") or "")
+            if name not in windows:
+                self._json(404, {"error": f"model '{name}' not found"})
+            else:
+                self._json(200, {"parameters": f"num_ctx                        {windows[name]}\nstop \"<|im_end|>\"",
+                                 "model_info": {"qwen2.context_length": 32768}})
+        return True
+
+    def _window_route_safe(self) -> bool:
+        try:
+            return self._window_route()
+        except (BrokenPipeError, ConnectionResetError):     # the client gave up waiting (its timeout)
+            self.close_connection = True
+            return True
+
     def do_GET(self) -> None:
+        if self._window_route_safe():
+            return
         if self.path.rstrip("/").endswith("/models"):
             auth = self.headers.get("Authorization") or ""
             if self.owner.require_key is not None and auth != f"Bearer {self.owner.require_key}":
@@ -337,12 +396,17 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             with self.owner._lock:
                 names = [m for m, s in self.owner._scripts.items() if s.scripted]
-            data = [{"id": n, "object": "model", "created": 0, "owned_by": "scripted"} for n in names]
+            vllm = self.owner._window_of("vllm")
+            names += [m for m in vllm if m not in names]
+            data = [{"id": n, "object": "model", "created": 0, "owned_by": "scripted",
+                     **({"max_model_len": vllm[n]} if n in vllm else {})} for n in names]
             self._json(200, {"object": "list", "data": data})
         else:
             self._json(404, _error_body(404, f"no route {self.path}"))
 
     def do_POST(self) -> None:
+        if self._window_route_safe():
+            return
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         if not self.path.rstrip("/").endswith("/chat/completions"):

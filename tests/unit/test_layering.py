@@ -179,10 +179,8 @@ def test_the_store_imports_neither_trust_nor_the_exports():
 # The engine (core/engine) runs a question; evaluation, trust, the store and the exports read
 # or drive what it does, so they sit above it and it imports none of them, lazily or not.
 ENGINE_MAY_NOT_IMPORT = ("core.evaluation", "core.trust", "core.store", "core.exports")
-# Edges allowed for now, each named. The plain call (core/evaluation/direct.py) is moving into
-# the engine (core/engine/direct.py) on a parallel branch; these are exactly mode.py's imports
-# of it. DELETE THIS ALLOWLIST WHEN THAT BRANCH IS MERGED: the rule then holds with no exception.
-ALLOWED_EDGES = {("core.engine.mode", "core.evaluation.direct")}
+# Edges allowed, each named (none: the plain call is the engine's, core/engine/direct.py).
+ALLOWED_EDGES: set[tuple[str, str]] = set()
 
 
 def folder(module: str, files: dict[str, Path]) -> str:

@@ -34,8 +34,8 @@ def test_a_typed_value_that_no_output_holds_is_unsupported():
     corpus.observe(ev.RootReplied(run_id="sales", text=f"```repl\nFINAL('{made_up}')\n```", input_tokens=1,
                                   output_tokens=1, cost_usd=0.0, duration_ms=1, model="m"))
     result = corpus.check(made_up)
-    assert result.unsupported == ["INV-2023-0042", "5.7"]          # 2023 is in the question
-    assert describe(result.unsupported) == "INV-2023-0042, 5.7: not found in anything the run read"
+    assert result.unsupported == ["5.7 million euros", "INV-2023-0042"]   # 2023 is in the question
+    assert describe(result.unsupported) == "5.7 million euros, INV-2023-0042: not found in anything the run read"
 
 
 def test_a_value_computed_by_code_is_supported_though_never_printed():
@@ -55,7 +55,7 @@ def test_issue_25s_made_up_answer():
 
 def test_numbers_compare_as_numbers_and_quotes_as_names():
     assert answer_values('Revenue was 1,204 at "Acme Corp" [doc:a.txt:line 3], v2.3') == \
-        ["Acme Corp", "v2.3", "1,204"]
+        ["Acme Corp", "1,204", "v2.3"]
     assert check("1,204 units", ["total 1204.0"], ["1,204 units"]).unsupported == []
     assert check('"acme  corp" won', ['Winner: Acme Corp'], ['"acme  corp" won']).unsupported == []
     assert check("Nothing to check here.", [], ["Nothing to check here."]).values == []
@@ -67,5 +67,15 @@ def test_a_cited_passage_supports_the_value():
     answer = "The fee is 310 EUR [doc:a.txt:line 2]."
     corpus = SupportCorpus("What is the fee?")
     corpus.written.append(answer)
-    assert corpus.check(answer).unsupported == ["310"]
+    assert corpus.check(answer).unsupported == ["310 EUR"]
     assert corpus.check(answer, cited_passages(answer, [Doc()])).unsupported == []
+
+
+def test_what_a_reply_typed_is_its_prose_and_its_codes_literals_not_the_numbers_code_computes_with():
+    from core.support import typed_text
+    reply = ("I will count.\n```repl\nrows = lines[:4]\nfor i in range(10):\n    pass\nx = 7\n"
+             "print(round(3.14159, 2))\nFINAL('12 rows')\n```\nDone.")
+    typed = typed_text(reply)
+    assert "I will count." in typed and "Done." in typed and "12 rows" in typed and "7" in typed.split()
+    assert "4" not in typed.split() and "10" not in typed.split() and "2" not in typed.split()
+    assert typed_text("```repl\nprint(lines[:4]\n```").strip() == "print(lines[:4]"   # not Python: all of it

@@ -8,7 +8,7 @@ import random
 from dataclasses import dataclass
 
 from core.engine.mode import plain_call_tokens
-from core.evaluation.direct import direct_fit
+from core.engine.direct import direct_fit
 from core.llm.pricing import PriceBook
 from core.token_count import SAMPLE_CHARS, estimate, about_tokens, counted_tokens, documents_tokens, text_tokens
 

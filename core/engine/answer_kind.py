@@ -1,0 +1,133 @@
+"""Does the final answer have the kind the question asks for? Checked before it is accepted.
+
+    check = AnswerKindCheck(question)           # one per RLM
+    answer = check.review(rlm, answer, turn_id, shown)   # None: sent back once, with a note
+
+Small roots copy the shape of whatever example they saw: asked what a text says, the real
+1.5B model printed the matching line, then answered with the number of matches; asked for
+the total of a column, it searched for a word, found nothing and answered "0". Three cases
+send a final answer back, once per RLM and for every model size, with a plain note; the
+next final answer is accepted whatever it is. No model call is made: the check reads the
+question's wording, the answer and what the run's cells printed.
+
+- The question asks for content (what, which, who, why, where, when, list, describe...) and
+  the answer is only a whole number that the run printed as a count (a line of its own, or
+  beside "matches", "lines", "found"...) or computed with len()/count(): a count of what
+  was found, not what was found.
+- The question asks for a number (how many, how much, the total, the average...) and the
+  answer holds no number at all.
+- The answer is 0 or nothing (none, [], n/a) right after a cell whose search matched
+  nothing (it printed 0 or an empty list): the search is the likelier fault.
+
+The question's kind is read from its wording in English, German, French, Spanish, Italian,
+Dutch and Portuguese; a question of none of these kinds (a yes/no question, an instruction
+the words do not match) is never sent back.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from core import events as ev
+from core.engine import prompts
+from core.engine.cell_output import NOTHING_PRINTED
+
+_WORD = r"(?<![\w])"
+# "how many", "the total of", "wie viele", "combien", "cuántos", "quanti", "hoeveel", "quantos"
+_NUMBER_ASKED = re.compile(
+    _WORD + r"(how\s+(many|much|often|long)|wie\s*(viele?|oft|lange)|combien|cu[aá]nt[oa]s?|quant[ieoa]s?|hoeveel"
+    r"|answer\s+with\s+(a|the)\s+number|as\s+a\s+number"
+    r"|(what|which)\s+(is|was|are|were)\s+the\s+(total|sum|average|mean|median|number|count|percentage|share"
+    r"|ratio|amount)\b"
+    r"|^\s*(count|compute|calculate|sum|add\s+up|total)\b)", re.IGNORECASE)
+# The first word of a question that asks for words, items, a name, a reason, a place or a date.
+_CONTENT_ASKED = re.compile(
+    r"^\W*(what|which|who|whom|whose|why|where|when|list|name|describe|quote|summari[sz]e|explain|give|tell"
+    r"|welche[rsmn]?|wer|warum|wo|wann|beschreibe|nenne"
+    r"|que|quel(le)?s?|qui|pourquoi|o[uù]|quand|d[ée]cris"
+    r"|qu[eé]|cu[aá]l(es)?|qui[eé]n(es)?|por\s+qu[eé]|d[oó]nde|cu[aá]ndo"
+    r"|che|quale|quali|chi|perch[eé]|dove|quando"
+    r"|wat|welke|wie|waarom|waar|wanneer"
+    r"|o\s+que|qual|quais|quem|onde)\b", re.IGNORECASE)
+_WHOLE_NUMBER = re.compile(r"^\s*[\"'`(\[]*\s*([-+]?\d[\d,_]*)\s*[\"'`)\]]*\s*\.?\s*$")
+_NUMBER_WORDS = re.compile(
+    r"\d|(?<![\w])(zero|none|no|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|hundred"
+    r"|thousand|million|null|kein[e]?|aucun[e]?|ningun[oa]?|nessun[oa]?|geen|nenhum[a]?)(?![\w])", re.IGNORECASE)
+_NOTHING = {"0", "0.0", "none", "[]", "{}", "n/a", "nothing", "null", "no matches", "no results", "not found"}
+# A printed line that shows a search matched nothing: "0", "[]", "hits: 0", "matches = []", "set()".
+_EMPTY_SEARCH = re.compile(r"^\s*(?:[\w ]{0,40}[:=]\s*)?(0|\[\]|\{\}|set\(\)|\(\))\s*$")
+_COUNT_WORDS = re.compile(r"match|line|hit|found|result|item|occurrence|count|row|entr|mention|total",
+                          re.IGNORECASE)
+_COUNTING_CODE = re.compile(r"\blen\(|\.count\(|\bsum\(\s*1\b|Counter\(")
+
+
+def asks_for_number(question: str) -> bool:
+    return bool(_NUMBER_ASKED.search(question or ""))
+
+
+def asks_for_content(question: str) -> bool:
+    return not asks_for_number(question) and bool(_CONTENT_ASKED.search(question or ""))
+
+
+def _printed_as_count(value: int, outputs: list[str], code: str) -> bool:
+    """The run printed `value` as a count: alone on a line, or on a line that names what it counted
+    ("3 matches", "hits: 3"), or it is a number the cells may have counted with len() or .count()."""
+    number = re.compile(rf"(?<![\w.,]){value}(?![\w.,]|\.\d)")
+    for output in outputs:
+        for line in (output or "").splitlines():
+            if not number.search(line):
+                continue
+            if line.strip().strip("[]()'\":=") == str(value) or _COUNT_WORDS.search(line):
+                return True
+            if _COUNTING_CODE.search(code):
+                return True
+    return False
+
+
+def _searched_nothing(printed: str | None) -> bool:
+    return any(_EMPTY_SEARCH.match(line) for line in (printed or "").splitlines())
+
+
+def sent_back_note(question: str, answer: str, outputs: list[str], last_printed: str | None,
+                   code: str) -> str | None:
+    """The note that sends `answer` back, or None when its kind fits the question (or cannot be told).
+    `outputs`: every cell output the root was shown; `last_printed`: the last of them that printed
+    something (the cell with the final answer often prints nothing); `code`: every block the root wrote."""
+    text = (answer or "").strip()
+    if text.lower().strip(" .") in _NOTHING and _searched_nothing(last_printed):
+        return prompts.fill("answer_after_empty_search.md", answer=text[:40])
+    whole = _WHOLE_NUMBER.match(text)
+    if whole and asks_for_content(question):
+        value = int(whole.group(1).replace(",", "").replace("_", ""))
+        year_like = 1900 <= value <= 2100
+        if not year_like and value >= 0 and _printed_as_count(value, outputs, code):
+            return prompts.fill("answer_is_a_count.md", answer=text[:40])
+    if asks_for_number(question) and text and not _NUMBER_WORDS.search(text):
+        return prompts.fill("answer_needs_a_number.md")
+    return None
+
+
+class AnswerKindCheck:
+    """One RLM's check: it sends a final answer back at most once."""
+
+    def __init__(self, question: str) -> None:
+        self.question = question
+        self.told = False
+
+    def review(self, rlm: Any, answer: str, turn_id: str, shown: list[str]) -> str | None:
+        """`answer`, or None when it is sent back (the note is added to the root's feedback and the
+        run's events say so). `shown`: the cell outputs the root was shown, in order."""
+        if self.told or not (answer or "").strip():
+            return answer
+        code = "\n".join(m.get("content") or "" for m in rlm.messages if m.get("role") == "assistant")
+        printed = [o for o in shown if not o.rstrip().endswith(NOTHING_PRINTED)]
+        note = sent_back_note(self.question, answer, list(shown), printed[-1] if printed else None, code)
+        if note is None:
+            return answer
+        self.told = True
+        rlm.turn_notes.append(note)
+        rlm.ctx.emit(ev.Notice, call_id=turn_id, parent_id=rlm.rlm_id, level="info",
+                     message=f"The final answer {answer.strip()[:80]!r} was sent back once: "
+                             f"{note.splitlines()[0]}")
+        return None

@@ -1,0 +1,52 @@
+"""The answer-kind check's reading of a question and an answer (core/engine/answer_kind.py)."""
+
+import pytest
+
+from core.engine.answer_kind import asks_for_content, asks_for_number, sent_back_note
+
+
+@pytest.mark.parametrize("question", [
+    "How many lines mention the ferry?", "How much did the repairs cost?",
+    "What is the total of the amount column?", "What was the average wait?",
+    "Count the rows of the table.", "Wie viele Zeilen nennen die Fähre?", "Combien de lignes?",
+    "¿Cuántos pedidos fallaron?", "Which month? Answer with a number."])
+def test_questions_that_ask_for_a_number(question):
+    assert asks_for_number(question) and not asks_for_content(question)
+
+
+@pytest.mark.parametrize("question", [
+    "What does the memo say about parking?", "Which items are on the list?", "Who signed it?",
+    "Why did it stop?", "List the three risks.", "Describe the plan.", "When did it start?",
+    "Was sagt der Bericht über die Fähre?".replace("Was", "Welche Punkte"), "Que dit la note?",
+    "¿Qué dice el informe?", "Which product has the highest total revenue?"])
+def test_questions_that_ask_for_content(question):
+    assert asks_for_content(question)
+
+
+def test_a_yes_no_question_is_neither():
+    assert not asks_for_content("Did the ferry run on Sunday?") and not asks_for_number("Did it run?")
+
+
+def test_a_count_the_run_printed_is_sent_back_for_a_content_question():
+    assert sent_back_note("What does it say?", "3", ["3\n['a', 'b', 'c']"], "3", "print(len(hits))")
+    assert sent_back_note("List the items.", "3", ["found 3 items"], "found 3 items", "")
+
+
+def test_a_number_that_is_not_a_printed_count_is_kept():
+    # a year, a number never printed as a count, a number with words around it
+    assert sent_back_note("When did it open?", "2024", ["2024\n"], "2024", "len(x)") is None
+    assert sent_back_note("Which room?", "12", ["Room 12 is on the left"], "Room 12 is on the left", "") is None
+    assert sent_back_note("What does it say?", "3 lines say: ferries start at dawn", ["3"], "3", "") is None
+
+
+def test_a_number_question_without_a_number_is_sent_back_and_number_words_count():
+    assert sent_back_note("How many orders failed?", "the card ones", [], "", "")
+    assert sent_back_note("How many orders failed?", "twelve", [], "", "") is None
+    assert sent_back_note("How many orders failed?", "None failed", [], "", "") is None
+
+
+def test_zero_after_an_empty_search_is_sent_back_and_zero_after_a_real_count_is_not():
+    assert sent_back_note("How many orders failed?", "0", ["hits: 0"], "hits: 0", "")
+    assert sent_back_note("What is the total?", "[]", ["[]"], "[]", "")
+    assert sent_back_note("How many orders failed?", "0", ["failed orders checked, none in 412 lines"],
+                          "failed orders checked, none in 412 lines", "") is None
