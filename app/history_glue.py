@@ -10,16 +10,16 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QMessageBox
 
 from core.exports import export
 from core.run_names import run_title
+from ui.export_dialog import ask_export_path
 from ui.history_pane import HistoryRow
 
 log = logging.getLogger(__name__)
 
 HISTORY_LIMIT = 500
-EXPORT_FILTERS = {"json": "JSON (*.json)", "md": "Markdown (*.md)", "html": "HTML page (*.html)"}
 
 
 class HistoryGlue:
@@ -98,22 +98,18 @@ class HistoryGlue:
         if not run_id:
             self.notifier.info("There is no stored run to export yet.")
             return None
-        suggested = str(Path.home() / self._file_name(run_id, "html"))
-        path, chosen = QFileDialog.getSaveFileName(self.window, "Export run", suggested,
-                                                   ";;".join(EXPORT_FILTERS.values()))
-        if not path:
+        chosen = ask_export_path(self.window, "Export run", str(Path.home() / self._file_name(run_id, "html")))
+        if chosen is None:
             return None
-        fmt = next((f for f, label in EXPORT_FILTERS.items() if label == chosen), None)
-        fmt = fmt or {".json": "json", ".md": "md"}.get(Path(path).suffix.lower(), "html")
+        path, fmt = chosen
         return self.export_run(run_id, fmt, path)
 
     def export_run(self, run_id: str, fmt: str, path: str | None = None) -> str | None:
         if path is None:
-            suggested = str(Path.home() / self._file_name(run_id, fmt))
-            path, _ = QFileDialog.getSaveFileName(self.window, "Export run", suggested,
-                                                  EXPORT_FILTERS[fmt])
-            if not path:
+            chosen = ask_export_path(self.window, "Export run", str(Path.home() / self._file_name(run_id, fmt)))
+            if chosen is None:
                 return None
+            path, fmt = chosen
         # lazy: +156 modules, 543 ms at load 9 (first use only)
         from core.store.errors import StoreError
         try:

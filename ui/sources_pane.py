@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from core.token_count import about_tokens
 from ui import confirm, icons
+from ui.flow_layout import FlowLayout
 from ui.plain_text import plain
 from ui.rows import RowTableModel, list_table, human_count, human_size  # noqa: F401  (re-exported)
 from ui.sources_model import (  # noqa: F401  (re-exported)
@@ -102,7 +103,6 @@ class SourcesPane(QWidget):
         self.drop_zone.paths_dropped.connect(self.offer_paths)
         layout.addWidget(self.drop_zone)
 
-        buttons = QHBoxLayout()
         self.add_files_button = QPushButton("Add files…")
         icons.bind(self.add_files_button, "add-file")
         self.add_files_button.clicked.connect(self.choose_files)
@@ -119,12 +119,18 @@ class SourcesPane(QWidget):
         self.clear_button.setAccessibleName("Clear all sources")
         self.clear_button.setToolTip("Clear all sources")
         self.clear_button.clicked.connect(self.ask_clear)
-        buttons.addWidget(self.add_files_button)
-        buttons.addWidget(self.add_folder_button)
-        buttons.addStretch(1)
-        buttons.addWidget(self.remove_button)
-        buttons.addWidget(self.clear_button)
-        layout.addLayout(buttons)
+        # The add buttons and the remove buttons wrap as two groups in a narrow column.
+        adds, removes = QWidget(), QWidget()
+        for group, widgets in ((adds, (self.add_files_button, self.add_folder_button)),
+                               (removes, (self.remove_button, self.clear_button))):
+            row = QHBoxLayout(group)
+            row.setContentsMargins(0, 0, 0, 0)
+            for widget in widgets:
+                row.addWidget(widget)
+        flow = FlowLayout()
+        flow.addWidget(adds)
+        flow.addWidget(removes)
+        layout.addLayout(flow)
 
         self.table = list_table(self.model, "Source documents", multi_select=True)
         # No sideways scrolling: the fixed columns take what their figures need, Name, Folder
@@ -168,6 +174,8 @@ class SourcesPane(QWidget):
         self.progress_label.setObjectName("hint")
         self.totals_label = QLabel()
         self.totals_label.setObjectName("hint")
+        for label in (self.progress_label, self.totals_label):
+            label.setWordWrap(True)            # a narrow column wraps the line, never widens
         layout.addLayout(progress_row)
         layout.addWidget(self.progress_label)
         layout.addWidget(self.totals_label)

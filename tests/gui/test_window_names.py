@@ -66,7 +66,7 @@ def test_compare_and_fitness_show_picked_names_and_run_titles(studio, qloop, ser
     b = run_once(window, controller, qloop)
     store = controller.history.store()
     assert store.get_run(a.run_id)["root_model"] == "openai/root"       # the route, as litellm is given it
-    bar = controller.sessions.bar.label.text()                          # the follow-up bar names it too
+    bar = controller.sessions.bar.text()                          # the follow-up bar names it too
     assert bar.startswith("The REPL of “Which files are there? · ") and b.run_id[:8] not in bar
 
     view = controller.trust.actions.compare(a.run_id, b.run_id)
