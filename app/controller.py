@@ -158,6 +158,8 @@ class Controller(QObject):
         qp.set_model_choices([self._choice(m) for m in self._known_model_ids()])
         qp.set_models(root, sub)
         self.window.restore_state(ui.get("window") or {})
+        from app.settings import ocr_default      # lazy: already loaded by the settings (no cost)
+        self.window.sources_pane.set_ocr(ocr_default(self.settings))
 
     def _default_caps(self) -> dict:
         caps = self.settings.caps
@@ -239,7 +241,8 @@ class Controller(QObject):
                 from app.settings import ingest_options
                 # lazy: +104 modules, 1067 ms at load 9 (first use only)
                 from core.store.extracts import ExtractCache
-                result = await ingest(paths, ingest_options(self.settings),
+                options = ingest_options(self.settings, ocr=self.window.sources_pane.ocr())
+                result = await ingest(paths, options,
                                       on_progress=self._on_progress, cache=ExtractCache(self.history.store()))
             except OSError as exc:
                 self.notifier.error(f"Could not read the sources: {exc}",
@@ -606,6 +609,8 @@ class Controller(QObject):
         qp.set_caps({k: after[k] if k in after and before.get(k) != after[k] else shown[k] for k in shown})
         self._catalog_task = None
         self._fill_model_choices()
+        from app.settings import ocr_default      # lazy: already loaded by the settings (no cost)
+        self.window.sources_pane.set_ocr(ocr_default(self.settings))
         self.notifier.clear("run")            # a run error (a wrong address, key or model) may be fixed now
         self.notifier.info("Settings saved.")
 

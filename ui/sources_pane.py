@@ -13,7 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
-    QFileDialog, QFrame, QHBoxLayout, QHeaderView, QLabel,
+    QCheckBox, QFileDialog, QFrame, QHBoxLayout, QHeaderView, QLabel,
     QProgressBar, QPushButton, QToolButton, QVBoxLayout, QWidget,
 )
 
@@ -127,8 +127,16 @@ class SourcesPane(QWidget):
             row.setContentsMargins(0, 0, 0, 0)
             for widget in widgets:
                 row.addWidget(widget)
+        # OCR for what is read next (starts as Settings > Documents says).
+        self.ocr_check = QCheckBox("OCR scans")
+        self.ocr_check.setAccessibleName("Read scanned pages and images with OCR")
+        self.ocr_check.setToolTip("Read scanned PDF pages and images with OCR (tesseract): slow, about "
+                                  "2 to 10 s a page. Applies to what is read next; ticking it reads the "
+                                  "scans listed as skipped again. The default is in Settings > Documents.")
+        self.ocr_check.toggled.connect(self._ocr_toggled)
         flow = FlowLayout()
         flow.addWidget(adds)
+        flow.addWidget(self.ocr_check)
         flow.addWidget(removes)
         layout.addLayout(flow)
 
@@ -243,6 +251,25 @@ class SourcesPane(QWidget):
             self._on_remove()
             return
         super().keyPressEvent(event)
+
+    def _ocr_toggled(self, on: bool) -> None:
+        """OCR ticked: the scans skipped because OCR was off are read again."""
+        if not on:
+            return
+        again = [r.source_path for r in self.model.rows()
+                 if r.status != "read" and not r.is_duplicate and "OCR" in (r.reason or "")]
+        if again:
+            self.paths_added.emit(list(dict.fromkeys(again)))
+
+    def ocr(self) -> bool:
+        """Whether the next files are read with OCR."""
+        return self.ocr_check.isChecked()
+
+    def set_ocr(self, on: bool) -> None:
+        """The default from the settings (no re-reading)."""
+        self.ocr_check.blockSignals(True)
+        self.ocr_check.setChecked(on)
+        self.ocr_check.blockSignals(False)
 
     # --- what the controller calls ---------------------------------------
     def rows(self) -> list[SourceRow]:
