@@ -106,7 +106,7 @@ class Controller(QObject):
             store_documents=lambda run_id: self.history.store().documents(run_id),
             set_documents=self.set_documents)
         self.local_defaults = LocalDefaultsGlue(window, settings=lambda: self.settings)   # issue 25
-        self.paste = PasteGlue(window, notifier, add_paths=self.add_paths)               # issue 27
+        self.paste = PasteGlue(window, notifier, add_paths=self.first_run.add_paths)   # kept for the next start
         self.models = ModelsGlue(              # fitness, scorecards, also ask directly (issue 17)
             window, notifier, store=self.history.store, settings=lambda: self.settings,
             documents=lambda: self.documents, run_task=lambda: self.run_task,
