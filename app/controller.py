@@ -34,6 +34,7 @@ from app.window_runs import WindowRuns
 from core import limits
 from core.run_names import title_of
 from core.repl.sandbox_report import NOTICE_PREFIX as SANDBOX_NOTICE
+from ui.cost_meter import cost_text
 from ui.notifier import Notification, Notifier, explain_error
 from ui.model_picker import ModelChoice
 from ui.sources_pane import SourceRow, duplicates_text
@@ -300,7 +301,7 @@ class Controller(QObject):
             (f" · {duplicates_text(duplicates)}" if duplicates else "")        # the Sources totals' words
         same = getattr(result, "unchanged", 0)
         kept = f", {same:,} unchanged since an earlier read" if same else ""
-        self.notifier.info(f"Read {len(fresh)} documents "
+        self.notifier.info(f"Read {len(fresh)} document{'s' if len(fresh) != 1 else ''} "
                            f"in {result.duration_ms / 1000:.1f} s{once}{kept}.")
 
     def _remember_folders(self, paths: list[str]) -> None:
@@ -524,7 +525,8 @@ class Controller(QObject):
         totals = outcome.totals or {}
         cost = totals.get("cost_usd")
         wall = max(0.0, (outcome.finished_at or 0) - (outcome.started_at or 0))
-        summary = f"{wall:.1f} s" + (f" · ${cost:.4f}" if cost is not None else "")
+        summary = f"{wall:.1f} s" + (f" · {cost_text(cost, totals.get('unpriced_models') or ())}"
+                                     if cost is not None else "")
         limited = limits.summary(totals.get("limited"))
         if outcome.status == "finished" and limited:
             qp.set_status(f"Finished, limited · {summary}")
@@ -577,6 +579,9 @@ class Controller(QObject):
         """A frame's events from the engine thread, in order, on the GUI thread: the panes
         fold them until `deadline` (app/engine_thread.py); returns how many they took."""
         done = self.panes.apply_many(batch, deadline)
+        qp = self.window.question_panel
+        if done and qp.status_label.text() == STARTING:
+            qp.set_status("Running…")        # the run's first events: it is no longer starting
         for event in batch[:done] if done < len(batch) else batch:
             if event.type == "Notice" and event.level == "error":
                 self.notifier.warning(event.message)
@@ -621,6 +626,9 @@ class Controller(QObject):
             self.limit_fixes.apply(action)
 
 
+STARTING = "Starting…"
+
+
 def _starting(request: RunRequest, parent: str) -> str:
     """The status line as a run starts; `parent` names the run it comes from (core/run_names.py)."""
     if request.kind == "fork":
@@ -628,7 +636,7 @@ def _starting(request: RunRequest, parent: str) -> str:
     if request.kind == "rebuild":
         return (f"Rebuilding the REPL of “{parent}”: re-running its code, "
                 "no model calls…")
-    return "Starting…"
+    return STARTING
 
 
 def cap_advice(cap_hit: str | None, error: str | None) -> str:

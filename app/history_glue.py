@@ -39,6 +39,7 @@ class HistoryGlue:
         self._settings = settings
         self._rerun_loaded = rerun_loaded
         self.replaying: str | None = None       # the run shown in the panes, if a stored one
+        window.run_documents = self.document_paths
         self._store: Any = None
 
     def close(self) -> None:
@@ -182,8 +183,19 @@ class HistoryGlue:
                      if k in config})
         qp.set_mode(config.get("mode"))
         self._rerun_loaded(run_id)
-        self.notifier.info(f"Loaded the sources ({len(documents)} documents) and question of run "
-                           f"{run_id[:8]}. Change models or caps if you like, then press Run.")
+        self.notifier.info(f"Loaded the sources ({len(documents)} document{'s' if len(documents) != 1 else ''}) "
+                           f"and question of “{run_title(run)}”. Change models or caps if you like, "
+                           "then press Run.")
+
+    def document_paths(self, run_id: str) -> list[str] | None:
+        """The paths of the documents a stored run was asked over (None: not readable)."""
+        # lazy: +156 modules, 543 ms at load 9 (first use only)
+        from core.store.errors import StoreError
+        try:
+            return [d.path for d in self.store().documents(run_id)]
+        except (StoreError, OSError) as exc:
+            log.warning("the documents of run %s could not be read: %s", run_id, exc)
+            return None
 
     def unroute(self, model: str, api_base: str | None) -> str:
         """A stored run's litellm model ("openai/x" at some URL) as the name the

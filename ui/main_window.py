@@ -101,6 +101,8 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._keep_messages_current()
         self.history_pane.confirm_rerun = self._confirm_rerun
+        # Set by the glue: the document paths of a stored run (None: not known).
+        self.run_documents: Callable[[str], list[str] | None] | None = None
         self._tab_timer = QTimer(self)
         self._tab_timer.setSingleShot(True)
         self._tab_timer.setInterval(0)
@@ -252,11 +254,18 @@ class MainWindow(QMainWindow):
             signal.connect(sources_changed)
 
     def _confirm_rerun(self) -> bool:
-        rows = self.sources_pane.rows()
+        """Ask before a re-run replaces the listed sources, unless they are that run's own."""
+        rows = [r for r in self.sources_pane.rows() if r.status == "read"]
         if not rows:
             return True
+        run_id = self.history_pane.selected_id()
+        theirs = self.run_documents(run_id) if self.run_documents is not None and run_id else None
+        if theirs is not None and set(theirs) == {r.path for r in rows}:
+            return True                      # the same documents: nothing would be replaced
+        name = self.history_pane.selected_question()
+        of = f" of “{name}”" if name else ""
         return confirm.ask(self, "Replace the sources?",
-                           f"Re-run loads the documents that run was asked over; the {len(rows)} "
+                           f"Re-run loads the documents{of}; the {len(rows)} "
                            f"source{'s' if len(rows) != 1 else ''} listed now leave the list.",
                            [("replace", "Replace and load"), ("cancel", "Cancel")]) == "replace"
 

@@ -214,7 +214,11 @@ class SourcesPane(QWidget):
         choice = "add"
         if rows and fresh:
             folders = [f for f in self.model.folders() if f]
-            where = f" from {', '.join(folders[:3])}" if folders else ""
+            where = ""
+            if folders:
+                more = f" and {len(folders) - 3} more" if len(folders) > 3 else ""
+                names = ", ".join(f"“{f}”" for f in folders[:3])
+                where = f" (from the folder{'s' if len(folders) > 1 else ''} {names}{more})"
             choice = confirm.ask(
                 self, "Add to the sources, or replace them?",
                 f"{len(rows)} source{'s are' if len(rows) != 1 else ' is'} listed{where}. The next "
