@@ -242,8 +242,8 @@ async def try_key(model: str, key: str, on_engine: Any = None) -> tuple[bool, st
 
 def ocr_info() -> Any:
     """What Settings > Documents says about tesseract on this computer."""
-    # lazy: the OCR helpers only when Settings opens
+    # lazy: the OCR helpers only when Settings opens (core.ingest is not loaded at start-up)
     from core.ingest.formats import ocr
-    from ui.documents_page import OcrInfo
+    from ui.documents_page import OcrInfo      # lazy: beside the settings dialog, which has it loaded
     path = ocr.find_tesseract() or ""
     return OcrInfo(path, ocr.languages(path) if path else (), ocr.INSTALL_HINT)

@@ -274,3 +274,5 @@ class ModelPicker(QComboBox):
         index = self._model.row_of.get(model_id, -1)   # not findData: it asks every row
         self.setCurrentIndex(index)          # -1 (no row, never a header) for a typed id
         self.setEditText(model_id)
+        if self.lineEdit() is not None and not self.lineEdit().hasFocus():
+            self.lineEdit().setCursorPosition(0)     # a narrow box shows the id's start ("ollama/qw…")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from core.limits import summary
-from core.run_names import run_title
+from core.run_names import run_heading, run_title
 from core.store import report as rp
 from core.support import unsupported_line
 from core.exports.answer_render import answer_html
@@ -68,7 +68,7 @@ def render(r: rp.Report) -> str:
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
            f"<title>{esc(run_title(run))} · RLM Studio</title>",
            f"<style>{CSS}</style></head><body>"]
-    out.append(f"<h1>{esc(run_title(run))}</h1>")      # named by its question and time (core/run_names.py)
+    out.append(f"<h1>{esc(run_heading(run))}</h1>")    # the whole question and its time (core/run_names.py)
     out.append(f'<p class="muted">RLM Studio run <code>{esc(run["id"])}</code></p>')
     out.append(f'<p><span class="status {esc(run["status"])}">{esc(run["status"])}</span> '
                f'<span class="muted">started {esc(run.get("created_at"))} UTC'

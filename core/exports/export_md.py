@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from core.limits import summary
-from core.run_names import run_title
+from core.run_names import run_heading
 from core.store import report as rp
 from core.support import unsupported_line
 from core.exports.answer_render import answer_markdown
@@ -40,7 +40,7 @@ def one_line(text: str | None, limit: int) -> str:
 
 def render(r: rp.Report) -> str:
     run, out = r.run, []
-    out.append(f"# {md_text(run_title(run))}")       # named by its question and time (core/run_names.py)
+    out.append(f"# {md_text(run_heading(run))}")     # the whole question and its time (core/run_names.py)
     out.append(f"\nRLM Studio run `{run['id']}`")
     out.append(f"\n**Status:** {md_text(run['status'])}" + (f" — {md_text(run['error'])}" if run.get("error") else ""))
     limited = summary(r.totals.get("limited"))

@@ -129,3 +129,26 @@ def test_the_dialog_offers_the_type_its_name_ends_with(qapp, tmp_path):
             assert dialog.chosen_format() == format_of(name)
         finally:
             dialog.deleteLater()
+
+
+def test_the_report_is_headed_by_the_whole_question(studio, qloop, server, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    window, controller = studio
+    question = ("Find the outage in the web shop log: when did card payments start failing and when "
+                "did they work again, how many orders failed, and what was the cause?")
+    server.script("root", replies=[code("FINAL('From 09:42 to 12:52.')")])
+    prepare(window, controller, server, tmp_path, qloop)
+    window.question_panel.set_question(question)
+
+    async def body():
+        window.question_panel.run_button.click()
+        await wait_until(lambda: controller.running, what="the run to start")
+        await wait_until(lambda: not controller.running, timeout=90, what="the run to end")
+    run_async(qloop, body(), timeout=120)
+    run_id = controller.last_outcome.run_id
+    for fmt in ("html", "md"):
+        path = controller.history.export_run(run_id, fmt, str(tmp_path / f"report.{fmt}"))
+        text = Path(path).read_text(encoding="utf-8")
+        heading = (text.split("<h1>", 1)[1].split("</h1>", 1)[0] if fmt == "html"
+                   else text.splitlines()[0].removeprefix("# "))
+        assert heading.startswith(question + " · "), heading
