@@ -454,7 +454,7 @@ class Transcript(QScrollArea):
         self._earlier.setStyleSheet(f"QLabel {{ border-left: 3px solid {colors['border']}; padding: 4px 8px;"
                                     f" color: {colors['muted']}; }}")
         self._earlier_md = "\n\n".join(parts)
-        set_markdown(self._earlier, self._earlier_md)        # the answers' raw HTML shown as text
+        set_markdown(self._earlier, self._earlier_md, self.citations)   # citations as links; raw HTML as text
         self._earlier.show()
         self._placeholder.hide()
 

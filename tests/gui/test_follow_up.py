@@ -70,6 +70,14 @@ def test_follow_up_reuses_the_variables_and_is_linked(studio, qloop, server, tmp
     assert any(m["role"] == "assistant" and "words = context.split()" in m["content"] for m in sent)
     assert controller.sessions.session.repl is repl and repl.alive      # the same REPL goes on
     assert controller.parent_run_id is None                             # only that run was linked
+    transcript = window.run_panes.transcript
+    window.run_panes.flush()
+    assert "**Question 1**" in transcript.earlier_text() and "How many words?" in transcript.earlier_text()
+    controller.history.open_run(first.run_id)                           # a replay, then Back to live
+    assert transcript.earlier_text() == ""
+    window.leave_replay_requested.emit()
+    window.run_panes.flush()
+    assert "**Question 1**" in transcript.earlier_text(), "Back to live lost the follow-up's header"
 
     # New sources close the kept REPL, and the bar says so.
     extra = tmp_path / "more.txt"

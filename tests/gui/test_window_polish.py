@@ -109,3 +109,16 @@ def test_the_card_says_a_server_that_is_down_in_words(studio, qloop, tmp_path):
     assert text.startswith(f"Nothing answers at 127.0.0.1:{port}"), (text, card.error.toolTip(), window.run_panes.view.error)
     assert "Errno" not in text and "Connect call failed" not in text
     assert card.error.toolTip()                       # the raw text is kept for a bug report
+
+
+def test_the_scorecard_answer_column_reads_as_text(qapp):
+    from ui.models_view import ModelsView
+    view = ModelsView()
+    try:
+        view.set_scorecard({"lines": [], "questions": [{"id": "q1", "question": "When did payments fail?"}],
+                            "latest_answers": [{"question_id": "q1", "pair": "lab/root:lab/sub", "mode": "rlm",
+                                                "correct": True, "status": "finished",
+                                                "answer": "## Direct answer\n\nCard payments failed on **14 August**."}]})
+        assert view.answers_table.item(0, 4).text() == "Direct answer Card payments failed on 14 August."
+    finally:
+        view.deleteLater()
