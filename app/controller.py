@@ -34,6 +34,7 @@ from app.window_runs import WindowRuns
 from core import limits
 from core.run_names import title_of
 from core.repl.sandbox_report import NOTICE_PREFIX as SANDBOX_NOTICE
+from ui.cost_meter import cost_text
 from ui.notifier import Notification, Notifier, explain_error
 from ui.model_picker import ModelChoice
 from ui.sources_pane import SourceRow, duplicates_text
@@ -113,7 +114,7 @@ class Controller(QObject):
             store_documents=lambda run_id: self.history.store().documents(run_id),
             set_documents=self.set_documents)
         self.local_defaults = LocalDefaultsGlue(window, settings=lambda: self.settings)   # issue 25
-        self.paste = PasteGlue(window, notifier, add_paths=self.add_paths)               # issue 27
+        self.paste = PasteGlue(window, notifier, add_paths=self.first_run.add_paths)   # kept for the next start
         self.models = ModelsGlue(              # fitness, scorecards, also ask directly (issue 17)
             window, notifier, store=self.history.store, settings=lambda: self.settings,
             documents=lambda: self.documents, run_task=lambda: self.run_task,
@@ -165,6 +166,8 @@ class Controller(QObject):
         qp.set_model_choices([self._choice(m) for m in self._known_model_ids()])
         qp.set_models(root, sub)
         self.window.restore_state(ui.get("window") or {})
+        from app.settings import ocr_default      # lazy: already loaded by the settings (no cost)
+        self.window.sources_pane.set_ocr(ocr_default(self.settings))
 
     def _default_caps(self) -> dict:
         caps = self.settings.caps
@@ -252,7 +255,8 @@ class Controller(QObject):
                 from app.settings import ingest_options
                 # lazy: free in the window (where it runs)
                 from core.store.extracts import ExtractCache
-                result = await ingest(paths, ingest_options(self.settings),
+                options = ingest_options(self.settings, ocr=self.window.sources_pane.ocr())
+                result = await ingest(paths, options,
                                       on_progress=self._on_progress, cache=ExtractCache(self.history.store()))
             except OSError as exc:
                 self.notifier.error(f"Could not read the sources: {exc}",
@@ -310,7 +314,7 @@ class Controller(QObject):
             (f" · {duplicates_text(duplicates)}" if duplicates else "")        # the Sources totals' words
         same = getattr(result, "unchanged", 0)
         kept = f", {same:,} unchanged since an earlier read" if same else ""
-        self.notifier.info(f"Read {len(fresh)} documents "
+        self.notifier.info(f"Read {len(fresh)} document{'s' if len(fresh) != 1 else ''} "
                            f"in {result.duration_ms / 1000:.1f} s{once}{kept}.")
 
     def _remember_folders(self, paths: list[str]) -> None:
@@ -537,7 +541,8 @@ class Controller(QObject):
         totals = outcome.totals or {}
         cost = totals.get("cost_usd")
         wall = max(0.0, (outcome.finished_at or 0) - (outcome.started_at or 0))
-        summary = f"{wall:.1f} s" + (f" · ${cost:.4f}" if cost is not None else "")
+        summary = f"{wall:.1f} s" + (f" · {cost_text(cost, totals.get('unpriced_models') or ())}"
+                                     if cost is not None else "")
         limited = limits.summary(totals.get("limited"))
         if outcome.status == "finished" and limited:
             qp.set_status(f"Finished, limited · {summary}")
@@ -597,6 +602,9 @@ class Controller(QObject):
         """A frame's events from the engine thread, in order, on the GUI thread: the panes
         fold them until `deadline` (app/engine_thread.py); returns how many they took."""
         done = self.panes.apply_many(batch, deadline)
+        qp = self.window.question_panel
+        if done and qp.status_label.text() == STARTING:
+            qp.set_status("Running…")        # the run's first events: it is no longer starting
         for event in batch[:done] if done < len(batch) else batch:
             if event.type == "Notice" and event.level == "error":
                 self.notifier.warning(event.message)
@@ -629,6 +637,8 @@ class Controller(QObject):
         qp.set_caps({k: after[k] if k in after and before.get(k) != after[k] else shown[k] for k in shown})
         self._catalog_task = None
         self._fill_model_choices()
+        from app.settings import ocr_default      # lazy: already loaded by the settings (no cost)
+        self.window.sources_pane.set_ocr(ocr_default(self.settings))
         self.notifier.clear("run")            # a run error (a wrong address, key or model) may be fixed now
         self.notifier.info("Settings saved.")
 
@@ -639,6 +649,9 @@ class Controller(QObject):
             self.limit_fixes.apply(action)
 
 
+STARTING = "Starting…"
+
+
 def _starting(request: RunRequest, parent: str) -> str:
     """The status line as a run starts; `parent` names the run it comes from (core/run_names.py)."""
     if request.kind == "fork":
@@ -646,4 +659,4 @@ def _starting(request: RunRequest, parent: str) -> str:
     if request.kind == "rebuild":
         return (f"Rebuilding the REPL of “{parent}”: re-running its code, "
                 "no model calls…")
-    return "Starting…"
+    return STARTING

@@ -10,6 +10,7 @@ else until the user presses Run. Extra ports to probe come from the settings
 from __future__ import annotations
 
 import asyncio
+import copy
 import importlib
 import logging
 import os
@@ -51,6 +52,14 @@ def extra_ports(settings: Any) -> list[int]:
     return list(dict.fromkeys(ports))
 
 
+def _state(check: Any) -> str:
+    """An endpoint check in a few words ("answers: 4 models", or why not)."""
+    if check.ok:
+        count = len(check.models)
+        return f"answers: {count} model{'s' if count != 1 else ''}"
+    return check.error[0].lower() + check.error[1:] if check.error else "not reached"
+
+
 class FirstRunGlue:
     """Narrow dependencies: the window, the notifier, and what it asks of the rest as
     callables: the settings and saving them, the keychain, leaving a replay, the sources
@@ -87,7 +96,9 @@ class FirstRunGlue:
         self.view = WelcomeView()
         self.view.hide()
         w.add_center_view(self.view)
-        self.view.use_server.connect(self.use_server)
+        self.view.use_server.connect(self.use_server_and_say)
+        self.view.undo_requested.connect(self.undo_use_server)
+        self._before_use: dict | None = None     # what "Use this" changed, for its Undo
         self.view.use_model.connect(self.use_model)
         self.view.try_samples.connect(self.load_samples)
         self.view.rescan_requested.connect(self.refresh)
@@ -207,10 +218,25 @@ class FirstRunGlue:
         self.view.set_scanning()
         discovery = await asyncio.to_thread(importlib.import_module, "core.discovery")
         await asyncio.to_thread(importlib.import_module, "httpx")
-        self.servers = await discovery.discover(extra_ports(self._settings()))
+        endpoints = list(self._settings().endpoints)
+        self.view.set_endpoints([(e.name, e.base_url, "checking…", True) for e in endpoints])
+        found, checks = await asyncio.gather(discovery.discover(extra_ports(self._settings())),
+                                             self._check_endpoints(discovery, endpoints))
+        self.servers = found
         log.info("local model servers: %s", discovery.summary(self.servers))
+        self.view.set_endpoints([(e.name, e.base_url, _state(check), check.ok)
+                                 for e, check in zip(endpoints, checks)])
         self.view.set_servers(self.servers)
         return self.servers
+
+    async def _check_endpoints(self, discovery: Any, endpoints: list[Any]) -> list[Any]:
+        """GET {url}/models of each endpoint of the settings, with its key when it needs one."""
+        async def one(endpoint: Any) -> Any:
+            key = ""
+            if endpoint.needs_key:
+                key = (await asyncio.to_thread(lambda: self._keys().resolve(endpoint.name)[0])) or ""
+            return await discovery.check_endpoint(endpoint.base_url, key, timeout_s=3.0)
+        return list(await asyncio.gather(*(one(e) for e in endpoints)))
 
     async def close(self) -> None:
         """The window closes: stop looking, and let the probes end their connections."""
@@ -221,6 +247,49 @@ class FirstRunGlue:
             await asyncio.gather(*tasks, return_exceptions=True)
 
     # --- "Use this" ----------------------------------------------------------------
+    def use_server_and_say(self, server: Any, model: str) -> str:
+        """Welcome's Use this: use_server, then say what it added to the settings, with an Undo."""
+        s = self._settings()
+        qp = self.window.question_panel
+        before = {"endpoints": copy.deepcopy(s.endpoints), "models": copy.deepcopy(s.models),
+                  "root_model": s.root_model, "picked": (qp.root_model(), qp.sub_model())}
+        model_id = self.use_server(server, model)
+        old = {e.name: e for e in before["endpoints"]}
+        name = model_id.partition("/")[0]
+        endpoint = s.endpoint(name)
+        if endpoint is None:
+            return model_id
+        added = [m for m in endpoint.models if name not in old or m not in old[name].models]
+        if name not in old:
+            what = (f"Added the endpoint “{name}” ({endpoint.base_url}) to Settings > Endpoints, with "
+                    f"its {len(endpoint.models)} model{'s' if len(endpoint.models) != 1 else ''} marked free.")
+        elif added:
+            what = (f"Added {len(added)} model{'s' if len(added) != 1 else ''} of {server.label} to your "
+                    f"endpoint “{name}”, marked free.")
+        else:
+            what = f"Your endpoint “{name}” already lists {server.label}'s models."
+        root, sub = qp.root_model(), qp.sub_model()
+        picked = f"Root model: {root}" + (f", sub model: {sub}." if sub != root else " (also the sub model).")
+        self._before_use = before
+        self.view.set_selected(f"{what} {picked}", undo=True)
+        return model_id
+
+    def undo_use_server(self) -> None:
+        """Take back the last Use this: the endpoints, the models' settings and the picks as before."""
+        before, self._before_use = self._before_use, None
+        if before is None:
+            return
+        s = self._settings()
+        s.endpoints[:] = before["endpoints"]
+        s.models.clear()
+        s.models.update(before["models"])
+        s.root_model = before["root_model"]
+        self._save()
+        self._models_changed()
+        self.window.question_panel.set_models(*before["picked"])
+        self.view.set_selected("Undone: the endpoints and models are as they were before Use this.")
+        self.notifier.info("Use this was undone: the endpoints and models are as they were.")
+
     def use_server(self, server: Any, model: str) -> str:
         """Use a detected server: its endpoint is added, named and Free, and said with an
         Undo; root and sub are picked from its models. An endpoint already at that URL is

@@ -10,16 +10,16 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QMessageBox
 
 from core.exports import export
 from core.run_names import run_title
+from ui.export_dialog import ask_export_path
 from ui.history_pane import HistoryRow
 
 log = logging.getLogger(__name__)
 
 HISTORY_LIMIT = 500
-EXPORT_FILTERS = {"json": "JSON (*.json)", "md": "Markdown (*.md)", "html": "HTML page (*.html)"}
 
 
 class HistoryGlue:
@@ -39,6 +39,7 @@ class HistoryGlue:
         self._settings = settings
         self._rerun_loaded = rerun_loaded
         self.replaying: str | None = None       # the run shown in the panes, if a stored one
+        window.run_documents = self.document_paths
         self._store: Any = None
 
     def close(self) -> None:
@@ -98,22 +99,18 @@ class HistoryGlue:
         if not run_id:
             self.notifier.info("There is no stored run to export yet.")
             return None
-        suggested = str(Path.home() / self._file_name(run_id, "html"))
-        path, chosen = QFileDialog.getSaveFileName(self.window, "Export run", suggested,
-                                                   ";;".join(EXPORT_FILTERS.values()))
-        if not path:
+        chosen = ask_export_path(self.window, "Export run", str(Path.home() / self._file_name(run_id, "html")))
+        if chosen is None:
             return None
-        fmt = next((f for f, label in EXPORT_FILTERS.items() if label == chosen), None)
-        fmt = fmt or {".json": "json", ".md": "md"}.get(Path(path).suffix.lower(), "html")
+        path, fmt = chosen
         return self.export_run(run_id, fmt, path)
 
     def export_run(self, run_id: str, fmt: str, path: str | None = None) -> str | None:
         if path is None:
-            suggested = str(Path.home() / self._file_name(run_id, fmt))
-            path, _ = QFileDialog.getSaveFileName(self.window, "Export run", suggested,
-                                                  EXPORT_FILTERS[fmt])
-            if not path:
+            chosen = ask_export_path(self.window, "Export run", str(Path.home() / self._file_name(run_id, fmt)))
+            if chosen is None:
                 return None
+            path, fmt = chosen
         # lazy: free in the window (where it runs)
         from core.store.errors import StoreError
         try:
@@ -202,8 +199,19 @@ class HistoryGlue:
                     imported_rerun_config(run, self._settings()), self._settings().endpoints) + "."
             except ValueError as exc:
                 where = f" Imported run: {exc}."
-        self.notifier.info(f"Loaded the sources ({len(documents)} documents) and question of run "
-                           f"{run_id[:8]}.{where} Change models or caps if you like, then press Run.")
+        self.notifier.info(f"Loaded the sources ({len(documents)} document{'s' if len(documents) != 1 else ''}) "
+                           f"and question of “{run_title(run)}”.{where} Change models or caps if you like, "
+                           "then press Run.")
+
+    def document_paths(self, run_id: str) -> list[str] | None:
+        """The paths of the documents a stored run was asked over (None: not readable)."""
+        # lazy: free in the window (where it runs)
+        from core.store.errors import StoreError
+        try:
+            return [d.path for d in self.store().documents(run_id)]
+        except (StoreError, OSError) as exc:
+            log.warning("the documents of run %s could not be read: %s", run_id, exc)
+            return None
 
     def unroute(self, model: str, api_base: str | None) -> str:
         """A stored run's litellm model ("openai/x" at some URL) as the name the

@@ -500,6 +500,12 @@ def _model_settings(settings: Settings, routed: str, name: str) -> ModelSettings
     return settings.models.get(routed)
 
 
+def ocr_default(settings: Settings) -> bool:
+    """Settings > Documents' OCR (the settings file's ingest.ocr), without reading the rest."""
+    ingest = settings.extra.get("ingest")
+    return isinstance(ingest, dict) and ingest.get("ocr") is True
+
+
 def ingest_options(settings: Settings, *, ocr: bool | None = None) -> "IngestOptions":
     """How documents are read, from the settings file's "ingest" entry, e.g.
     {"ocr": true, "ocr_language": "eng+deu", "archives": true, "tables": true};

@@ -66,7 +66,7 @@ class SettingsGlue:
         from app.settings import settings_to_dict
         names = [(p.name, p.display) for p in providers.PROVIDERS.values() if p.needs_key]
         names += [(e.name, f"{e.name} (endpoint)") for e in self.settings.endpoints if e.needs_key]
-        dialog = SettingsDialog(settings_to_dict(self.settings), names, self.window)
+        dialog = SettingsDialog(settings_to_dict(self.settings), names, self.window, ocr=ocr_info())
         dialog.keys_page.key_set.connect(self.set_key)
         dialog.keys_page.key_session.connect(self.set_session_key)
         dialog.keys_page.key_delete.connect(self.delete_key)
@@ -241,3 +241,12 @@ async def try_key(model: str, key: str, on_engine: Any = None, api_base: str | N
         log.info("key test with %s failed: %s", model, exc.kind)
         return False, str(exc)
     return True, f"The key works ({model} answered)."
+
+
+def ocr_info() -> Any:
+    """What Settings > Documents says about tesseract on this computer."""
+    # lazy: the OCR helpers only when Settings opens (core.ingest is not loaded at start-up)
+    from core.ingest.formats import ocr
+    from ui.documents_page import OcrInfo      # lazy: beside the settings dialog, which has it loaded
+    path = ocr.find_tesseract() or ""
+    return OcrInfo(path, ocr.languages(path) if path else (), ocr.INSTALL_HINT)

@@ -19,7 +19,8 @@ from PySide6.QtWidgets import QMenu
 from app.run_service import RunRequest
 from core.call_ids import CallId
 from core.run_names import short_question, title_of
-from ui.compare_view import ComparisonShown, CompareView
+from app.compare_shown import compare_shown
+from ui.compare_view import CompareView
 from ui.fork_dialog import ForkChoice, ForkDialog
 from ui.history_pane import HistoryRow
 from ui.trust_actions_bar import TrustActionsBar
@@ -287,45 +288,3 @@ def verify_shown(report: Any) -> VerifyShown:
     if report.notes:
         summary += " " + " ".join(report.notes)
     return VerifyShown(report.matches, cells, report.answer_same, first, summary)
-
-
-def compare_shown(store: Any, left: str, right: str) -> ComparisonShown:
-    """The comparison of two stored runs (core.trust.compare) as the window shows it."""
-    # lazy: +3 modules in the window (where it runs)
-    from core.trust.compare import compare_runs
-    # lazy: free in the window (where it runs)
-    from ui.answer_text import one_line
-    # lazy: free in the window (where it runs)
-    from ui.cost_meter import money
-    result = compare_runs(store, left, right)
-    a, b = result.a, result.b
-
-    def row(label: str, x: Any, y: Any) -> tuple[str, str, str, bool]:
-        return (label, str(x), str(y), x == y)
-    rows = [row("Question", a.question, b.question), row("Status", a.status, b.status),
-            row("Answer", one_line(a.answer), one_line(b.answer)),
-            row("Root model", a.root_model, b.root_model), row("Sub model", a.sub_model, b.sub_model),
-            ("Cost", money(a.cost_usd), money(b.cost_usd), a.cost_usd == b.cost_usd),
-            row("Tokens in / out", f"{a.input_tokens:,} / {a.output_tokens:,}",
-                f"{b.input_tokens:,} / {b.output_tokens:,}"),
-            row("Turns", a.turns, b.turns), row("Cells", a.cells, b.cells),
-            row("Sub-calls (failed)", f"{a.sub_calls} ({a.sub_call_errors})", f"{b.sub_calls} ({b.sub_call_errors})"),
-            row("Parent run", title_of(store, a.parent_run_id) if a.parent_run_id else "",
-                title_of(store, b.parent_run_id) if b.parent_run_id else "")]
-    first = ""
-    d = result.first_difference
-    if d is not None:
-        where = {"reply": f"turn {d.turn}: the root's reply differs",
-                 "cell": f"turn {d.turn}, cell {d.cell}: the output differs",
-                 "turns": f"turn {d.turn}: one run has more turns"}.get(d.what, f"turn {d.turn}: {d.what}")
-        first = f"{where}\n{d.diff}" if d.diff else where
-    elif not result.same_answer:
-        first = "the final answer"
-    if result.notes and first:
-        first += "\n" + "; ".join(result.notes)
-    titles = title_of(store, left), title_of(store, right)
-    if titles[0] == titles[1] and left != right:      # one question twice in a minute: the seconds tell them apart
-        titles = title_of(store, left, seconds=True), title_of(store, right, seconds=True)
-    if titles[0] == titles[1] and left != right:      # ... and in one second: their ids, as a last resort
-        titles = f"{titles[0]} · {left[:6]}", f"{titles[1]} · {right[:6]}"
-    return ComparisonShown(*titles, rows, first, (a.answer or "", b.answer or ""))

@@ -468,7 +468,8 @@ def preview_in_thread(config: Any, total_chars: int) -> Any:
 
 
 def describe_preview(p: Any) -> tuple[str, str]:
-    tokens = f"~{human_count(p.input_tokens[0])}-{human_count(p.input_tokens[1])} tokens in"
+    low, high = human_count(p.input_tokens[0]), human_count(p.input_tokens[1])
+    tokens = f"~{low} tokens in" if low == high else f"~{low}-{high} tokens in"
     if p.usd_low is None or p.usd_high is None:
         dollars = "price unknown"
     else:

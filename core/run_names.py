@@ -74,6 +74,17 @@ def fork_line(forked_from: Any) -> str:
     return f"Forked from turn {turn} of {title}; {rebuilt}."
 
 
+def run_heading(run: Any) -> str:
+    """A report's heading: the whole question on one line and when it started
+    ('How many ERROR lines are in webshop.log, and which hours had most? · 1 Dec 14:03');
+    run_title cuts the question for a window title or a list."""
+    question = " ".join(escape_controls(str(_field(run, "question") or "")).split())
+    if not question:
+        return run_title(run)
+    when = _started(run)
+    return f"{question} · {when.day} {when.strftime('%b %H:%M')}" if when else question
+
+
 def run_file_stem(run: Any) -> str:
     """A file name without extension: the question's first words and the start time,
     lower-case ASCII letters, digits and dashes ('how-many-error-lines-are-2025-12-01-1403')."""

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (QDialog, QDoubleSpinBox, QHBoxLayout, QLabel, QPu
                                QVBoxLayout, QWidget)
 
 from ui.cost_meter import money
+from ui.flow_layout import FlowLayout
 
 
 @dataclass(frozen=True)
@@ -98,8 +99,7 @@ class ApprovalThresholds(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("approvalThresholds")
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
+        row = FlowLayout(self)          # a narrow panel wraps the fields instead of growing
         self.calls_spin = QSpinBox(self)
         self.calls_spin.setRange(0, 1_000_000)
         self.calls_spin.setSpecialValueText("never")
@@ -114,8 +114,7 @@ class ApprovalThresholds(QWidget):
         self.setToolTip("The run pauses and asks you before a batch of sub-calls larger than this "
                         "(calls, or worst-case dollars). 'never' switches the question off.")
         ask = QLabel("Ask before batches over", self)
-        ask.setWordWrap(True)              # a narrow panel wraps it instead of growing
-        row.addWidget(ask, 1)
+        row.addWidget(ask)
         for spin in (self.calls_spin, self.usd_spin):
             spin.setMinimumWidth(spin.fontMetrics().horizontalAdvance("never calls") + 36)
         row.addWidget(self.calls_spin)

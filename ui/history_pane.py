@@ -19,8 +19,8 @@ from PySide6.QtWidgets import (
     QMenu, QPushButton, QToolButton, QVBoxLayout, QWidget,
 )
 
-from core.run_names import fork_line, run_title
 from core.plain_call import plain_call_line
+from core.run_names import fork_line, run_title, short_question
 from core.support import unsupported_line
 from ui import icons
 from ui.rows import RowTableModel, list_table
@@ -340,6 +340,12 @@ class HistoryPane(QWidget):
         run_id = self.selected_id()
         if run_id:
             signal.emit(run_id)
+
+    def selected_question(self) -> str:
+        """The selected run's question, cut to a line ("" when none is selected)."""
+        run_id = self.selected_id()
+        row = next((r for r in self.model.rows() if r.id == run_id), None) if run_id else None
+        return short_question(row.question) if row is not None else ""
 
     def ask_rerun(self) -> bool:
         """Re-run: it replaces the sources with the stored run's, so ask first."""

@@ -27,7 +27,9 @@ from ui.run_panes import RunPanes
 from ui.sandbox_banner import SandboxBadge
 from ui.sources_pane import SourcesPane
 from ui.tab_order import order_by_position
-from ui.window_fit import BannerGuard, fitting_size, keep_on_screen  # noqa: F401  (fitting_size re-exported)
+from ui.window_fit import (  # noqa: F401  (fitting_size re-exported)
+    BannerGuard, fit_side_panes, fitting_size, keep_on_screen,
+)
 from ui.window_menus import build_menus
 
 log = logging.getLogger(__name__)
@@ -100,11 +102,17 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._keep_messages_current()
         self.history_pane.confirm_rerun = self._confirm_rerun
+        # Set by the glue: the document paths of a stored run (None: not known).
+        self.run_documents: Callable[[str], list[str] | None] | None = None
         self._tab_timer = QTimer(self)
         self._tab_timer.setSingleShot(True)
         self._tab_timer.setInterval(0)
         self._tab_timer.timeout.connect(self.order_tabs)
         self._tab_timer.timeout.connect(self.fit_question_panel)
+        self._fit_timer = QTimer(self)            # after a resize or a show: inside the screen
+        self._fit_timer.setSingleShot(True)
+        self._fit_timer.setInterval(0)
+        self._fit_timer.timeout.connect(self.fit_to_screen)
         # A field, a hint or an accessory came or went: fit the column and order Tab again
         # (the question's fields lay out inside its scroll area, so its content is watched too).
         for pane in (self.sources_pane, self.question_panel, self.question_panel.content,
@@ -249,11 +257,18 @@ class MainWindow(QMainWindow):
             signal.connect(sources_changed)
 
     def _confirm_rerun(self) -> bool:
-        rows = self.sources_pane.rows()
+        """Ask before a re-run replaces the listed sources, unless they are that run's own."""
+        rows = [r for r in self.sources_pane.rows() if r.status == "read"]
         if not rows:
             return True
+        run_id = self.history_pane.selected_id()
+        theirs = self.run_documents(run_id) if self.run_documents is not None and run_id else None
+        if theirs is not None and set(theirs) == {r.path for r in rows}:
+            return True                      # the same documents: nothing would be replaced
+        name = self.history_pane.selected_question()
+        of = f" of “{name}”" if name else ""
         return confirm.ask(self, "Replace the sources?",
-                           f"Re-run loads the documents that run was asked over; the {len(rows)} "
+                           f"Re-run loads the documents{of}; the {len(rows)} "
                            f"source{'s' if len(rows) != 1 else ''} listed now leave the list.",
                            [("replace", "Replace and load"), ("cancel", "Cancel")]) == "replace"
 
@@ -354,6 +369,8 @@ class MainWindow(QMainWindow):
         total = sum(sizes)
         floor = max(sp.minimumSizeHint().height(), sp.height_for_rows(SOURCE_ROWS))
         need = min(qp.wanted_height(), max(qp.minimumSizeHint().height(), total - floor))
+        if qp.blocked():     # the reason beside a blocked Run is never cut: the sources list gives way
+            need = max(need, min(qp.required_height(), total - sp.minimumSizeHint().height()))
         if sizes[1] < need:
             self.left_splitter.setSizes([total - need, need])
 
@@ -364,6 +381,18 @@ class MainWindow(QMainWindow):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._tab_timer.start()
+        fit_side_panes(self.main_splitter)
+
+    def fit_to_screen(self) -> None:
+        """When shown: never wider or taller than the screen's free area, and the side panes
+        within their shares of the width (ui/window_fit.py)."""
+        if not self.isVisible() or self.isFullScreen():
+            return
+        free = self.screen().availableGeometry() if self.screen() else None
+        frame = self.frameGeometry()
+        if free is not None and not free.contains(frame):
+            keep_on_screen(self)
+        fit_side_panes(self.main_splitter)
 
     def order_tabs(self) -> None:
         """Tab runs down the left column as it reads: sources, then the question panel."""
@@ -372,6 +401,8 @@ class MainWindow(QMainWindow):
             QWidget.setTabOrder(a, b)
 
     def eventFilter(self, obj, event) -> bool:
+        if obj is self and event.type() == QEvent.Type.Show:
+            self._fit_timer.start()
         if obj is self and event.type() == QEvent.Type.Paint and not self._painted:
             self._painted = True
             self.first_painted.emit()

@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QStringListModel, Qt, Signal
-from PySide6.QtWidgets import QComboBox, QCompleter, QTreeView
+from PySide6.QtCore import QAbstractTableModel, QEvent, QModelIndex, QObject, QStringListModel, Qt, QTimer, Signal
+from PySide6.QtWidgets import QAbstractButton, QApplication, QComboBox, QCompleter, QTreeView, QWidget
 
 from ui.plain_text import plain
 
@@ -150,6 +150,26 @@ class ChoicesModel(QAbstractTableModel):
         return None
 
 
+class ClickThrough(QObject):
+    """A click outside the type-ahead list closes it and still reaches the button under
+    the pointer: typing a model name and pressing Run starts the run at the first click
+    (QCompleter's own filter hides the list and swallows the click)."""
+
+    def __init__(self, popup: QWidget) -> None:
+        super().__init__(popup)
+        popup.installEventFilter(self)          # after QCompleter's: this one is asked first
+
+    def eventFilter(self, popup, event) -> bool:
+        if event.type() == QEvent.Type.MouseButtonPress and popup.isVisible() \
+                and not popup.rect().contains(event.position().toPoint()):
+            target = QApplication.widgetAt(event.globalPosition().toPoint())
+            popup.hide()
+            if isinstance(target, QAbstractButton) and target.isEnabled() and target.window() is not popup:
+                QTimer.singleShot(0, target, target.click)
+            return True
+        return super().eventFilter(popup, event)
+
+
 class ModelPicker(QComboBox):
     """Editable combo box of model ids under group headers; typing filters (see the module)."""
 
@@ -180,6 +200,7 @@ class ModelPicker(QComboBox):
         completer.setCompletionMode(QCompleter.CompletionMode.PopupCompletion)
         completer.setMaxVisibleItems(14)
         self.setCompleter(completer)
+        self._click_through = ClickThrough(completer.popup())
         self._choices: list[ModelChoice] = []
         self.editTextChanged.connect(self._tip_if_cut)
 
@@ -253,3 +274,5 @@ class ModelPicker(QComboBox):
         index = self._model.row_of.get(model_id, -1)   # not findData: it asks every row
         self.setCurrentIndex(index)          # -1 (no row, never a header) for a typed id
         self.setEditText(model_id)
+        if self.lineEdit() is not None and not self.lineEdit().hasFocus():
+            self.lineEdit().setCursorPosition(0)     # a narrow box shows the id's start ("ollama/qw…")

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QHBoxLayout, QHeaderView, QLa
                                QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
 from core.run_names import run_title
+from ui.answer_text import one_line
 
 ROOT_COLUMNS = [("Model", "model"), ("Runs", "runs"), ("Finished", "finished"), ("Capped", "capped"),
                 ("Failed", "failed"), ("Stopped", "stopped"), ("Answered", "answer_rate%"), ("Cells", "cells"),
@@ -285,7 +286,8 @@ class ModelsView(QDialog):
         self.answers_table.setRowCount(len(answers))
         for r, a in enumerate(sorted(answers, key=lambda a: (order.get(a["question_id"], len(order)),
                                                              a["question_id"], a["mode"], a["pair"]))):
-            text = a.get("answer") or a.get("error") or a.get("status") or ""
+            # the answer as read (Markdown rendered, on one line), not "## Direct answer …**"
+            text = one_line(a["answer"], 300) if a.get("answer") else a.get("error") or a.get("status") or ""
             q = questions.get(a["question_id"]) or {}
             right = "stopped" if a.get("status") == "cancelled" else ("yes" if a["correct"] else "no")
             for c, value in enumerate((" ".join(str(q.get("question") or a["question_id"]).split()), a["pair"],

@@ -13,6 +13,7 @@ act on ("Set your OpenAI key in Settings > Keys").
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 from time import time
 
@@ -260,3 +261,19 @@ def explain_error(error: str, *, model: str = "", api_base: str | None = None,
     return Notification("error", f"The run failed: {first}",
                         "The transcript shows what happened; details are in the log.", detail=text,
                         topic="run")
+
+
+def error_in_words(error: str | None, config: dict | None = None, root_model: str = "") -> str:
+    """A run's error as the banner says it ("Nothing answers at 127.0.0.1:5077: …") for the
+    answer card, not the raw "[Errno 111] Connect call failed" (that stays its tooltip)."""
+    if not error:
+        return ""
+    config = config or {}
+    labels = config.get("model_labels")
+    api_base, model = config.get("api_base"), root_model or ""
+    said = re.search(r"the server at (\S+?:\d+) for (\S+?):", error)      # the engine's own words
+    if said and not api_base:
+        api_base, model = f"http://{said.group(1)}/v1", model or said.group(2)
+    note = explain_error(error, model=model, api_base=api_base,
+                         label=model if said else "", labels=labels if isinstance(labels, dict) else None)
+    return f"{note.message} {note.advice}".strip()

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import (
 )
 
 from ui import icons
+from ui.flow_layout import FlowLayout
 from ui.fold import Fold
 from ui.mode_button import ModeButton
 from ui.model_picker import ModelChoice, ModelPicker  # noqa: F401  (ModelChoice: re-exported)
@@ -124,7 +125,7 @@ class QuestionPanel(QWidget):
         # Depth, cap, iterations (and the glue's "options") fold away; the header sums them up.
         self.advanced = Fold("Limits")
         self.advanced.setObjectName("advancedSettings")
-        caps = QHBoxLayout()
+        caps = FlowLayout()
         self.mode_button = ModeButton()
         self._reply_tokens: int | None = None     # proposed for a local root model (app glue)
         self.depth_spin = QSpinBox()
@@ -152,10 +153,13 @@ class QuestionPanel(QWidget):
         self.iter_spin.setMinimumWidth(50)
         for label, widget in (("Depth", self.depth_spin), ("Cap", self.cost_spin),
                               ("Iterations", self.iter_spin)):
-            caps.addWidget(QLabel(label))
-            caps.addWidget(widget)
+            pair = QWidget()                  # a label and its field wrap together
+            row = QHBoxLayout(pair)
+            row.setContentsMargins(0, 0, 0, 0)
+            row.addWidget(QLabel(label))
+            row.addWidget(widget)
+            caps.addWidget(pair)
             widget.valueChanged.connect(self._sum_up_caps)
-        caps.addStretch(1)
         self.advanced.body_layout.addLayout(caps)
         layout.addWidget(self.advanced)
         self._sum_up_caps()
@@ -169,7 +173,7 @@ class QuestionPanel(QWidget):
         self.blocked_label.setObjectName("runBlockedReason")
         self.blocked_label.setWordWrap(True)
         self.blocked_label.setAccessibleName("Why Run is disabled")
-        self.fix_row = QHBoxLayout()
+        self.fix_row = FlowLayout()          # the fixes wrap: a narrow column shows every one
         blocked.addWidget(self.blocked_label)
         blocked.addLayout(self.fix_row)
         self.fix_buttons: list[QPushButton] = []
@@ -177,7 +181,6 @@ class QuestionPanel(QWidget):
         self._blocked = ""
         self.caution = ""                    # what the cap will do to a run that can start (set_caution)
         self._running = False
-        layout.addWidget(self.blocked_box)
         self._status_slot = QWidget()          # where "status" accessories go (before it)
         self._status_slot.setFixedHeight(0)
         layout.addWidget(self._status_slot)
@@ -187,7 +190,9 @@ class QuestionPanel(QWidget):
         self.footer.setObjectName("questionFooter")
         self._footer_layout = QVBoxLayout(self.footer)
         self._footer_layout.setContentsMargins(0, 4, 0, 0)
-        buttons = QHBoxLayout()
+        # Why Run is disabled sits right above it, in view (it never scrolls away).
+        self._footer_layout.addWidget(self.blocked_box)
+        buttons = FlowLayout()          # Run, the mode, Stop, "Also ask directly": they wrap
         self.run_button = QPushButton("Run")
         self.run_button.setObjectName("runButton")
         icons.bind(self.run_button, "run")
@@ -227,6 +232,7 @@ class QuestionPanel(QWidget):
         picker.setAccessibleName(name)
         picker.lineEdit().setPlaceholderText(placeholder)
         picker.setToolTip(tip)
+        picker.setMinimumWidth(130)        # a narrow column cuts the id (the tooltip has it whole)
         return picker
 
     def _sum_up_caps(self, *_args) -> None:
@@ -252,7 +258,20 @@ class QuestionPanel(QWidget):
         width = max(1, self.scroll.viewport().width())
         inner = layout.heightForWidth(width) if layout.hasHeightForWidth() else -1
         inner = max(inner, layout.minimumSize().height())
-        return inner + self.height() - self.scroll.height() + 2
+        return inner + self._around_scroll() + 2
+
+    def required_height(self) -> int:
+        """The least height that shows Run, the reason beside a blocked Run with its fixes,
+        and the status line whole (the fields above them scroll)."""
+        return self.scroll.minimumSizeHint().height() + self._around_scroll() + 2
+
+    def _around_scroll(self) -> int:
+        """The title, the footer at the panel's width and the spacing between them."""
+        footer = self.footer
+        width = max(1, self.width())
+        need = footer.heightForWidth(width) if footer.hasHeightForWidth() else -1
+        need = max(need, footer.minimumSizeHint().height())
+        return self.height() - self.scroll.height() - footer.height() + need
 
     # --- values ------------------------------------------------------------
     def question(self) -> str:

@@ -57,6 +57,7 @@ class RunPanes(QWidget):
         # The questions and answers of the session so far (run id, question, answer): a
         # follow-up shows them above its own turns.
         self._session: list[tuple[str, str, str]] = []
+        self._live_session: list[tuple[str, str, str]] = []    # the live session while a replay shows
         self._earlier_pending = False
         self.layout_restored = False       # set by the window when it restored saved sizes
         self._balanced = False
@@ -147,6 +148,8 @@ class RunPanes(QWidget):
             if not self._session or self._session[-1][0] != previous.meta.run_id:
                 self._session.append((previous.meta.run_id, previous.meta.question, previous.answer or ""))
         elif not live:
+            if was_live:
+                self._live_session = self._session    # Back to live shows the follow-up's header again
             self._session = []
         if live:
             self._live_events = []          # a new live run: what "Back to live" shows again
@@ -215,6 +218,7 @@ class RunPanes(QWidget):
         """Leave a replay: the live run (or the last one of this window) as it was left,
         not an empty view."""
         events = list(self._live_events)
+        self._session = list(self._live_session)
         self.reset(live=True)
         if events:
             self.apply_many(events)

@@ -18,9 +18,10 @@ from PySide6.QtWidgets import (
 
 from core.local_defaults import one_block_default
 from ui import icons
+from ui.documents_page import DocumentsPage, OcrInfo
 from ui.endpoints_page import EndpointsPage
 
-PAGES = ("keys", "models", "endpoints", "caps", "appearance")
+PAGES = ("keys", "models", "endpoints", "caps", "documents", "appearance")
 EFFORTS = ("", "minimal", "low", "medium", "high")
 MODEL_COLUMNS = ("Model", "In $/M", "Out $/M", "Free", "Max tokens", "Reasoning", "Prompt note",
                  "Context window", "One block")
@@ -389,7 +390,8 @@ class AppearancePage(QWidget):
 
 
 class SettingsDialog(QDialog):
-    def __init__(self, data: dict, providers: list[tuple[str, str]], parent=None) -> None:
+    def __init__(self, data: dict, providers: list[tuple[str, str]], parent=None,
+                 ocr: OcrInfo | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self.resize(820, 560)
@@ -399,10 +401,12 @@ class SettingsDialog(QDialog):
         self.models_page = ModelsPage(data)
         self.endpoints_page = EndpointsPage(data)
         self.caps_page = CapsPage(dict(data.get("caps") or {}))
+        ingest = data.get("ingest")
+        self.documents_page = DocumentsPage(ingest if isinstance(ingest, dict) else {}, ocr or OcrInfo())
         self.appearance_page = AppearancePage(data.get("theme") or "system")
         for page, title in ((self.keys_page, "Keys"), (self.models_page, "Models"),
                             (self.endpoints_page, "Endpoints"), (self.caps_page, "Caps"),
-                            (self.appearance_page, "Appearance")):
+                            (self.documents_page, "Documents"), (self.appearance_page, "Appearance")):
             self.tabs.addTab(page, title)
         layout.addWidget(self.tabs, 1)
         self.error_label = _label("")
@@ -426,6 +430,7 @@ class SettingsDialog(QDialog):
                 "models": self.models_page.models(),
                 "endpoints": self.endpoints_page.endpoints(),
                 "caps": self.caps_page.caps(),
+                "ingest": self.documents_page.ingest(),
                 "theme": self.appearance_page.theme()}
 
     def _on_save(self) -> None:

@@ -13,12 +13,13 @@ from pathlib import Path
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
-    QFileDialog, QFrame, QHBoxLayout, QHeaderView, QLabel,
+    QCheckBox, QFileDialog, QFrame, QHBoxLayout, QHeaderView, QLabel,
     QProgressBar, QPushButton, QToolButton, QVBoxLayout, QWidget,
 )
 
 from core.token_count import about_tokens
 from ui import confirm, icons
+from ui.flow_layout import FlowLayout
 from ui.plain_text import plain
 from ui.rows import RowTableModel, list_table, human_count, human_size  # noqa: F401  (re-exported)
 from ui.sources_model import (  # noqa: F401  (re-exported)
@@ -102,7 +103,6 @@ class SourcesPane(QWidget):
         self.drop_zone.paths_dropped.connect(self.offer_paths)
         layout.addWidget(self.drop_zone)
 
-        buttons = QHBoxLayout()
         self.add_files_button = QPushButton("Add files…")
         icons.bind(self.add_files_button, "add-file")
         self.add_files_button.clicked.connect(self.choose_files)
@@ -119,12 +119,26 @@ class SourcesPane(QWidget):
         self.clear_button.setAccessibleName("Clear all sources")
         self.clear_button.setToolTip("Clear all sources")
         self.clear_button.clicked.connect(self.ask_clear)
-        buttons.addWidget(self.add_files_button)
-        buttons.addWidget(self.add_folder_button)
-        buttons.addStretch(1)
-        buttons.addWidget(self.remove_button)
-        buttons.addWidget(self.clear_button)
-        layout.addLayout(buttons)
+        # The add buttons and the remove buttons wrap as two groups in a narrow column.
+        adds, removes = QWidget(), QWidget()
+        for group, widgets in ((adds, (self.add_files_button, self.add_folder_button)),
+                               (removes, (self.remove_button, self.clear_button))):
+            row = QHBoxLayout(group)
+            row.setContentsMargins(0, 0, 0, 0)
+            for widget in widgets:
+                row.addWidget(widget)
+        # OCR for what is read next (starts as Settings > Documents says).
+        self.ocr_check = QCheckBox("OCR scans")
+        self.ocr_check.setAccessibleName("Read scanned pages and images with OCR")
+        self.ocr_check.setToolTip("Read scanned PDF pages and images with OCR (tesseract): slow, about "
+                                  "2 to 10 s a page. Applies to what is read next; ticking it reads the "
+                                  "scans listed as skipped again. The default is in Settings > Documents.")
+        self.ocr_check.toggled.connect(self._ocr_toggled)
+        flow = FlowLayout()
+        flow.addWidget(adds)
+        flow.addWidget(self.ocr_check)
+        flow.addWidget(removes)
+        layout.addLayout(flow)
 
         self.table = list_table(self.model, "Source documents", multi_select=True)
         # No sideways scrolling: the fixed columns take what their figures need, Name, Folder
@@ -168,6 +182,8 @@ class SourcesPane(QWidget):
         self.progress_label.setObjectName("hint")
         self.totals_label = QLabel()
         self.totals_label.setObjectName("hint")
+        for label in (self.progress_label, self.totals_label):
+            label.setWordWrap(True)            # a narrow column wraps the line, never widens
         layout.addLayout(progress_row)
         layout.addWidget(self.progress_label)
         layout.addWidget(self.totals_label)
@@ -198,7 +214,11 @@ class SourcesPane(QWidget):
         choice = "add"
         if rows and fresh:
             folders = [f for f in self.model.folders() if f]
-            where = f" from {', '.join(folders[:3])}" if folders else ""
+            where = ""
+            if folders:
+                more = f" and {len(folders) - 3} more" if len(folders) > 3 else ""
+                names = ", ".join(f"“{f}”" for f in folders[:3])
+                where = f" (from the folder{'s' if len(folders) > 1 else ''} {names}{more})"
             choice = confirm.ask(
                 self, "Add to the sources, or replace them?",
                 f"{len(rows)} source{'s are' if len(rows) != 1 else ' is'} listed{where}. The next "
@@ -235,6 +255,25 @@ class SourcesPane(QWidget):
             self._on_remove()
             return
         super().keyPressEvent(event)
+
+    def _ocr_toggled(self, on: bool) -> None:
+        """OCR ticked: the scans skipped because OCR was off are read again."""
+        if not on:
+            return
+        again = [r.source_path for r in self.model.rows()
+                 if r.status != "read" and not r.is_duplicate and "OCR" in (r.reason or "")]
+        if again:
+            self.paths_added.emit(list(dict.fromkeys(again)))
+
+    def ocr(self) -> bool:
+        """Whether the next files are read with OCR."""
+        return self.ocr_check.isChecked()
+
+    def set_ocr(self, on: bool) -> None:
+        """The default from the settings (no re-reading)."""
+        self.ocr_check.blockSignals(True)
+        self.ocr_check.setChecked(on)
+        self.ocr_check.blockSignals(False)
 
     # --- what the controller calls ---------------------------------------
     def rows(self) -> list[SourceRow]:

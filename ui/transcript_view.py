@@ -26,6 +26,7 @@ from core.plain_call import plain_call_line
 from core.support import unsupported_line
 from ui.cost_meter import clock, cost_text, money
 from ui.highlight import code_html, is_dark
+from ui.notifier import error_in_words
 from ui.theme import PALETTES
 from ui.transcript_text import (ENDED_WORDS, OUTPUT_CHARS, OUTPUT_LINES, RETRY_MARK,  # noqa: F401
                                  breakable, retry_line, truncate_output)
@@ -357,7 +358,9 @@ class AnswerCard(QFrame):
         self.title.setText(titles.get(status, status))
         set_markdown(self.body, self.answer or "*No answer.*", self.citations)
         self.copy_button.setEnabled(bool(self.answer))
-        self.error.setText(view.error or "")
+        self.error.setText(error_in_words(view.error, getattr(view, "config", None),
+                                          getattr(view, "root_model", "")))
+        self.error.setToolTip(plain(view.error or ""))         # the raw text, for a bug report
         self.error.setVisible(bool(view.error))
         limited = view.totals.get("limited")
         text, fix = limits.summary(limited), limits.fix(limited)
@@ -378,7 +381,8 @@ class AnswerCard(QFrame):
         self.figures.setText(
             f"{f.cells} cells · {f.syntax_error_rate * 100:.0f}% syntax errors · {f.runtime_errors} runtime"
             f" errors · {f.faults} faults · {f.sub_calls} sub-calls ({f.sub_call_errors} failed,"
-            f" {f.refused_calls} refused) · {f.iterations} iterations · {cost_text(f.cost_usd, view.budget.unpriced)} ·"
+            f" {f.refused_calls} refused) · {f.iterations} iteration{'s' if f.iterations != 1 else ''} ·"
+            f" {cost_text(f.cost_usd, view.budget.unpriced)} ·"
             f" {clock(f.wall_s)} wall time")
 
     def copy(self) -> None:
@@ -460,7 +464,7 @@ class Transcript(QScrollArea):
         self._earlier.setStyleSheet(f"QLabel {{ border-left: 3px solid {colors['border']}; padding: 4px 8px;"
                                     f" color: {colors['muted']}; }}")
         self._earlier_md = "\n\n".join(parts)
-        set_markdown(self._earlier, self._earlier_md)        # the answers' raw HTML shown as text
+        set_markdown(self._earlier, self._earlier_md, self.citations)   # citations as links; raw HTML as text
         self._earlier.show()
         self._placeholder.hide()
 
@@ -659,4 +663,3 @@ class Transcript(QScrollArea):
             self.citation_clicked.emit(href)
         else:
             log.info("link in the transcript not opened: %s", href[:200])
-

@@ -41,8 +41,16 @@ def _label(text: str = "", name: str = "", wrap: bool = True) -> QLabel:
     return label
 
 
+def _clear(grid: QGridLayout) -> None:
+    while grid.count():
+        item = grid.takeAt(0)
+        if item.widget() is not None:
+            item.widget().deleteLater()
+
+
 class WelcomeView(QScrollArea):
     use_server = Signal(object, str)     # (server, model id): add the endpoint and select the model
+    undo_requested = Signal()            # undo the last "Use this"
     use_model = Signal(str)              # a cloud model of a provider whose key is there
     try_samples = Signal(str)            # the suggested question to fill in
     rescan_requested = Signal()
@@ -92,6 +100,17 @@ class WelcomeView(QScrollArea):
         keys_row.addWidget(self.keys_button, 0, Qt.AlignmentFlag.AlignTop)
         layout.addLayout(keys_row)
 
+        # The user's own endpoints first, each with whether it answered.
+        self.endpoints_label = _label("")
+        self.endpoints_label.hide()
+        layout.addWidget(self.endpoints_label)
+        self.endpoints_box = QWidget()
+        self.endpoints_grid = QGridLayout(self.endpoints_box)
+        self.endpoints_grid.setContentsMargins(12, 0, 0, 0)
+        self.endpoints_box.hide()
+        layout.addWidget(self.endpoints_box)
+        self._configured: set[str] = set()
+
         servers_head = QHBoxLayout()
         self.servers_label = _label("Looking for model servers on this computer…")
         self.rescan_button = QPushButton("Look again")
@@ -120,9 +139,17 @@ class WelcomeView(QScrollArea):
         other_row.addWidget(self.other_server_label, 1)
         other_row.addWidget(self.endpoints_button, 0, Qt.AlignmentFlag.AlignTop)
         layout.addLayout(other_row)
+        selected_row = QHBoxLayout()
         self.selected_label = _label("", "welcomeSelected")
         self.selected_label.hide()
-        layout.addWidget(self.selected_label)
+        self.undo_button = QPushButton("Undo")
+        self.undo_button.setAccessibleName("Undo Use this")
+        self.undo_button.setToolTip("Remove what Use this added and pick the models picked before")
+        self.undo_button.clicked.connect(self.undo_requested)
+        self.undo_button.hide()
+        selected_row.addWidget(self.selected_label, 1)
+        selected_row.addWidget(self.undo_button, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addLayout(selected_row)
 
         layout.addWidget(self._heading("2. Try it on the samples"))
         self.samples_label = _label("")
@@ -195,17 +222,40 @@ class WelcomeView(QScrollArea):
                                    "(Ollama, LM Studio, llama.cpp, vLLM)…")
         self.rescan_button.setEnabled(False)
 
+    def set_endpoints(self, rows: Sequence[tuple[str, str, str, bool]]) -> None:
+        """The endpoints of Settings > Endpoints, first: (name, URL, state, answered).
+        A server found on this computer at one of these URLs is not offered again below."""
+        _clear(self.endpoints_grid)
+        self._configured = {url.rstrip("/") for _name, url, _state, _ok in rows}
+        for row, (name, url, state, ok) in enumerate(rows):
+            mark = QLabel("✔" if ok else "✖")
+            mark.setObjectName("hint" if ok else "warning")
+            text = _label(f"<b>{plain(name)}</b> · {plain(url)} · {plain(state)}")
+            text.setAccessibleName(f"Endpoint {name}: {state}")
+            self.endpoints_grid.addWidget(mark, row, 0, Qt.AlignmentFlag.AlignTop)
+            self.endpoints_grid.addWidget(text, row, 1)
+        self.endpoints_grid.setColumnStretch(1, 1)
+        count = len(rows)
+        self.endpoints_label.setText(
+            f"Your model server{'s' if count != 1 else ''} (Settings > Endpoints):")
+        self.endpoints_label.setVisible(bool(rows))
+        self.endpoints_box.setVisible(bool(rows))
+
+    def endpoint_rows(self) -> list[str]:
+        """The endpoint lines as shown (for the tests and screen readers)."""
+        return [w.accessibleName() for w in self.endpoints_box.findChildren(QLabel) if w.accessibleName()]
+
     def set_servers(self, servers: Sequence[Any]) -> None:
-        while self.servers_grid.count():
-            item = self.servers_grid.takeAt(0)
-            if item.widget() is not None:
-                item.widget().deleteLater()
+        _clear(self.servers_grid)
         self._server_rows = []
-        found = [s for s in servers if s.found]
+        found = [s for s in servers if s.found and s.base_url.rstrip("/") not in self._configured]
         missing = [s for s in servers if not s.found]
         self.rescan_button.setEnabled(True)
         if found:
-            self.servers_label.setText("Model servers on this computer (no key, no cost):")
+            self.servers_label.setText(("Other model servers" if self._configured else "Model servers")
+                                       + " found on this computer (no key, no cost):")
+        elif self._configured:
+            self.servers_label.setText("No other model server runs on this computer.")
         else:
             self.servers_label.setText("No model server runs on this computer. Start Ollama, LM Studio, "
                                        "llama.cpp or vLLM and press Look again, or add an API key.")
@@ -221,8 +271,9 @@ class WelcomeView(QScrollArea):
             combo.setEnabled(count > 0)
             button = QPushButton("Use this")
             button.setAccessibleName(f"Use {server.label}")
-            button.setToolTip("Add this server to Settings > Endpoints, mark the model free, "
-                              "and pick it as root and sub model")
+            button.setToolTip(f"Adds this server to Settings > Endpoints as “{server.endpoint_name}” "
+                              "with its models marked free, and picks a root and a sub model from "
+                              "it (Undo takes it back)")
             button.setEnabled(count > 0)
             button.clicked.connect(lambda _=False, s=server, c=combo: self.use_server.emit(s, c.currentText()))
             self.servers_grid.addWidget(label, row, 0)
@@ -241,9 +292,11 @@ class WelcomeView(QScrollArea):
     def server_rows(self) -> list[tuple[Any, QComboBox, QPushButton]]:
         return list(self._server_rows)
 
-    def set_selected(self, text: str) -> None:
+    def set_selected(self, text: str, undo: bool = False) -> None:
+        """What the last choice did, with an Undo button when it can be taken back."""
         self.selected_label.setText(text)
         self.selected_label.setVisible(bool(text))
+        self.undo_button.setVisible(bool(text) and undo)
 
     # --- samples -----------------------------------------------------------------
     def set_samples(self, description: str, questions: Sequence[str]) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 
 from PySide6.QtCore import QEvent, QObject, QSize, QTimer
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication, QSplitter, QWidget
 
 log = logging.getLogger(__name__)
 
@@ -20,6 +20,31 @@ def fitting_size() -> QSize:
         return want
     free = screen.availableGeometry().size()
     return QSize(min(want.width(), free.width()), min(want.height(), free.height() - 30))
+
+
+# The side panes' largest shares of the main splitter's width (left column, History): the
+# run panes keep the rest, whatever a larger screen or a wide accessory left behind.
+SIDE_SHARES = {0: 0.40, 2: 0.30}
+
+
+def fit_side_panes(splitter: QSplitter) -> bool:
+    """Cut a side pane wider than its share back to it, the run panes taking the room;
+    returns whether anything moved (a drag within the shares is left as it is)."""
+    sizes = splitter.sizes()
+    total = sum(sizes)
+    if len(sizes) != 3 or total <= 0:
+        return False
+    moved = False
+    for index, share in SIDE_SHARES.items():
+        widget = splitter.widget(index)
+        cap = max(widget.minimumSizeHint().width(), int(total * share))
+        if sizes[index] > cap:
+            sizes[1] += sizes[index] - cap
+            sizes[index] = cap
+            moved = True
+    if moved:
+        splitter.setSizes(sizes)
+    return moved
 
 
 def keep_on_screen(window: QWidget) -> None:

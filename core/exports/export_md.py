@@ -10,7 +10,7 @@ from typing import Any
 
 from core.control_chars import escape_controls
 from core.limits import summary
-from core.run_names import fork_line, run_title
+from core.run_names import fork_line, run_heading
 from core.store import report as rp
 from core.support import unsupported_line
 from core.exports.answer_render import answer_markdown
@@ -41,7 +41,7 @@ def one_line(text: str | None, limit: int) -> str:
 
 def render(r: rp.Report) -> str:
     run, out = r.run, []
-    out.append(f"# {md_text(run_title(run))}")       # named by its question and time (core/run_names.py)
+    out.append(f"# {md_text(run_heading(run))}")     # the whole question and its time (core/run_names.py)
     out.append(f"\nRLM Studio run `{run['id']}`")
     if fork_line(r.forked_from):
         out.append(f"\n> **{md_text(fork_line(r.forked_from))}** (run `{r.forked_from.get('run_id')}`)")

@@ -70,6 +70,14 @@ def test_follow_up_reuses_the_variables_and_is_linked(studio, qloop, server, tmp
     assert any(m["role"] == "assistant" and "words = context.split()" in m["content"] for m in sent)
     assert controller.sessions.session.repl is repl and repl.alive      # the same REPL goes on
     assert controller.parent_run_id is None                             # only that run was linked
+    transcript = window.run_panes.transcript
+    window.run_panes.flush()
+    assert "**Question 1**" in transcript.earlier_text() and "How many words?" in transcript.earlier_text()
+    controller.history.open_run(first.run_id)                           # a replay, then Back to live
+    assert transcript.earlier_text() == ""
+    window.leave_replay_requested.emit()
+    window.run_panes.flush()
+    assert "**Question 1**" in transcript.earlier_text(), "Back to live lost the follow-up's header"
 
     # New sources close the kept REPL, and the bar says so.
     extra = tmp_path / "more.txt"
@@ -79,7 +87,7 @@ def test_follow_up_reuses_the_variables_and_is_linked(studio, qloop, server, tmp
         controller.add_paths([str(extra)])
         await wait_until(lambda: not repl.alive, timeout=20, what="the kept REPL to close")
     run_async(qloop, add(), timeout=60)
-    assert bar.state == "gone" and "sources changed" in bar.label.text()
+    assert bar.state == "gone" and "sources changed" in bar.text()
 
     # Plain Run starts over: no session is passed, nothing is linked.
     server.script("root", replies=[code("FINAL(str('words' in globals()))")])
@@ -114,7 +122,7 @@ def test_worker_gone_start_fresh_or_rebuild(studio, qloop, server, tmp_path):
     # Opened from History: the REPL that run used is gone, and the bar says so.
     window.history_pane.open_requested.emit(first.run_id)
     assert controller.history.replaying == first.run_id
-    assert bar.state == "gone" and "opened from History" in bar.label.text()
+    assert bar.state == "gone" and "opened from History" in bar.text()
     qp.set_question("And the last one?")
     assert sessions.ask_follow_up() == "asked"
     box = sessions.gone_dialog

@@ -46,19 +46,60 @@ def test_compare_shows_the_first_difference(studio, qloop, openai_server):
     assert window.statusBar().currentMessage() == ""             # the hint is not left standing
     view = actions.compare_view
     assert view is not None and view.isVisible()
-    assert view.windowTitle().startswith("Compare: What was Q3 revenue? · ")      # named, not by id
-    assert a.run_id[:8] not in view.windowTitle()
-    rows = {label: (left, right) for label, left, right in view.row_texts()}
-    assert set(rows["Answer"]) == {"Q3: 42 million", "Q3: 41 million"}
-    assert rows["Turns"] == ("3", "3") and rows["Sub-calls (failed)"] == ("1 (0)", "1 (0)")
-    assert rows["Question"][0] == rows["Question"][1]
+    assert view.windowTitle() == "Compare: Run A · What was Q3 revenue?  /  Run B · What was Q3 revenue?"
+    # Each run named by its question, its start time (to the second) and its models.
+    left, right = view.comparison.left, view.comparison.right
+    assert (left.name, right.name) == ("Run A", "Run B")
+    assert left.question == right.question == "What was Q3 revenue?"
+    assert left.when != right.when and left.when.count(":") == 2, (left.when, right.when)
+    assert left.models == "openai/root (root) · openai/sub (sub)"
+    for heading, run in zip(view.headings, (left, right)):
+        assert run.when in heading.text() and run.question in heading.text() and run.models in heading.text()
+    # The figures, every row in view, in words and units.
+    rows = {label: (l, r) for label, l, r in view.row_texts()}
+    assert list(rows) == ["Cost", "Time", "Turns", "Sub-calls", "Tokens in", "Tokens out", "Code cells", "Status"]
+    assert rows["Turns"] == ("3", "3") and rows["Sub-calls"] == ("1", "1")
+    assert rows["Time"][0].endswith(" s") and rows["Cost"][0].startswith("$")
+    table = view.table
+    assert table.height() >= sum(table.rowHeight(r) for r in range(table.rowCount())) \
+        + table.horizontalHeader().height(), "rows of the figures are hidden"
+    # The answers side by side, rendered.
+    assert {view.left_answer.toPlainText(), view.right_answer.toPlainText()} == {a.answer, b.answer}
     text = view.difference_label.text()
     assert text.startswith("First difference: turn 2, cell 1: the output differs")
-    assert "42 million" in text and "41 million" in text
-    assert {view.left_answer.toPlainText(), view.right_answer.toPlainText()} == {a.answer, b.answer}
+    # The code diff waits folded under "Code", headed by run and turn, never by an id.
+    assert view.code.isVisibleTo(view) and not view.code.is_open()
+    assert not view.diff_text.isVisibleTo(view)
+    diff = view.diff_text.toPlainText()
+    assert diff.startswith("--- run A, turn 2, cell 1 output\n+++ run B, turn 2, cell 1 output")
+    assert "42 million" in diff and "41 million" in diff
+    view.code.set_open(True)
+    assert view.diff_text.isVisibleTo(view)
+    shown = " ".join([view.windowTitle(), text, *(h.text() for h in view.headings), diff,
+                      *(c for row in view.row_texts() for c in row)])
+    for run_id in (a.run_id, b.run_id):
+        assert run_id[:6] not in shown, f"a hex id is shown: {run_id[:6]}"
     same = [r for r in range(view.table.rowCount()) if view.table.item(r, 0).text() == "Turns"][0]
-    differ = [r for r in range(view.table.rowCount()) if view.table.item(r, 0).text() == "Answer"][0]
-    assert view.table.item(differ, 1).background() != view.table.item(same, 1).background()
+    differ = [r for r in range(view.table.rowCount()) if view.table.item(r, 0).text() == "Tokens out"][0]
+    assert view.table.item(same, 1).background() != view.table.item(differ, 1).background() \
+        or rows["Tokens out"][0] == rows["Tokens out"][1]
+
+
+def test_an_unpriced_cost_shows_unknown(studio, qloop, openai_server):
+    from core.store import RunStore
+    from tests.support.trust_runs import stored_run
+    window, controller = studio
+    openai_server.script("root", replies=list(SCRIPT))
+    openai_server.script("sub", fn=lambda r: "42 million")
+    with RunStore.open() as store:
+        a = run_async(qloop, stored_run(openai_server, store))
+        openai_server.script("root", replies=list(SCRIPT))
+        b = run_async(qloop, stored_run(openai_server, store))
+    unpriced = [controller.history.store().get_run(r.run_id).get("unpriced") for r in (a, b)]
+    assert all(unpriced), unpriced                  # openai/root at a test URL: no price is known
+    view = controller.trust.actions.compare(a.run_id, b.run_id)
+    cost = dict((label, (l, r)) for label, l, r in view.row_texts())["Cost"]
+    assert all(c.endswith(" + unknown") for c in cost), cost
 
 
 def test_compare_of_a_run_with_itself_finds_no_difference(studio, qloop, openai_server):

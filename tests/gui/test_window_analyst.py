@@ -123,8 +123,9 @@ def test_rerun_asks_before_replacing_and_a_second_folder_asks_too(studio, qloop,
     from ui import confirm
     monkeypatch.setattr(confirm, "ask", lambda *a, **k: answered_questions.append(a[1:3]) or "cancel")
     window.history_pane.select(first)
-    assert not window.history_pane.ask_rerun()        # Cancel: the sources stay
-    assert answered_questions[-1][0] == "Replace the sources?"
+    asked = len(answered_questions)
+    assert window.history_pane.ask_rerun()            # the run's own documents: nothing to ask
+    assert len(answered_questions) == asked
     before = [r.path for r in window.sources_pane.rows()]
     other = tmp_path / "other"
     other.mkdir()
@@ -139,6 +140,12 @@ def test_rerun_asks_before_replacing_and_a_second_folder_asks_too(studio, qloop,
         await wait_until(lambda: controller.ingest_task and controller.ingest_task.done(), timeout=60,
                          what="reading")
     run_async(qloop, replace(), timeout=90)
+    assert [r.name for r in window.sources_pane.rows()] == ["b.txt"]
+    monkeypatch.setattr(confirm, "ask", lambda *a, **k: answered_questions.append(a[1:3]) or "cancel")
+    window.history_pane.select(first)
+    assert not window.history_pane.ask_rerun()        # other sources listed: asked; Cancel keeps them
+    title, text = answered_questions[-1]
+    assert title == "Replace the sources?" and "of “Which files are there?”" in text, text
     assert [r.name for r in window.sources_pane.rows()] == ["b.txt"]
 
 

@@ -6,7 +6,6 @@ import json
 import time
 
 import pytest
-from PySide6.QtWidgets import QFileDialog
 
 from tests.support.gui_app import qloop, run_async, studio, studio_home, wait_until  # noqa: F401
 from ui.history_pane import HistoryModel
@@ -67,15 +66,21 @@ def test_history_lists_filters_and_exports(stored, studio, qloop, tmp_path, monk
     window.history_pane.period_combo.setCurrentIndex(0)
     run_async(qloop, wait_until(lambda: len(rows_of(window)) == 2, what="all runs again"))
 
-    # Export through the pane's menu; the save dialog is the OS's, so its answer is given here.
+    # Export through the pane's menu: the save dialog (ui/export_dialog.py) is answered here.
+    from tests.gui.test_export_dialog import press_save, when_the_dialog_shows
     target = tmp_path / "exported.json"
-    offered = []
-    monkeypatch.setattr(QFileDialog, "getSaveFileName",
-                        staticmethod(lambda _p, _t, name, *a, **k: offered.append(name) or (str(target), "")))
+
+    def save_as_target(dialog):
+        dialog.setDirectory(str(tmp_path))
+        dialog.name_edit().setText(target.name)
+        press_save(dialog)
+    seen = when_the_dialog_shows(save_as_target)
     assert window.history_pane.select("run-old")
     window.history_pane.export_actions["json"].trigger()
     # Offered under the question's words and the time, not the hex id; then Open is offered.
+    offered = [name for _type, name in seen]
     assert offered and offered[0].endswith(".json") and "run-old" not in offered[0]
+    assert seen[0][0].startswith("JSON")                     # the JSON menu entry: the JSON type
     assert "what-were-the-total-sales" in offered[0], offered
     import ui.main_window as main_window_module
     opened = []

@@ -66,17 +66,18 @@ def test_compare_and_fitness_show_picked_names_and_run_titles(studio, qloop, ser
     b = run_once(window, controller, qloop)
     store = controller.history.store()
     assert store.get_run(a.run_id)["root_model"] == "openai/root"       # the route, as litellm is given it
-    bar = controller.sessions.bar.label.text()                          # the follow-up bar names it too
+    bar = controller.sessions.bar.text()                          # the follow-up bar names it too
     assert bar.startswith("The REPL of “Which files are there? · ") and b.run_id[:8] not in bar
 
     view = controller.trust.actions.compare(a.run_id, b.run_id)
-    rows = {label: (left, right) for label, left, right in view.row_texts()}
-    assert rows["Root model"] == ("lab/root", "lab/root") and rows["Sub model"] == ("lab/sub", "lab/sub")
-    assert rows["Answer"][0].startswith("Fruit apples and pears")
+    left, right = view.comparison.left, view.comparison.right
+    assert left.models == right.models == "lab/root (root) · lab/sub (sub)"    # as picked, not routed
+    assert view.left_answer.toPlainText().startswith("Fruit\napples and pears")        # rendered: a heading
     title = run_title(store.get_run(a.run_id))
     assert title.startswith("Which files are there? · ")
-    left, right = view.table.horizontalHeaderItem(1).text(), view.table.horizontalHeaderItem(2).text()
-    assert left.startswith(title) and left != right                       # two runs, two names
+    assert left.question == "Which files are there?" and left.when and left.when != right.when  # two runs, two names
+    assert view.table.horizontalHeaderItem(1).text() == "Run A"
+    assert "lab/root (root)" in view.headings[0].text() and left.when in view.headings[0].text()
     assert a.run_id[:8] not in view.windowTitle() and "Which files are there?" in view.windowTitle()
     plain = view.left_answer.toPlainText()
     assert "Fruit" in plain and "##" not in plain and "**" not in plain

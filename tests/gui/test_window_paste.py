@@ -58,3 +58,38 @@ def test_a_short_paste_goes_into_the_question_and_a_long_one_can_too(studio, qlo
     box.clear()
     _paste(qapp, box, just_over)                       # Cancel: nothing anywhere
     assert box.toPlainText() == "" and window.sources_pane.rows() == [] and len(asked) == 2
+
+
+def test_a_pasted_source_is_there_after_a_restart(studio, qloop, qapp, monkeypatch, studio_home, tmp_path):
+    """The pasted text is listed again at the next start, beside a file added by hand (a new
+    window over the same RLMSTUDIO_DESKTOP_HOME)."""
+    window, controller = studio
+    monkeypatch.setattr(confirm, "ask", lambda *a, **k: "source")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("alpha beta gamma\n")
+
+    async def body() -> None:
+        await wait_until(lambda: controller.first_run.started, what="the start")
+        window.sources_pane.paths_added.emit([str(notes)])                # Add files…
+        await wait_until(lambda: len(window.sources_pane.rows()) == 1, timeout=20, what="the file")
+        _paste(qapp, window.question_panel.question_box, LONG)
+        await wait_until(lambda: len(window.sources_pane.rows()) == 2, timeout=20, what="the paste")
+    run_async(qloop, body(), timeout=60)
+    before = sorted((r.name, r.chars) for r in window.sources_pane.rows())
+    window.close()                                    # saves the session, as quitting does
+
+    from app.gui import build_window
+    second, again = build_window(qapp)
+    try:
+        second.show()
+
+        async def reopened() -> None:
+            await wait_until(lambda: again.first_run.started, what="the second start")
+            await wait_until(lambda: len(again.documents) == 2, timeout=60, what="re-reading")
+        run_async(qloop, reopened(), timeout=90)
+        assert sorted((r.name, r.chars) for r in second.sources_pane.rows()) == before
+        assert any(d.text == LONG for d in again.documents.values())
+    finally:
+        qloop.run_until_complete(again.shutdown(timeout=5))
+        second.close()
+        second.deleteLater()

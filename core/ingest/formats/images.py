@@ -13,7 +13,7 @@ from core.ingest.model import CORRUPT, NO_TEXT, TOO_LARGE, UNSUPPORTED, ExtractE
 
 KINDS = ((b"\x89PNG\r\n\x1a\n", "PNG"), (b"\xff\xd8\xff", "JPEG"), (b"II*\x00", "TIFF"),
          (b"MM\x00*", "TIFF"))
-OCR_OFF = "OCR is off: turn it on with --ocr or Settings > Read scanned pages"
+OCR_OFF = "OCR is off: turn it on with --ocr or Settings > Documents"
 
 
 def kind(head: bytes) -> str | None:

@@ -38,6 +38,23 @@ def find_tesseract() -> str | None:
     return shutil.which("tesseract")
 
 
+def languages(exe: str | None = None) -> tuple[str, ...]:
+    """The languages the tesseract found has (`tesseract --list-langs`), () when it has none
+    or cannot be asked."""
+    exe = exe or find_tesseract()
+    if exe is None:
+        return ()
+    try:
+        done = subprocess.run([exe, "--list-langs"], capture_output=True, timeout=10,
+                              env={"PATH": os.environ.get("PATH", ""),
+                                   **({"TESSDATA_PREFIX": os.environ["TESSDATA_PREFIX"]}
+                                      if os.environ.get("TESSDATA_PREFIX") else {})})
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    lines = done.stdout.decode("utf-8", "replace").splitlines()
+    return tuple(line.strip() for line in lines[1:] if line.strip() and " " not in line.strip())
+
+
 def require_tesseract() -> str:
     found = find_tesseract()
     if found is None:

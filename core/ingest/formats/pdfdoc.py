@@ -48,8 +48,8 @@ def extract(data: bytes, job: Job | None = None) -> Extracted:
         pdf.close()
     if not blocks.blocks_with_text:
         how = ("OCR found no text either" if ocr_pages else
-               "scanned or image-only PDF; turn on OCR (--ocr, or Settings > Read scanned "
-               "pages) to read it")
+               "scanned or image-only PDF; turn on OCR (--ocr, or Settings > Documents, or "
+               "OCR scans beside Sources) to read it")
         raise ExtractError(NO_TEXT, f"no extractable text on {pages} page(s) ({how})")
     return Extracted("pdf", blocks.text(), tuple(blocks.spans), ocr_pages=tuple(ocr_pages))
 

@@ -58,7 +58,7 @@ def test_with_ocr_off_scans_are_skipped_saying_how_to_read_them(tmp_path):
     skips = {s.path: (s.reason, s.detail) for s in result.skipped}
     assert skips["scan.pdf"][0] == "no_text" and "turn on OCR (--ocr" in skips["scan.pdf"][1]
     assert skips["photo.png"] == ("unsupported", "PNG image (OCR is off: turn it on with --ocr "
-                                                 "or Settings > Read scanned pages)")
+                                                 "or Settings > Documents)")
 
 
 def test_scans_inside_an_archive_are_read_by_ocr(tmp_path):

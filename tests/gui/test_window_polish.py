@@ -1,0 +1,124 @@
+"""Small words of the window, in a real run against the scripted server: the status line
+leaves "Starting…" once the run's events arrive, one document and one iteration are
+singular, an unpriced run's cost says so in the status line, and the Add/Replace question
+names the folders the sources came from."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.gui.test_window_run import KEY, code
+from tests.support.gui_app import qloop, run_async, studio, studio_home, wait_until  # noqa: F401
+
+
+def test_words_of_a_one_document_run(studio, qloop, server, tmp_path, answered_questions):
+    from app.settings import Endpoint
+    window, controller = studio
+    controller.settings.endpoints = [Endpoint("lab", server.url, ["root", "sub"], needs_key=True,
+                                              runs_here=False)]           # paid, and no price: unknown
+    controller.keys().set("lab", KEY)
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    (folder / "q3.txt").write_text("Revenue in Q3 was 42 million.\n")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "a.log").write_text("ok\n")
+    server.script("root", replies=[code("FINAL('42 million')")])
+    qp = window.question_panel
+    statuses: list[str] = []
+
+    async def body():
+        controller.add_paths([str(folder)])
+        await wait_until(lambda: controller.ingest_task and controller.ingest_task.done(), what="reading")
+        assert "Read 1 document in " in window.statusBar().currentMessage(), window.statusBar().currentMessage()
+        controller.add_paths([str(logs)])
+        await wait_until(lambda: controller.ingest_task and controller.ingest_task.done(), what="reading")
+        qp.set_models("lab/root", "lab/root")
+        qp.set_caps({"max_depth": 0, "max_cost_usd": 0, "max_iterations": 3})
+        qp.set_question("What was Q3 revenue?")
+        qp.run_button.click()
+        await wait_until(lambda: controller.running, what="the run to start")
+        while controller.running:
+            statuses.append(qp.status_label.text())
+            await asyncio.sleep(0.01)
+    run_async(qloop, body(), timeout=90)
+    assert controller.last_outcome.status == "finished", window.notifier.history
+    assert "Running…" in statuses, statuses                      # not "Starting…" for the whole run
+    assert qp.status_label.text().startswith("Finished · ") and qp.status_label.text().endswith("cost unknown")
+    figures = window.run_panes.transcript.answer_card.figures.text()
+    assert " 1 iteration · " in figures, figures
+
+    more = tmp_path / "more"
+    more.mkdir()
+    (more / "b.txt").write_text("more\n")
+
+    async def offer():
+        window.sources_pane.offer_paths([str(more)])              # answered: add to them
+        await wait_until(lambda: controller.ingest_task and controller.ingest_task.done(), what="reading")
+    run_async(qloop, offer(), timeout=60)
+    title, text = answered_questions[-1]
+    assert title == "Add to the sources, or replace them?"
+    assert text.startswith("2 sources are listed. The next question"), text
+
+
+def test_the_add_or_replace_question_names_the_folders(qapp, answered_questions, tmp_path):
+    from ui.sources_pane import SourceRow, SourcesPane
+    pane = SourcesPane()
+    try:
+        pane.set_rows([SourceRow(f"2024-Q{i}.md", "read", source_path="/data/reports") for i in range(1, 5)])
+        assert pane.offer_paths([str(tmp_path)]) == "add"
+        title, text = answered_questions[-1]
+        assert text.startswith("4 sources are listed (from the folder “reports”). The next question"), text
+        pane.set_rows([*pane.rows(), SourceRow("a.log", "read", source_path="/data/logs")])
+        pane.offer_paths([str(tmp_path / "x")])
+        assert answered_questions[-1][1].startswith("5 sources are listed (from the folders “reports”, “logs”).")
+    finally:
+        pane.deleteLater()
+
+
+def test_the_card_says_a_server_that_is_down_in_words(studio, qloop, tmp_path):
+    import socket
+
+    from app.settings import Endpoint
+    window, controller = studio
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    controller.settings.endpoints = [Endpoint("lab", f"http://127.0.0.1:{port}/v1", ["root"])]
+    controller.settings.caps.update(max_retries=0)
+    (tmp_path / "a.txt").write_text("alpha\n")
+    qp = window.question_panel
+
+    async def body():
+        controller.add_paths([str(tmp_path / "a.txt")])
+        await wait_until(lambda: controller.ingest_task and controller.ingest_task.done(), what="reading")
+        qp.set_models("lab/root", "lab/root")
+        qp.set_caps({"max_depth": 0, "max_cost_usd": 0, "max_iterations": 2})
+        qp.set_mode("rlm")
+        qp.set_question("What is in a.txt?")
+        qp.run_button.click()
+        await wait_until(lambda: controller.running, what="the run to start")
+        await wait_until(lambda: not controller.running, timeout=90, what="the run to end")
+    run_async(qloop, body(), timeout=120)
+    window.run_panes.flush()
+    view = window.run_panes.view
+    assert view.status == "failed" and "Errno 111" in (view.error or ""), view.error
+    card = window.run_panes.transcript.answer_card
+    card.refresh(view)                                # the failed run's card, from the real run's record
+    text = card.error.text()
+    assert text.startswith(f"Nothing answers at 127.0.0.1:{port}"), (text, card.error.toolTip(), window.run_panes.view.error)
+    assert "Errno" not in text and "Connect call failed" not in text
+    assert card.error.toolTip()                       # the raw text is kept for a bug report
+
+
+def test_the_scorecard_answer_column_reads_as_text(qapp):
+    from ui.models_view import ModelsView
+    view = ModelsView()
+    try:
+        view.set_scorecard({"lines": [], "questions": [{"id": "q1", "question": "When did payments fail?"}],
+                            "latest_answers": [{"question_id": "q1", "pair": "lab/root:lab/sub", "mode": "rlm",
+                                                "correct": True, "status": "finished",
+                                                "answer": "## Direct answer\n\nCard payments failed on **14 August**."}]})
+        assert view.answers_table.item(0, 4).text() == "Direct answer Card payments failed on 14 August."
+    finally:
+        view.deleteLater()
