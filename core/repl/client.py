@@ -358,10 +358,31 @@ class ReplClient:
         return self._loading
 
     async def _start_then_load(self, documents: list[Any], on_started: Callable[[], None] | None) -> None:
-        await self.start()
+        """The context's file is written while the worker starts (for a big context each takes
+        a while, and the worker needs the file only once it has shaken hands), then loaded."""
+        self._check_open()
+        if self._root is None:
+            self._owned = OwnedDir.make()
+            self._root = self._owned.path
+        # (finish: a cancel waits for the thread, so close() never removes the directory under it)
+        writing = asyncio.ensure_future(finish(run_blocking(write_context, documents, self._root)))
+        try:
+            await self.start()
+        except BaseException:
+            await asyncio.wait({writing})
+            if not writing.cancelled():
+                writing.exception()         # retrieved: the start's error is the one that counts
+            raise
         if on_started is not None:
             on_started()
-        await self.load_context(documents)
+        files = await finish(writing)
+        async with self._lock:
+            self._check_open()
+            self._context = files
+            if self._conn is None or not self._conn.alive:
+                await self._ensure_worker()
+            else:
+                await self._load(files)
 
     async def _wait_loading(self) -> None:
         task = self._loading
