@@ -104,14 +104,25 @@ def run_ask(args: argparse.Namespace) -> int:
 
 
 async def _ask(args: argparse.Namespace, config: Any) -> int:
-    # lazy: +82 modules, 128 ms at load 9 (first use only)
-    from app.run_service import RunRequest, RunService
     # lazy: +26 modules, 57 ms at load 9 (first use only)
     from core.engine_process import prepare_engine_process
+
+    prepare_engine_process()                    # before ingestion or the REPL starts any helper process
+    # The REPL worker starts while the documents are read (core/repl/spare.py); a run that
+    # does not start closes it.
+    from core.repl import spare
+    spare.warm_up(memory_limit_mb=config.memory_limit_mb, require_full_sandbox=config.require_full_sandbox)
+    try:
+        return await _read_and_run(args, config)
+    finally:
+        await spare.discard()
+
+
+async def _read_and_run(args: argparse.Namespace, config: Any) -> int:
+    # lazy: +82 modules, 128 ms at load 9 (first use only)
+    from app.run_service import RunRequest, RunService
     # lazy: +120 modules, 203 ms at load 9 (first use only)
     from core.ingest import ingest
-
-    prepare_engine_process()                    # before ingestion starts any helper process
     progress = _progress_printer() if not (args.quiet or args.json) and sys.stderr.isatty() else None
     try:
         # lazy: +36 modules, 59 ms at load 9 (first use only)

@@ -82,11 +82,13 @@ class Rlm:
         its end whatever cancel comes, a second Stop included (core/lifecycle.py)."""
         try:
             if self.repl is None:
+                from core.repl import spare
                 from core.repl.client import ReplClient
-                self.repl = ReplClient(on_sub_call=self.subcaller.handle,
-                                       memory_limit_mb=self.config.memory_limit_mb,
-                                       worker_command=self.ctx.worker_command,
-                                       require_full_sandbox=self.config.require_full_sandbox)
+                limits = dict(memory_limit_mb=self.config.memory_limit_mb, worker_command=self.ctx.worker_command,
+                              require_full_sandbox=self.config.require_full_sandbox)
+                # a worker started while the documents were read (`ask`), else a new one
+                self.repl = ((spare.take(on_sub_call=self.subcaller.handle, **limits) if self.depth == 0 else None)
+                             or ReplClient(on_sub_call=self.subcaller.handle, **limits))
                 if self.config.require_full_sandbox:
                     await self.repl.start()         # refused (SandboxIncomplete) before any model call
                     self._tell_sandbox()

@@ -177,6 +177,7 @@ class ReplClient:
         self._generation = 0
         self._context: ContextFiles | None = None
         self._loading: asyncio.Future | None = None  # begin_loading's load, until a cell waits for it
+        self._starting: asyncio.Future | None = None  # begin_start's start
         self._closed = False
         self._closing: asyncio.Task | None = None   # close() in progress (a second close waits for it)
         self._live: set[WorkerConnection] = set()   # every worker started and not yet disposed
@@ -210,7 +211,16 @@ class ReplClient:
 
     # ---------------------------------------------------------------- life
 
+    def begin_start(self) -> asyncio.Future:
+        """start() as a task of its own, for a worker started before it is needed
+        (core/repl/spare.py); start() then waits for that task."""
+        self._starting = asyncio.ensure_future(self._start())
+        return self._starting
+
     async def start(self) -> None:
+        await (self._starting if self._starting is not None else self._start())
+
+    async def _start(self) -> None:
         if self._closed:
             raise ReplClosedError("this REPL was closed")
         if self._conn is not None:
