@@ -151,6 +151,8 @@ async def _read_and_run(args: argparse.Namespace, config: Any) -> int:
               "(same content as another document)", file=sys.stderr)
     if not found.documents:
         return _fail(args, "no readable documents in " + ", ".join(args.paths), 2)
+    from core.repl import spare
+    spare.preload(found.documents)           # written and loaded while the run is composed
     try:
         request = RunRequest.ask(args.question, found.documents, config, skipped=found.skipped)
     except ValueError as exc:

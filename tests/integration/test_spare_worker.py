@@ -86,3 +86,37 @@ async def test_a_spare_with_other_limits_is_not_taken(openai_server, store):
     assert spare._spare is not None and client.shutdown_path is None   # still the spare's
     await spare.discard()
     await _nothing_left()
+
+
+async def test_a_preloaded_spare_is_taken_with_its_load_by_a_run_over_the_same_documents(openai_server, store):
+    cfg = config(openai_server)
+    docs = list(DOCS)
+    spare.warm_up(memory_limit_mb=cfg.memory_limit_mb)
+    client = spare._spare[1]
+    spare.preload(docs)
+    loading = spare._preload["loading"]
+    await loading                                    # written and loaded before the run starts
+    events: list = []
+    openai_server.script("root", replies=[code("FINAL(str(len(context)))")])
+    outcome = await RunService(store=store).run(RunRequest.ask("q", docs, cfg), [events.append])
+    assert outcome.status == "finished", outcome.error
+    assert int(outcome.answer) >= sum(len(d.text) for d in DOCS)
+    assert spare._spare is None and client.shutdown_path is not None
+    assert [e.type for e in events].count("RootTurnStarted") == 1
+    await _nothing_left()
+
+
+async def test_a_preloaded_spare_is_not_taken_by_a_run_over_other_documents(openai_server, store):
+    cfg = config(openai_server)
+    spare.warm_up(memory_limit_mb=cfg.memory_limit_mb)
+    client = spare._spare[1]
+    spare.preload(list(DOCS))
+    other = [DOCS[0]]
+    openai_server.script("root", replies=[code("FINAL(str(len(context)))")])
+    outcome = await RunService(store=store).run(RunRequest.ask("q", other, cfg))
+    assert outcome.status == "finished", outcome.error
+    assert int(outcome.answer) < sum(len(d.text) for d in DOCS)     # its own context, not the spare's
+    assert spare._spare is not None and client.shutdown_path is None
+    await spare.discard()                            # the loading task is cancelled and the worker closed
+    assert client.shutdown_path is not None
+    await _nothing_left()
