@@ -3,7 +3,7 @@ both as real processes against the same scripted OpenAI-compatible server (its o
 alternating run by run in one run so both see the same machine load.
 
     .venv/bin/python tests/bench/bench_reference.py [--quick] [--json OUT]
-                     [--only start,big,batched] [--repeats N] [--litellm]
+                     [--only start,big,batched] [--repeats N] [--litellm] [--before PATH]
 
 The reference lives in its own venv beside the project, never in the project's:
 
@@ -64,6 +64,9 @@ def fenced(src: str) -> str:
     return f"```repl\n{src}\n```"
 
 
+BEFORE: Path | None = None      # --before PATH: another checkout, run as a third engine
+
+
 def command(engine: str, server: ServerProcess, paths: list[Path], turns: int) -> list[str]:
     question = "How long is the context?"
     if engine == "ref":
@@ -77,16 +80,17 @@ def command(engine: str, server: ServerProcess, paths: list[Path], turns: int) -
 def one_run(engine: str, scenario: str, server: ServerProcess, paths: list[Path], home: Path) -> dict:
     """One process, launch to exit; the server's log of its requests."""
     kind = "ref" if engine == "ref" else "studio"
+    root = BEFORE if engine == "before" and BEFORE else ROOT
     cells = CELLS[scenario]
     server.log()
     server.script("root", replies=[fenced(c) for c in cells] + [fenced(FINAL[kind])])
     server.script("sub", fn="ok")
-    env = env_for(home)
+    env = env_for(home, root)
     if engine == "litellm":
         env["RLMSTUDIO_DESKTOP_HTTP"] = "litellm"
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.monotonic()
-        proc = subprocess.Popen(command(kind, server, paths, len(cells)), cwd=ROOT, env=env,
+        proc = subprocess.Popen(command(kind, server, paths, len(cells)), cwd=root, env=env,
                                 stdout=out, stderr=err)
         rusage = _wait4(proc, 600)
         t_end = time.monotonic()
@@ -131,12 +135,14 @@ def make_files(scenario: str, tmp: Path) -> list[Path]:
 
 
 def run(quick: bool = False, only: str = "start,big,batched", repeats: int | None = None,
-        litellm: bool = False) -> dict:
+        litellm: bool = False, before: str | None = None) -> dict:
+    global BEFORE
     if not Path(REF_PYTHON).exists():
         raise SystemExit(f"the reference's interpreter {REF_PYTHON} does not exist: "
                          "python3 -m venv /work/rlms-ref && /work/rlms-ref/bin/pip install rlms==0.1.3, "
                          "or set RLMS_REF_PYTHON")
-    engines = ["ref", "studio"] + (["litellm"] if litellm else [])
+    engines = ["ref", "studio"] + (["litellm"] if litellm else []) + (["before"] if before else [])
+    BEFORE = Path(before).resolve() if before else None
     repeats = repeats or (3 if quick else 5)
     rows: list[dict] = []
     details: dict = {}
@@ -164,7 +170,8 @@ def run(quick: bool = False, only: str = "start,big,batched", repeats: int | Non
                 ref = median([g[name] for g in got["ref"]])
                 for engine in engines[1:]:
                     vals = [g[name] for g in got[engine]]
-                    label = "RLM Studio" + (" via litellm" if engine == "litellm" else "")
+                    label = {"studio": "RLM Studio", "litellm": "RLM Studio via litellm",
+                             "before": f"RLM Studio at {BEFORE}"}[engine]
                     rows.append(row(f"{scenario}: {name}, {label}", median(vals), bound=f"rlms 0.1.3 {ref:.3g}",
                                     ratio=median(vals) / ref if ref else None, met=median(vals) <= ref,
                                     load=load1(), note=f"load {load}; {label}: " +
@@ -177,6 +184,7 @@ def add_args(parser) -> None:
     parser.add_argument("--only", default="start,big,batched", help="some of: start,big,batched")
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--litellm", action="store_true", help="also RLM Studio with every call through litellm")
+    parser.add_argument("--before", metavar="PATH", help="also another checkout (e.g. git worktree add /tmp/base main)")
 
 
 if __name__ == "__main__":
