@@ -109,7 +109,7 @@ async def _ask(args: argparse.Namespace, config: Any) -> int:
 
     prepare_engine_process()                    # before ingestion or the REPL starts any helper process
     # The REPL worker starts while the documents are read (core/repl/spare.py); a run that
-    # does not start closes it.
+    # does not start closes it. lazy: the ReplClient's modules, loaded by the run anyway
     from core.repl import spare
     spare.warm_up(memory_limit_mb=config.memory_limit_mb, require_full_sandbox=config.require_full_sandbox)
     try:
@@ -151,7 +151,7 @@ async def _read_and_run(args: argparse.Namespace, config: Any) -> int:
               "(same content as another document)", file=sys.stderr)
     if not found.documents:
         return _fail(args, "no readable documents in " + ", ".join(args.paths), 2)
-    from core.repl import spare
+    from core.repl import spare  # lazy: imported above already (_ask)
     spare.preload(found.documents)           # written and loaded while the run is composed
     try:
         request = RunRequest.ask(args.question, found.documents, config, skipped=found.skipped)
