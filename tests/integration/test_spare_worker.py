@@ -120,3 +120,27 @@ async def test_a_preloaded_spare_is_not_taken_by_a_run_over_other_documents(open
     await spare.discard()                            # the loading task is cancelled and the worker closed
     assert client.shutdown_path is not None
     await _nothing_left()
+
+
+@pytest.mark.parametrize("files,size", [(3, 2_000_000), (1, 1_000)])
+def test_ask_over_a_big_and_a_small_folder_answers_from_the_whole_context_and_leaves_nothing(
+        server, tmp_path, files, size):
+    """`ask` starts a spare worker once 4 MB are counted (3 x 2 MB here) and not for 1 kB;
+    either way the run reads the whole context, and no worker or directory of its is left."""
+    import json
+    import subprocess
+
+    from tests.integration.test_cancel_cli import _left_by
+    from tests.integration.test_cli_ask import ask
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for k in range(files):
+        (folder / f"part-{k}.txt").write_text(f"{k}" * size)
+    server.script("root", replies=[code("FINAL(str(sum(len(d['text']) for d in documents)))")])
+    cmd, env = ask(server, tmp_path, folder, "--json")
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert json.loads(out)["answer"] == str(files * size)
+    procs, dirs = _left_by(proc.pid)
+    assert not procs and not dirs
