@@ -379,7 +379,7 @@ class ReplClient:
         try:
             await self.start()
         except BaseException:
-            await asyncio.wait({writing})
+            await finish(asyncio.wait({writing}))   # a second cancel too waits for the thread
             if not writing.cancelled():
                 writing.exception()         # retrieved: the start's error is the one that counts
             raise
