@@ -23,7 +23,7 @@ from core.events import Event
 from core.lifecycle import finish
 from app.key_routing import resolved_before_run
 from core.engine.run import Engine
-from core.background import low_priority_call
+from core.background import low_priority_steps
 
 log = logging.getLogger(__name__)
 
@@ -116,21 +116,22 @@ class QuestionRun:
                               forked_from=self.forked_from)
         if self._cancelled:
             self._engine.cancel()
-        sources_task = None
+        sources = None
         sources_error: str | None = None
         try:
             if store is not None:
                 # Compressing a large context takes a while: do it beside the run, off the loop,
-                # at a lower CPU priority than the run's own turns (core/background.py).
-                sources_task = asyncio.wrap_future(low_priority_call(
-                    store.save_sources, self.run_id, self.documents, self.skipped, name="rlm-save-sources"))
+                # at a lower CPU priority than the run's own turns (core/background.py) ...
+                sources = low_priority_steps(store.save_sources_steps(self.run_id, self.documents, self.skipped),
+                                             name="rlm-save-sources")
             self.engine_started = True       # from here the engine owns a session it was given
             result = await self._engine.run(self.question, self.documents, session=self._session,
                                             follow_up=self._follow_up)
         finally:
-            if sources_task is not None:
+            if sources is not None:
+                sources.hurry()              # ... and what is left once the run is over, at full speed
                 try:
-                    await finish(sources_task)
+                    await finish(asyncio.wrap_future(sources.future))
                 except Exception as exc:     # verify, fork and re-run need them: the record is not whole
                     log.exception("saving the sources of run %s failed", self.run_id)
                     sources_error = f"the sources of this run could not be saved: {type(exc).__name__}: {exc}"

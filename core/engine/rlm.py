@@ -88,11 +88,14 @@ class Rlm:
         its end whatever cancel comes, a second Stop included (core/lifecycle.py)."""
         try:
             if self.repl is None:
+                from core.repl import spare
                 from core.repl.client import ReplClient
-                self.repl = ReplClient(on_sub_call=self.subcaller.handle,
-                                       memory_limit_mb=self.config.memory_limit_mb,
-                                       worker_command=self.ctx.worker_command,
-                                       require_full_sandbox=self.config.require_full_sandbox)
+                limits = dict(memory_limit_mb=self.config.memory_limit_mb, worker_command=self.ctx.worker_command,
+                              require_full_sandbox=self.config.require_full_sandbox)
+                # a worker started while the documents were read (`ask`), maybe loaded already, else a new one
+                taken = spare.take(on_sub_call=self.subcaller.handle, documents=self.documents,
+                                   on_started=self._started, **limits) if self.depth == 0 else None
+                self.repl, preloaded = taken or (ReplClient(on_sub_call=self.subcaller.handle, **limits), None)
                 if self.config.require_full_sandbox:
                     await self.repl.start()         # refused (SandboxIncomplete) before any model call
                     self._tell_sandbox()
@@ -102,7 +105,7 @@ class Rlm:
                         tell(self.ctx, self.rlm_id, loading, self.documents)
                     return await self._loop()
                 # The worker's start (0.15-0.5 s) and the load go on beside the root's first call.
-                loading = self.repl.begin_loading(self.documents, start=True, on_started=self._started)
+                loading = preloaded or self.repl.begin_loading(self.documents, start=True, on_started=self._started)
                 await asyncio.sleep(0)          # its first step spawns the worker (or fails to)
                 if loading.done() and not loading.cancelled() and loading.exception() is not None:
                     await loading               # no worker at all: the run fails before any call

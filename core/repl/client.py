@@ -180,6 +180,7 @@ class ReplClient:
         self._generation = 0
         self._context: ContextFiles | None = None
         self._loading: asyncio.Future | None = None  # begin_loading's load, until a cell waits for it
+        self._starting: asyncio.Future | None = None  # begin_start's start
         self._closed = False
         self._closing: asyncio.Task | None = None   # close() in progress (a second close waits for it)
         self._live: set[WorkerConnection] = set()   # every worker started and not yet disposed
@@ -216,7 +217,16 @@ class ReplClient:
 
     # ---------------------------------------------------------------- life
 
+    def begin_start(self) -> asyncio.Future:
+        """start() as a task of its own, for a worker started before it is needed
+        (core/repl/spare.py); start() then waits for that task."""
+        self._starting = asyncio.ensure_future(self._start())
+        return self._starting
+
     async def start(self) -> None:
+        await (self._starting if self._starting is not None else self._start())
+
+    async def _start(self) -> None:
         if self._closed:
             raise ReplClosedError("this REPL was closed")
         if self._conn is not None:
@@ -396,10 +406,31 @@ class ReplClient:
         return self._loading
 
     async def _start_then_load(self, documents: list[Any], on_started: Callable[[], None] | None) -> None:
-        await self.start()
+        """The context's file is written while the worker starts (for a big context each takes
+        a while, and the worker needs the file only once it has shaken hands), then loaded."""
+        self._check_open()
+        if self._root is None:
+            self._owned = OwnedDir.make()
+            self._root = self._owned.path
+        # (finish: a cancel waits for the thread, so close() never removes the directory under it)
+        writing = asyncio.ensure_future(finish(run_blocking(write_context, documents, self._root)))
+        try:
+            await self.start()
+        except BaseException:
+            await finish(asyncio.wait({writing}))   # a second cancel too waits for the thread
+            if not writing.cancelled():
+                writing.exception()         # retrieved: the start's error is the one that counts
+            raise
         if on_started is not None:
             on_started()
-        await self.load_context(documents)
+        files = await finish(writing)
+        async with self._lock:
+            self._check_open()
+            self._context = files
+            if self._conn is None or not self._conn.alive:
+                await self._ensure_worker()
+            else:
+                await self._load(files)
 
     async def _wait_loading(self) -> None:
         task = self._loading

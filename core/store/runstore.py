@@ -90,6 +90,14 @@ class RunStore:
         """Sources rows for the run, and each text once in `blobs`: compressed outside the lock,
         and stored a batch at a time (SOURCE_BLOB_BATCH bytes), so no more than a batch of
         compressed texts is held; the rows go in last, in one transaction."""
+        for _ in self.save_sources_steps(run_id, documents, skipped):
+            pass
+
+    def save_sources_steps(self, run_id: str, documents: Iterable[Any],
+                           skipped: Iterable[Any] = ()) -> Iterator[None]:
+        """save_sources one document at a time: a generator that stops after each text is
+        hashed and compressed (core/background.low_priority_steps takes the steps, and hands
+        the rest to a faster thread once the run is over)."""
         documents = list(documents)
         # One query per 500 texts, not one a text: a second run's 1,000 unchanged files would
         # take the lock 1,000 times beside the run's start.
@@ -115,6 +123,7 @@ class RunStore:
             prepared.append(PreparedSource(item.row, ()))
             if sum(len(b.content) for b in batch) >= SOURCE_BLOB_BATCH:
                 flush()
+            yield
         if batch:
             flush()
         by_position = {item.row["position"]: doc for item, doc in zip(prepared, documents)}
