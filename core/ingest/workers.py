@@ -116,6 +116,12 @@ def read_entry(entry: FileEntry, max_bytes: int, job: Job, extractor: Extractor,
             send(("item", outcome[1] if outcome[0] == "doc"
                   else Skip(item.path, item.source_path, outcome[1], outcome[2])))
         return ("end",)
+    from core.ingest.extract import extract_data
+    if extractor is extract_data:
+        from core.ingest.bigfile import big_format, read_big
+        fmt = big_format(entry, job.options)
+        if fmt is not None:
+            return guarded(entry.source_path, lambda: read_big(entry, fmt, job))
     return guarded(entry.source_path, lambda: extractor(
         entry.path, entry.source_path, read_bytes(entry.source_path, max_bytes), entry.path, job))
 

@@ -163,13 +163,13 @@ def write_context(documents: Iterable[Any], directory: str | Path) -> ContextFil
             head = header(str(doc["path"] if isinstance(doc, dict) else doc.path))
             head_data = head.encode("utf-8", "replace")
             source = _same_file(doc)
-            if source is not None:           # its text is its file's bytes: copied, not decoded
+            if source is not None:           # its text's UTF-8 is a file: copied, not decoded
+                n_bytes = os.fstat(source.fileno()).st_size
                 with source:
                     _write(f, head_data)
-                    _copy(source, f, doc.size)
+                    _copy(source, f, n_bytes)
                     _write(f, b"\n\n")
-                doc_path, text, chars, n_bytes, width = str(doc.path), None, int(doc.chars), int(doc.size), \
-                    int(doc.width)
+                doc_path, text, chars, width = str(doc.path), None, int(doc.chars), int(doc.width)
             else:
                 doc_path, text = _path_and_text(doc)
                 # "replace" keeps one character per unencodable one (lone surrogates): offsets hold.
@@ -203,12 +203,17 @@ def write_context(documents: Iterable[Any], directory: str | Path) -> ContextFil
 
 
 def _same_file(doc: Any) -> Any:
-    """The open file of a document that reads its text back from it (core/ingest/text_back.py)
-    when the text's UTF-8 is the file's bytes (same sha256) and the file is as it was read
-    (size, modification time); None otherwise (the text is read and encoded, and a changed
-    file raises DocumentChanged there)."""
-    if not _read_back(doc) or not doc.sha256 or getattr(doc, "text_sha256", None) != doc.sha256 \
-            or not doc.mtime_ns or not getattr(doc, "width", 0):
+    """An open file whose bytes are a read-back document's text as UTF-8: the sidecar a big
+    file's text was written to (core/ingest/bigfile.py), or the document's own file when
+    the text's UTF-8 is the file's bytes (same sha256) and the file is as it was read (size,
+    modification time); None otherwise (the text is read and encoded, and a changed file
+    raises DocumentChanged there)."""
+    if not _read_back(doc) or not getattr(doc, "width", 0):
+        return None
+    sidecar = getattr(doc.__dict__.get("_text_from"), "utf8_file", None)
+    if sidecar is not None:
+        return sidecar(doc)
+    if not doc.sha256 or getattr(doc, "text_sha256", None) != doc.sha256 or not doc.mtime_ns:
         return None
     try:
         source = open(doc.source_path, "rb", buffering=0)

@@ -97,16 +97,21 @@ def extract_mbox(data: bytes) -> Extracted:
     for number, (begin, end) in enumerate(zip(starts, starts[1:]), 1):
         chunk = data[begin:end]
         newline = chunk.find(b"\n")
-        raw = chunk[newline + 1:] if newline >= 0 else b""
-        message = parse_message(raw)
-        subject = _header(message, "Subject")
-        if len(subject) > 60:
-            subject = subject[:57] + "..."
-        address = f"message {number} ({subject})" if subject else f"message {number}"
-        try:
-            body = message_text(message)
-        except _MESSAGE_ERRORS as exc:      # one broken message must not lose the mailbox
-            log.info("message %d kept as raw text: %s", number, exc)
-            body = decode_bytes(raw)[0].strip("\n")
+        address, body = mbox_message(number, chunk[newline + 1:] if newline >= 0 else b"")
         blocks.add(address, body, marker=f"message {number}")
     return Extracted("mbox", blocks.text(), tuple(blocks.spans))
+
+
+def mbox_message(number: int, raw: bytes) -> tuple[str, str]:
+    """(address, text) of a mailbox's message `number`: its bytes after the "From " line."""
+    message = parse_message(raw)
+    subject = _header(message, "Subject")
+    if len(subject) > 60:
+        subject = subject[:57] + "..."
+    address = f"message {number} ({subject})" if subject else f"message {number}"
+    try:
+        body = message_text(message)
+    except _MESSAGE_ERRORS as exc:      # one broken message must not lose the mailbox
+        log.info("message %d kept as raw text: %s", number, exc)
+        body = decode_bytes(raw)[0].strip("\n")
+    return address, body
