@@ -79,6 +79,10 @@ class SidecarText:
                                   "add it to Sources again to read it anew")
         return text
 
+    def head(self, doc: Document, n: int) -> str:
+        """The text's first `n` characters, reading only them."""
+        return _utf8_head(self.path, n)
+
     def utf8_file(self, doc: Document) -> Any:
         """The open sidecar (its bytes are the text's UTF-8), or None."""
         try:
@@ -94,6 +98,15 @@ class SidecarText:
 
     def __repr__(self) -> str:
         return f"SidecarText({self.path!r})"
+
+
+def _utf8_head(path: str, n: int) -> str:
+    try:
+        with open(path, "rb") as f:
+            data = f.read(4 * n)
+    except OSError:
+        return ""
+    return data.decode("utf-8", "ignore")[:n]
 
 
 def sidecar_of(options_or_dir: Any, text_sha: str) -> str:

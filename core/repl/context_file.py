@@ -136,6 +136,16 @@ def chars_of(doc: Any) -> int:
     return int(doc.chars) if _read_back(doc) else len(_path_and_text(doc)[1])
 
 
+def head_of(doc: Any, n: int) -> str:
+    """The first `n` characters of a document's text; a document that reads its text back from
+    a file reads only its head when the reader can (core/ingest/bigfile.py, text_back.py)."""
+    if _read_back(doc):
+        head = getattr(doc.__dict__.get("_text_from"), "head", None)
+        if head is not None:
+            return head(doc, n)
+    return _path_and_text(doc)[1][:n]
+
+
 def form_of(documents: Iterable[Any]) -> str:
     """context_form of documents as the engine holds them (ingest.Document, dicts): the form
     the worker will give `context` once they are loaded."""
