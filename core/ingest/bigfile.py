@@ -22,6 +22,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import os
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -30,6 +31,7 @@ from core.ingest.model import (BINARY, CORRUPT, EMPTY, NO_TEXT, UNREADABLE, Docu
                                DocumentChanged, ExtractError, FileEntry, IngestOptions, Job, Span)
 
 BLOCK = 4 * 1024 * 1024
+TICK_S = 0.5                      # progress is told at least this often while pieces are handled
 STREAM_FORMATS = ("text", "markdown", "code", "csv", "tsv", "jsonl", "mbox")
 SPOOL_NAME = "texts"              # in the data folder (core/paths.py)
 _PARTIAL = ".partial-"
@@ -221,15 +223,23 @@ class _Meter:
     def __init__(self, entry: FileEntry, job: Job) -> None:
         self.entry, self.job = entry, job
         self.digest = hashlib.sha256()
-        self.read = 0
-        self._told = 0
+        self.read = self._told = 0
+        self._when = time.monotonic()
 
     def took(self, data: bytes) -> None:
         self.digest.update(data)
         self.read += len(data)
         if self.read - self._told >= BLOCK:
-            self._told = self.read
-            self.job.progress(self.read, self.entry.size)
+            self._tell()
+
+    def tick(self) -> None:
+        """A piece was handled (a message): tell the parent at least every TICK_S."""
+        if time.monotonic() - self._when >= TICK_S:
+            self._tell()
+
+    def _tell(self) -> None:
+        self._told, self._when = self.read, time.monotonic()
+        self.job.progress(self.read, self.entry.size)
 
     def restart(self) -> None:
         """Reading starts again from the first byte."""
@@ -316,24 +326,41 @@ def _mbox(source: Any, meter: _Meter, out: _Out) -> tuple[Span, ...]:
 
 
 def _messages(source: Any, meter: _Meter) -> Iterator[bytes]:
-    """Each message's bytes after its "From " line, read a line at a time."""
-    import io
-    lines = io.BufferedReader(source, BLOCK)  # type: ignore[arg-type]
-    current: list[bytes] | None = None
-    for line in lines:
-        meter.took(line)
-        if line.startswith(b"From "):
-            if current is not None:
-                yield b"".join(current)
-            current = []
-        elif current is None:
-            if line.strip():
+    """Each message's bytes after its "From " line, found a block at a time."""
+    buf = b""
+    started = False
+    while True:
+        data = source.read(BLOCK)
+        if data:
+            meter.took(data)
+        buf += data
+        if not started:
+            if not buf.strip():
+                if not data:
+                    break
+                buf = b""
+                continue
+            buf = buf.lstrip()
+            if not buf.startswith(b"From "):
                 raise ExtractError(CORRUPT, "not an mbox: no 'From ' separator line at the start")
-        else:
-            current.append(line)
-    if current is None:
+            started = True
+        at = 0
+        while (after := buf.find(b"\nFrom ", at + 1)) >= 0:
+            yield _after_from_line(buf, at, after + 1)
+            at = after + 1
+            meter.tick()
+        buf = buf[at:]
+        if not data:
+            break
+    if not started:
         raise ExtractError(CORRUPT, "not an mbox: no 'From ' separator line at the start")
-    yield b"".join(current)
+    if buf:
+        yield _after_from_line(buf, 0, len(buf))
+
+
+def _after_from_line(buf: bytes, start: int, end: int) -> bytes:
+    newline = buf.find(b"\n", start, end)
+    return buf[newline + 1:end] if newline >= 0 else b""
 
 
 def big_format(entry: FileEntry, options: IngestOptions) -> str | None:
