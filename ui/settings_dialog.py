@@ -20,7 +20,7 @@ from core.local_defaults import one_block_default
 from ui import icons
 from ui.endpoints_page import EndpointsPage
 
-PAGES = ("keys", "models", "endpoints", "caps", "appearance")
+PAGES = ("keys", "models", "endpoints", "caps", "documents", "appearance")
 EFFORTS = ("", "minimal", "low", "medium", "high")
 MODEL_COLUMNS = ("Model", "In $/M", "Out $/M", "Free", "Max tokens", "Reasoning", "Prompt note",
                  "Context window", "One block")
@@ -340,6 +340,31 @@ class CapsPage(QWidget):
                 "concurrency": self.concurrency.value(), "memory_limit_mb": self.memory.value()}
 
 
+class DocumentsPage(QWidget):
+    """How files are read: the largest file read (no limit by default)."""
+
+    def __init__(self, ingest: dict, parent=None) -> None:
+        super().__init__(parent)
+        self._original = dict(ingest)
+        form = QFormLayout(self)
+        form.addRow(_label("A file on disk of any size is read unless you set a limit here "
+                           "(archives are still measured as they inflate).", hint=True))
+        self.largest = QSpinBox()
+        self.largest.setRange(0, 1024 * 1024)
+        self.largest.setSingleStep(100)
+        self.largest.setSuffix(" MB")
+        self.largest.setSpecialValueText("any size")
+        limit = ingest.get("max_file_mb")
+        self.largest.setValue(int(limit) if isinstance(limit, (int, float)) and limit > 0 else 0)
+        self.largest.setToolTip("Files on disk larger than this are skipped as too large; "
+                                "0 reads a file of any size")
+        self.largest.setAccessibleName("Largest file")
+        form.addRow("Largest file", self.largest)
+
+    def ingest(self) -> dict:
+        return {**self._original, "max_file_mb": self.largest.value()}
+
+
 class AppearancePage(QWidget):
     def __init__(self, theme: str, parent=None) -> None:
         super().__init__(parent)
@@ -369,10 +394,12 @@ class SettingsDialog(QDialog):
         self.models_page = ModelsPage(data)
         self.endpoints_page = EndpointsPage(data)
         self.caps_page = CapsPage(dict(data.get("caps") or {}))
+        ingest = data.get("ingest")
+        self.documents_page = DocumentsPage(ingest if isinstance(ingest, dict) else {})
         self.appearance_page = AppearancePage(data.get("theme") or "system")
         for page, title in ((self.keys_page, "Keys"), (self.models_page, "Models"),
                             (self.endpoints_page, "Endpoints"), (self.caps_page, "Caps"),
-                            (self.appearance_page, "Appearance")):
+                            (self.documents_page, "Documents"), (self.appearance_page, "Appearance")):
             self.tabs.addTab(page, title)
         layout.addWidget(self.tabs, 1)
         self.error_label = _label("")
@@ -396,6 +423,7 @@ class SettingsDialog(QDialog):
                 "models": self.models_page.models(),
                 "endpoints": self.endpoints_page.endpoints(),
                 "caps": self.caps_page.caps(),
+                "ingest": self.documents_page.ingest(),
                 "theme": self.appearance_page.theme()}
 
     def _on_save(self) -> None:
