@@ -2,7 +2,7 @@
 log and CSV (40 MB each, past the size at which they are read a piece at a time) are counted
 right. Memory, measured from /proc over the whole process tree against the same run on a
 small file: the CLI, the ingest workers and their fork server hold no copy
-of the text (they grow by at most a quarter of the file), and the whole tree by at most
+of the text (they grow by less than half the file), and the whole tree by at most
 1.5x the file plus the REPL worker's early copies while `context` grows (up to 128 MB,
 core/engine/corpus_fit.py; tests/bench/bench_bigfile.py measures 300 MB files, where the
 whole tree stays within 1.5x). A Stop halfway through reading leaves nothing."""
@@ -27,7 +27,9 @@ import sys
 
 SIZE = 40 * 1024 * 1024
 KINDS = {
-    "mbox": ("export.mbox", write_mbox, f"context.count({PLANT!r})"),
+    # Counted message by message: documents[0]["messages"] cut from `context` one at a time.
+    "mbox": ("export.mbox", write_mbox,
+             f"sum({PLANT!r} in m['text'] for d in documents for m in d.get('messages', ()))"),
     "log": ("server.log", write_log, "context.count(' ERROR ')"),
     "csv": ("sales.csv", write_csv, "context.count(',refunded\\n')"),
 }
@@ -74,7 +76,7 @@ def test_a_big_file_is_counted_in_bounded_memory(server, tmp_path, kind):
     print(f"{kind}: {size:,} bytes, tree peak {big.peak_kb / 1024:,.0f} MB (small file "
           f"{base.peak_kb / 1024:,.0f} MB): grown {grown / size:.2f}x the file, of which outside the "
           f"REPL worker {rest / size:.2f}x; load {os.getloadavg()[0]:.1f}")
-    assert rest <= 0.25 * size, f"the CLI and ingest processes grew {rest / size:.2f}x the file"
+    assert rest <= 0.5 * size, f"the CLI and ingest processes grew {rest / size:.2f}x the file"
     assert grown <= 1.5 * size + min(size, 128 << 20), f"the tree grew {grown / size:.2f}x the file"
     # A second run of the same file reads nothing again and answers the same.
     again, err, _ = _run(server, tmp_path, tmp_path / "big" / name, counting)
