@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import codecs
 import hashlib
+import logging
 import os
 import time
 from collections.abc import Iterator
@@ -29,6 +30,8 @@ from typing import Any
 from core.ingest.decode import bom_encoding, decode_bytes
 from core.ingest.model import (BINARY, CORRUPT, EMPTY, NO_TEXT, UNREADABLE, Document,
                                DocumentChanged, ExtractError, FileEntry, IngestOptions, Job, Span)
+
+log = logging.getLogger(__name__)
 
 BLOCK = 4 * 1024 * 1024
 TICK_S = 0.5                      # progress is told at least this often while pieces are handled
@@ -361,6 +364,39 @@ def _messages(source: Any, meter: _Meter) -> Iterator[bytes]:
 def _after_from_line(buf: bytes, start: int, end: int) -> bytes:
     newline = buf.find(b"\n", start, end)
     return buf[newline + 1:end] if newline >= 0 else b""
+
+
+def kept_aside(doc: Document, entry: FileEntry, options: IngestOptions) -> Document:
+    """A document extracted from a file on disk (PDF, Office, mail, HTML...) with its text in a
+    sidecar instead of in memory, so the engine holds no copy of it (plain text is read back
+    from its own file instead: core/ingest/text_back.py). `doc` as it is when the sidecar
+    cannot be written."""
+    from core.ingest.extract import TEXT_FORMATS
+    if not doc.held or doc.format in TEXT_FORMATS or not doc.text:
+        return doc
+    from core.ingest.text_back import text_sha256, width_of
+    from core.token_count import text_tokens
+    text = doc.text
+    sha = doc.text_sha256 or text_sha256(text)
+    if not sha:
+        return doc                            # text UTF-8 cannot encode: kept in memory
+    final = sidecar_of(options, sha)
+    partial = partial_path(options, entry.source_path)
+    try:
+        if not os.path.exists(final):
+            os.makedirs(os.path.dirname(final), exist_ok=True)
+            with open(partial, "wb") as f:
+                f.write(text.encode("utf-8"))
+            os.chmod(partial, 0o444)
+            os.replace(partial, final)
+    except OSError as exc:
+        log.warning("%s: its text stays in memory, the sidecar could not be written: %s", doc.path, exc)
+        if os.path.exists(partial):
+            os.unlink(partial)
+        return doc
+    return doc.but(mtime_ns=entry.mtime_ns, width=doc.width or width_of(text), text_sha256=sha,
+                   tokens=doc.tokens if doc.tokens is not None else text_tokens(text)
+                   ).without_text(SidecarText(final))
 
 
 def big_format(entry: FileEntry, options: IngestOptions) -> str | None:

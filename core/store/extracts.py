@@ -50,7 +50,7 @@ class ExtractCache:
             if _file_sha256(entry.source_path) != sha:
                 return None
             self.store.touch_extract(entry.source_path, entry.mtime_ns)
-        kept = _kept_in_file(self.spool_dir, fmt, sha, text_sha, width) if chars > BLOB_MAX_CHARS else None
+        kept = _kept_in_file(self.spool_dir, fmt, sha, text_sha, width, int(chars))
         if kept is not None:
             return self._kept(entry, row, kept)
         if fmt in TEXT_FORMATS and not spans_sha and width and self.store.has_blob(text_sha):
@@ -83,8 +83,8 @@ class ExtractCache:
 
 
     def _kept(self, entry: Any, row: tuple, reader: Any) -> Document | None:
-        """A big file's document (core/ingest/bigfile.py) whose text is read back from its file
-        or its sidecar: nothing is read here but its spans."""
+        """A document whose text is read back from its sidecar (core/ingest/bigfile.py), or from
+        a big file itself: nothing is read here but its spans."""
         size, _mtime, sha, fmt, chars, text_sha, spans_sha, _ocr, width, tokens = row
         spans: tuple[Span, ...] = ()
         if spans_sha:
@@ -98,16 +98,18 @@ class ExtractCache:
                         tokens=None if tokens is None else int(tokens)).without_text(reader)
 
 
-def _kept_in_file(spool: str, fmt: str, sha: str, text_sha: str, width: int | None) -> Any:
-    """The reader of a big file's text that the store did not copy: its sidecar when it is there,
-    the file itself when its bytes are the text; None for any other document."""
+def _kept_in_file(spool: str, fmt: str, sha: str, text_sha: str, width: int | None, chars: int) -> Any:
+    """The reader of a text kept outside the engine: its sidecar when it is there (what was
+    extracted from a PDF, Office file, mailbox...), or a big file itself when its bytes are the
+    text (the store did not copy it); None otherwise (the paths below decide)."""
     from core.ingest.bigfile import STREAM_FORMATS, SidecarText, sidecar_of, spool_dir
-    if fmt not in STREAM_FORMATS or not width or not text_sha:
+    if not width or not text_sha:
         return None
     sidecar = sidecar_of(spool or spool_dir(), text_sha)
     if os.path.exists(sidecar):
         return SidecarText(sidecar)
-    return READER if text_sha == sha and fmt != "mbox" else None
+    big = chars > BLOB_MAX_CHARS and fmt in STREAM_FORMATS and fmt != "mbox"
+    return READER if big and text_sha == sha else None
 
 
 def row(db: Any, source_path: str) -> tuple | None:

@@ -26,7 +26,9 @@ def test_a_mailbox_is_walked_message_by_message_into_a_sidecar(tmp_path):
     path = tmp_path / "export.mbox"
     messages, planted = write_mbox(path, 3 << 20)
     whole, big = _both(path, tmp_path)
-    assert big.held is False and whole.held is True
+    # Both keep the text in the same sidecar: walked message by message, or whole (a small file).
+    assert big.held is False and whole.held is False
+    assert big.__dict__["_text_from"] == whole.__dict__["_text_from"]
     assert isinstance(big.__dict__["_text_from"], SidecarText)
     assert big.text == whole.text and big.spans == whole.spans and big.sha256 == whole.sha256
     assert (big.chars, big.width, big.format) == (whole.chars, 1, "mbox")
