@@ -23,7 +23,7 @@ from typing import Any
 
 from core.ingest import inline
 from core.ingest.archives import looks_like_archive
-from core.ingest.bigfile import remove_partial
+from core.ingest.bigfile import remove_partial, spool_dir
 from core.ingest.model import (CRASHED, DUPLICATE, DUPLICATE_PREFIX, EMPTY, TIMEOUT, TOO_LARGE,
                                Document, FileEntry, IngestOptions, IngestResult, Progress, Skip,
                                too_large_detail)
@@ -67,7 +67,9 @@ class Ingestion:
         self.paths = [os.path.expanduser(os.fspath(p)) for p in paths]
         self.cache = cache                       # .lookup(FileEntry) -> Document | None, in a thread
         self.unchanged = 0
-        self.options = options
+        # Where big files' texts go, named here: a worker forked from a fork server started
+        # earlier (under another data folder) must not decide it from its own environment.
+        self.options = options if options.spool_dir else replace(options, spool_dir=spool_dir())
         self.on_progress = on_progress
         self.extractor = extractor
         self.lanes = options.workers or os.cpu_count() or 1

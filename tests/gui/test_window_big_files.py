@@ -1,5 +1,6 @@
-"""The window's limit on the largest file: none by default; set in Settings > Documents it
-skips a larger file with words that say how to raise it."""
+"""The window and one big file: no limit on its size by default; set in Settings > Documents
+the limit skips a larger file with words that say how to raise it; Stop while a big file is
+read leaves no reading worker and no half-written text."""
 
 from __future__ import annotations
 
@@ -46,3 +47,52 @@ def test_the_largest_file_is_a_setting_and_its_skip_says_how_to_raise_it(studio,
     dialog.button_box.button(QDialogButtonBox.StandardButton.Save).click()
     rows = _read(controller, pane, qloop, big)
     assert rows["server.log"].status == "read"
+
+
+def test_a_stop_while_a_big_file_is_read_leaves_no_worker_and_no_half_text(studio, qloop, tmp_path):
+    import os
+    import time
+
+    from tests.support.big_files import write_mbox
+    window, controller = studio
+    pane = window.sources_pane
+    path = tmp_path / "export.mbox"
+    write_mbox(path, 48 << 20)
+    size = path.stat().st_size
+    from core.ingest.bigfile import spool_dir
+    spool = spool_dir()                            # texts/ in the test's data folder
+
+    def partial_size() -> int:
+        names = os.listdir(spool) if os.path.isdir(spool) else []
+        return max((os.path.getsize(os.path.join(spool, n)) for n in names if n.startswith(".partial-")),
+                   default=0)
+
+    async def body():
+        drop_paths(pane.drop_zone, [path])
+        await wait_until(lambda: partial_size() > size // 4, timeout=120, what="the read to get going")
+        pane.cancel_button.click()
+        await wait_until(lambda: controller.ingest_task.done(), timeout=10, what="reading to stop")
+
+    run_async(qloop, body(), timeout=180)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and (partial_size() or _readers()):
+        time.sleep(0.1)
+    assert partial_size() == 0 and not [n for n in os.listdir(spool) if n.startswith(".partial-")]
+    assert _readers() == [], "a reading worker is still running"
+    assert "export.mbox" not in {r.name for r in pane.rows()}
+
+
+def _readers() -> list[int]:
+    """Reading workers of this process: the fork server's children."""
+    import os
+
+    from tests.support.proc_tree import tree_pids
+    found = []
+    for pid in tree_pids(os.getpid()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"multiprocessing.forkserver" in f.read():
+                    found.extend(p for p in tree_pids(pid) if p != pid)
+        except OSError:
+            pass
+    return found
