@@ -68,30 +68,30 @@ class ExtractCache:
                                 chars=int(chars), size=int(size), sha256=sha, mtime_ns=entry.mtime_ns,
                                 unchanged=True, text_sha256=text_sha)
         text = self.store.blob(text_sha)
-        if text is None:
+        spans = self._spans(spans_sha)
+        if text is None or spans is None:
             return None
-        spans: tuple[Span, ...] = ()
-        if spans_sha:
-            raw = self.store.blob(spans_sha)
-            if raw is None:
-                return None
-            spans = tuple(Span(int(a), int(b), str(c)) for a, b, c in json.loads(raw))
         return Document(path=entry.path, source_path=entry.source_path, format=fmt,
                         text=text.decode("utf-8"), chars=int(chars), size=int(size), sha256=sha,
                         spans=spans, ocr_pages=tuple(json.loads(ocr or "[]")), mtime_ns=entry.mtime_ns,
                         unchanged=True, text_sha256=text_sha)
 
+    def _spans(self, spans_sha: str | None) -> tuple[Span, ...] | None:
+        """The spans stored under `spans_sha` (() for none), or None when their blob is gone."""
+        if not spans_sha:
+            return ()
+        raw = self.store.blob(spans_sha)
+        if raw is None:
+            return None
+        return tuple(Span(int(a), int(b), str(c)) for a, b, c in json.loads(raw))
 
     def _kept(self, entry: Any, row: tuple, reader: Any) -> Document | None:
         """A document whose text is read back from its sidecar (core/ingest/bigfile.py), or from
         a big file itself: nothing is read here but its spans."""
         size, _mtime, sha, fmt, chars, text_sha, spans_sha, _ocr, width, tokens = row
-        spans: tuple[Span, ...] = ()
-        if spans_sha:
-            raw = self.store.blob(spans_sha)
-            if raw is None:
-                return None
-            spans = tuple(Span(int(a), int(b), str(c)) for a, b, c in json.loads(raw))
+        spans = self._spans(spans_sha)
+        if spans is None:
+            return None
         return Document(path=entry.path, source_path=entry.source_path, format=fmt, text="",
                         chars=int(chars), size=int(size), sha256=sha, spans=spans, mtime_ns=entry.mtime_ns,
                         unchanged=True, width=int(width), text_sha256=text_sha,

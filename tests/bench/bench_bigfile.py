@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 from tests.bench.machine import machine_info  # noqa: E402
 from tests.bench.server_proc import ServerProcess  # noqa: E402
 from tests.support.big_files import PLANT, write_csv, write_log, write_mbox  # noqa: E402
-from tests.support.proc_tree import PeakSampler  # noqa: E402
+from tests.support.proc_tree import run_measured  # noqa: E402
 
 KINDS = {
     "mbox": ("export.mbox", write_mbox,
@@ -52,18 +51,7 @@ def run_ask(server: ServerProcess, path: Path, home: Path, counting: str, timeou
                PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
     cmd = [sys.executable, "-m", "app.main", "ask", "How many?", str(path), "--root", "openai/root",
            "--sub", "openai/sub", "--api-base", server.url, "--mode", "rlm", "--json", "--quiet"]
-    started = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    sampler = PeakSampler(proc.pid)
-    sampler.start()
-    try:
-        out, err = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-    wall = time.monotonic() - started
-    sampler.stop.set()
-    sampler.join()
+    proc, out, err, started, wall, sampler = run_measured(cmd, timeout_s, cwd=ROOT, env=env)
     roots = [r for r in server.log() if r["model"].endswith("root")]
     try:
         data = json.loads(out)

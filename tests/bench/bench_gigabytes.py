@@ -25,10 +25,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.bench.machine import machine_info  # noqa: E402
 from tests.bench.server_proc import ServerProcess  # noqa: E402
-from tests.support.proc_tree import PeakSampler  # noqa: E402
+from tests.support.proc_tree import run_measured  # noqa: E402
 
 FILE_BYTES = 1_000_000
 WORD = "ZEBRAFISH"
@@ -84,18 +82,7 @@ def run_ask(tree: Path, server: ServerProcess, folder: Path, home: Path, timeout
     cmd = [sys.executable, "-m", "app.main", "ask", "How many files hold the planted word?", str(folder),
            "--root", "openai/root", "--sub", "openai/sub", "--api-base", server.url, "--json", "--quiet",
            "--max-wall-seconds", str(int(timeout_s))]
-    started = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    sampler = PeakSampler(proc.pid)
-    sampler.start()
-    try:
-        out, err = proc.communicate(timeout=timeout_s + 60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-    wall = time.monotonic() - started
-    sampler.stop.set()
-    sampler.join()
+    proc, out, err, started, wall, sampler = run_measured(cmd, timeout_s + 60, cwd=tree, env=env)
     roots = [r for r in server.log() if r["model"].endswith("root")]
     try:
         data = json.loads(out)

@@ -28,35 +28,31 @@ def write_mbox(path: Path, size: int, body: int = 10_000) -> tuple[int, int]:
     return messages, planted
 
 
+def _lines(path: Path, size: int, line, marked, header: str = "") -> tuple[int, int]:
+    """Lines `line(i)` written 10,000 at a time until `size` bytes: (lines, lines where marked(i))."""
+    written = count = hits = 0
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        written += f.write(header)
+        while written < size:
+            block = range(count, count + 10_000)
+            written += f.write("".join(map(line, block)))
+            hits += sum(1 for i in block if marked(i))
+            count += 10_000
+    return count, hits
+
+
 def write_log(path: Path, size: int) -> tuple[int, int]:
     """A log of about `size` bytes: (lines, lines with ' ERROR ')."""
-    written = lines = errors = 0
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        while written < size:
-            block = []
-            for i in range(lines, lines + 10_000):
-                level = "ERROR" if i % 13 == 0 else "INFO"
-                block.append(f"2024-01-01T00:{i // 60 % 60:02d}:{i % 60:02d} web-{i % 8} app[{i % 977}]: "
-                             f"{level} request {i} served in {i % 250} ms\n")
-            errors += sum(1 for i in range(lines, lines + 10_000) if i % 13 == 0)
-            lines += 10_000
-            written += f.write("".join(block))
-    return lines, errors
+    return _lines(path, size, lambda i: f"2024-01-01T00:{i // 60 % 60:02d}:{i % 60:02d} web-{i % 8} "
+                                        f"app[{i % 977}]: {'ERROR' if i % 13 == 0 else 'INFO'} request {i} "
+                                        f"served in {i % 250} ms\n", lambda i: i % 13 == 0)
+
+
+_STATUSES = ("paid", "open", "paid", "refunded", "paid")
 
 
 def write_csv(path: Path, size: int) -> tuple[int, int]:
     """A CSV of about `size` bytes with a header: (rows, rows whose status is 'refunded')."""
-    statuses = ("paid", "open", "paid", "refunded", "paid")
-    written = rows = refunded = 0
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        written += f.write("id,region,customer,amount,status\n")
-        while written < size:
-            block = []
-            for i in range(rows, rows + 10_000):
-                status = statuses[i % 5]
-                block.append(f"{i},region-{i % 12},customer-{i % 5011},{(i * 37) % 10_000}.{i % 100:02d},"
-                             f"{status}\n")
-            refunded += sum(1 for i in range(rows, rows + 10_000) if i % 5 == 3)
-            rows += 10_000
-            written += f.write("".join(block))
-    return rows, refunded
+    return _lines(path, size, lambda i: f"{i},region-{i % 12},customer-{i % 5011},{(i * 37) % 10_000}."
+                                        f"{i % 100:02d},{_STATUSES[i % 5]}\n", lambda i: i % 5 == 3,
+                  header="id,region,customer,amount,status\n")

@@ -4,7 +4,10 @@ fork server and the REPL worker, sampled together so their peak is one moment's 
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
+import time
+from typing import Any
 
 
 def tree_pids(root: int) -> list[int]:
@@ -74,3 +77,21 @@ class PeakSampler(threading.Thread):
             self.repl_peak_kb = max(self.repl_peak_kb, repl)
             self.rest_peak_kb = max(self.rest_peak_kb, rest)
             self.stop.wait(0.02)
+
+
+def run_measured(cmd: list[str], timeout_s: float, **popen: Any) -> tuple[Any, str, str, float, float, PeakSampler]:
+    """Run `cmd` (text pipes) with its tree sampled: (process, stdout, stderr, started, wall,
+    sampler); `started` is time.monotonic() at launch. Killed after `timeout_s`."""
+    started = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
+    sampler = PeakSampler(proc.pid)
+    sampler.start()
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+    wall = time.monotonic() - started
+    sampler.stop.set()
+    sampler.join()
+    return proc, out, err, started, wall, sampler
