@@ -44,18 +44,20 @@ KINDS = {
 }
 
 
-def run_ask(server: ServerProcess, path: Path, home: Path, counting: str, timeout_s: float) -> dict:
+def run_ask(server: ServerProcess, path: Path, home: Path, counting: str, timeout_s: float,
+            extra: list[str]) -> dict:
     server.script("root", replies=[f"```repl\nFINAL(str({counting}))\n```"])
     server.log()                                           # clear
     env = dict(os.environ, RLMSTUDIO_DESKTOP_HOME=str(home), OPENAI_API_KEY="sk-bench", PYTHONPATH=str(ROOT),
                PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
     cmd = [sys.executable, "-m", "app.main", "ask", "How many?", str(path), "--root", "openai/root",
-           "--sub", "openai/sub", "--api-base", server.url, "--mode", "rlm", "--json", "--quiet"]
+           "--sub", "openai/sub", "--api-base", server.url, "--mode", "rlm", "--json", "--quiet", *extra]
     proc, out, err, started, wall, sampler = run_measured(cmd, timeout_s, cwd=ROOT, env=env)
     roots = [r for r in server.log() if r["model"].endswith("root")]
     try:
         data = json.loads(out)
-        answer, status = data.get("answer"), data.get("status")
+        answer = data.get("answer")
+        status = data.get("status") + (f": {str(data.get('error'))[:160]}" if data.get("error") else "")
     except ValueError:
         answer, status = None, f"exit {proc.returncode}: {err.strip().splitlines()[-1:] or out[:200]}"
     return {"wall": wall, "first": roots[0]["started"] - started if roots else None,
@@ -73,6 +75,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument("--keep", action="store_true", help="keep the generated files")
+    parser.add_argument("--memory-limit-mb", type=int, help="the REPL worker's memory limit (ask's flag)")
     args = parser.parse_args()
     folder = Path(args.dir)
     folder.mkdir(parents=True, exist_ok=True)
@@ -94,7 +97,8 @@ def main() -> None:
             try:
                 with tempfile.TemporaryDirectory(prefix="rlm-bigfile-home-", dir=folder) as home:
                     for run in range(1, args.runs + 1):
-                        r = run_ask(server, path, Path(home), counting, args.timeout)
+                        extra = ["--memory-limit-mb", str(args.memory_limit_mb)] if args.memory_limit_mb else []
+                        r = run_ask(server, path, Path(home), counting, args.timeout, extra)
                         ok = "right" if r["answer"] == str(expected) else \
                             f"WRONG ({r['answer']!r}, {r['status']})"
                         first = "-" if r["first"] is None else f"{r['first']:.1f}"
