@@ -50,6 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="USD per million input,output tokens (0,0 marks a free local model)")
     p.add_argument("--ocr", action="store_true",
                    help="read scanned PDF pages and images with tesseract (slow)")
+    p.add_argument("--max-file-mb", type=float, metavar="N",
+                   help="skip files on disk larger than N MB (default: the settings, else any size)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout at the end")
     p.add_argument("--quiet", action="store_true", help="no live transcript on stderr")
     add_approval_args(p)                        # --approve-over N, --approve-over-usd USD, --yes
@@ -152,7 +154,8 @@ async def _read_and_run(args: argparse.Namespace, config: Any) -> int:
     try:
         # lazy: +29 modules in the command (where it runs)
         from app.settings import ingest_options, load_settings
-        options = ingest_options(load_settings(), ocr=True if getattr(args, "ocr", False) else None)
+        options = ingest_options(load_settings(), ocr=True if getattr(args, "ocr", False) else None,
+                                 max_file_mb=getattr(args, "max_file_mb", None))
         # lazy: +193 modules in the command (where it runs)
         from core.store import opened_cache
         with opened_cache() as cache:            # what earlier runs read of the same files
@@ -195,6 +198,6 @@ def _progress_printer():
         last[0] = now
         carriage_return(sys.stderr)
         sys.stderr.write(f"reading {p.files_done:,}/{p.files_total:,} files "
-                         f"({p.bytes_done / 1e6:,.1f} MB)   ")
+                         f"({p.bytes_done / 1e6:,.1f} of {p.bytes_total / 1e6:,.1f} MB)   ")
         sys.stderr.flush()
     return show

@@ -36,6 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--direct-max-tokens", type=int, default=1024)
     p.add_argument("--window", action="append", default=[], metavar="MODEL=TOKENS",
                    help="context window of a model litellm does not know (for direct and auto)")
+    p.add_argument("--max-file-mb", type=float, metavar="N",
+                   help="skip files on disk larger than N MB (default: the settings, else any size)")
     p.add_argument("--judge", metavar="MODEL", help="model that grades questions with checker 'judge'")
     p.add_argument("--api-base", help="base URL of an OpenAI-compatible server for every model")
     p.add_argument("--max-depth", type=int)
@@ -150,7 +152,8 @@ async def _eval(args: argparse.Namespace, qset: Any, pairs: list, windows: dict[
         return _fail(f"cannot start: {exc}")
     try:
         with opened_cache() as cache:            # what earlier runs read of the same files
-            found = await ingest(args.paths, ingest_options(load_settings()), cache=cache)
+            found = await ingest(args.paths, ingest_options(load_settings(), max_file_mb=args.max_file_mb),
+                                 cache=cache)
     except FileNotFoundError as exc:
         return _fail(str(exc))
     if not found.documents:

@@ -11,7 +11,6 @@ from typing import Any, TextIO
 
 from core.control_chars import carriage_return
 
-MB = 1024 * 1024
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -21,8 +20,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
                     "(format, characters) and the skipped files (reason).")
     parser.add_argument("paths", nargs="+", metavar="PATH", help="files or folders")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--max-file-mb", type=float, default=200.0, metavar="N",
-                        help="skip files larger than N MB (default 200)")
+    parser.add_argument("--max-file-mb", type=float, metavar="N",
+                        help="skip files on disk larger than N MB (default: the settings, else any size)")
     parser.add_argument("--timeout", type=float, default=60.0, metavar="S",
                         help="per-file parser timeout in seconds (default 60)")
     parser.add_argument("--workers", type=int, default=0, metavar="N",
@@ -51,8 +50,8 @@ def run_ingest(args: argparse.Namespace, out: TextIO | None = None, err: TextIO 
 
     # lazy: +29 modules in the command (where it runs)
     from app.settings import ingest_options, load_settings
-    options = replace(ingest_options(load_settings(), ocr=True if args.ocr else None),
-                      max_file_bytes=int(args.max_file_mb * MB),
+    options = replace(ingest_options(load_settings(), ocr=True if args.ocr else None,
+                                     max_file_mb=args.max_file_mb),
                       per_file_timeout_s=args.timeout, workers=args.workers,
                       include_hidden=args.include_hidden)
     if args.no_archives:

@@ -506,10 +506,12 @@ def ocr_default(settings: Settings) -> bool:
     return isinstance(ingest, dict) and ingest.get("ocr") is True
 
 
-def ingest_options(settings: Settings, *, ocr: bool | None = None) -> "IngestOptions":
+def ingest_options(settings: Settings, *, ocr: bool | None = None,
+                   max_file_mb: float | None = None) -> "IngestOptions":
     """How documents are read, from the settings file's "ingest" entry, e.g.
-    {"ocr": true, "ocr_language": "eng+deu", "archives": true, "tables": true};
-    `ocr` (the --ocr flag) wins over the file. Bad values are ignored with a warning."""
+    {"ocr": true, "ocr_language": "eng+deu", "archives": true, "tables": true, "max_file_mb": 0};
+    `ocr` and `max_file_mb` (the --ocr and --max-file-mb flags) win over the file. Bad values
+    are ignored with a warning. max_file_mb 0 (the default) reads a file on disk of any size."""
     # lazy: free in the window, +111 modules in ask (where it runs)
     from core.ingest.model import IngestOptions
     raw = settings.extra.get("ingest")
@@ -527,4 +529,9 @@ def ingest_options(settings: Settings, *, ocr: bool | None = None) -> "IngestOpt
         log.warning("settings: ingest.ocr_language must look like 'eng' or 'eng+deu'; ignored")
     if ocr is not None:
         values["ocr"] = ocr
+    limit = raw.get("max_file_mb") if max_file_mb is None else max_file_mb
+    if isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit >= 0:
+        values["max_file_bytes"] = int(limit * 1024 * 1024)
+    elif limit is not None:
+        log.warning("settings: ingest.max_file_mb must be a number of MB, 0 for any size; ignored")
     return IngestOptions(**values)

@@ -1,6 +1,6 @@
 """Settings > Documents: how sources are read. OCR of scanned pages and images (with
 tesseract, what it costs in time, the languages it has, and a note when it is missing),
-archives read as folders, tables read as tables.
+archives read as folders, tables read as tables, and the largest file read (any size by default).
 
 The page shows what app/ found out about tesseract (`OcrInfo`); it runs nothing itself.
 Its values are the settings file's "ingest" entry (app/settings.py ingest_options).
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
 OCR_COST = ("OCR reads each scanned PDF page and each image as a picture: expect about 2 to 10 "
             "seconds per page on one core, so a folder of scans takes minutes. Off, those pages "
@@ -66,6 +66,21 @@ class DocumentsPage(QWidget):
         self.tables_check.setChecked(ingest.get("tables", True) is not False)
         layout.addWidget(self.archives_check)
         layout.addWidget(self.tables_check)
+        size_form = QFormLayout()
+        self.largest = QSpinBox()
+        self.largest.setRange(0, 1024 * 1024)
+        self.largest.setSingleStep(100)
+        self.largest.setSuffix(" MB")
+        self.largest.setSpecialValueText("any size")
+        limit = ingest.get("max_file_mb")
+        self.largest.setValue(int(limit) if isinstance(limit, (int, float)) and limit > 0 else 0)
+        self.largest.setToolTip("Files on disk larger than this are skipped as too large; "
+                                "0 reads a file of any size")
+        self.largest.setAccessibleName("Largest file")
+        size_form.addRow("Largest file", self.largest)
+        layout.addLayout(size_form)
+        layout.addWidget(_hint("A file on disk of any size is read unless you set a limit here "
+                               "(archives are still measured as they inflate)."))
         layout.addStretch(1)
 
     def ingest(self) -> dict:
@@ -74,7 +89,8 @@ class DocumentsPage(QWidget):
         if not language.replace("+", "").replace("_", "").isalnum():
             raise ValueError(f"the OCR language {language!r} must look like eng or eng+deu")
         return {**self._ingest, "ocr": self.ocr_check.isChecked(), "ocr_language": language,
-                "archives": self.archives_check.isChecked(), "tables": self.tables_check.isChecked()}
+                "archives": self.archives_check.isChecked(), "tables": self.tables_check.isChecked(),
+                "max_file_mb": self.largest.value()}
 
 
 def _hint(text: str) -> QLabel:

@@ -27,7 +27,7 @@ from core.engine.subcalls import SubCaller
 from core.engine.turn_state import RootMemory, Turn
 from core.lifecycle import finish
 from core.local_defaults import repeat_temperature, root_temperature, small_prompt
-from core.repl.context_file import chars_of, form_of
+from core.repl.context_file import chars_of, form_of, head_of
 from core.routing import extra_sub_call_models
 
 if TYPE_CHECKING:
@@ -240,7 +240,7 @@ class Rlm:
         head = []
         size = 0
         for d in self.documents:
-            head.append(f"=== {d.path} ===\n{d.text[:prompts.PREFIX_CHARS]}")
+            head.append(f"=== {d.path} ===\n{head_of(d, prompts.PREFIX_CHARS)}")
             size += len(head[-1])
             if size >= prompts.PREFIX_CHARS:
                 break

@@ -12,7 +12,7 @@ Hostile archives are measured while they stream, never by what their headers
 claim: every inflated byte counts against the archive's total
 (IngestOptions.max_archive_bytes) and against the bytes really read from disk
 (past 16 MiB, more than max_archive_ratio times as many = a bomb; the rest of
-the archive is refused). One member may not inflate past max_file_bytes.
+the archive is refused). One member may not inflate past max_member_bytes.
 Names that climb out ("../x") or are absolute, tar links and devices, and
 encrypted zip members are skipped with their reason. Archives inside archives
 are read up to max_archive_depth levels.
@@ -206,7 +206,7 @@ def _compressed(path: str, source: str, kind: str, stream: IO[bytes], name: str,
             yield from _tar(path, source, metered, depth, budget, options)
             return
         inner = _strip_suffix(name)
-        data = _read_capped(metered, options.max_file_bytes, drain=False)
+        data = _read_capped(metered, options.max_member_bytes, drain=False)
     except (OSError, EOFError, lzma.LZMAError, ValueError) as exc:
         yield Skip(path, source, CORRUPT, f"bad {kind} data: {exc}")
         return
@@ -252,7 +252,7 @@ def _zip(path: str, source: str, stream: IO[bytes], depth: int, budget: Budget,
 
 def _read_zip_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: Budget,
                      options: IngestOptions) -> bytes:
-    limit = options.max_file_bytes
+    limit = options.max_member_bytes
     ratio = options.max_archive_ratio
     parts, size = [], 0
     try:
@@ -315,7 +315,7 @@ def _tar(path: str, source: str, stream: IO[bytes], depth: int, budget: Budget,
                 continue
             try:
                 handle = archive.extractfile(member)
-                data = _read_capped(handle, options.max_file_bytes) if handle else b""
+                data = _read_capped(handle, options.max_member_bytes) if handle else b""
             except ExtractError as exc:
                 yield Skip(shown, src, exc.reason, exc.detail)
                 continue

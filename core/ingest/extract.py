@@ -54,12 +54,13 @@ def extract_data(path: str, source_path: str, data: bytes, name: str, job: Job) 
 
 
 def read_bytes(path: str, max_bytes: int) -> bytes:
+    """The file's bytes; more than `max_bytes` (when over 0) is too large."""
     try:
         with open(path, "rb") as handle:
-            data = handle.read(max_bytes + 1)
+            data = handle.read(max_bytes + 1) if max_bytes > 0 else handle.read()
     except OSError as exc:
         raise ExtractError(UNREADABLE, exc.strerror or str(exc)) from None
-    if len(data) > max_bytes:
+    if 0 < max_bytes < len(data):
         raise ExtractError(TOO_LARGE, f"over the {max_bytes:,} byte limit")
     return data
 

@@ -16,7 +16,7 @@ BINARY = "binary"              # content is not text and no extractor claims it
 UNSUPPORTED = "unsupported"    # a known format we do not read (images, archives, .doc ...)
 ENCRYPTED = "encrypted"        # password-protected PDF / Office file / DRM EPUB
 CORRUPT = "corrupt"            # the parser refused it; detail has the parser's message
-TOO_LARGE = "too_large"        # over IngestOptions.max_file_bytes (or a zip that inflates too far)
+TOO_LARGE = "too_large"        # over a limit the user set, or an archive/zip that inflates too far
 EMPTY = "empty"                # zero bytes, or only whitespace
 NO_TEXT = "no_text"            # a valid document without extractable text (scanned PDF)
 TIMEOUT = "timeout"            # the parser ran past per_file_timeout_s; its worker was killed
@@ -143,8 +143,9 @@ class Progress:
 
 @dataclass(frozen=True)
 class IngestOptions:
-    max_file_bytes: int = 200 * 1024 * 1024
-    per_file_timeout_s: float = 60.0
+    max_file_bytes: int = 0          # largest file on disk read (0: any size; ask/eval --max-file-mb)
+    max_member_bytes: int = 200 * 1024 * 1024   # an archive member or a .gz/.bz2/.xz inflated
+    per_file_timeout_s: float = 60.0  # without progress: a big file read steadily is never cut
     workers: int = 0                 # 0 = os.cpu_count()
     include_hidden: bool = False
     follow_symlinks: bool = True     # never loops, never outside the dropped root
@@ -158,6 +159,14 @@ class IngestOptions:
     max_archive_ratio: int = 200     # inflated / compressed beyond this (past 16 MiB) = a bomb
     tables: bool = True              # CSV/TSV/XLSX also as parsed tables (Document.tables)
     max_table_cells: int = 5_000_000  # per document; bigger ones stay text only
+    stream_min_bytes: int = 32 * 1024 * 1024   # text, CSV, logs, mbox this big: read a piece at a time
+    spool_dir: str = ""              # where a big file's extracted text is kept ("": data folder's texts/)
+
+
+def too_large_detail(size: int, limit: int) -> str:
+    """A file on disk over the user's own limit, and how to lift it."""
+    return (f"{size:,} bytes, over the {limit:,} byte limit set for files; raise it with "
+            f"--max-file-mb (0: any size) or in Settings > Documents > Largest file")
 
 
 @dataclass(frozen=True)
@@ -202,9 +211,15 @@ class Job:
     def at(self, path: str) -> "Job":
         return Job(self.options, path, self._send)
 
-    def step(self, text: str) -> None:
+    def step(self, text: str, read: int | None = None) -> None:
+        """Tell the parent what is being done; `read`: bytes of the file read so far."""
         if self._send is not None:
-            self._send(("step", f"{self.path}: {text}" if self.path else text))
+            message = f"{self.path}: {text}" if self.path else text
+            self._send(("step", message) if read is None else ("step", message, read))
+
+    def progress(self, read: int, size: int) -> None:
+        """Bytes read of a big file, as a step ("export.mbox: 512 of 2,048 MB read")."""
+        self.step(f"{read / 1e6:,.0f} of {size / 1e6:,.0f} MB read", read)
 
 
 class ExtractError(Exception):

@@ -23,8 +23,10 @@ from typing import Any
 
 from core.ingest import inline
 from core.ingest.archives import looks_like_archive
+from core.ingest.bigfile import remove_partial, spool_dir
 from core.ingest.model import (CRASHED, DUPLICATE, DUPLICATE_PREFIX, EMPTY, TIMEOUT, TOO_LARGE,
-                               Document, FileEntry, IngestOptions, IngestResult, Progress, Skip)
+                               Document, FileEntry, IngestOptions, IngestResult, Progress, Skip,
+                               too_large_detail)
 from core.ingest.text_back import release
 from core.ingest.walk import iter_walk
 from core.ingest.workers import Extractor, Worker
@@ -65,7 +67,9 @@ class Ingestion:
         self.paths = [os.path.expanduser(os.fspath(p)) for p in paths]
         self.cache = cache                       # .lookup(FileEntry) -> Document | None, in a thread
         self.unchanged = 0
-        self.options = options
+        # Where big files' texts go, named here: a worker forked from a fork server started
+        # earlier (under another data folder) must not decide it from its own environment.
+        self.options = options if options.spool_dir else replace(options, spool_dir=spool_dir())
         self.on_progress = on_progress
         self.extractor = extractor
         self.lanes = options.workers or os.cpu_count() or 1
@@ -75,6 +79,7 @@ class Ingestion:
         self._seq = 0
         self._walk_done = False
         self._files_total = self._files_done = self._bytes_total = self._bytes_done = 0
+        self._reading: dict[int, int] = {}      # seq -> bytes read so far of a big file
 
     async def run(self) -> IngestResult:
         started = time.monotonic()
@@ -138,22 +143,28 @@ class Ingestion:
             if isinstance(item, Skip):
                 self._results[seq] = item
                 continue
-            limit = self.options.max_file_bytes
-            if self.options.archives and looks_like_archive(item.path):
-                limit = max(limit, self.options.max_archive_bytes)
             self._files_total += 1
             if item.size == 0:
                 self._finish(seq, Skip(item.path, item.source_path, EMPTY, "0 bytes"), 0)
-            elif item.size > limit:
-                self._finish(seq, Skip(item.path, item.source_path, TOO_LARGE,
-                                       f"{item.size:,} bytes, over the {limit:,} byte limit",
-                                       item.size), 0)
+            elif (too_large := self._over_limit(item)) is not None:
+                self._finish(seq, Skip(item.path, item.source_path, TOO_LARGE, too_large, item.size), 0)
             else:
                 self._bytes_total += item.size
                 self._queue.append((seq, item))
         self._walk_done = done
         self._report(None)
         asyncio.ensure_future(self._notify())
+
+    def _over_limit(self, item: FileEntry) -> str | None:
+        """Why `item` is too large to read, or None. A file on disk has no limit unless the user
+        set one (max_file_bytes); an archive may be up to max_archive_bytes (its members are
+        measured as they inflate)."""
+        if self.options.archives and looks_like_archive(item.path):
+            limit = max(self.options.max_file_bytes, self.options.max_archive_bytes)
+            return None if item.size <= limit else \
+                f"{item.size:,} bytes, over the {limit:,} byte archive limit"
+        limit = self.options.max_file_bytes
+        return None if limit <= 0 or item.size <= limit else too_large_detail(item.size, limit)
 
     async def _notify(self) -> None:
         async with self._ready:
@@ -204,6 +215,7 @@ class Ingestion:
                                     member.current or entry.path, outcome[1], outcome[2])
                         dead, worker = worker, None
                         await self._loop.run_in_executor(threads, dead.close)
+                        remove_partial(self.options, entry.source_path)   # a big file's text half written
                         if member.current is not None and member.restarts < MAX_RESTARTS:
                             # A member killed the worker: skip it, read the rest anew.
                             path, source = member.current
@@ -225,7 +237,7 @@ class Ingestion:
                 self._finish(seq, result, entry.size)
         finally:
             if worker is not None:
-                self._retire(worker, pending, threads)
+                self._retire(worker, pending, threads, entry.source_path if pending is not None else None)
 
     async def _unchanged(self, seq: int, entry: FileEntry, threads: ThreadPoolExecutor) -> Document | None:
         """What an earlier read of this unchanged file produced, or None (read it). Looked up
@@ -264,6 +276,8 @@ class Ingestion:
 
     def _on_message(self, seq: int, message: tuple) -> None:
         if message[0] == "step":
+            if len(message) > 2:                 # bytes read so far of a big file
+                self._reading[seq] = int(message[2])
             self._report(None, step=message[1])
         elif message[0] == "item":
             self._member(seq, message[1])
@@ -282,12 +296,20 @@ class Ingestion:
         self._loop.call_soon_threadsafe(done.set_result, None)
         await done
 
-    def _retire(self, worker: Worker, pending: Future | None, threads: ThreadPoolExecutor) -> None:
+    def _retire(self, worker: Worker, pending: Future | None, threads: ThreadPoolExecutor,
+                source_path: str | None = None) -> None:
         """Stop a worker without blocking the loop: kill now if it is busy (the
-        thread blocked in run() wakes on EOF), else ask it to exit."""
+        thread blocked in run() wakes on EOF), else ask it to exit. A big file it was
+        reading leaves no half-written text behind (removed once the worker is dead)."""
         if pending is not None and not pending.done():
             worker.process.kill()
-            pending.add_done_callback(lambda _: worker.close())
+            options = self.options
+
+            def buried(_: Future) -> None:
+                worker.close()
+                if source_path is not None:
+                    remove_partial(options, source_path)
+            pending.add_done_callback(buried)
         else:
             threads.submit(worker.stop)
 
@@ -304,13 +326,14 @@ class Ingestion:
             self._results.setdefault(seq, [])
         self._files_done += 1
         self._bytes_done += size
+        self._reading.pop(seq, None)
         self._report(result.path if result is not None else None)
 
     def _report(self, current: str | None, step: str = "") -> None:
         if self.on_progress is None:
             return
-        progress = Progress(self._files_done, self._files_total, self._bytes_done,
-                            self._bytes_total, current, step)
+        progress = Progress(self._files_done, self._files_total,
+                            self._bytes_done + sum(self._reading.values()), self._bytes_total, current, step)
         try:
             self.on_progress(progress)
         except Exception:  # noqa: BLE001 - a broken progress display must not stop ingestion

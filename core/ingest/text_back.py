@@ -58,6 +58,17 @@ class FileText:
             raise DocumentChanged(_changed(doc, "it no longer reads as the same text"))
         return text
 
+    def head(self, doc: Document, n: int) -> str:
+        """The text's first `n` characters: read alone when the file is the text's UTF-8 (same
+        sha256), else the whole text read back and cut."""
+        if doc.sha256 and doc.text_sha256 == doc.sha256:
+            try:
+                with open(doc.source_path, "rb") as f:
+                    return f.read(4 * n).decode("utf-8", "ignore")[:n]
+            except OSError as exc:
+                raise DocumentChanged(_changed(doc, exc.strerror or str(exc))) from None
+        return self(doc)[:n]
+
     def __eq__(self, other: Any) -> bool:
         return isinstance(other, FileText)
 

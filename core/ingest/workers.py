@@ -116,8 +116,17 @@ def read_entry(entry: FileEntry, max_bytes: int, job: Job, extractor: Extractor,
             send(("item", outcome[1] if outcome[0] == "doc"
                   else Skip(item.path, item.source_path, outcome[1], outcome[2])))
         return ("end",)
-    return guarded(entry.source_path, lambda: extractor(
+    from core.ingest.extract import extract_data
+    if extractor is not extract_data:
+        return guarded(entry.source_path, lambda: extractor(
+            entry.path, entry.source_path, read_bytes(entry.source_path, max_bytes), entry.path, job))
+    from core.ingest.bigfile import big_format, kept_aside, read_big
+    fmt = big_format(entry, job.options)
+    if fmt is not None:
+        return guarded(entry.source_path, lambda: read_big(entry, fmt, job))
+    outcome = guarded(entry.source_path, lambda: extractor(
         entry.path, entry.source_path, read_bytes(entry.source_path, max_bytes), entry.path, job))
+    return ("doc", kept_aside(outcome[1], entry, job.options)) if outcome[0] == "doc" else outcome
 
 
 def _is_archive(entry: FileEntry) -> bool:

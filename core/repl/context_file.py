@@ -136,6 +136,16 @@ def chars_of(doc: Any) -> int:
     return int(doc.chars) if _read_back(doc) else len(_path_and_text(doc)[1])
 
 
+def head_of(doc: Any, n: int) -> str:
+    """The first `n` characters of a document's text; a document that reads its text back from
+    a file reads only its head when the reader can (core/ingest/bigfile.py, text_back.py)."""
+    if _read_back(doc):
+        head = getattr(doc.__dict__.get("_text_from"), "head", None)
+        if head is not None:
+            return head(doc, n)
+    return _path_and_text(doc)[1][:n]
+
+
 def form_of(documents: Iterable[Any]) -> str:
     """context_form of documents as the engine holds them (ingest.Document, dicts): the form
     the worker will give `context` once they are loaded."""
@@ -163,13 +173,13 @@ def write_context(documents: Iterable[Any], directory: str | Path) -> ContextFil
             head = header(str(doc["path"] if isinstance(doc, dict) else doc.path))
             head_data = head.encode("utf-8", "replace")
             source = _same_file(doc)
-            if source is not None:           # its text is its file's bytes: copied, not decoded
+            if source is not None:           # its text's UTF-8 is a file: copied, not decoded
+                n_bytes = os.fstat(source.fileno()).st_size
                 with source:
                     _write(f, head_data)
-                    _copy(source, f, doc.size)
+                    _copy(source, f, n_bytes)
                     _write(f, b"\n\n")
-                doc_path, text, chars, n_bytes, width = str(doc.path), None, int(doc.chars), int(doc.size), \
-                    int(doc.width)
+                doc_path, text, chars, width = str(doc.path), None, int(doc.chars), int(doc.width)
             else:
                 doc_path, text = _path_and_text(doc)
                 # "replace" keeps one character per unencodable one (lone surrogates): offsets hold.
@@ -203,12 +213,17 @@ def write_context(documents: Iterable[Any], directory: str | Path) -> ContextFil
 
 
 def _same_file(doc: Any) -> Any:
-    """The open file of a document that reads its text back from it (core/ingest/text_back.py)
-    when the text's UTF-8 is the file's bytes (same sha256) and the file is as it was read
-    (size, modification time); None otherwise (the text is read and encoded, and a changed
-    file raises DocumentChanged there)."""
-    if not _read_back(doc) or not doc.sha256 or getattr(doc, "text_sha256", None) != doc.sha256 \
-            or not doc.mtime_ns or not getattr(doc, "width", 0):
+    """An open file whose bytes are a read-back document's text as UTF-8: the sidecar a big
+    file's text was written to (core/ingest/bigfile.py), or the document's own file when
+    the text's UTF-8 is the file's bytes (same sha256) and the file is as it was read (size,
+    modification time); None otherwise (the text is read and encoded, and a changed file
+    raises DocumentChanged there)."""
+    if not _read_back(doc) or not getattr(doc, "width", 0):
+        return None
+    sidecar = getattr(doc.__dict__.get("_text_from"), "utf8_file", None)
+    if sidecar is not None:
+        return sidecar(doc)
+    if not doc.sha256 or getattr(doc, "text_sha256", None) != doc.sha256 or not doc.mtime_ns:
         return None
     try:
         source = open(doc.source_path, "rb", buffering=0)
@@ -323,6 +338,28 @@ def _read_apart(f: Any, index: list[dict[str, Any]]) -> list[str]:
     return texts
 
 
+_MESSAGE_HEADERS = {"from": "from", "to": "to", "cc": "cc", "date": "date", "subject": "subject"}
+
+
+def _messages(text: str, base: int, spans: list[Any]) -> list[dict[str, Any]]:
+    """A mailbox's messages, one DocumentDict each ({"number", "text", "from", "to", "cc", "date",
+    "subject", "offset", "chars"}), "text" cut from `text` when read: the messages addressable
+    without cutting the mailbox into strings. `base`: the mailbox text's offset in `text`."""
+    messages: list[dict[str, Any]] = []
+    for number, (start, end, _address) in enumerate(spans, 1):
+        offset = base + int(start)
+        message = DocumentDict(text, number=number, offset=offset, chars=int(end) - int(start))
+        head = text[offset:min(offset + 2048, base + int(end))]
+        for line in head.split("\n")[1:]:            # after "--- message N ---"
+            name, sep, value = line.partition(": ")
+            key = _MESSAGE_HEADERS.get(name.lower()) if sep else None
+            if key is None:
+                break
+            message[key] = value
+        messages.append(message)
+    return messages
+
+
 def read_context(path: str, index_path: str, form: str = "str") -> tuple[str | list[str], list[dict[str, Any]]]:
     """Return (context, documents) as the worker exposes them: for form "str", `context`
     one str with `documents` reading their text out of it (DocumentDict); for "list" (the
@@ -362,6 +399,9 @@ def read_context(path: str, index_path: str, form: str = "str") -> tuple[str | l
         if "format" in entry or "spans" in entry:   # taken out again by Namespace.set_context
             doc["format"] = entry.get("format") or "text"
             doc["spans"] = entry.get("spans") or []
+        if entry.get("format") == "mbox" and entry.get("spans"):
+            doc["messages"] = _messages(context if isinstance(context, str) else context[i],
+                                        start if isinstance(context, str) else 0, entry["spans"])
         if entry.get("tables"):                     # taken out again by Namespace.set_context
             doc["tables"], tables = tables[:int(entry["tables"])], tables[int(entry["tables"]):]
         documents.append(doc)

@@ -21,6 +21,10 @@ CODEC = "zlib"          # lzma would be 3x smaller, 20x slower
 # level 1 0.40 s CPU, ratio 0.545; level 6 0.93 s, ratio 0.507 (7% more disk, once per text).
 ZLIB_LEVEL = 1
 SOURCE_BLOB_BATCH = 16 * 1024 * 1024   # compressed bytes of source texts stored per transaction
+# A text read back from a file (the document's own, or the sidecar a big file's text was
+# written to, core/ingest/bigfile.py) past this many characters is not copied into the store:
+# compressing it would hold it whole in the engine beside the REPL's copy.
+BLOB_MAX_CHARS = 32 * 1024 * 1024
 
 
 def encode(data: bytes) -> tuple[str, bytes]:
@@ -105,7 +109,8 @@ def iter_sources(documents: Iterable[Any], skipped: Iterable[Any],
         text_sha = getattr(doc, "text_sha256", None)
         blobs: list[Blob] = []
         chars = getattr(doc, "chars", None)
-        if not text_sha or not known(text_sha):
+        kept_in_file = getattr(doc, "held", True) is False and bool(text_sha) and (chars or 0) > BLOB_MAX_CHARS
+        if not kept_in_file and (not text_sha or not known(text_sha)):
             text = doc.text
             data = text.encode("utf-8")          # encoded once, for the hash and the blob
             text_sha = text_sha or hashlib.sha256(data).hexdigest()

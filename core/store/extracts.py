@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import time
 from typing import Any, Iterable
 
@@ -27,14 +28,16 @@ from core.ingest.extract import TEXT_FORMATS
 from core.ingest.inline import INLINE_MAX_BYTES as PLAIN_AGAIN_MAX_BYTES
 from core.ingest.model import Document, ExtractError, Span
 from core.ingest.text_back import READER
+from core.store.blobs import BLOB_MAX_CHARS
 
 _HASH_CHUNK = 1 << 20
 log = logging.getLogger(__name__)
 
 
 class ExtractCache:
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: Any, spool_dir: str = "") -> None:
         self.store = store
+        self.spool_dir = spool_dir            # where big files' texts are (core/ingest/bigfile.py)
 
     def lookup(self, entry: Any) -> Document | None:
         """The Document an earlier read of `entry` (a FileEntry) produced, or None. Runs in a
@@ -47,6 +50,9 @@ class ExtractCache:
             if _file_sha256(entry.source_path) != sha:
                 return None
             self.store.touch_extract(entry.source_path, entry.mtime_ns)
+        kept = _kept_in_file(self.spool_dir, fmt, sha, text_sha, width, int(chars))
+        if kept is not None:
+            return self._kept(entry, row, kept)
         if fmt in TEXT_FORMATS and not spans_sha and width and self.store.has_blob(text_sha):
             # Its text is read back from the file when asked (core/ingest/text_back.py): nothing
             # is read or decoded here.
@@ -62,18 +68,48 @@ class ExtractCache:
                                 chars=int(chars), size=int(size), sha256=sha, mtime_ns=entry.mtime_ns,
                                 unchanged=True, text_sha256=text_sha)
         text = self.store.blob(text_sha)
-        if text is None:
+        spans = self._spans(spans_sha)
+        if text is None or spans is None:
             return None
-        spans: tuple[Span, ...] = ()
-        if spans_sha:
-            raw = self.store.blob(spans_sha)
-            if raw is None:
-                return None
-            spans = tuple(Span(int(a), int(b), str(c)) for a, b, c in json.loads(raw))
         return Document(path=entry.path, source_path=entry.source_path, format=fmt,
                         text=text.decode("utf-8"), chars=int(chars), size=int(size), sha256=sha,
                         spans=spans, ocr_pages=tuple(json.loads(ocr or "[]")), mtime_ns=entry.mtime_ns,
                         unchanged=True, text_sha256=text_sha)
+
+    def _spans(self, spans_sha: str | None) -> tuple[Span, ...] | None:
+        """The spans stored under `spans_sha` (() for none), or None when their blob is gone."""
+        if not spans_sha:
+            return ()
+        raw = self.store.blob(spans_sha)
+        if raw is None:
+            return None
+        return tuple(Span(int(a), int(b), str(c)) for a, b, c in json.loads(raw))
+
+    def _kept(self, entry: Any, row: tuple, reader: Any) -> Document | None:
+        """A document whose text is read back from its sidecar (core/ingest/bigfile.py), or from
+        a big file itself: nothing is read here but its spans."""
+        size, _mtime, sha, fmt, chars, text_sha, spans_sha, _ocr, width, tokens = row
+        spans = self._spans(spans_sha)
+        if spans is None:
+            return None
+        return Document(path=entry.path, source_path=entry.source_path, format=fmt, text="",
+                        chars=int(chars), size=int(size), sha256=sha, spans=spans, mtime_ns=entry.mtime_ns,
+                        unchanged=True, width=int(width), text_sha256=text_sha,
+                        tokens=None if tokens is None else int(tokens)).without_text(reader)
+
+
+def _kept_in_file(spool: str, fmt: str, sha: str, text_sha: str, width: int | None, chars: int) -> Any:
+    """The reader of a text kept outside the engine: its sidecar when it is there (what was
+    extracted from a PDF, Office file, mailbox...), or a big file itself when its bytes are the
+    text (the store did not copy it); None otherwise (the paths below decide)."""
+    from core.ingest.bigfile import STREAM_FORMATS, SidecarText, sidecar_of, spool_dir
+    if not width or not text_sha:
+        return None
+    sidecar = sidecar_of(spool or spool_dir(), text_sha)
+    if os.path.exists(sidecar):
+        return SidecarText(sidecar)
+    big = chars > BLOB_MAX_CHARS and fmt in STREAM_FORMATS and fmt != "mbox"
+    return READER if big and text_sha == sha else None
 
 
 def row(db: Any, source_path: str) -> tuple | None:

@@ -25,11 +25,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.bench.machine import machine_info  # noqa: E402
 from tests.bench.server_proc import ServerProcess  # noqa: E402
+from tests.support.proc_tree import run_measured  # noqa: E402
 
 FILE_BYTES = 1_000_000
 WORD = "ZEBRAFISH"
@@ -76,48 +74,6 @@ def build(folder: Path, files: int, wide: bool) -> int:
     return total
 
 
-def tree_pids(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
-        children.setdefault(ppid, []).append(int(name))
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(children.get(pid, ()))
-    return found
-
-
-def rss_kb(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
-class PeakSampler(threading.Thread):
-    def __init__(self, pid: int) -> None:
-        super().__init__(daemon=True)
-        self.pid, self.peak_kb, self.stop = pid, 0, threading.Event()
-
-    def run(self) -> None:
-        while not self.stop.is_set():
-            self.peak_kb = max(self.peak_kb, sum(rss_kb(p) for p in tree_pids(self.pid)))
-            self.stop.wait(0.02)
-
-
 def run_ask(tree: Path, server: ServerProcess, folder: Path, home: Path, timeout_s: float) -> dict:
     server.script("root", replies=[_cell(COUNT_CELL), _cell(FINAL_CELL)])
     server.log()                                           # clear
@@ -126,18 +82,7 @@ def run_ask(tree: Path, server: ServerProcess, folder: Path, home: Path, timeout
     cmd = [sys.executable, "-m", "app.main", "ask", "How many files hold the planted word?", str(folder),
            "--root", "openai/root", "--sub", "openai/sub", "--api-base", server.url, "--json", "--quiet",
            "--max-wall-seconds", str(int(timeout_s))]
-    started = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    sampler = PeakSampler(proc.pid)
-    sampler.start()
-    try:
-        out, err = proc.communicate(timeout=timeout_s + 60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-    wall = time.monotonic() - started
-    sampler.stop.set()
-    sampler.join()
+    proc, out, err, started, wall, sampler = run_measured(cmd, timeout_s + 60, cwd=tree, env=env)
     roots = [r for r in server.log() if r["model"].endswith("root")]
     try:
         data = json.loads(out)

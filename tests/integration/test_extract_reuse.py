@@ -74,7 +74,15 @@ async def test_a_blob_collected_since_is_a_miss_not_an_error(tmp_path, store):
     store.db.execute("DELETE FROM blobs")
     store.db.conn.commit()
     again = await ingest([folder], cache=ExtractCache(store))
-    assert again.unchanged == 0 and len(again.documents) == 4
+    # Only a text kept in its sidecar (what was extracted from the Word file) is still taken back.
+    assert [d.path for d in again.documents if d.unchanged] == ["memo.docx"] and len(again.documents) == 4
+    from core.ingest.bigfile import spool_dir
+    for name in os.listdir(spool_dir()):
+        os.chmod(os.path.join(spool_dir(), name), 0o600)
+        os.unlink(os.path.join(spool_dir(), name))
+    third = await ingest([folder], cache=ExtractCache(store))
+    assert third.unchanged == 0 and len(third.documents) == 4
+    assert "Quarterly Report" in next(d.text for d in third.documents if d.path == "memo.docx")
 
 
 def test_the_cli_reads_an_unchanged_folder_once(server, tmp_path):

@@ -50,7 +50,31 @@ def message_text(message: EmailMessage, depth: int = 0) -> str:
     return "\n".join(lines).strip("\n")
 
 
+_SEEN: dict[tuple[str, str], str] = {}   # (name, raw value) -> its text: a mailbox repeats its senders
+_SEEN_MAX = 4096
+
+
 def _header(message: EmailMessage, name: str) -> str:
+    """The header's value as policy.default reads it, one line; the same raw value is parsed
+    once (parsing addresses is most of the time a mailbox takes)."""
+    lowered = name.lower()
+    raw = next((value for key, value in message.raw_items() if key.lower() == lowered), None)
+    if raw is None:
+        return ""
+    key = (lowered, raw) if isinstance(raw, str) else None
+    if key is not None and key in _SEEN:
+        return _SEEN[key]
+    if lowered == "subject" and isinstance(raw, str) and raw.isascii() and "=?" not in raw:
+        return " ".join(raw.split())       # unstructured ASCII without encoded words reads as it is
+    text = _parsed_header(message, name)
+    if key is not None:
+        if len(_SEEN) >= _SEEN_MAX:
+            _SEEN.clear()
+        _SEEN[key] = text
+    return text
+
+
+def _parsed_header(message: EmailMessage, name: str) -> str:
     try:
         value = message.get(name)
     except (ValueError, TypeError, IndexError, AttributeError) as exc:
@@ -97,16 +121,21 @@ def extract_mbox(data: bytes) -> Extracted:
     for number, (begin, end) in enumerate(zip(starts, starts[1:]), 1):
         chunk = data[begin:end]
         newline = chunk.find(b"\n")
-        raw = chunk[newline + 1:] if newline >= 0 else b""
-        message = parse_message(raw)
-        subject = _header(message, "Subject")
-        if len(subject) > 60:
-            subject = subject[:57] + "..."
-        address = f"message {number} ({subject})" if subject else f"message {number}"
-        try:
-            body = message_text(message)
-        except _MESSAGE_ERRORS as exc:      # one broken message must not lose the mailbox
-            log.info("message %d kept as raw text: %s", number, exc)
-            body = decode_bytes(raw)[0].strip("\n")
+        address, body = mbox_message(number, chunk[newline + 1:] if newline >= 0 else b"")
         blocks.add(address, body, marker=f"message {number}")
     return Extracted("mbox", blocks.text(), tuple(blocks.spans))
+
+
+def mbox_message(number: int, raw: bytes) -> tuple[str, str]:
+    """(address, text) of a mailbox's message `number`: its bytes after the "From " line."""
+    message = parse_message(raw)
+    subject = _header(message, "Subject")
+    if len(subject) > 60:
+        subject = subject[:57] + "..."
+    address = f"message {number} ({subject})" if subject else f"message {number}"
+    try:
+        body = message_text(message)
+    except _MESSAGE_ERRORS as exc:      # one broken message must not lose the mailbox
+        log.info("message %d kept as raw text: %s", number, exc)
+        body = decode_bytes(raw)[0].strip("\n")
+    return address, body

@@ -147,7 +147,7 @@ def test_archive_total_size_limit(tmp_path):
 
 def test_member_over_the_file_limit_is_skipped_alone(tmp_path):
     am.write(tmp_path / "m.zip", am.zip_bytes({"big.txt": b"word " * 100_000, "small.txt": b"ok\n"}))
-    options = IngestOptions(per_file_timeout_s=20.0, workers=1, max_file_bytes=100_000)
+    options = IngestOptions(per_file_timeout_s=20.0, workers=1, max_member_bytes=100_000)
     docs, skips = _by_path(ingest_sync([tmp_path / "m.zip"], options))
     assert list(docs) == ["m.zip/small.txt"]
     assert skips["m.zip/big.txt"][0] == "too_large"
@@ -234,6 +234,6 @@ def test_a_header_that_lies_about_the_size_is_not_believed(tmp_path):
 
 def test_single_compressed_file_over_the_limit_is_too_large(tmp_path):
     am.write(tmp_path / "big.txt.gz", am.compressed(b"word " * 100_000, "gz"))
-    options = IngestOptions(per_file_timeout_s=20.0, workers=1, max_file_bytes=100_000)
+    options = IngestOptions(per_file_timeout_s=20.0, workers=1, max_member_bytes=100_000)
     docs, skips = _by_path(ingest_sync([tmp_path / "big.txt.gz"], options))
     assert docs == {} and skips["big.txt.gz"][0] == "too_large"

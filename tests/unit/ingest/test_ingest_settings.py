@@ -21,3 +21,12 @@ def test_defaults_and_bad_values(caplog):
     assert options.ocr is False and options.ocr_language == "eng"
     assert "ingest.ocr must be true or false" in caplog.text
     assert ingest_options(settings_from_dict({"ingest": "nonsense"}), ocr=True).ocr is True
+
+
+def test_largest_file_from_the_settings_and_the_flag(caplog):
+    assert ingest_options(settings_from_dict({})).max_file_bytes == 0          # any size
+    assert ingest_options(settings_from_dict({"ingest": {"max_file_mb": 500}})).max_file_bytes == 500 << 20
+    flagged = ingest_options(settings_from_dict({"ingest": {"max_file_mb": 500}}), max_file_mb=0.5)
+    assert flagged.max_file_bytes == 512 << 10
+    assert ingest_options(settings_from_dict({"ingest": {"max_file_mb": -1}})).max_file_bytes == 0
+    assert "ingest.max_file_mb must be a number of MB" in caplog.text

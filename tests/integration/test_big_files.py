@@ -1,0 +1,126 @@
+"""One big file through the real CLI, ingest workers and REPL worker: a generated mailbox,
+log and CSV (40 MB each, past the size at which they are read a piece at a time) are counted
+right. Memory, measured from /proc over the whole process tree against the same run on a
+small file: the CLI, the ingest workers and their fork server hold no copy
+of the text (they grow by less than half the file), and the whole tree by at most
+1.5x the file plus the REPL worker's early copies while `context` grows (up to 128 MB,
+core/engine/corpus_fit.py; tests/bench/bench_bigfile.py measures 300 MB files, where the
+whole tree stays within 1.5x). A Stop halfway through reading leaves nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+
+import pytest
+
+from tests.integration.engine_helpers import code
+from tests.integration.test_cli_ask import cli_env
+from tests.support.big_files import PLANT, write_csv, write_log, write_mbox
+from tests.support.proc_tree import PeakSampler
+
+import sys
+
+SIZE = 40 * 1024 * 1024
+KINDS = {
+    # Counted message by message: documents[0]["messages"] cut from `context` one at a time.
+    "mbox": ("export.mbox", write_mbox,
+             f"sum({PLANT!r} in m['text'] for d in documents for m in d.get('messages', ()))"),
+    "log": ("server.log", write_log, "context.count(' ERROR ')"),
+    "csv": ("sales.csv", write_csv, "context.count(',refunded\\n')"),
+}
+
+
+def _ask(server, tmp_path, path, *extra):
+    cmd = [sys.executable, "-m", "app.main", "ask", "How many?", str(path), "--root", "openai/root",
+           "--sub", "openai/sub", "--api-base", server.url, "--mode", "rlm", "--json", *extra]
+    return cmd, cli_env(tmp_path)
+
+
+def _run(server, tmp_path, path, counting):
+    server.script("root", replies=[code(f"FINAL(str({counting}))")])
+    cmd, env = _ask(server, tmp_path, path)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sampler = PeakSampler(proc.pid)
+    sampler.start()
+    try:
+        out, err = proc.communicate(timeout=600)
+    finally:
+        sampler.stop.set()
+        sampler.join()
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    return json.loads(out), err, sampler
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_a_big_file_is_counted_in_bounded_memory(server, tmp_path, kind):
+    name, write, counting = KINDS[kind]
+    (tmp_path / "small").mkdir()
+    (tmp_path / "big").mkdir()
+    # The baseline: a 3 MB log (past the size read in-process: a worker reads it, as the big file).
+    write_log(tmp_path / "small" / "small.log", 3 << 20)
+    total, expected = write(tmp_path / "big" / name, SIZE)
+    size = (tmp_path / "big" / name).stat().st_size
+    _, _, base = _run(server, tmp_path, tmp_path / "small" / "small.log", counting)
+    data, err, big = _run(server, tmp_path, tmp_path / "big" / name, counting)
+    assert data["status"] == "finished" and data["answer"] == str(expected), (data, err)
+    grown = (big.peak_kb - base.peak_kb) * 1024
+    rest = (big.rest_peak_kb - base.rest_peak_kb) * 1024
+    print(f"{kind}: {size:,} bytes, tree peak {big.peak_kb / 1024:,.0f} MB (small file "
+          f"{base.peak_kb / 1024:,.0f} MB): grown {grown / size:.2f}x the file, of which outside the "
+          f"REPL worker {rest / size:.2f}x; load {os.getloadavg()[0]:.1f}")
+    assert rest <= 0.5 * size, f"the CLI and ingest processes grew {rest / size:.2f}x the file"
+    assert grown <= 1.5 * size + min(size, 128 << 20), f"the tree grew {grown / size:.2f}x the file"
+    # A second run of the same file reads nothing again and answers the same.
+    again, err, _ = _run(server, tmp_path, tmp_path / "big" / name, counting)
+    assert again["answer"] == str(expected)
+    assert "1 of 1 files unchanged since an earlier read" in err
+
+
+def test_a_stop_halfway_through_reading_leaves_nothing(server, tmp_path):
+    path = tmp_path / "export.mbox"
+    write_mbox(path, 60 * 1024 * 1024)
+    size = path.stat().st_size
+    server.script("root", replies=["FINAL(never)"])
+    cmd, env = _ask(server, tmp_path, path)
+    spool = tmp_path / "home" / "texts"
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sampler = PeakSampler(proc.pid)
+    sampler.start()
+    try:
+        deadline = time.monotonic() + 300
+        while not any(p.name.startswith(".partial-") and p.stat().st_size > size // 3
+                      for p in (spool.iterdir() if spool.exists() else ())):
+            assert proc.poll() is None and time.monotonic() < deadline, "the read never got halfway"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        stopped = time.monotonic()
+        proc.communicate(timeout=60)
+        took = time.monotonic() - stopped
+    finally:
+        sampler.stop.set()
+        sampler.join()
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130
+    assert took < 10, f"the Stop took {took:.1f} s"
+    deadline = time.monotonic() + 5           # the fork server leaves once its parent has gone
+    while (alive := [p for p in sampler.seen if p != proc.pid and os.path.exists(f"/proc/{p}")]) \
+            and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert alive == [], f"processes left: {alive}"
+    assert list(spool.iterdir()) == [], "a half-written text was left"
+    assert not server.requests_for("root")
+    db = tmp_path / "home" / "runs.db"
+    if db.exists():
+        con = sqlite3.connect(db)
+        assert con.execute("SELECT count(*) FROM runs").fetchone() == (0,)
+        assert con.execute("SELECT count(*) FROM extracts").fetchone() == (0,)
+        con.close()
