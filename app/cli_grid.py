@@ -1,0 +1,196 @@
+"""`rlm-studio grid COLUMNS PATH... --out FILE.csv|FILE.xlsx`: every question of COLUMNS over
+every document of PATH..., each cell an ordinary stored run, under one dollar cap.
+
+Running the same columns over the same documents again resumes the grid (the cells that
+ended are kept); --retry also runs the failed and limited cells again. What the grid is:
+core/grid; the user page: docs/grid.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from app.cli_common import EXIT_LIMITED, error_exit as _fail, parse_prices
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("grid", help="ask every question of a list over every document (a review grid)",
+                       description="Ask every question of COLUMNS over every document in PATH..., one cell "
+                                   "per question and document, and write the grid to --out. Running it again "
+                                   "resumes it.")
+    p.add_argument("columns", metavar="COLUMNS",
+                   help='a text file with one question per line, or JSON lines {"name", "question", "type", '
+                        '"instruction"} (type: text, number, date, yes/no, list, excerpt)')
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders")
+    p.add_argument("--out", required=True, metavar="FILE", help="FILE.csv or FILE.xlsx")
+    p.add_argument("--max-cost", type=float, metavar="USD", help="one dollar cap for the whole grid")
+    p.add_argument("--concurrency", type=int, default=8, help="cells running at once (default 8)")
+    p.add_argument("--retry", action="store_true", help="run the failed and limited cells again")
+    p.add_argument("--root", help="root model (default: settings)")
+    p.add_argument("--sub", help="sub model (default: settings, else the root model)")
+    p.add_argument("--api-base", help="base URL of an OpenAI-compatible server for both models")
+    p.add_argument("--mode", choices=("auto", "rlm", "direct"),
+                   help="how each cell runs: auto (default: one plain call when the document takes at most "
+                        "a quarter of the root's window, else the RLM), rlm or direct")
+    p.add_argument("--context-window", type=int, metavar="TOKENS", help="the root model's context window")
+    p.add_argument("--max-depth", type=int)
+    p.add_argument("--max-iterations", type=int)
+    p.add_argument("--root-max-tokens", type=int)
+    p.add_argument("--sub-max-tokens", type=int)
+    p.add_argument("--price", action="append", default=[], metavar="MODEL=IN,OUT",
+                   help="USD per million input,output tokens (0,0 marks a free local model)")
+    p.add_argument("--no-comments", action="store_true", help="XLSX without the quoted passage as comments")
+    p.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.set_defaults(handler=run_grid)
+
+
+def run_grid(args: argparse.Namespace) -> int:
+    # lazy: the grid's model only (the engine comes with the run)
+    from core.grid.model import ColumnError, parse_columns
+    suffix = Path(args.out).suffix.lower()
+    if suffix not in (".csv", ".xlsx"):
+        return _fail(f"--out must end in .csv or .xlsx, got {args.out!r}")
+    if args.concurrency < 1:
+        return _fail("--concurrency must be at least 1")
+    if args.max_cost is not None and args.max_cost <= 0:
+        return _fail("--max-cost must be above 0 dollars")
+    try:
+        text = Path(args.columns).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return _fail(f"cannot read COLUMNS {args.columns}: {exc}")
+    try:
+        columns = parse_columns(text, Path(args.columns).name)
+    except ColumnError as exc:
+        return _fail(str(exc))
+    import asyncio
+    return asyncio.run(_grid(args, columns))
+
+
+def _config(args: argparse.Namespace) -> Any:
+    from app.settings import build_run_config, load_settings
+    overrides = {"max_depth": args.max_depth, "max_iterations": args.max_iterations,
+                 "max_cost_usd": args.max_cost, "root_max_tokens": args.root_max_tokens,
+                 "sub_max_tokens": args.sub_max_tokens, "mode": args.mode}
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    prices = parse_prices(args.price)
+    if prices:
+        overrides["prices"] = prices
+    config = build_run_config(load_settings(), root=args.root, sub=args.sub, api_base=args.api_base,
+                              overrides=overrides)
+    if args.context_window:
+        config = config.replace(context_windows={**config.context_windows, config.root_model: args.context_window})
+    return config
+
+
+def rows_of(found: Any) -> tuple[list[Any], list[Any]]:
+    """(rows, documents): a row per document read and per file that could not be read (its
+    cells fail with why); ignored files and byte-identical copies are not rows."""
+    from core.grid.model import Row
+    from core.ingest.model import DUPLICATE, IGNORED
+    items: list[tuple[str, Any, Any]] = [(d.path, Row(d.path, d.sha256, d.chars), d) for d in found.documents]
+    for s in found.skipped:
+        if s.reason in (IGNORED, DUPLICATE):
+            continue
+        why = f"{s.path} could not be read: {s.reason}" + (f" ({s.detail})" if s.detail else "")
+        items.append((s.path, Row(s.path, error=why), None))
+    items.sort(key=lambda item: item[0])
+    return [r for _, r, _ in items], [d for _, _, d in items]
+
+
+async def _grid(args: argparse.Namespace, columns: list) -> int:
+    import asyncio
+    import signal
+    from app.grid_runs import GridCells
+    from app.run_service import RunService
+    from app.settings import ingest_options, load_settings
+    from core.engine.run import ConfigError, Engine
+    from core.engine_process import prepare_engine_process
+    from core.exports.export_grid import write_grid
+    from core.grid import store as gs
+    from core.grid.preview import preview
+    from core.grid.runner import GridRun
+    from core.ingest import ingest
+    from core.store import RunStore
+    from core.store.db import connect
+    from core.store.runstore import opened_cache
+
+    prepare_engine_process()
+    try:
+        config = _config(args)
+        Engine(config, emit=lambda e: None, key_for=lambda m: None).check()
+    except (ValueError, ConfigError) as exc:
+        return _fail(f"cannot start: {exc}")
+    try:
+        with opened_cache() as cache:
+            found = await ingest(args.paths, ingest_options(load_settings()), cache=cache)
+    except FileNotFoundError as exc:
+        return _fail(str(exc))
+    rows, documents = rows_of(found)
+    if not found.documents:
+        return _fail("no readable documents in " + ", ".join(args.paths))
+    store = RunStore.open()
+    db = connect(store.path)           # the grid's own writes: the runs' threads use the store's connection
+    try:
+        grid_id, created = gs.open_grid(db, columns, rows, max_cost_usd=args.max_cost,
+                                        config={"root_model": config.root_model, "sub_model": config.sub_model,
+                                                "mode": config.mode})
+        if args.retry:
+            again = gs.requeue(db, grid_id)
+            _say(args, f"running {again} failed or limited cells again")
+        queued = gs.queued_cells(db, grid_id)
+        data = gs.load_grid(db, grid_id)
+        if not created:
+            ended = sum(1 for c in data.cells.values() if c["state"] in ("done", "failed", "limited"))
+            _say(args, f"resuming grid {grid_id[:12]}: {ended} of {len(data.cells)} cells already ended")
+        for r in rows:
+            if r.error:
+                _say(args, f"warning: {r.error}; its cells are failed")
+        _say(args, preview(config, columns, documents, queued, cap_usd=args.max_cost,
+                           spent_usd=data.cost_usd).sentence())
+        grid = GridRun(db, grid_id, documents, config, run_cell=GridCells(RunService(store=store)).run_cell,
+                       concurrency=args.concurrency, max_cost_usd=args.max_cost)
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, grid.stop)
+        total = len(queued)
+        done = 0
+
+        def progress(event: Any) -> None:
+            nonlocal done
+            if event.state in ("done", "failed", "limited"):
+                done += 1
+                what = event.error if event.state != "done" else (event.flag or "")
+                _say(args, f"[{done}/{total}] {rows[event.row].path} x {columns[event.col].name}: "
+                           f"{event.state}, ${event.cost_usd:.4f}" + (f" ({what})" if what else ""))
+        data = await grid.run(on_cell=progress)
+        loop.remove_signal_handler(signal.SIGINT)
+        out = write_grid(data, Path(args.out), comments=not args.no_comments)
+    finally:
+        db.close()
+        store.close()
+    counts = data.counts()
+    summary = {"grid_id": grid_id, "status": data.status, "rows": len(data.rows), "columns": len(data.columns),
+               "cells": len(data.cells), "done": counts["done"], "failed": counts["failed"],
+               "limited": counts["limited"], "queued": counts["queued"], "cost_usd": data.cost_usd,
+               "max_cost_usd": args.max_cost, "output": str(out)}
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(f"grid {grid_id}: {counts['done']} done, {counts['failed']} failed, {counts['limited']} limited"
+              + (f", {counts['queued']} not run (stopped)" if counts["queued"] else "")
+              + f"; ${data.cost_usd:.4f}; written to {out}")
+    if counts["limited"]:
+        print(f"rlm-studio: warning: {counts['limited']} cells are limited by the grid's dollar cap; "
+              "raise --max-cost and run again with --retry", file=sys.stderr)
+    if data.status == "stopped":
+        return 130
+    return EXIT_LIMITED if counts["failed"] or counts["limited"] else 0
+
+
+def _say(args: argparse.Namespace, line: str) -> None:
+    if not args.quiet:
+        print(line, file=sys.stderr)
