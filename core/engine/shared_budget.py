@@ -75,4 +75,6 @@ def run_budget(config: Any, shared: Budget | None) -> Budget:
     """The Budget of one run: its own, or one that reserves from `shared` too."""
     if shared is None:
         return Budget(max_cost_usd=config.max_cost_usd, max_sub_calls=config.max_sub_calls)
-    return SharedBudget(shared, max_cost_usd=config.max_cost_usd, max_sub_calls=config.max_sub_calls)
+    # Without a cap of its own the run still reserves every call's worst case: the shared cap's.
+    cap = config.max_cost_usd if config.max_cost_usd is not None else shared.max_cost_usd
+    return SharedBudget(shared, max_cost_usd=cap, max_sub_calls=config.max_sub_calls)

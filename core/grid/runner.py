@@ -55,7 +55,9 @@ class GridRun:
         self.db = db
         self.grid_id = grid_id
         self.documents = list(documents)
-        self.config = config
+        # A grid cap makes every cell's run check its models' prices, as a run's own cap does.
+        self.config = config if max_cost_usd is None or config.max_cost_usd is not None else \
+            config.replace(max_cost_usd=max_cost_usd)
         self.run_cell = run_cell
         self.concurrency = max(1, concurrency)
         data = gs.load_grid(db, grid_id)

@@ -31,6 +31,12 @@ EXPECTED = {
                         "output_tokens", "error", "created_utc"],
     "extracts": ["source_path", "size", "mtime_ns", "sha256", "format", "chars", "text_sha256",
                  "spans_sha256", "ocr_pages_json", "updated_utc", "width", "tokens"],
+    "grids": ["id", "key", "name", "status", "max_cost_usd", "cost_usd", "config_json", "created_utc",
+              "updated_utc"],
+    "grid_columns": ["grid_id", "position", "name", "question", "type", "instruction"],
+    "grid_rows": ["grid_id", "position", "path", "sha256", "chars", "error"],
+    "grid_cells": ["grid_id", "row", "col", "state", "answer", "value_json", "flag", "error", "cost_usd", "run_id",
+                   "citations_json", "started_utc", "finished_utc"],
     "_migrations": ["name", "applied_utc"],
     "runs_fts": ["question", "answer"],
 }
