@@ -65,7 +65,7 @@ def parse_columns(text: str, source: str = "COLUMNS") -> list[Column]:
         if not stripped or stripped.startswith("#"):
             continue
         where = f"{source} line {number}"
-        if stripped.startswith("{"):
+        if stripped.startswith(("{", "[")):
             try:
                 item = json.loads(stripped)
             except json.JSONDecodeError as exc:
