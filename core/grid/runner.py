@@ -122,6 +122,13 @@ class GridRun:
             self._end(emit, gs.CellResult(row, col, "limited", error=(
                 f"not run: the grid's dollar cap ${self.budget.max_cost_usd:.4f} is spent")))
             return
+        try:
+            # The cell's document is held while its cell runs (read once, not once per reader):
+            # the documents in memory are those of the cells in flight.
+            document = document if document.held else document.but(text=document.text)
+        except OSError as exc:                  # changed or gone since it was read
+            self._end(emit, gs.CellResult(row, col, "failed", error=str(exc)))
+            return
         run_id = uuid.uuid4().hex
         gs.start_cell(self.db, self.grid_id, row, col, run_id)
         emit(CellEvent(row, col, "running", run_id=run_id))

@@ -61,3 +61,23 @@ def answer_cell(request) -> Reply:
                 value = value.lstrip("$")
             return Reply(f"{value} [doc:{path}:line {LINES[name]}]", usage=(100, 10))
     return Reply("not stated", usage=(100, 10))
+
+
+def _column_of(request) -> dict:
+    text = json.dumps(request.messages)
+    return next(c for c in COLUMNS if c["question"] in text)
+
+
+def document_root(request) -> str:
+    """The root of one cell's RLM (mode rlm): one sub-call over its document, then FINAL."""
+    q = _column_of(request)["question"]
+    return ("```repl\nd = documents[0]\n"
+            f"out = llm_query({q!r} + '\\n=== ' + d['path'] + ' ===\\n' + d['text'])\nFINAL(out)\n```")
+
+
+def column_root(request) -> str:
+    """The root of one RLM over a whole column: a sub-call per document, a table back."""
+    q = _column_of(request)["question"]
+    return ("```repl\n"
+            f"outs = llm_query_batched([{q!r} + '\\n=== ' + d['path'] + ' ===\\n' + d['text'] for d in documents])\n"
+            "table = '\\n'.join(d['path'] + '\\t' + o for d, o in zip(documents, outs))\nFINAL_VAR('table')\n```")
