@@ -46,6 +46,7 @@ class CellEvent:
     flag: str | None = None
     error: str | None = None
     run_id: str | None = None
+    value: Any = None
 
 
 class GridRun:
@@ -173,7 +174,7 @@ class GridRun:
     def _end(self, emit: Callable[[CellEvent], None], result: gs.CellResult) -> None:
         gs.finish_cell(self.db, self.grid_id, result)
         emit(CellEvent(result.row, result.col, result.state, result.cost_usd, result.answer, result.flag,
-                       result.error, result.run_id))
+                       result.error, result.run_id, result.value))
 
 
 def _by_cost(limited: dict) -> bool:
