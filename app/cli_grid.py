@@ -30,6 +30,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-cost", type=float, metavar="USD", help="one dollar cap for the whole grid")
     p.add_argument("--concurrency", type=int, default=8, help="cells running at once (default 8)")
     p.add_argument("--retry", action="store_true", help="run the failed and limited cells again")
+    p.add_argument("--ray", metavar="ADDRESS", help="run the cells on the Ray cluster at HOST:PORT "
+                                                   "(pip install 'rlm-studio[ray]')")
+    p.add_argument("--ray-send-key", action="append", default=[], metavar="NAME",
+                   help="allow the key of provider or endpoint NAME to go to the cluster for this grid "
+                        "(keys stay on this computer otherwise)")
     p.add_argument("--root", help="root model (default: settings)")
     p.add_argument("--sub", help="sub model (default: settings, else the root model)")
     p.add_argument("--api-base", help="base URL of an OpenAI-compatible server for both models")
@@ -69,7 +74,15 @@ def run_grid(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     # lazy: +73 modules, 151 ms at load 9 (first use only)
     import asyncio
-    return asyncio.run(_grid(args, columns))
+    if not args.ray:
+        return asyncio.run(_grid(args, columns))
+    # Ray's driver prints what its workers and raylets say (a lost worker, ...) on stdout from
+    # its own threads: stdout carries only the result here, so they go to stderr meanwhile.
+    # lazy: +1 modules, 1 ms (first use only)
+    import contextlib
+    real = sys.stdout
+    with contextlib.redirect_stdout(sys.stderr):
+        return asyncio.run(_grid(args, columns, out=real))
 
 
 def _config(args: argparse.Namespace) -> Any:
@@ -106,7 +119,7 @@ def rows_of(found: Any) -> tuple[list[Any], list[Any]]:
     return [r for _, r, _ in items], [d for _, _, d in items]
 
 
-async def _grid(args: argparse.Namespace, columns: list) -> int:
+async def _grid(args: argparse.Namespace, columns: list, out: Any = None) -> int:
     # lazy: these 13 imports together: +269 modules, 1,400 ms at load 12 (first use only)
     import asyncio
     # lazy: counted in the line above the first of these imports
@@ -156,6 +169,12 @@ async def _grid(args: argparse.Namespace, columns: list) -> int:
     store = RunStore.open()
     db = connect(store.path)           # the grid's own writes: the runs' threads use the store's connection
     try:
+        run_cell = GridCells(RunService(store=store)).run_cell
+        if args.ray:                   # the cluster and the keys checked before the grid is opened
+            try:
+                run_cell = ray_cells(args, config, store).run_cell
+            except (ValueError, RuntimeError) as exc:
+                return _fail(f"cannot run on Ray: {exc}")
         grid_id, created = gs.open_grid(db, columns, rows, max_cost_usd=args.max_cost,
                                         config={"root_model": config.root_model, "sub_model": config.sub_model,
                                                 "mode": config.mode})
@@ -172,8 +191,8 @@ async def _grid(args: argparse.Namespace, columns: list) -> int:
                 _say(args, f"warning: {r.error}; its cells are failed")
         _say(args, preview(config, columns, documents, queued, cap_usd=args.max_cost,
                            spent_usd=data.cost_usd).sentence())
-        grid = GridRun(db, grid_id, documents, config, run_cell=GridCells(RunService(store=store)).run_cell,
-                       concurrency=args.concurrency, max_cost_usd=args.max_cost)
+        grid = GridRun(db, grid_id, documents, config, run_cell=run_cell, concurrency=args.concurrency,
+                       max_cost_usd=args.max_cost)
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, grid.stop)
         total = len(queued)
@@ -188,27 +207,42 @@ async def _grid(args: argparse.Namespace, columns: list) -> int:
                            f"{event.state}, ${event.cost_usd:.4f}" + (f" ({what})" if what else ""))
         data = await grid.run(on_cell=progress)
         loop.remove_signal_handler(signal.SIGINT)
-        out = write_grid(data, Path(args.out), comments=not args.no_comments)
+        written = write_grid(data, Path(args.out), comments=not args.no_comments)
     finally:
         db.close()
         store.close()
+        if args.ray and "ray" in sys.modules:
+            sys.modules["ray"].shutdown()     # its threads stop printing before the result
     counts = data.counts()
     summary = {"grid_id": grid_id, "status": data.status, "rows": len(data.rows), "columns": len(data.columns),
                "cells": len(data.cells), "done": counts["done"], "failed": counts["failed"],
                "limited": counts["limited"], "queued": counts["queued"], "cost_usd": data.cost_usd,
-               "max_cost_usd": args.max_cost, "output": str(out)}
+               "max_cost_usd": args.max_cost, "output": str(written)}
     if args.json:
-        print(json.dumps(summary))
+        print(json.dumps(summary), file=out or sys.stdout)
     else:
         print(f"grid {grid_id}: {counts['done']} done, {counts['failed']} failed, {counts['limited']} limited"
               + (f", {counts['queued']} not run (stopped)" if counts["queued"] else "")
-              + f"; ${data.cost_usd:.4f}; written to {out}")
+              + f"; ${data.cost_usd:.4f}; written to {written}", file=out or sys.stdout)
     if counts["limited"]:
         print(f"rlm-studio: warning: {counts['limited']} cells are limited by the grid's dollar cap; "
               "raise --max-cost and run again with --retry", file=sys.stderr)
     if data.status == "stopped":
         return 130
     return EXIT_LIMITED if counts["failed"] or counts["limited"] else 0
+
+
+def ray_cells(args: argparse.Namespace, config: Any, store: Any) -> Any:
+    """The cells' runner on the cluster at --ray, with only the keys --ray-send-key allows:
+    a model whose calls need a key that was not allowed is refused before anything runs."""
+    # lazy: +1 modules, 3 ms (first use only)
+    from app.key_routing import keys_to_send
+    # lazy: +1 modules, 2 ms (first use only)
+    from app.version import __version__
+    # lazy: ray itself is imported only when the cluster answers (`pip install 'rlm-studio[ray]'`)
+    from core.grid.ray_cells import RayCells, connect
+    keys = keys_to_send(config, set(args.ray_send_key))
+    return RayCells(connect(args.ray), store, keys=keys, version=__version__)
 
 
 def _say(args: argparse.Namespace, line: str) -> None:

@@ -165,11 +165,12 @@ class GridRun:
                 text = None
             parsed = parse_value(self.columns[col].type, answer, text)
             state = "limited" if is_limited(limited) and _by_cost(limited) else "done"
-            return gs.CellResult(row, col, state, answer, parsed.value, parsed.flag,
-                                 summary(limited) if state == "limited" else None, cost, outcome.run_id, citations)
+            note = "; ".join(filter(None, [summary(limited) if state == "limited" else None, totals.get("retried")]))
+            return gs.CellResult(row, col, state, answer, parsed.value, parsed.flag, note or None, cost,
+                                 outcome.run_id, citations)
         state = "limited" if outcome.status == "capped" else "failed"
-        return gs.CellResult(row, col, state, answer, None, None, outcome.error or outcome.status, cost,
-                             outcome.run_id, citations)
+        error = "; ".join(filter(None, [outcome.error or outcome.status, totals.get("retried")]))
+        return gs.CellResult(row, col, state, answer, None, None, error, cost, outcome.run_id, citations)
 
     def _end(self, emit: Callable[[CellEvent], None], result: gs.CellResult) -> None:
         gs.finish_cell(self.db, self.grid_id, result)
