@@ -187,3 +187,30 @@ def test_an_unreadable_document_fails_its_row_and_the_rest_of_the_grid_runs(serv
         rows = {r[0]: r[1:] for r in csv.reader(f)}
     assert all(v.startswith("(failed: broken.pdf could not be read") for v in rows["broken.pdf"])
     assert rows["contract_001.txt"] == ["2025-02-02", "2000", "yes"]
+
+
+@pytest.mark.timeout(300)
+def test_ctrl_c_stops_the_grid_keeps_the_ended_cells_and_writes_the_file(server, tmp_path):
+    server.script("m", fn=answer_cell, latency_s=0.8)
+    write_corpus(tmp_path / "docs", 8)
+    write_columns(tmp_path / "cols.jsonl")
+    child = subprocess.Popen(grid_cmd(server, tmp_path, tmp_path / "grid.csv", "--concurrency", "2"),
+                             env=cli_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        try:
+            if database(tmp_path).execute("SELECT count(*) FROM grid_cells WHERE state = 'done'").fetchone()[0]:
+                break
+        except (StopIteration, sqlite3.OperationalError):
+            continue
+    child.send_signal(signal.SIGINT)
+    stdout, stderr = child.communicate(timeout=120)
+    assert child.returncode == 130, stderr
+    summary = json.loads(stdout)
+    assert summary["status"] == "stopped" and summary["done"] >= 1 and summary["queued"] > 0
+    assert summary["done"] + summary["queued"] == 24
+    states = dict(database(tmp_path).execute("SELECT state, count(*) FROM grid_cells GROUP BY state"))
+    assert "running" not in states and states["done"] == summary["done"]
+    with open(tmp_path / "grid.csv", newline="") as f:
+        assert len(list(csv.reader(f))) == 9                   # written with what there is
