@@ -20,6 +20,7 @@ from typing import Any, Awaitable, Callable
 
 from PySide6.QtGui import QAction
 
+from core.lifecycle import stop_then_wait
 from ui import icons
 from ui.grid_view import GridView
 
@@ -224,14 +225,8 @@ class GridGlue:
             self._grid.stop()
 
     async def shutdown(self, timeout: float = 5.0) -> None:
-        task = self.task
-        if task is None or task.done():
-            return
-        self.stop()
-        done, _ = await asyncio.wait([task], timeout=timeout)
-        if not done:
-            task.cancel()
-            await asyncio.wait([task], timeout=timeout)
+        """Stop, and wait up to `timeout` for the runs in flight to end; then cancel what is left."""
+        await stop_then_wait(self.task, self.stop, timeout)
 
     # --- evidence and export ----------------------------------------------------------------
     def open_cell(self, row: int, col: int) -> bool:
