@@ -121,3 +121,17 @@ async def test_one_budget_holds_every_call_of_every_cell_under_a_random_schedule
     assert leaks.settle() == []
     db.close()
     store.close()
+
+
+@pytest.mark.timeout(300)
+async def test_a_document_changed_since_it_was_read_fails_its_cells_and_the_rest_run(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    script(server)
+    store, db, grid_id, docs, cfg = await grid_of(tmp_path, 4, server)
+    (tmp_path / "docs" / "contract_002.txt").write_text("rewritten since the grid read it\n")
+    data = await new_run(store, db, grid_id, docs, cfg, concurrency=2).run()
+    assert data.counts()["done"] == 3 and data.counts()["failed"] == 1
+    error = data.cells[(2, 0)]["error"]
+    assert "contract_002.txt" in error and "changed" in error, error
+    db.close()
+    store.close()
