@@ -124,8 +124,10 @@ def start_cell(db: Any, grid_id: str, row: int, col: int, run_id: str) -> None:
 
 
 def unstart_cell(db: Any, grid_id: str, row: int, col: int) -> None:
-    """A cell stopped before it ended: queued again (its stopped run stays in History)."""
+    """A cell stopped before it ended: queued again (its stopped run is kept, as the grid's)."""
     with write_transaction(db):
+        db.execute("UPDATE runs SET grid_id = ? WHERE id = (SELECT run_id FROM grid_cells WHERE grid_id = ? "
+                   "AND row = ? AND col = ?)", [grid_id, grid_id, row, col])
         db.execute("UPDATE grid_cells SET state = 'queued', started_utc = NULL WHERE grid_id = ? AND row = ? "
                    "AND col = ? AND state = 'running'", [grid_id, row, col])
 
@@ -141,6 +143,8 @@ def finish_cell(db: Any, grid_id: str, result: CellResult) -> None:
             [result.state, result.answer, json.dumps(result.value, ensure_ascii=False), result.flag,
              result.error, result.cost_usd, result.run_id, json.dumps(list(result.citations), ensure_ascii=False),
              now, grid_id, result.row, result.col])
+        if result.run_id:              # the cell's run: out of History's list, like an evaluation's
+            db.execute("UPDATE runs SET grid_id = ? WHERE id = ?", [grid_id, result.run_id])
         db.execute("UPDATE grids SET cost_usd = (SELECT coalesce(sum(cost_usd), 0) FROM grid_cells "
                    "WHERE grid_id = ?), updated_utc = ? WHERE id = ?", [grid_id, now, grid_id])
 

@@ -365,6 +365,8 @@ def m011_grids(db: sqlite_utils.Database) -> None:
             PRIMARY KEY (grid_id, row, col)
         )""")
     db.execute("CREATE INDEX idx_grid_cells_state ON grid_cells (grid_id, state)")
+    # The grid a run answered a cell of: History leaves such runs out, as it does an evaluation's.
+    db.execute("ALTER TABLE runs ADD COLUMN grid_id TEXT")
 
 
 def migrate(db: sqlite_utils.Database) -> list[str]:

@@ -78,6 +78,13 @@ def test_fifty_documents_three_typed_questions_exported_with_citations(server, t
     assert citations[0][:3] == ["document", "question", "state"] and len(citations) == 151
     assert all(r[7] == "yes" for r in citations[1:])
 
+    # The cells' runs are stored runs, kept out of History's list like an evaluation's.
+    listed = run([sys.executable, "-m", "app.main", "runs", "list", "--json"], tmp_path, timeout=60)
+    assert json.loads(listed.stdout) == []
+    listed = run([sys.executable, "-m", "app.main", "runs", "list", "--json", "--evaluations", "--limit", "500"],
+                 tmp_path, timeout=60)
+    assert len(json.loads(listed.stdout)) == 150
+
     # The same grid again, to CSV: nothing runs again, the same answers are written.
     again = run(grid_cmd(server, tmp_path, tmp_path / "grid.csv"), tmp_path)
     assert again.returncode == 0, again.stderr

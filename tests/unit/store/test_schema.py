@@ -13,7 +13,7 @@ EXPECTED = {
              "cost_usd", "input_tokens", "output_tokens", "iterations", "sub_calls", "cells", "syntax_errors",
              "wall_ms", "totals_json", "created_utc", "finished_utc", "version", "parent_run_id",
              "imported_utc", "owner_pid", "owner_host", "owner_token", "root_model_label", "sub_model_label",
-             "limited", "unpriced", "evaluation_id"],
+             "limited", "unpriced", "evaluation_id", "grid_id"],
     "events": ["id", "run_id", "seq", "type", "call_id", "parent_id", "ts_utc", "payload_json"],
     "calls": ["run_id", "id", "parent_id", "depth", "kind", "model", "iteration", "prompt", "response",
               "input_tokens", "output_tokens", "cost_usd", "duration_ms", "status", "error", "seq",
