@@ -61,6 +61,12 @@ def test_grid_on_a_local_ray_cluster_inside_a_network_namespace(tmp_path):
     notes = [e for (e,) in db.execute("SELECT error FROM grid_cells WHERE error IS NOT NULL")]
     assert any("its Ray worker was lost; the cell ran again" in n for n in notes), notes
 
+    bare = result["bare"]                                                  # nodes without the project
+    assert bare["start"] == 0, bare["start_err"]
+    assert bare["code"] == 2, bare["stderr"]
+    assert "the Ray cluster at 127.0.0.1:6391 cannot run RLM Studio" in bare["stderr"]
+    assert "install it on every node: pip install 'rlm-studio[ray]'" in bare["stderr"]
+
 
 def test_keys_stay_on_this_computer_unless_allowed_for_the_grid(server, tmp_path):
     """Before anything reaches a cluster: a model whose calls carry a key is refused on Ray

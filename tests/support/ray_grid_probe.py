@@ -109,7 +109,33 @@ def main(out: Path) -> None:
             stop = subprocess.run([str(BIN / "ray"), "stop", "--force"], env=env(out / "h0"), capture_output=True,
                                   text=True, timeout=120)
             result["ray_stop"] = stop.returncode
+        result["bare"] = bare_cluster(server, out, docs, cols, temp)
     (out / "result.json").write_text(json.dumps(result))
+
+
+def bare_cluster(server, out: Path, docs: Path, cols: Path, temp: Path) -> dict:
+    """A cluster whose nodes have Ray but not this project: its Python is a venv that sees
+    this venv's packages as a plain path (so not the project's editable-install hook)."""
+    import ray
+    bare = out / "bare-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120)
+    site = next((bare / "lib").glob("python3*/site-packages"))
+    (site / "packages_only.pth").write_text(str(Path(ray.__file__).resolve().parents[1]) + "\n")
+    bare_env = {k: v for k, v in env(out / "h5").items() if k != "PYTHONPATH"}
+    ray_cli = [str(bare / "bin" / "python"), "-c", "from ray.scripts.scripts import main; main()"]
+    start = subprocess.run([*ray_cli, "start", "--head", "--num-cpus", "1", "--include-dashboard=false",
+                            "--disable-usage-stats", "--node-ip-address", "127.0.0.1", "--port", "6391",
+                            "--temp-dir", f"{temp}b"], env=bare_env, cwd=out, capture_output=True, text=True,
+                           timeout=300)
+    try:
+        cmd = [sys.executable, "-m", "app.main", "grid", str(cols), str(docs), "--out", str(out / "bare.csv"),
+               "--root", "openai/m", "--sub", "openai/m", "--api-base", server.url, "--json", "--quiet",
+               "--ray", "127.0.0.1:6391"]
+        proc = subprocess.run(cmd, env=bare_env, cwd=out, capture_output=True, text=True, timeout=600)
+        return {"start": start.returncode, "start_err": start.stderr[-1500:], "code": proc.returncode,
+                "stderr": proc.stderr[-3000:]}
+    finally:
+        subprocess.run([*ray_cli, "stop", "--force"], env=bare_env, capture_output=True, timeout=120)
 
 
 if __name__ == "__main__":
