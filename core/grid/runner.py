@@ -29,6 +29,7 @@ from core.engine.budget import Budget
 from core.grid import store as gs
 from core.grid.model import cell_question
 from core.grid.values import parse_value
+from core.lifecycle import finish
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +89,10 @@ class GridRun:
                 self._tasks.add(task)
                 try:
                     await asyncio.wait({task})
+                except asyncio.CancelledError:      # the grid itself cancelled: its cell ends first
+                    task.cancel()
+                    await finish(asyncio.wait({task}))
+                    raise
                 finally:
                     self._tasks.discard(task)
                 if task.cancelled() and not self.stopped:

@@ -135,3 +135,29 @@ async def test_a_document_changed_since_it_was_read_fails_its_cells_and_the_rest
     assert "contract_002.txt" in error and "changed" in error, error
     db.close()
     store.close()
+
+
+@pytest.mark.timeout(300)
+async def test_cancelling_the_grid_ends_its_running_cells_and_keeps_the_ended_ones(server, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    script(server)
+    server.script("root", fn=lambda req: Reply(ROOT_CODE, usage=(300, 60)), latency_s=0.5)
+    store, db, grid_id, docs, cfg = await grid_of(tmp_path, 8, server)
+    ended = asyncio.Event()
+
+    def on_cell(event):
+        if event.state == "done":
+            ended.set()
+    task = asyncio.ensure_future(new_run(store, db, grid_id, docs, cfg, concurrency=3).run(on_cell=on_cell))
+    await asyncio.wait_for(ended.wait(), 120)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    data = gs.load_grid(db, grid_id)
+    counts = data.counts()
+    assert data.status == "stopped" and counts["running"] == 0 and counts["done"] >= 1 and counts["queued"] > 0
+    assert leaks.settle() == []
+    statuses = {s for (s,) in db.execute("SELECT status FROM runs")}
+    assert "running" not in statuses
+    db.close()
+    store.close()
