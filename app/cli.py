@@ -13,7 +13,7 @@ GUI_FLAGS = ("gui", "--smoke-quit-after", "--gui")
 
 # The module that registers each command, in the order `--help` lists them.
 COMMANDS = {"ask": "app.cli_ask", "runs": "app.cli_runs", "keys": "app.cli_keys", "ingest": "app.cli_ingest",
-            "eval": "app.cli_eval", "scorecards": "app.cli_eval", "models": "app.cli_models"}
+            "eval": "app.cli_eval", "scorecards": "app.cli_eval", "models": "app.cli_models", "grid": "app.cli_grid"}
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:

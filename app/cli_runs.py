@@ -32,7 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, default=50, metavar="N", help="at most N runs (default 50)")
     p.add_argument("--offset", type=int, default=0, metavar="N", help="skip the first N runs")
     p.add_argument("--evaluations", action="store_true",
-                   help="also list the runs of evaluations (`rlm-studio eval`), hidden as in History")
+                   help="also list the runs of evaluations (`rlm-studio eval`) and of grids' cells "
+                        "(`rlm-studio grid`), hidden as in History")
     p.add_argument("--json", action="store_true", help="print a JSON list")
     p.set_defaults(handler=cmd_list)
 

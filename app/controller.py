@@ -24,6 +24,7 @@ from app.first_run_glue import FirstRunGlue
 from app.history_glue import HistoryGlue
 from app.limit_fixes import LimitFixes, cap_advice, one_stop
 from app.local_defaults_glue import LocalDefaultsGlue
+from app.grid_glue import GridGlue
 from app.models_glue import ModelsGlue
 from app.paste_glue import PasteGlue
 from app.run_service import IMPORT_LOCK, RunRequest, RunService, preload_engine  # noqa: F401  (preload_engine: the bench)
@@ -120,6 +121,11 @@ class Controller(QObject):
             documents=lambda: self.documents, run_task=lambda: self.run_task,
             last_outcome=lambda: self.last_outcome, key_for=self.key_for, on_engine=self.runs.on_engine,
             keys=self.keys)
+        qp = window.question_panel
+        self.grids = GridGlue(                 # the review grid: questions x Sources' documents
+            window, store=self.history.store, settings=lambda: self.settings, keys=self.keys,
+            documents=lambda: self.documents, caps=qp.caps, pair=lambda: (qp.root_model(), qp.sub_model()),
+            on_engine=self.runs.on_engine, open_run=self.history.open_run, open_citation=self.trust.open_citation)
 
     # --- wiring ---------------------------------------------------------------
     def _wire(self) -> None:
@@ -233,6 +239,7 @@ class Controller(QObject):
         await self.first_run.close()
         self.sessions.close()
         await self.models.shutdown(timeout)        # an evaluation's runs (Models > Scorecards) stop too
+        await self.grids.shutdown(timeout)         # a grid's cells too
         await self.runs.shutdown(timeout)
         self.history.close()
 

@@ -80,6 +80,7 @@ class RunRequest:
     keep_session: bool = False         # keep the REPL alive after the run (the window's follow-ups)
     run_id: str | None = None
     evaluation_id: str | None = None   # an evaluation's question (core/evaluation): tagged, kept out of History
+    shared_budget: Any = None          # a Budget many runs reserve from (a grid's: core/grid)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -236,7 +237,8 @@ class RunService:
                                      worker_command=self._worker_command, session=session_in,
                                      follow_up=follow_up, keep_session=request.keep_session,
                                      evaluation_id=request.evaluation_id,
-                                     forked_from=_forked_from(store, request))
+                                     forked_from=_forked_from(store, request),
+                                     shared_budget=request.shared_budget)
             if handle.cancelled:
                 handle.run.cancel()
             return await handle.run.execute()

@@ -40,7 +40,8 @@ class QuestionRun:
                  parent_run_id: str | None = None, run_id: str | None = None,
                  worker_command: list[str] | None = None, persist: bool = True,
                  session: Any = None, follow_up: bool = False, keep_session: bool = False,
-                 evaluation_id: str | None = None, forked_from: dict | None = None) -> None:
+                 evaluation_id: str | None = None, forked_from: dict | None = None,
+                 shared_budget: Any = None) -> None:
         if not question.strip():
             raise ValueError("the question is empty")
         if not documents:
@@ -54,6 +55,7 @@ class QuestionRun:
         self.parent_run_id = parent_run_id
         self.evaluation_id = evaluation_id
         self.forked_from = forked_from          # a fork: {"run_id", "turn", "title"} (RunStarted)
+        self.shared_budget = shared_budget
         self._store = store
         self._persist = persist
         self._key_for = key_for
@@ -113,7 +115,7 @@ class QuestionRun:
                               run_id=self.run_id, worker_command=self._worker_command,
                               version=__version__, parent_run_id=self.parent_run_id,
                               keep_session=self._keep_session, evaluation_id=self.evaluation_id,
-                              forked_from=self.forked_from)
+                              forked_from=self.forked_from, shared_budget=self.shared_budget)
         if self._cancelled:
             self._engine.cancel()
         sources = None

@@ -19,6 +19,7 @@ import logging
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
+from core.lifecycle import stop_then_wait
 from ui.scorecard_run import EvaluateDialog, EvaluationSpec, JobShown
 
 log = logging.getLogger(__name__)
@@ -242,14 +243,7 @@ class ScorecardGlue:
 
     async def shutdown(self, timeout: float = 5.0) -> None:
         """Stop, and wait up to `timeout` for the runs in flight to end; then cancel what is left."""
-        task = self.task
-        if task is None or task.done():
-            return
-        self.stop()
-        done, _ = await asyncio.wait([task], timeout=timeout)
-        if not done:
-            task.cancel()
-            await asyncio.wait([task], timeout=timeout)
+        await stop_then_wait(self.task, self.stop, timeout)
 
     async def _stop_on_engine(self) -> None:
         if self._stop is not None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Awaitable, TypeVar
+from typing import Awaitable, Callable, TypeVar
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -36,3 +36,15 @@ async def finish(work: Awaitable[T]) -> T:
             log.error("cleanup failed while its caller was being cancelled", exc_info=task.exception())
         raise asyncio.CancelledError
     return task.result()
+
+
+async def stop_then_wait(task: "asyncio.Task | None", stop: Callable[[], None], timeout: float) -> None:
+    """A batch's end at shutdown (an evaluation's, a grid's): `stop()` it, wait up to `timeout`
+    for what is in flight to end, then cancel what is left and wait for that as long again."""
+    if task is None or task.done():
+        return
+    stop()
+    done, _ = await asyncio.wait([task], timeout=timeout)
+    if not done:
+        task.cancel()
+        await asyncio.wait([task], timeout=timeout)

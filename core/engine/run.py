@@ -23,6 +23,7 @@ from core.config import RunConfig
 from core.engine.budget import Budget
 from core.engine.context import Counters, EventSink, RunContext  # noqa: F401  (named here before)
 from core.engine.outcome import RlmOutcome
+from core.engine.shared_budget import run_budget
 from core.engine.rlm import Rlm
 from core.repl.context_file import chars_of
 
@@ -52,8 +53,9 @@ class Engine:
                  run_id: str | None = None, llm: Any = None, worker_command: list[str] | None = None,
                  version: str = "", parent_run_id: str | None = None,
                  keep_session: bool = False, evaluation_id: str | None = None,
-                 forked_from: dict[str, Any] | None = None) -> None:
+                 forked_from: dict[str, Any] | None = None, shared_budget: Budget | None = None) -> None:
         self.config = config
+        self._shared_budget = shared_budget   # a grid's budget every call also reserves from
         self.run_id = run_id or uuid.uuid4().hex
         self._emit = emit
         self._key_for = key_for
@@ -137,7 +139,7 @@ class Engine:
         started = time.monotonic()
         ctx = RunContext(
             run_id=self.run_id, config=self.config, emit_event=self._emit, llm=self._llm, prices=prices,
-            budget=Budget(max_cost_usd=self.config.max_cost_usd, max_sub_calls=self.config.max_sub_calls),
+            budget=run_budget(self.config, self._shared_budget),
             sub_semaphore=asyncio.Semaphore(self.config.concurrency),
             nested_slots=asyncio.Semaphore(self.config.nested_limit()),
             deadline=(started + self.config.max_wall_seconds) if self.config.max_wall_seconds else None,

@@ -356,6 +356,69 @@ def m009_prices_by_picked_name_and_fork_turn(db: sqlite_utils.Database) -> None:
             config["prices_unresolved"] = unresolved
         db.execute("UPDATE runs SET config_json = ? WHERE id = ?", [json.dumps(config), run_id])
 
+
+@migration
+def m011_grids(db: sqlite_utils.Database) -> None:
+    # A review grid: questions (columns) over documents (rows). The same columns over the
+    # same documents (by path and text) are the same grid, so running it again resumes it.
+    db.execute("""
+        CREATE TABLE grids (
+            id TEXT PRIMARY KEY,
+            key TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL,
+            status TEXT NOT NULL,
+            max_cost_usd REAL,
+            cost_usd REAL NOT NULL DEFAULT 0,
+            config_json TEXT,
+            created_utc REAL NOT NULL,
+            updated_utc REAL NOT NULL
+        )""")
+    # One question of a grid: its answers are parsed as `type` (text, number, date, yes/no, list, excerpt).
+    db.execute("""
+        CREATE TABLE grid_columns (
+            grid_id TEXT NOT NULL REFERENCES grids(id),
+            position INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            question TEXT NOT NULL,
+            type TEXT NOT NULL,
+            instruction TEXT,
+            PRIMARY KEY (grid_id, position)
+        )""")
+    # One document of a grid (a file or an archive member); `error` says why it could not be read.
+    db.execute("""
+        CREATE TABLE grid_rows (
+            grid_id TEXT NOT NULL REFERENCES grids(id),
+            position INTEGER NOT NULL,
+            path TEXT NOT NULL,
+            sha256 TEXT,
+            chars INTEGER NOT NULL DEFAULT 0,
+            error TEXT,
+            PRIMARY KEY (grid_id, position)
+        )""")
+    # One answer: committed as soon as its run ends, so a killed grid keeps every finished cell.
+    # state: queued | running | done | failed | limited; run_id: the stored run that answered it.
+    db.execute("""
+        CREATE TABLE grid_cells (
+            grid_id TEXT NOT NULL REFERENCES grids(id),
+            row INTEGER NOT NULL,
+            col INTEGER NOT NULL,
+            state TEXT NOT NULL,
+            answer TEXT,
+            value_json TEXT,
+            flag TEXT,
+            error TEXT,
+            cost_usd REAL NOT NULL DEFAULT 0,
+            run_id TEXT,
+            citations_json TEXT,
+            started_utc REAL,
+            finished_utc REAL,
+            PRIMARY KEY (grid_id, row, col)
+        )""")
+    db.execute("CREATE INDEX idx_grid_cells_state ON grid_cells (grid_id, state)")
+    # The grid a run answered a cell of: History leaves such runs out, as it does an evaluation's.
+    db.execute("ALTER TABLE runs ADD COLUMN grid_id TEXT")
+
+
 def migrate(db: sqlite_utils.Database) -> list[str]:
     """Apply pending migrations; returns the names applied. BEGIN IMMEDIATE makes two
     processes opening a fresh database at once take turns instead of colliding."""

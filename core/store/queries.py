@@ -72,10 +72,11 @@ def list_runs(db: sqlite_utils.Database, *, search: str | None = None, status: s
               model: str | None = None, since: float | None = None, until: float | None = None,
               min_cost: float | None = None, max_cost: float | None = None, parent_run_id: str | None = None,
               evaluations: bool = True, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
-    """Runs, newest first; `evaluations=False` leaves out the runs of evaluations (History's default)."""
+    """Runs, newest first; `evaluations=False` leaves out the runs of evaluations and of grids'
+    cells (History's default)."""
     where, params = [], []
     if not evaluations:
-        where.append("evaluation_id IS NULL")
+        where.append("evaluation_id IS NULL AND grid_id IS NULL")
     if search and search.strip():
         query = fts_query(search)
         if not query:

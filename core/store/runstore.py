@@ -153,7 +153,7 @@ class RunStore:
                   limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
         """Newest first. `search`: full text over question and answer (every word, as a prefix);
         `model`: part of the root or sub model name; `since`/`until`: epoch seconds;
-        `evaluations=False`: without the runs of evaluations (runs.evaluation_id)."""
+        `evaluations=False`: without the runs of evaluations (runs.evaluation_id) and grids (runs.grid_id)."""
         with self._lock:
             return queries.list_runs(self.db, search=search, status=status, model=model, since=since,
                                      until=until, min_cost=min_cost, max_cost=max_cost, evaluations=evaluations,

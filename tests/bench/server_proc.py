@@ -59,9 +59,19 @@ def nested_root(request: Any) -> str:
     return _code("FINAL('unexpected request')")
 
 
-FUNCTIONS: dict[str, Callable[[Any], str]] = {
+def _grid(name: str) -> Callable[[Any], Any]:
+    def reply(request: Any) -> Any:
+        from tests.support import grid_corpus
+        return getattr(grid_corpus, name)(request)
+    return reply
+
+
+FUNCTIONS: dict[str, Callable[[Any], Any]] = {
     "ok": lambda request: "ok",
     "nested_root": nested_root,
+    "grid_cell": _grid("answer_cell"),             # tests/support/grid_corpus.py
+    "grid_document_root": _grid("document_root"),
+    "grid_column_root": _grid("column_root"),
 }
 
 

@@ -1,0 +1,264 @@
+"""The review grid from the window: a Grid button in the toolbar opens ui/grid_view.py.
+
+    glue = GridGlue(window, store=..., settings=..., keys=..., documents=..., caps=..., pair=...,
+                    on_engine=..., open_run=..., open_citation=...)
+    glue.open_view(); glue.start(path, cap)      # runs over Sources' documents
+    await glue.task                              # (tests) the grid's end; glue.stop() stops it
+
+The grid runs on the engine's loop (app/engine_thread.py) like every run: each cell a
+RunRequest on RunService (app/grid_runs.py) reserving from the grid's one budget. Cell
+updates cross back to the window's loop with call_soon_threadsafe. A double-click on a
+cell replays its run in the main window and opens its cited passage in the source viewer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+from PySide6.QtGui import QAction
+
+from core.lifecycle import stop_then_wait
+from ui import icons
+from ui.grid_view import GridView
+
+log = logging.getLogger(__name__)
+
+
+class GridGlue:
+    """`store()` the open RunStore; `settings()`, `keys()` the app's; `documents()` Sources'
+    documents by path; `caps()` and `pair()` the question panel's; `on_engine(coro)` awaits a
+    coroutine on the engine's loop; `open_run(run_id)` replays a run; `open_citation(body)`
+    opens "PATH:ADDRESS" of the replayed run in the source viewer."""
+
+    def __init__(self, window: Any, *, store: Callable[[], Any], settings: Callable[[], Any],
+                 keys: Callable[[], Any], documents: Callable[[], dict], caps: Callable[[], dict],
+                 pair: Callable[[], tuple[str, str]], on_engine: Callable[[Any], Awaitable[Any]],
+                 open_run: Callable[[str], Any], open_citation: Callable[[str], Any]) -> None:
+        self.window = window
+        self.store, self.settings, self.keys, self.documents = store, settings, keys, documents
+        self.caps, self.pair, self.on_engine = caps, pair, on_engine
+        self.open_run, self.open_citation = open_run, open_citation
+        self.view: GridView | None = None
+        self.task: asyncio.Task | None = None
+        self.grid_id: str | None = None
+        self._grid: Any = None                 # the GridRun, on the engine's loop while it runs
+        self._stopped = False
+        self.action = QAction("Grid", window)
+        self.action.setToolTip("Review grid: every question of a list over every document in Sources")
+        icons.bind(self.action, "info")
+        self.action.triggered.connect(self.open_view)
+        window.add_toolbar_actions([self.action])
+
+    def open_view(self) -> GridView:
+        if self.view is None:
+            self.view = GridView(self.window)
+            self.view.run_requested.connect(self.start)
+            self.view.stop_requested.connect(self.stop)
+            self.view.grid_chosen.connect(self.show_grid)
+            self.view.cell_opened.connect(self.open_cell)
+            self.view.export_requested.connect(self.export)
+        self.refresh()
+        self.view.show()
+        self.view.raise_()
+        return self.view
+
+    def refresh(self) -> None:
+        # lazy: +3 modules, 6 ms at load 11 (first use only)
+        from core.grid.store import list_grids
+        self.view.set_grids(list_grids(self.store().db), self.grid_id)
+
+    def show_grid(self, grid_id: str) -> None:
+        # lazy: +3 modules, 6 ms at load 11 (first use only)
+        from core.grid.store import load_grid
+        # lazy: +2 modules, 4 ms at load 11 (first use only)
+        from core.exports.export_grid import cell_text
+        data = load_grid(self.store().db, grid_id)
+        self.grid_id = grid_id
+        cells = {k: {**c, "text": cell_text(c)} for k, c in data.cells.items()}
+        self.view.model.set_grid([c.name for c in data.columns], [r.path for r in data.rows], cells)
+        counts = data.counts()
+        if self.task is None or self.task.done():
+            self.view.set_status(f"{data.name}: {counts['done']} done, {counts['failed']} failed, "
+                                 f"{counts['limited']} limited, {counts['queued']} queued; ${data.cost_usd:.4f}. "
+                                 "Double-click a cell for its run and its cited passage.")
+        self.view.set_running(self.task is not None and not self.task.done())
+
+    # --- run --------------------------------------------------------------------------------
+    def start(self, columns_path: str, cap_usd: float) -> asyncio.Task | None:
+        """Validate (a bad start is said in the view, nothing runs), then run the grid."""
+        view = self.view
+        if self.task is not None and not self.task.done():
+            view.set_status("A grid is running: stop it first.")
+            return None
+        try:
+            prepared = self._prepare(columns_path, cap_usd or None)
+        except ValueError as exc:
+            view.set_status(str(exc))
+            return None
+        self._stopped = False
+        view.set_running(True)
+        self.task = asyncio.ensure_future(self._run(*prepared))
+        return self.task
+
+    def _prepare(self, columns_path: str, cap: float | None) -> tuple:
+        # lazy: +13 modules, 57 ms at load 3.7 (first use only)
+        from app.settings import build_run_config
+        # lazy: +43 modules, 104 ms at load 3.7 (first use only)
+        from core.engine.run import ConfigError, Engine
+        # lazy: +22 modules, 59 ms at load 12 (first use only)
+        from core.grid.model import ColumnError, Row, parse_columns
+        if not columns_path:
+            raise ValueError("Pick a questions file: one question per line, or JSON lines.")
+        path = Path(columns_path).expanduser()
+        try:
+            columns = parse_columns(path.read_text(encoding="utf-8"), path.name)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"The questions file cannot be read: {exc}") from None
+        except ColumnError as exc:
+            raise ValueError(str(exc)) from None
+        documents = sorted(self.documents().values(), key=lambda d: d.path)
+        if not documents:
+            raise ValueError("Sources has no documents: add the documents to review first.")
+        root, sub = self.pair()
+        caps = {k: v for k, v in dict(self.caps()).items() if k != "max_cost_usd"}
+        config = build_run_config(self.settings(), root=root, sub=sub or root,
+                                  overrides={**caps, "max_cost_usd": cap})
+        try:
+            Engine(config, emit=lambda _e: None, key_for=lambda _m: None).check()
+        except (ValueError, ConfigError) as exc:
+            raise ValueError(f"The grid cannot start: {exc}") from None
+        rows = [Row(d.path, d.sha256, d.chars) for d in documents]
+        return columns, rows, documents, config, cap
+
+    async def _run(self, columns: list, rows: list, documents: list, config: Any, cap: float | None) -> Any:
+        # lazy: +3 modules, 6 ms at load 11 (first use only)
+        from core.grid import store as gs
+        # lazy: +2 modules, 4 ms at load 11 (first use only)
+        from core.exports.export_grid import cell_text
+        # lazy: +4 modules, 10 ms at load 11 (first use only)
+        from core.grid.preview import preview
+        # lazy: +115 modules, 223 ms at load 3.7 (first use only)
+        from core.store.db import connect
+        view, gui = self.view, asyncio.get_running_loop()
+        path = self.store().path
+        db = connect(path)
+        try:
+            grid_id, _ = gs.open_grid(db, columns, rows, max_cost_usd=cap,
+                                      config={"root_model": config.root_model, "sub_model": config.sub_model})
+            data = gs.load_grid(db, grid_id)
+            told = preview(config, columns, documents, gs.queued_cells(db, grid_id), cap_usd=cap,
+                           spent_usd=data.cost_usd).sentence()
+        finally:
+            db.close()
+        self.show_grid(grid_id)
+        self.refresh()
+        view.set_status(told[:1].upper() + told[1:] + ".")
+
+        def later(fn: Callable, *args: Any, **kw: Any) -> None:     # from the engine's loop to the window's
+            if not gui.is_closed():
+                gui.call_soon_threadsafe(lambda: fn(*args, **kw))
+
+        def on_cell(event: Any) -> None:
+            text = cell_text({"state": event.state, "value": event.value, "flag": event.flag, "error": event.error})
+            later(view.model.update_cell, event.row, event.col, state=event.state, cost_usd=event.cost_usd,
+                  flag=event.flag, error=event.error, run_id=event.run_id, text=text)
+        try:
+            data = await self.on_engine(self._grid_on_engine(path, grid_id, documents, config, cap, on_cell))
+        except asyncio.CancelledError:
+            view.set_status("Stopped.")
+            raise
+        except Exception as exc:             # the grid's boundary: said in the view, logged
+            log.exception("the grid failed")
+            view.set_status(f"The grid failed: {type(exc).__name__}: {exc}")
+            view.set_running(False)
+            return None
+        await asyncio.sleep(0)               # the last cell updates (posted from the engine) first
+        self.show_grid(grid_id)
+        self.refresh()
+        counts = data.counts()
+        view.set_status(f"{'Stopped' if data.status == 'stopped' else 'Done'}: {counts['done']} done, "
+                        f"{counts['failed']} failed, {counts['limited']} limited"
+                        + (f", {counts['queued']} not run" if counts["queued"] else "")
+                        + f"; ${data.cost_usd:.4f}. Double-click a cell for its run and its cited passage.")
+        view.set_running(False)
+        return data
+
+    async def _grid_on_engine(self, path: Path, grid_id: str, documents: list, config: Any, cap: float | None,
+                              on_cell: Callable) -> Any:
+        """On the engine's loop: the grid, its cells on RunService over the window's store."""
+        # lazy: +9 modules, 35 ms at load 3.7 (first use only)
+        from app.grid_runs import GridCells
+        # lazy: +9 modules, 35 ms at load 3.7 (first use only)
+        from app.run_service import RunService
+        # lazy: +6 modules, 12 ms at load 11 (first use only)
+        from core.grid.runner import GridRun
+        # lazy: +115 modules, 208 ms at load 3.7 (first use only)
+        from core.store import RunStore
+        # lazy: +115 modules, 223 ms at load 3.7 (first use only)
+        from core.store.db import connect
+        service = RunService(open_store=lambda: RunStore.open(path), keys=self.keys, settings=self.settings)
+        db = connect(path)                    # the grid's own connection, as the CLI's (app/cli_grid.py)
+        try:
+            grid = GridRun(db, grid_id, documents, config, run_cell=GridCells(service).run_cell,
+                           concurrency=max(1, min(config.concurrency, 8)), max_cost_usd=cap)
+            self._grid = grid
+            if self._stopped:
+                grid.stop()
+            return await grid.run(on_cell=on_cell)
+        finally:
+            self._grid = None
+            db.close()
+
+    def stop(self) -> None:
+        """No cell starts after this; the running cells stop; the ended ones are kept."""
+        if self.task is None or self.task.done():
+            return
+        self._stopped = True
+        self.view.set_status("Stopping…")
+        asyncio.ensure_future(self.on_engine(self._stop_on_engine()))
+
+    async def _stop_on_engine(self) -> None:
+        if self._grid is not None:
+            self._grid.stop()
+
+    async def shutdown(self, timeout: float = 5.0) -> None:
+        """Stop, and wait up to `timeout` for the runs in flight to end; then cancel what is left."""
+        await stop_then_wait(self.task, self.stop, timeout)
+
+    # --- evidence and export ----------------------------------------------------------------
+    def open_cell(self, row: int, col: int) -> bool:
+        """Replay the cell's run in the main window and open its cited passage."""
+        # lazy: +3 modules, 6 ms at load 11 (first use only)
+        from core.grid.store import load_grid
+        if self.grid_id is None:
+            return False
+        cell = load_grid(self.store().db, self.grid_id).cells.get((row, col)) or {}
+        if not cell.get("run_id") or cell.get("state") in ("queued", "running"):
+            self.view.set_status("This cell has no finished run yet.")
+            return False
+        self.open_run(cell["run_id"])
+        cites = [c for c in cell.get("citations") or [] if c.get("ok")]
+        if cites:
+            self.open_citation(f"{cites[0]['path']}:{cites[0]['address']}")
+        else:
+            self.view.set_status("This cell's answer cites no passage; its run is shown in the main window.")
+        return True
+
+    def export(self, path: str) -> Path | None:
+        # lazy: +3 modules, 6 ms at load 11 (first use only)
+        from core.grid.store import load_grid
+        # lazy: +2 modules, 4 ms at load 11 (first use only)
+        from core.exports.export_grid import write_grid
+        if self.grid_id is None:
+            return None
+        try:
+            out = write_grid(load_grid(self.store().db, self.grid_id), Path(path))
+        except (ValueError, OSError) as exc:
+            self.view.set_status(f"The grid could not be exported: {exc}")
+            return None
+        self.view.set_status(f"Exported to {out}.")
+        return out
+

@@ -1,0 +1,209 @@
+"""Run a grid: every queued cell is one ordinary stored run over its one document,
+asked the column's question, all of them reserving from one grid-wide budget.
+
+    grid = GridRun(db, grid_id, documents, config, run_cell=..., concurrency=8)
+    summary = await grid.run(on_cell=print)      # grid.stop(): no cell starts, the running ones stop
+
+The caller supplies `run_cell(question, document, config, shared_budget, run_id) ->
+RunOutcome` (app/grid_runs.py: a RunRequest on RunService, like every run), so this module
+needs no app. Each cell's run is the engine's Auto: one plain call when the document takes
+at most a quarter of the root model's window, the RLM otherwise (docs/dev/grid.md has the
+measurements behind that). At most `concurrency` cells run at once, and only their
+documents are read: memory follows the cells in flight, not the grid's size.
+
+States: a cell whose run finished is done (its typed value parsed, or flagged); a run
+that failed is failed (its error said); a run that the grid's dollar cap stopped or
+shortened, or a cell the cap left no room to start, is limited. Stop puts the running
+cells back in the queue; every ended cell is already committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Sequence
+
+from core.engine.budget import Budget
+from core.grid import store as gs
+from core.grid.model import cell_question
+from core.grid.values import parse_value
+from core.lifecycle import finish
+
+log = logging.getLogger(__name__)
+
+RunCell = Callable[[str, Any, Any, Budget, str], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class CellEvent:
+    """What the grid tells its watchers: a cell started or ended."""
+    row: int
+    col: int
+    state: str
+    cost_usd: float = 0.0
+    answer: str | None = None
+    flag: str | None = None
+    error: str | None = None
+    run_id: str | None = None
+    value: Any = None
+
+
+class GridRun:
+    def __init__(self, db: Any, grid_id: str, documents: Sequence[Any | None], config: Any, *,
+                 run_cell: RunCell, concurrency: int = 8, max_cost_usd: float | None = None) -> None:
+        """`documents[i]` is row i's document (None: the row could not be read)."""
+        self.db = db
+        self.grid_id = grid_id
+        self.documents = list(documents)
+        # A grid cap makes every cell's run check its models' prices, as a run's own cap does.
+        self.config = config if max_cost_usd is None or config.max_cost_usd is not None else \
+            config.replace(max_cost_usd=max_cost_usd)
+        self.run_cell = run_cell
+        self.concurrency = max(1, concurrency)
+        data = gs.load_grid(db, grid_id)
+        self.columns, self.rows = data.columns, data.rows
+        # One budget for the grid, across resumes: what earlier sessions spent counts.
+        self.budget = Budget(max_cost_usd=max_cost_usd, max_sub_calls=None)
+        self.budget.spent_usd = data.cost_usd
+        self.stopped = False
+        self._tasks: set[asyncio.Task] = set()
+
+    def stop(self) -> None:
+        """No cell starts after this; the running cells' runs are cancelled (call on the loop)."""
+        self.stopped = True
+        for task in list(self._tasks):
+            task.cancel()
+
+    async def run(self, on_cell: Callable[[CellEvent], None] | None = None) -> gs.GridData:
+        pending = iter(gs.queued_cells(self.db, self.grid_id))
+        gs.set_status(self.db, self.grid_id, "running")
+        emit = on_cell or (lambda _e: None)
+
+        async def worker() -> None:
+            for row, col in pending:               # shared iterator: each cell taken once
+                if self.stopped:
+                    return
+                task = asyncio.ensure_future(self._cell(row, col, emit))
+                self._tasks.add(task)
+                try:
+                    await asyncio.wait({task})
+                except asyncio.CancelledError:      # the grid itself cancelled: its cell ends first
+                    task.cancel()
+                    await finish(asyncio.wait({task}))
+                    raise
+                finally:
+                    self._tasks.discard(task)
+                if task.cancelled() and not self.stopped:
+                    raise asyncio.CancelledError
+        workers = [asyncio.ensure_future(worker()) for _ in range(self.concurrency)]
+        try:
+            await asyncio.gather(*workers)
+        except BaseException:
+            self.stop()
+            for w in workers:
+                w.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            gs.set_status(self.db, self.grid_id, "stopped")
+            raise
+        data = gs.load_grid(self.db, self.grid_id)
+        counts = data.counts()
+        status = "stopped" if self.stopped or counts["queued"] else "finished"
+        gs.set_status(self.db, self.grid_id, status)
+        data.status = status
+        return data
+
+    def _room_left(self) -> bool:
+        cap = self.budget.max_cost_usd
+        return cap is None or self.budget.spent_usd < cap - 1e-9
+
+    async def _cell(self, row: int, col: int, emit: Callable[[CellEvent], None]) -> None:
+        column, document = self.columns[col], self.documents[row]
+        if document is None:                    # read at open time as failed; a resume without it
+            self._end(emit, gs.CellResult(row, col, "failed", error=self.rows[row].error or
+                                          f"{self.rows[row].path} could not be read"))
+            return
+        if not self._room_left():
+            self._end(emit, gs.CellResult(row, col, "limited", error=(
+                f"not run: the grid's dollar cap ${self.budget.max_cost_usd:.4f} is spent")))
+            return
+        try:
+            # The cell's document is held while its cell runs (read once, not once per reader):
+            # the documents in memory are those of the cells in flight.
+            document = document if document.held else document.but(text=document.text)
+        except OSError as exc:                  # changed or gone since it was read
+            self._end(emit, gs.CellResult(row, col, "failed", error=str(exc)))
+            return
+        run_id = uuid.uuid4().hex
+        gs.start_cell(self.db, self.grid_id, row, col, run_id)
+        emit(CellEvent(row, col, "running", run_id=run_id))
+        try:
+            outcome = await self.run_cell(cell_question(column, document.path), document, self.config,
+                                          self.budget, run_id)
+        except asyncio.CancelledError:
+            gs.unstart_cell(self.db, self.grid_id, row, col)
+            emit(CellEvent(row, col, "queued", run_id=run_id))
+            raise
+        except Exception as exc:                # refused before it ran: a sentence, the grid goes on
+            log.info("grid %s cell %d,%d: %s", self.grid_id, row, col, exc)
+            self._end(emit, gs.CellResult(row, col, "failed", error=str(exc) or type(exc).__name__,
+                                          run_id=run_id))
+            return
+        if outcome.status == "cancelled" and self.stopped:
+            gs.unstart_cell(self.db, self.grid_id, row, col)
+            emit(CellEvent(row, col, "queued", run_id=run_id))
+            return
+        self._end(emit, self._result(row, col, outcome, document))
+
+    def _result(self, row: int, col: int, outcome: Any, document: Any) -> gs.CellResult:
+        from core.limits import is_limited, summary
+        totals = outcome.totals or {}
+        cost = float(totals.get("cost_usd") or 0.0)
+        answer = outcome.answer
+        citations = cell_citations(answer, document)
+        limited = totals.get("limited") or {}
+        if outcome.status == "finished" and answer is not None:
+            try:
+                text = document.text if self.columns[col].type == "excerpt" else None
+            except OSError:                     # changed since it was read: the excerpt is not checked
+                text = None
+            parsed = parse_value(self.columns[col].type, answer, text)
+            state = "limited" if is_limited(limited) and _by_cost(limited) else "done"
+            note = "; ".join(filter(None, [summary(limited) if state == "limited" else None, totals.get("retried")]))
+            return gs.CellResult(row, col, state, answer, parsed.value, parsed.flag, note or None, cost,
+                                 outcome.run_id, citations)
+        state = "limited" if outcome.status == "capped" else "failed"
+        error = "; ".join(filter(None, [outcome.error or outcome.status, totals.get("retried")]))
+        return gs.CellResult(row, col, state, answer, None, None, error, cost, outcome.run_id, citations)
+
+    def _end(self, emit: Callable[[CellEvent], None], result: gs.CellResult) -> None:
+        gs.finish_cell(self.db, self.grid_id, result)
+        emit(CellEvent(result.row, result.col, result.state, result.cost_usd, result.answer, result.flag,
+                       result.error, result.run_id, result.value))
+
+
+def _by_cost(limited: dict) -> bool:
+    """Whether the dollar cap changed the run (refused or shortened calls)."""
+    return bool(limited.get("shortened_calls") or (limited.get("refused_by") or {}).get("the dollar cap"))
+
+
+def cell_citations(answer: str | None, document: Any) -> list[dict]:
+    """The answer's citations against its one document, each with the passage it names."""
+    if not answer:
+        return []
+    from core.ingest.citations import resolve_citations
+    out = []
+    try:
+        cites = resolve_citations(answer, [document])
+        text = document.text if any(c.ok for c in cites) else ""
+    except OSError as exc:
+        log.warning("citations of a grid cell could not be read back: %s", exc)
+        return []
+    for c in cites:
+        item = {"reference": c.text, "path": c.path, "address": c.address, "ok": c.ok, "problem": c.problem,
+                "start": c.start, "end": c.end}
+        if c.ok and c.start is not None:
+            item["passage"] = text[c.start:c.end][:2000]
+        out.append(item)
+    return out

@@ -1,0 +1,192 @@
+"""Grids in the runs database (tables grids, grid_columns, grid_rows, grid_cells;
+migration m011_grids). Functions take a sqlite-utils Database; every write is one
+transaction, and each finished cell is committed on its own, so a grid killed at
+any moment keeps every cell that ended.
+
+    grid_id, created = open_grid(db, columns, rows, max_cost_usd=5.0)
+    finish_cell(db, grid_id, CellResult(...))
+    load_grid(db, grid_id)        # GridData: columns, rows, cells
+
+The same columns over the same documents (by path and content) are the same grid:
+opening it again resumes it (cells left running by a process that died are queued).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from core.grid.model import Column, Row
+from core.store.db import write_transaction
+
+
+@dataclass(frozen=True)
+class CellResult:
+    row: int
+    col: int
+    state: str                     # done | failed | limited
+    answer: str | None = None
+    value: Any = None
+    flag: str | None = None
+    error: str | None = None
+    cost_usd: float = 0.0
+    run_id: str | None = None
+    citations: Sequence[dict] = ()
+
+
+@dataclass
+class GridData:
+    id: str
+    name: str
+    status: str
+    max_cost_usd: float | None
+    cost_usd: float
+    columns: list[Column]
+    rows: list[Row]
+    cells: dict[tuple[int, int], dict] = field(default_factory=dict)
+    created_utc: float = 0.0
+    updated_utc: float = 0.0
+
+    def counts(self) -> dict[str, int]:
+        out = {s: 0 for s in ("queued", "running", "done", "failed", "limited")}
+        for cell in self.cells.values():
+            out[cell["state"]] = out.get(cell["state"], 0) + 1
+        return out
+
+
+def grid_key(columns: Sequence[Column], rows: Sequence[Row]) -> str:
+    body = json.dumps([[c.public_dict() for c in columns], [[r.path, r.sha256] for r in rows]], sort_keys=True)
+    return hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def open_grid(db: Any, columns: Sequence[Column], rows: Sequence[Row], *, name: str = "",
+              max_cost_usd: float | None = None, config: dict | None = None) -> tuple[str, bool]:
+    """The grid of these columns over these rows, created with every cell queued (a row
+    that could not be read: its cells failed with why), or found and made ready to resume.
+    Returns (grid id, created)."""
+    key = grid_key(columns, rows)
+    now = time.time()
+    with write_transaction(db):
+        found = db.execute("SELECT id FROM grids WHERE key = ?", [key]).fetchone()
+        if found:
+            db.execute("UPDATE grid_cells SET state = 'queued', started_utc = NULL WHERE grid_id = ? "
+                       "AND state = 'running'", [found[0]])
+            db.execute("UPDATE grids SET max_cost_usd = ?, updated_utc = ? WHERE id = ?",
+                       [max_cost_usd, now, found[0]])
+            return found[0], False
+        grid_id = uuid.uuid4().hex
+        db.execute("INSERT INTO grids (id, key, name, status, max_cost_usd, config_json, created_utc, "
+                   "updated_utc) VALUES (?, ?, ?, 'queued', ?, ?, ?, ?)",
+                   [grid_id, key, name or f"{len(columns)} questions x {len(rows)} documents", max_cost_usd,
+                    json.dumps(config or {}, default=str), now, now])
+        db.conn.executemany(
+            "INSERT INTO grid_columns (grid_id, position, name, question, type, instruction) VALUES (?, ?, ?, ?, ?, ?)",
+            [(grid_id, i, c.name, c.question, c.type, c.instruction) for i, c in enumerate(columns)])
+        db.conn.executemany(
+            "INSERT INTO grid_rows (grid_id, position, path, sha256, chars, error) VALUES (?, ?, ?, ?, ?, ?)",
+            [(grid_id, i, r.path, r.sha256, r.chars, r.error) for i, r in enumerate(rows)])
+        db.conn.executemany(
+            "INSERT INTO grid_cells (grid_id, row, col, state, error, finished_utc) VALUES (?, ?, ?, ?, ?, ?)",
+            [(grid_id, i, j, "failed" if r.error else "queued", r.error, now if r.error else None)
+             for i, r in enumerate(rows) for j in range(len(columns))])
+    return grid_id, True
+
+
+def requeue(db: Any, grid_id: str, states: Sequence[str] = ("failed", "limited"),
+            cells: Sequence[tuple[int, int]] | None = None) -> int:
+    """Put cells in `states` (all of them, or only `cells`) back in the queue; a cell of a
+    row that could not be read stays failed. Returns how many were queued."""
+    marks = ",".join("?" for _ in states)
+    query = (f"UPDATE grid_cells SET state = 'queued', error = NULL, flag = NULL, started_utc = NULL "
+             f"WHERE grid_id = ? AND state IN ({marks}) AND row NOT IN "
+             f"(SELECT position FROM grid_rows WHERE grid_id = ? AND error IS NOT NULL)")
+    with write_transaction(db):
+        if cells is None:
+            return db.execute(query, [grid_id, *states, grid_id]).rowcount
+        return sum(db.execute(query + " AND row = ? AND col = ?", [grid_id, *states, grid_id, r, c]).rowcount
+                   for r, c in cells)
+
+
+def queued_cells(db: Any, grid_id: str) -> list[tuple[int, int]]:
+    """The cells still to run, column by column (a column's cells run side by side)."""
+    return [tuple(r) for r in db.execute(
+        "SELECT row, col FROM grid_cells WHERE grid_id = ? AND state = 'queued' ORDER BY col, row", [grid_id])]
+
+
+def start_cell(db: Any, grid_id: str, row: int, col: int, run_id: str) -> None:
+    with write_transaction(db):
+        db.execute("UPDATE grid_cells SET state = 'running', run_id = ?, started_utc = ? "
+                   "WHERE grid_id = ? AND row = ? AND col = ?", [run_id, time.time(), grid_id, row, col])
+
+
+def unstart_cell(db: Any, grid_id: str, row: int, col: int) -> None:
+    """A cell stopped before it ended: queued again (its stopped run is kept, as the grid's)."""
+    with write_transaction(db):
+        db.execute("UPDATE runs SET grid_id = ? WHERE id = (SELECT run_id FROM grid_cells WHERE grid_id = ? "
+                   "AND row = ? AND col = ?)", [grid_id, grid_id, row, col])
+        db.execute("UPDATE grid_cells SET state = 'queued', started_utc = NULL WHERE grid_id = ? AND row = ? "
+                   "AND col = ? AND state = 'running'", [grid_id, row, col])
+
+
+def finish_cell(db: Any, grid_id: str, result: CellResult) -> None:
+    """One ended cell, committed at once with the grid's cost."""
+    now = time.time()
+    with write_transaction(db):
+        db.execute(
+            "UPDATE grid_cells SET state = ?, answer = ?, value_json = ?, flag = ?, error = ?, cost_usd = ?, "
+            "run_id = coalesce(?, run_id), citations_json = ?, finished_utc = ? WHERE grid_id = ? AND row = ? "
+            "AND col = ?",
+            [result.state, result.answer, json.dumps(result.value, ensure_ascii=False), result.flag,
+             result.error, result.cost_usd, result.run_id, json.dumps(list(result.citations), ensure_ascii=False),
+             now, grid_id, result.row, result.col])
+        if result.run_id:              # the cell's run: out of History's list, like an evaluation's
+            db.execute("UPDATE runs SET grid_id = ? WHERE id = ?", [grid_id, result.run_id])
+        db.execute("UPDATE grids SET cost_usd = (SELECT coalesce(sum(cost_usd), 0) FROM grid_cells "
+                   "WHERE grid_id = ?), updated_utc = ? WHERE id = ?", [grid_id, now, grid_id])
+
+
+def set_status(db: Any, grid_id: str, status: str) -> None:
+    with write_transaction(db):
+        db.execute("UPDATE grids SET status = ?, updated_utc = ? WHERE id = ?", [status, time.time(), grid_id])
+
+
+def load_grid(db: Any, grid_id: str) -> GridData:
+    row = db.execute("SELECT id, name, status, max_cost_usd, cost_usd, created_utc, updated_utc FROM grids "
+                     "WHERE id = ?", [grid_id]).fetchone()
+    if row is None:
+        raise KeyError(f"no grid {grid_id!r}")
+    columns = [Column(n, q, t, i or "") for n, q, t, i in db.execute(
+        "SELECT name, question, type, instruction FROM grid_columns WHERE grid_id = ? ORDER BY position", [grid_id])]
+    rows = [Row(p, s or "", c, e) for p, s, c, e in db.execute(
+        "SELECT path, sha256, chars, error FROM grid_rows WHERE grid_id = ? ORDER BY position", [grid_id])]
+    names = ("row", "col", "state", "answer", "value_json", "flag", "error", "cost_usd", "run_id",
+             "citations_json")
+    cells = {}
+    for values in db.execute(f"SELECT {', '.join(names)} FROM grid_cells WHERE grid_id = ?", [grid_id]):
+        cell = dict(zip(names, values))
+        cell["value"] = json.loads(cell.pop("value_json") or "null")
+        cell["citations"] = json.loads(cell.pop("citations_json") or "[]")
+        cells[(cell["row"], cell["col"])] = cell
+    return GridData(row[0], row[1], row[2], row[3], row[4] or 0.0, columns, rows, cells, row[5], row[6])
+
+
+def list_grids(db: Any) -> list[dict]:
+    """Every grid, newest first, with its cell counts (History lists them)."""
+    out = []
+    for gid, name, status, cost, created, updated in db.execute(
+            "SELECT id, name, status, cost_usd, created_utc, updated_utc FROM grids ORDER BY updated_utc DESC"):
+        counts = dict(db.execute("SELECT state, count(*) FROM grid_cells WHERE grid_id = ? GROUP BY state", [gid]))
+        out.append({"id": gid, "name": name, "status": status, "cost_usd": cost or 0.0, "created_utc": created,
+                    "updated_utc": updated, "cells": counts})
+    return out
+
+
+def resolve_grid(db: Any, prefix: str) -> str:
+    found = [r[0] for r in db.execute("SELECT id FROM grids WHERE id LIKE ?", [prefix + "%"])]
+    if len(found) != 1:
+        raise KeyError(f"no grid {prefix!r}" if not found else f"{len(found)} grids start with {prefix!r}")
+    return found[0]
