@@ -3,7 +3,7 @@ stored run with its answer, typed value, citations and cost; one dollar cap for 
 
     model.py    Column, Row, parse_columns, the cell's question
     values.py   typed values parsed and checked (flagged, never guessed)
-    store.py    the grid tables (m011_grids): committed cell by cell, resumable
+    store.py    the grid tables (m010_grids): committed cell by cell, resumable
     runner.py   GridRun: the local scheduler, one shared Budget
     preview.py  what the grid will cost before it starts
 """

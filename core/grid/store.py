@@ -1,5 +1,5 @@
 """Grids in the runs database (tables grids, grid_columns, grid_rows, grid_cells;
-migration m011_grids). Functions take a sqlite-utils Database; every write is one
+migration m010_grids). Functions take a sqlite-utils Database; every write is one
 transaction, and each finished cell is committed on its own, so a grid killed at
 any moment keeps every cell that ended.
 

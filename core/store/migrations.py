@@ -358,7 +358,7 @@ def m009_prices_by_picked_name_and_fork_turn(db: sqlite_utils.Database) -> None:
 
 
 @migration
-def m011_grids(db: sqlite_utils.Database) -> None:
+def m010_grids(db: sqlite_utils.Database) -> None:
     # A review grid: questions (columns) over documents (rows). The same columns over the
     # same documents (by path and text) are the same grid, so running it again resumes it.
     db.execute("""
