@@ -40,15 +40,17 @@ def undeclared(folders: tuple[str, ...], names: set[str]) -> list[str]:
     owners = packages_distributions()
     missing = []
     for module in sorted(set().union(*(imported_top_levels(f) for f in folders))):
-        dists = {_norm(d) for d in owners.get(module, [])}
+        # a module of an extra that is not installed here (ray) is known by its own name
+        dists = {_norm(d) for d in owners.get(module, [])} or {_norm(module)}
         if not dists & names:
             missing.append(f"{module} ({', '.join(sorted(dists)) or 'not installed'})")
     return missing
 
 
 def test_the_app_declares_what_it_imports():
-    assert undeclared(("app", "core", "ui"), declared()) == []
+    """The dependencies, and the extras the app imports only when asked (ray for a grid on a cluster)."""
+    assert undeclared(("app", "core", "ui"), declared("ray")) == []
 
 
 def test_the_tests_declare_what_they_import():
-    assert undeclared(("tests",), declared("test")) == []
+    assert undeclared(("tests",), declared("test", "ray")) == []
