@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QSplitter
 
 from core import events as ev
 from tests.support.event_streams import ANSWER, TURN2, Stream, big_run, full_run
+from tests.support.record_runs import recorded_run
 from ui.call_tree_model import NODE_ID_ROLE
 from ui.run_panes import RunPanes
 from ui.transcript_view import OUTPUT_CHARS, AnswerCard, TurnCard
@@ -142,7 +143,7 @@ def test_splitters_save_and_restore(panes):
 
 
 def test_reset_starts_over(panes):
-    panes.apply_many(full_run())
+    panes.apply_many(recorded_run("export", "r"))         # a real engine run
     panes.reset()
     assert panes.view.status == "idle" and panes.tree_model.rowCount() == 0
     assert panes.transcript.item_count() == 0 and panes.detail.node_id is None
@@ -179,7 +180,7 @@ def test_signal_emits_keep_the_bool_refcount(panes):
     """PySide6-Essentials 6.12.0 on Python 3.11 drops a reference to True per emit and aborts
     after ~1,000 emits; we pin 6.11.3. This guards against an upgrade that brings it back."""
     import sys
-    panes.apply_many(full_run())
+    panes.apply_many(recorded_run("export", "r"))
     before = sys.getrefcount(True)
     for _ in range(3000):
         panes.node_selected.emit("R")
