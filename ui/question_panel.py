@@ -340,12 +340,7 @@ class QuestionPanel(QWidget):
             self.fix_row.removeWidget(button)
             button.deleteLater()
         self.fix_buttons = []
-        for action, label in fixes if reason else ():
-            button = QPushButton(label, self.blocked_box)
-            button.setObjectName("runFix")
-            button.clicked.connect(lambda _=False, a=action: self.fix_requested.emit(a))
-            self.fix_row.addWidget(button)
-            self.fix_buttons.append(button)
+        self._add_fixes(fixes if reason else ())
         from ui.highlight import is_dark
         from ui.theme import PALETTES
         color = PALETTES["dark" if is_dark() else "light"]["warning"]
@@ -363,15 +358,18 @@ class QuestionPanel(QWidget):
         if not text:
             return
         self.blocked_label.setText(plain(text))
+        self._add_fixes(fixes)
+        self.blocked_box.setVisible(True)
+        self.caution = text
+        self.run_button.setToolTip(f"{consequence or text} (Ctrl+Enter)")
+
+    def _add_fixes(self, fixes) -> None:
         for action, label in fixes:
             button = QPushButton(label, self.blocked_box)
             button.setObjectName("runFix")
             button.clicked.connect(lambda _=False, a=action: self.fix_requested.emit(a))
             self.fix_row.addWidget(button)
             self.fix_buttons.append(button)
-        self.blocked_box.setVisible(True)
-        self.caution = text
-        self.run_button.setToolTip(f"{consequence or text} (Ctrl+Enter)")
 
     def blocked(self) -> str:
         return self._blocked
