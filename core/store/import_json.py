@@ -165,6 +165,14 @@ def clean_config(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
     return checks.clean_config(config, {f.name for f in dataclasses.fields(RunConfig)})
 
 
+def _event_value(key: str, value: Any) -> Any:
+    """An event's field as stored: a config (RunStarted's, which forks, verify and rebuilds
+    read) cleaned like the run's, so that no reader finds the file's URLs or key owners."""
+    if key == "config" and isinstance(value, dict):
+        return clean_config(value)[0]
+    return value
+
+
 def _columns(db: Any, table: str) -> list[str]:
     return [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
 
@@ -198,7 +206,7 @@ def import_run(store: Any, path: Path) -> str:
         row["error"] = row.get("error") or "exported before the run finished"
     events = [{"run_id": run_id, "seq": e["seq"], "type": e["type"], "call_id": e.get("call_id"),
                "parent_id": e.get("parent_id"), "ts_utc": e["ts"],
-               "payload_json": dumps({k: v for k, v in e.items()
+               "payload_json": dumps({k: _event_value(k, v) for k, v in e.items()
                                       if k not in ("type", "run_id", "seq", "ts", "call_id", "parent_id")})}
               for e in data["events"]]
     calls = [{**c, "run_id": run_id} for c in data["calls"]]

@@ -105,6 +105,16 @@ def test_an_imported_run_file_sends_no_key_and_no_request_to_its_server(tmp_path
         for name in ("api_base", "sub_api_base", "api_key_from", "sub_call_models", "endpoints", "memory_limit_mb"):
             assert name in proc.stderr, (name, proc.stderr)
         assert evil.url in proc.stderr
+        # what forks, verify and rebuilds read (the RunStarted event's config) is cleaned too
+        from core.store import RunStore
+        from core.trust.record import build_record
+        with RunStore.open(home / "runs.db") as store:
+            record = build_record(store.iter_events(run_id), run_id)
+            stored = store.get_run(run_id)["config"]
+        for config in (record.config, stored):
+            assert not {"api_base", "sub_api_base", "api_key_from", "sub_call_models", "endpoints"} & {
+                k for k, v in config.items() if v}, config
+            assert evil.url not in json.dumps({k: v for k, v in config.items() if k != "import_dropped"})
 
         proc = _cli(env, "runs", "rerun", run_id, "--json")
         assert proc.returncode == 0, proc.stderr[-2000:]
