@@ -14,7 +14,7 @@ from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QCheckBox, QFileDialog, QFrame, QHBoxLayout, QHeaderView, QLabel,
-    QProgressBar, QPushButton, QToolButton, QVBoxLayout, QWidget,
+    QProgressBar, QPushButton, QStyledItemDelegate, QToolButton, QVBoxLayout, QWidget,
 )
 
 from core.token_count import about_tokens
@@ -25,6 +25,14 @@ from ui.rows import RowTableModel, list_table, human_count, human_size  # noqa: 
 from ui.sources_model import (  # noqa: F401  (re-exported)
     PATH_ROLE, SORT_ROLE, SourceRow, SourcesModel, duplicates_text,
 )
+
+class ElideRight(QStyledItemDelegate):
+    """A column cut at its end, not in its middle (the table's own mode)."""
+
+    def initStyleOption(self, option, index) -> None:
+        super().initStyleOption(option, index)
+        option.textElideMode = Qt.TextElideMode.ElideRight
+
 
 class DropZone(QFrame):
     """Accepts files and folders dragged in from the OS file manager."""
@@ -151,6 +159,8 @@ class SourcesPane(QWidget):
         header.setMinimumSectionSize(30)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         m = SourcesModel
+        # Why skipped reads from its start ("corrupt (…"), a name keeps its extension ("boar…docx").
+        self.table.setItemDelegateForColumn(m.COL_REASON, ElideRight(self.table))
         self.table.setColumnHidden(m.COL_FOLDER, True)
         self.table.setColumnHidden(m.COL_REASON, True)
         self.table.setColumnHidden(m.COL_FORMAT, True)        # the name has the extension

@@ -139,3 +139,23 @@ def test_no_catalogue_of_a_local_server_that_does_not_run(studio, qloop):
     listed = window.question_panel.root_picker.choices()
     assert "ollama/deepseek-v3.1:671b-cloud" not in listed and not any(i.startswith("ollama/") for i in listed)
     assert "gpt-4o-mini" in listed
+
+
+def test_why_skipped_is_cut_at_its_end(qapp):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QStyleOptionViewItem
+    from ui.sources_pane import SourceRow, SourcesModel, SourcesPane
+    pane = SourcesPane()
+    try:
+        pane.set_rows([SourceRow("board-memo.docx", "skipped", reason="corrupt (the file is not a valid DOCX: "
+                                                                       "bad zip data)")])
+        table = pane.table
+        for column, mode in ((SourcesModel.COL_REASON, Qt.TextElideMode.ElideRight),
+                             (SourcesModel.COL_NAME, Qt.TextElideMode.ElideMiddle)):
+            option = QStyleOptionViewItem()
+            option.textElideMode = table.textElideMode()
+            index = pane.model.index(0, column)
+            table.itemDelegateForIndex(index).initStyleOption(option, index)
+            assert option.textElideMode == mode, column
+    finally:
+        pane.deleteLater()
