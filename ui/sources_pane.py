@@ -333,7 +333,12 @@ class SourcesPane(QWidget):
         t = self.table
         table = (t.horizontalHeader().sizeHint().height() + rows * t.verticalHeader().defaultSectionSize()
                  + 2 * t.frameWidth() + t.horizontalScrollBar().sizeHint().height())
-        return self.layout().minimumSize().height() - t.minimumSizeHint().height() + table
+        layout = self.layout()
+        if layout.hasHeightForWidth():          # wrapped button rows and totals at this width
+            rest = layout.totalHeightForWidth(max(1, self.width())) - t.sizeHint().height()
+        else:
+            rest = layout.minimumSize().height() - t.minimumSizeHint().height()
+        return rest + table
 
     def _show_reason(self, *_args) -> None:
         rows = [self.model.rows()[i.row()] for i in self.table.selectionModel().selectedRows()]
