@@ -404,7 +404,8 @@ class SourcesPane(QWidget):
         if not t["read"] and not t["skipped"]:
             self.totals_label.setText("No sources yet.")
             return
-        files = f"{t['read']} read" + (f" ({t['unchanged']} unchanged)" if t["unchanged"] else "")
+        files = f"{t['read']} read" + (f" ({t['unchanged']} unchanged since an earlier read)"
+                                       if t["unchanged"] else "")
         text = f"{files} · {human_size(t['bytes'])} · {about_tokens(t['tokens'])}"
         if t["skipped"]:
             text += f" · {t['skipped']} skipped"
