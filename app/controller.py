@@ -397,7 +397,10 @@ class Controller(QObject):
         overrides = self.settings.models
         known = {e.id for e in self.catalog}
         choices = [self._choice(m, detail=m) for m in self._known_model_ids() if m not in known]
-        for entry in self.catalog:
+        # lazy: core.catalog is loaded off the loop with the catalogue (load_catalog), 7 ms alone
+        from core.catalog import without_idle_servers
+        running = [s.kind for s in self.first_run.servers if s.found]
+        for entry in without_idle_servers(self.catalog, running):    # no idle server's catalogue
             own = overrides.get(entry.id)
             price = (0.0, 0.0) if own is not None and own.free else \
                 (own.price.input_per_m, own.price.output_per_m) if own is not None and own.price else None

@@ -66,6 +66,20 @@ def litellm_models() -> list[ModelEntry]:
     return entries
 
 
+# litellm's providers that are a server on the user's computer, and the discovery kind
+# (core/discovery.py) that says it runs: their catalogue is listed only while it does.
+LOCAL_SERVER_PROVIDERS = {"ollama": "ollama", "ollama_chat": "ollama", "lm_studio": "lmstudio",
+                          "llamafile": "llamacpp", "hosted_vllm": "vllm"}
+
+
+def without_idle_servers(entries: Iterable[ModelEntry], running: Iterable[str]) -> list[ModelEntry]:
+    """The entries less litellm's catalogue of a local server kind that does not run here
+    (ollama/deepseek-v3.1:671b-cloud is not "free" while no Ollama answers)."""
+    up = set(running)
+    return [e for e in entries
+            if e.source != "litellm" or LOCAL_SERVER_PROVIDERS.get(e.provider, "") in ("", *up)]
+
+
 def endpoint_models(endpoints: Iterable[Any]) -> list[ModelEntry]:
     """The models each custom endpoint lists in the settings."""
     return [ModelEntry(f"{e.name}/{m}", e.name, None, None, None, "endpoint")

@@ -263,11 +263,16 @@ def explain_error(error: str, *, model: str = "", api_base: str | None = None,
                         topic="run")
 
 
+RAW_ERROR = re.compile(r"\[Errno \d+\]|\b[A-Z]\w*(Error|Exception)\b|Traceback|Connect call failed")
+
+
 def error_in_words(error: str | None, config: dict | None = None, root_model: str = "") -> str:
     """A run's error as the banner says it ("Nothing answers at 127.0.0.1:5077: …") for the
     answer card, not the raw "[Errno 111] Connect call failed" (that stays its tooltip)."""
     if not error:
         return ""
+    if not RAW_ERROR.search(error):
+        return error                          # already a sentence for a person
     config = config or {}
     labels = config.get("model_labels")
     api_base, model = config.get("api_base"), root_model or ""

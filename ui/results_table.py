@@ -152,6 +152,10 @@ class ResultsTable(QWidget):
         header.setStretchLastSection(False)
         for col, width in ((0, 70), (1, 60), (2, 110), (3, 150), (4, 220), (5, 220)):
             self.table.setColumnWidth(col, width)
+        # Five rows in view at least (the tab is never a two-row sliver under the call detail).
+        self.table.setMinimumHeight(self.table.horizontalHeader().sizeHint().height() + 5 * 22
+                                    + self.table.horizontalScrollBar().sizeHint().height()
+                                    + 2 * self.table.frameWidth() + 4)
         layout.addWidget(self.table, 1)
         self.count_label = QLabel(self)
         self.count_label.setObjectName("hint")

@@ -14,7 +14,7 @@ from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QCheckBox, QFileDialog, QFrame, QHBoxLayout, QHeaderView, QLabel,
-    QProgressBar, QPushButton, QToolButton, QVBoxLayout, QWidget,
+    QProgressBar, QPushButton, QStyledItemDelegate, QToolButton, QVBoxLayout, QWidget,
 )
 
 from core.token_count import about_tokens
@@ -25,6 +25,14 @@ from ui.rows import RowTableModel, list_table, human_count, human_size  # noqa: 
 from ui.sources_model import (  # noqa: F401  (re-exported)
     PATH_ROLE, SORT_ROLE, SourceRow, SourcesModel, duplicates_text,
 )
+
+class ElideRight(QStyledItemDelegate):
+    """A column cut at its end, not in its middle (the table's own mode)."""
+
+    def initStyleOption(self, option, index) -> None:
+        super().initStyleOption(option, index)
+        option.textElideMode = Qt.TextElideMode.ElideRight
+
 
 class DropZone(QFrame):
     """Accepts files and folders dragged in from the OS file manager."""
@@ -151,6 +159,8 @@ class SourcesPane(QWidget):
         header.setMinimumSectionSize(30)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         m = SourcesModel
+        # Why skipped reads from its start ("corrupt (…"), a name keeps its extension ("boar…docx").
+        self.table.setItemDelegateForColumn(m.COL_REASON, ElideRight(self.table))
         self.table.setColumnHidden(m.COL_FOLDER, True)
         self.table.setColumnHidden(m.COL_REASON, True)
         self.table.setColumnHidden(m.COL_FORMAT, True)        # the name has the extension
@@ -323,7 +333,12 @@ class SourcesPane(QWidget):
         t = self.table
         table = (t.horizontalHeader().sizeHint().height() + rows * t.verticalHeader().defaultSectionSize()
                  + 2 * t.frameWidth() + t.horizontalScrollBar().sizeHint().height())
-        return self.layout().minimumSize().height() - t.minimumSizeHint().height() + table
+        layout = self.layout()
+        if layout.hasHeightForWidth():          # wrapped button rows and totals at this width
+            rest = layout.totalHeightForWidth(max(1, self.width())) - t.sizeHint().height()
+        else:
+            rest = layout.minimumSize().height() - t.minimumSizeHint().height()
+        return rest + table
 
     def _show_reason(self, *_args) -> None:
         rows = [self.model.rows()[i.row()] for i in self.table.selectionModel().selectedRows()]
@@ -389,7 +404,8 @@ class SourcesPane(QWidget):
         if not t["read"] and not t["skipped"]:
             self.totals_label.setText("No sources yet.")
             return
-        files = f"{t['read']} read" + (f" ({t['unchanged']} unchanged)" if t["unchanged"] else "")
+        files = f"{t['read']} read" + (f" ({t['unchanged']} unchanged since an earlier read)"
+                                       if t["unchanged"] else "")
         text = f"{files} · {human_size(t['bytes'])} · {about_tokens(t['tokens'])}"
         if t["skipped"]:
             text += f" · {t['skipped']} skipped"

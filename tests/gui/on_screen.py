@@ -92,6 +92,13 @@ def test_the_window_gives_way_to_the_screen(screen, studio, qloop, qapp, qtbot, 
     run_two_folders(window, controller, server, tmp_path, qloop)
     window.show_history(True)
     assert_fits(window, qapp, screen, "after a run, History open")
+    trust = controller.trust                       # the Sub-calls tab shows five rows at least
+    trust.tabs.setCurrentWidget(trust.results_table)
+    qapp.processEvents()
+    table = trust.results_table.table
+    assert table.viewport().height() >= 5 * table.verticalHeader().defaultSectionSize(), \
+        f"the Sub-calls tab shows {table.viewport().height()} px of rows"
+    trust.tabs.setCurrentIndex(0)
     qp = window.question_panel
     qp.set_blocked(REASON, FIXES)
     assert not qp.run_button.isEnabled()

@@ -12,8 +12,9 @@ from pathlib import Path
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QDialogButtonBox, QFileDialog
 
+from tests.gui.test_window_names import run_once
 from tests.gui.test_window_run import code, prepare
-from tests.support.gui_app import qloop, run_async, studio, studio_home, wait_until  # noqa: F401
+from tests.support.gui_app import qloop, studio, studio_home  # noqa: F401
 from ui.export_dialog import ExportDialog, format_of
 
 
@@ -30,14 +31,7 @@ def finished_run(window, controller, server, tmp_path, qloop) -> str:
     server.script("sub", fn=lambda r: r.prompt.upper())
     server.script("root", replies=[code("FINAL('There are two files: **one.txt** and two.md.')")])
     prepare(window, controller, server, tmp_path, qloop)
-
-    async def body():
-        window.question_panel.run_button.click()
-        await wait_until(lambda: controller.running, what="the run to start")
-        await wait_until(lambda: not controller.running, timeout=90, what="the run to end")
-    run_async(qloop, body(), timeout=120)
-    assert controller.last_outcome.status == "finished", window.notifier.history
-    return controller.last_outcome.run_id
+    return run_once(window, controller, qloop).run_id
 
 
 def when_the_dialog_shows(act) -> list:
@@ -139,13 +133,7 @@ def test_the_report_is_headed_by_the_whole_question(studio, qloop, server, tmp_p
     server.script("root", replies=[code("FINAL('From 09:42 to 12:52.')")])
     prepare(window, controller, server, tmp_path, qloop)
     window.question_panel.set_question(question)
-
-    async def body():
-        window.question_panel.run_button.click()
-        await wait_until(lambda: controller.running, what="the run to start")
-        await wait_until(lambda: not controller.running, timeout=90, what="the run to end")
-    run_async(qloop, body(), timeout=120)
-    run_id = controller.last_outcome.run_id
+    run_id = run_once(window, controller, qloop).run_id
     for fmt in ("html", "md"):
         path = controller.history.export_run(run_id, fmt, str(tmp_path / f"report.{fmt}"))
         text = Path(path).read_text(encoding="utf-8")

@@ -19,17 +19,22 @@ SCRIPT = [
 ]
 
 
-def test_compare_shows_the_first_difference(studio, qloop, openai_server):
+def two_runs(openai_server, qloop, answers=("42 million", "41 million")) -> list:
+    """Two stored runs of SCRIPT whose sub model answers `answers` in turn."""
     from core.store import RunStore
     from tests.support.trust_runs import stored_run
-    window, controller = studio
     outcomes = []
     with RunStore.open() as store:
-        for answer in ("42 million", "41 million"):
+        for answer in answers:
             openai_server.script("root", replies=list(SCRIPT))
             openai_server.script("sub", fn=lambda r, a=answer: a)
             outcomes.append(run_async(qloop, stored_run(openai_server, store)))
-    a, b = outcomes
+    return outcomes
+
+
+def test_compare_shows_the_first_difference(studio, qloop, openai_server):
+    window, controller = studio
+    a, b = two_runs(openai_server, qloop)
     assert a.answer == "Q3: 42 million" and b.answer == "Q3: 41 million"
 
     controller.history.refresh()
@@ -80,21 +85,14 @@ def test_compare_shows_the_first_difference(studio, qloop, openai_server):
     for run_id in (a.run_id, b.run_id):
         assert run_id[:6] not in shown, f"a hex id is shown: {run_id[:6]}"
     same = [r for r in range(view.table.rowCount()) if view.table.item(r, 0).text() == "Turns"][0]
-    differ = [r for r in range(view.table.rowCount()) if view.table.item(r, 0).text() == "Tokens out"][0]
-    assert view.table.item(same, 1).background() != view.table.item(differ, 1).background() \
-        or rows["Tokens out"][0] == rows["Tokens out"][1]
+    untinted = view.table.item(same, 1).background()
+    for r, (label, left_text, right_text) in enumerate(view.row_texts()):      # tinted where they differ
+        assert (view.table.item(r, 1).background() != untinted) == (left_text != right_text), label
 
 
 def test_an_unpriced_cost_shows_unknown(studio, qloop, openai_server):
-    from core.store import RunStore
-    from tests.support.trust_runs import stored_run
     window, controller = studio
-    openai_server.script("root", replies=list(SCRIPT))
-    openai_server.script("sub", fn=lambda r: "42 million")
-    with RunStore.open() as store:
-        a = run_async(qloop, stored_run(openai_server, store))
-        openai_server.script("root", replies=list(SCRIPT))
-        b = run_async(qloop, stored_run(openai_server, store))
+    a, b = two_runs(openai_server, qloop, ("42 million", "42 million"))
     unpriced = [controller.history.store().get_run(r.run_id).get("unpriced") for r in (a, b)]
     assert all(unpriced), unpriced                  # openai/root at a test URL: no price is known
     view = controller.trust.actions.compare(a.run_id, b.run_id)

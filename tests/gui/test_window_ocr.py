@@ -30,13 +30,19 @@ def row(window, name):
     return next(r for r in window.sources_pane.rows() if r.name == name)
 
 
-@needs_tesseract
-def test_the_settings_checkbox_reaches_ingestion(studio, qloop, tmp_path):
-    window, controller = studio
+def skipped_scan(window, controller, qloop, tmp_path):
+    """A scanned page as a PNG, read with OCR off: listed as skipped, saying why."""
     scan = tmp_path / "scan.png"
     scan.write_bytes(scans.image_bytes([TEXT], "PNG"))
     read(controller, qloop, [scan])
     assert row(window, "scan.png").status == "skipped" and "OCR is off" in row(window, "scan.png").reason
+    return scan
+
+
+@needs_tesseract
+def test_the_settings_checkbox_reaches_ingestion(studio, qloop, tmp_path):
+    window, controller = studio
+    scan = skipped_scan(window, controller, qloop, tmp_path)
     assert not window.sources_pane.ocr_check.isChecked()
 
     dialog = controller.open_settings("documents")
@@ -61,10 +67,7 @@ def test_the_settings_checkbox_reaches_ingestion(studio, qloop, tmp_path):
 @needs_tesseract
 def test_ocr_beside_the_sources_reads_a_skipped_scan_again(studio, qloop, tmp_path):
     window, controller = studio
-    scan = tmp_path / "scan.png"
-    scan.write_bytes(scans.image_bytes([TEXT], "PNG"))
-    read(controller, qloop, [scan])
-    assert row(window, "scan.png").status == "skipped"
+    skipped_scan(window, controller, qloop, tmp_path)
 
     async def tick():
         window.sources_pane.ocr_check.setChecked(True)                # reads the skipped scan again

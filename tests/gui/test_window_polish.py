@@ -122,3 +122,40 @@ def test_the_scorecard_answer_column_reads_as_text(qapp):
         assert view.answers_table.item(0, 4).text() == "Direct answer Card payments failed on 14 August."
     finally:
         view.deleteLater()
+
+
+def test_no_catalogue_of_a_local_server_that_does_not_run(studio, qloop):
+    """litellm knows Ollama's catalogue at $0; while no Ollama answers on this computer it is
+    not offered (as free) in the pickers, and the cloud models are."""
+    window, controller = studio
+
+    async def body():
+        await wait_until(lambda: controller.first_run.started, what="the start")
+        controller.want_models()
+        await wait_until(lambda: controller.catalog, timeout=60, what="the model list")
+    run_async(qloop, body(), timeout=90)
+    assert any(e.id.startswith("ollama/") for e in controller.catalog)          # litellm has them
+    assert not any(s.found and s.kind == "ollama" for s in controller.first_run.servers)
+    listed = window.question_panel.root_picker.choices()
+    assert "ollama/deepseek-v3.1:671b-cloud" not in listed and not any(i.startswith("ollama/") for i in listed)
+    assert "gpt-4o-mini" in listed
+
+
+def test_why_skipped_is_cut_at_its_end(qapp):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QStyleOptionViewItem
+    from ui.sources_pane import SourceRow, SourcesModel, SourcesPane
+    pane = SourcesPane()
+    try:
+        pane.set_rows([SourceRow("board-memo.docx", "skipped", reason="corrupt (the file is not a valid DOCX: "
+                                                                       "bad zip data)")])
+        table = pane.table
+        for column, mode in ((SourcesModel.COL_REASON, Qt.TextElideMode.ElideRight),
+                             (SourcesModel.COL_NAME, Qt.TextElideMode.ElideMiddle)):
+            option = QStyleOptionViewItem()
+            option.textElideMode = table.textElideMode()
+            index = pane.model.index(0, column)
+            table.itemDelegateForIndex(index).initStyleOption(option, index)
+            assert option.textElideMode == mode, column
+    finally:
+        pane.deleteLater()

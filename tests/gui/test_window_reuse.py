@@ -24,6 +24,6 @@ def test_the_same_folder_dropped_after_a_run_is_not_read_again(studio, qloop, se
         await wait_until(lambda: controller.ingest_task and controller.ingest_task.done(),
                          timeout=60, what="reading")
     run_async(qloop, again(), timeout=90)
-    assert sp.totals_label.text().startswith("2 read (2 unchanged)"), sp.totals_label.text()
+    assert sp.totals_label.text().startswith("2 read (2 unchanged since an earlier read)"), sp.totals_label.text()
     assert sp.totals()["unchanged"] == 2
     assert any("2 unchanged since an earlier read" in n.message for n in window.notifier.history)
