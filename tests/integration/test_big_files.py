@@ -124,3 +124,14 @@ def test_a_stop_halfway_through_reading_leaves_nothing(server, tmp_path):
         assert con.execute("SELECT count(*) FROM runs").fetchone() == (0,)
         assert con.execute("SELECT count(*) FROM extracts").fetchone() == (0,)
         con.close()
+
+
+def test_a_limit_set_with_the_flag_says_how_to_raise_it(server, tmp_path):
+    path = tmp_path / "server.log"
+    write_log(path, 3 << 20)
+    cmd, env = _ask(server, tmp_path, path, "--max-file-mb", "1")
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and json.loads(proc.stdout)["status"] == "failed"
+    assert "skipped server.log: too_large:" in proc.stderr
+    assert "over the 1,048,576 byte limit set for files; raise it with --max-file-mb (0: any size)" in proc.stderr
+    assert not server.requests_for("root")
