@@ -1,11 +1,11 @@
 """One big file through the real CLI, ingest workers and REPL worker: a generated mailbox,
 log and CSV (40 MB each, past the size at which they are read a piece at a time) are counted
 right. Memory, measured from /proc over the whole process tree against the same run on a
-small file: the CLI, the ingest workers and their fork server hold no copy
-of the text (they grow by less than half the file), and the whole tree by at most
-1.5x the file plus the REPL worker's early copies while `context` grows (up to 128 MB,
-core/engine/corpus_fit.py; tests/bench/bench_bigfile.py measures 300 MB files, where the
-whole tree stays within 1.5x). A Stop halfway through reading leaves nothing."""
+small file: the CLI, the ingest workers and their fork server hold no copy of the text (they
+grow by less than half the file); the whole tree grows by at most 1.5x the file plus one more
+file's worth for the REPL worker's load, which peaks at about twice the text for a moment
+(docs/dev/bigfile.md: at 512 MB to 2 GB the tree reaches 2.1-2.3x the file, all of the excess
+in the REPL worker). A Stop halfway through reading leaves nothing."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def test_a_big_file_is_counted_in_bounded_memory(server, tmp_path, kind):
           f"{base.peak_kb / 1024:,.0f} MB): grown {grown / size:.2f}x the file, of which outside the "
           f"REPL worker {rest / size:.2f}x; load {os.getloadavg()[0]:.1f}")
     assert rest <= 0.5 * size, f"the CLI and ingest processes grew {rest / size:.2f}x the file"
-    assert grown <= 1.5 * size + min(size, 128 << 20), f"the tree grew {grown / size:.2f}x the file"
+    assert grown <= 2.5 * size, f"the tree grew {grown / size:.2f}x the file"
     # A second run of the same file reads nothing again and answers the same.
     again, err, _ = _run(server, tmp_path, tmp_path / "big" / name, counting)
     assert again["answer"] == str(expected)
@@ -124,3 +124,14 @@ def test_a_stop_halfway_through_reading_leaves_nothing(server, tmp_path):
         assert con.execute("SELECT count(*) FROM runs").fetchone() == (0,)
         assert con.execute("SELECT count(*) FROM extracts").fetchone() == (0,)
         con.close()
+
+
+def test_a_limit_set_with_the_flag_says_how_to_raise_it(server, tmp_path):
+    path = tmp_path / "server.log"
+    write_log(path, 3 << 20)
+    cmd, env = _ask(server, tmp_path, path, "--max-file-mb", "1")
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and json.loads(proc.stdout)["status"] == "failed"
+    assert "skipped server.log: too_large:" in proc.stderr
+    assert "over the 1,048,576 byte limit set for files; raise it with --max-file-mb (0: any size)" in proc.stderr
+    assert not server.requests_for("root")
