@@ -17,6 +17,7 @@ from openpyxl import load_workbook
 
 from tests.integration.test_cli_ask import cli_env
 from tests.support.grid_corpus import COLUMNS, LINES, answer_cell, contract, expected, write_columns, write_corpus
+from tests.support.openai_server import Reply
 
 PRICE = ("--price", "openai/m=1,2")
 
@@ -248,3 +249,25 @@ def test_a_new_column_or_new_rows_run_alone(server, tmp_path):
     taken = database(tmp_path).execute("SELECT count(*) FROM grid_cells c JOIN grids g ON g.id = c.grid_id "
                                        "WHERE c.error LIKE 'answer taken from grid %'").fetchone()[0]
     assert taken == 12 + 18
+
+
+@pytest.mark.timeout(300)
+def test_a_column_runs_again_with_other_models(server, tmp_path):
+    server.script("m", fn=answer_cell)
+    server.script("other", fn=lambda req: Reply("2030-01-01 [doc:x:line 2]", usage=(100, 10)))
+    write_corpus(tmp_path / "docs", 3)
+    write_columns(tmp_path / "cols.jsonl")
+    first = run(grid_cmd(server, tmp_path, tmp_path / "a.csv"), tmp_path)
+    assert first.returncode == 0, first.stderr
+    cmd = grid_cmd(server, tmp_path, tmp_path / "b.csv", "--rerun-column", "renewal")
+    cmd[cmd.index("--root") + 1] = cmd[cmd.index("--sub") + 1] = "openai/other"
+    again = run(cmd, tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "running the 3 cells of column 'renewal' again" in again.stderr
+    assert len(server.requests_for("other")) == 3 and len(server.requests_for("m")) == 9
+    with open(tmp_path / "b.csv", newline="") as f:
+        rows = list(csv.reader(f))
+    assert [r[1] for r in rows[1:]] == ["2030-01-01"] * 3 and rows[2][2:] == ["2000", "yes"]
+    bad = run(grid_cmd(server, tmp_path, tmp_path / "c.csv", "--rerun-column", "nope"), tmp_path, timeout=60)
+    assert bad.returncode == 2 and "--rerun-column 'nope': no such column (the columns are renewal, cap, auto)" \
+        in bad.stderr
