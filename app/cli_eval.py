@@ -43,6 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-depth", type=int)
     p.add_argument("--max-iterations", type=int)
     p.add_argument("--max-cost", type=float, metavar="USD", help="dollar cap per run")
+    p.add_argument("--max-cost-total", type=float, metavar="USD",
+                   help="one dollar cap for the whole evaluation: every call of every run reserves from it")
     p.add_argument("--max-sub-calls", type=int)
     p.add_argument("--max-wall-seconds", type=float)
     p.add_argument("--cell-timeout", type=float, metavar="S")
@@ -102,7 +104,8 @@ def _config_for(args: argparse.Namespace, windows: dict[str, int] | None = None)
     from app.settings import build_run_config, load_settings
     settings = load_settings()
     overrides = {"max_depth": args.max_depth, "max_iterations": args.max_iterations,
-                 "max_cost_usd": args.max_cost, "max_sub_calls": args.max_sub_calls,
+                 "max_cost_usd": args.max_cost if args.max_cost is not None else getattr(args, "max_cost_total", None),
+                 "max_sub_calls": args.max_sub_calls,
                  "max_wall_seconds": args.max_wall_seconds, "cell_timeout_s": args.cell_timeout,
                  "root_max_tokens": args.root_max_tokens, "sub_max_tokens": args.sub_max_tokens}
     overrides = {k: v for k, v in overrides.items() if v is not None}
@@ -159,7 +162,12 @@ async def _eval(args: argparse.Namespace, qset: Any, pairs: list, windows: dict[
     if not found.documents:
         return _fail("no readable documents in " + ", ".join(args.paths))
     store = RunStore.open()
-    runs = EvaluationRuns(RunService(store=store), found.documents, found.skipped)
+    shared = None
+    if args.max_cost_total is not None:
+        # lazy: +0 modules (the engine is loaded by now)
+        from core.engine.budget import Budget
+        shared = Budget(max_cost_usd=args.max_cost_total, max_sub_calls=None)
+    runs = EvaluationRuns(RunService(store=store), found.documents, found.skipped, shared_budget=shared)
 
     def progress(row: Any) -> None:
         if not args.quiet:

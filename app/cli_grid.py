@@ -30,6 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-cost", type=float, metavar="USD", help="one dollar cap for the whole grid")
     p.add_argument("--concurrency", type=int, default=8, help="cells running at once (default 8)")
     p.add_argument("--retry", action="store_true", help="run the failed and limited cells again")
+    p.add_argument("--rerun-column", action="append", default=[], metavar="NAME",
+                   help="run every cell of column NAME again (e.g. with other --root/--sub models)")
     p.add_argument("--ray", metavar="ADDRESS", help="run the cells on the Ray cluster at HOST:PORT "
                                                    "(pip install 'rlm-studio[ray]')")
     p.add_argument("--ray-send-key", action="append", default=[], metavar="NAME",
@@ -176,6 +178,13 @@ async def _grid(args: argparse.Namespace, columns: list, out: Any = None) -> int
         if args.retry:
             again = gs.requeue(db, grid_id)
             _say(args, f"running {again} failed or limited cells again")
+        names = [c.name for c in columns]
+        for name in args.rerun_column:
+            if name not in names:
+                return _fail(f"--rerun-column {name!r}: no such column (the columns are {', '.join(names)})")
+            col = names.index(name)
+            again = gs.requeue(db, grid_id, ("done", "failed", "limited"), [(r, col) for r in range(len(rows))])
+            _say(args, f"running the {again} cells of column {name!r} again")
         queued = gs.queued_cells(db, grid_id)
         data = gs.load_grid(db, grid_id)
         if not created:

@@ -19,8 +19,10 @@ from app.run_service import RunHandle, RunRequest, RunService
 
 
 class EvaluationRuns:
-    def __init__(self, service: RunService, documents: Sequence[Any], skipped: Sequence[Any] = ()) -> None:
+    def __init__(self, service: RunService, documents: Sequence[Any], skipped: Sequence[Any] = (),
+                 shared_budget: Any = None) -> None:
         self.service = service
+        self.shared_budget = shared_budget     # one Budget every run of the evaluation reserves from
         self.documents = tuple(documents)
         self.skipped = tuple(skipped)
         self.handles: set[RunHandle] = set()
@@ -36,7 +38,8 @@ class EvaluationRuns:
         try:
             chosen = self.documents if documents is None else tuple(documents)
             return await self.service.run(RunRequest.ask(question, chosen, config, skipped=self.skipped,
-                                                         evaluation_id=evaluation_id), handle=handle)
+                                                         evaluation_id=evaluation_id,
+                                                         shared_budget=self.shared_budget), handle=handle)
         finally:
             self.handles.discard(handle)
 

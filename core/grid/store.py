@@ -93,7 +93,31 @@ def open_grid(db: Any, columns: Sequence[Column], rows: Sequence[Row], *, name: 
             "INSERT INTO grid_cells (grid_id, row, col, state, error, finished_utc) VALUES (?, ?, ?, ?, ?, ?)",
             [(grid_id, i, j, "failed" if r.error else "queued", r.error, now if r.error else None)
              for i, r in enumerate(rows) for j in range(len(columns))])
+        reuse_answers(db, grid_id)
     return grid_id, True
+
+
+def reuse_answers(db: Any, grid_id: str) -> int:
+    """A new grid that shares questions and documents with earlier grids (a column or rows
+    added to a finished grid) takes their done cells instead of asking again: the same
+    question (name, text, type, instruction) of the same document (path and content). The
+    answer keeps its run; its cost stays the earlier grid's. Call inside a transaction."""
+    found = db.execute(
+        "SELECT nrow.position, ncol.position, oc.answer, oc.value_json, oc.flag, oc.run_id, oc.citations_json, "
+        "oc.grid_id FROM grid_columns ncol JOIN grid_rows nrow ON nrow.grid_id = ncol.grid_id "
+        "JOIN grid_columns ocol ON ocol.name = ncol.name AND ocol.question = ncol.question AND ocol.type = ncol.type "
+        "AND coalesce(ocol.instruction, '') = coalesce(ncol.instruction, '') AND ocol.grid_id != ncol.grid_id "
+        "JOIN grid_rows orow ON orow.grid_id = ocol.grid_id AND orow.path = nrow.path AND orow.sha256 = nrow.sha256 "
+        "JOIN grid_cells oc ON oc.grid_id = ocol.grid_id AND oc.row = orow.position AND oc.col = ocol.position "
+        "AND oc.state = 'done' WHERE ncol.grid_id = ? AND nrow.error IS NULL ORDER BY oc.finished_utc",
+        [grid_id]).fetchall()
+    latest = {(row, col): rest for row, col, *rest in found}      # the newest answer of each cell wins
+    for (row, col), (answer, value, flag, run_id, cites, source) in latest.items():
+        db.execute("UPDATE grid_cells SET state = 'done', answer = ?, value_json = ?, flag = ?, run_id = ?, "
+                   "citations_json = ?, error = ?, finished_utc = ? WHERE grid_id = ? AND row = ? AND col = ?",
+                   [answer, value, flag, run_id, cites, f"answer taken from grid {source[:12]} (same question, "
+                    "same document)", time.time(), grid_id, row, col])
+    return len(latest)
 
 
 def requeue(db: Any, grid_id: str, states: Sequence[str] = ("failed", "limited"),

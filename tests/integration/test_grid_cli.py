@@ -17,6 +17,7 @@ from openpyxl import load_workbook
 
 from tests.integration.test_cli_ask import cli_env
 from tests.support.grid_corpus import COLUMNS, LINES, answer_cell, contract, expected, write_columns, write_corpus
+from tests.support.openai_server import Reply
 
 PRICE = ("--price", "openai/m=1,2")
 
@@ -221,3 +222,52 @@ def test_ctrl_c_stops_the_grid_keeps_the_ended_cells_and_writes_the_file(server,
     assert "running" not in states and states["done"] == summary["done"]
     with open(tmp_path / "grid.csv", newline="") as f:
         assert len(list(csv.reader(f))) == 9                   # written with what there is
+
+
+@pytest.mark.timeout(300)
+def test_a_new_column_or_new_rows_run_alone(server, tmp_path):
+    server.script("m", fn=answer_cell)
+    write_corpus(tmp_path / "docs", 6)
+    write_columns(tmp_path / "cols.jsonl", COLUMNS[:2])
+    first = run(grid_cmd(server, tmp_path, tmp_path / "a.csv"), tmp_path)
+    assert first.returncode == 0, first.stderr and len(server.history) == 12
+    write_columns(tmp_path / "cols.jsonl", COLUMNS)                       # one more column
+    second = run(grid_cmd(server, tmp_path, tmp_path / "b.csv"), tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert len(server.history) == 12 + 6                                  # only the new column's cells
+    assert json.loads(second.stdout)["grid_id"] != json.loads(first.stdout)["grid_id"]
+    for i in (6, 7):                                                      # two more documents
+        (tmp_path / "docs" / f"contract_{i:03d}.txt").write_text(contract(i))
+    third = run(grid_cmd(server, tmp_path, tmp_path / "c.csv"), tmp_path)
+    assert third.returncode == 0, third.stderr
+    assert len(server.history) == 18 + 2 * 3                              # only the new rows' cells
+    with open(tmp_path / "c.csv", newline="") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["document", "renewal", "cap", "auto"] and len(rows) == 9
+    assert rows[2] == ["contract_001.txt", "2025-02-02", "2000", "yes"]
+    assert rows[8] == ["contract_007.txt", "(flagged: unparseable date: 'early spring')", "8000", "yes"]
+    taken = database(tmp_path).execute("SELECT count(*) FROM grid_cells c JOIN grids g ON g.id = c.grid_id "
+                                       "WHERE c.error LIKE 'answer taken from grid %'").fetchone()[0]
+    assert taken == 12 + 18
+
+
+@pytest.mark.timeout(300)
+def test_a_column_runs_again_with_other_models(server, tmp_path):
+    server.script("m", fn=answer_cell)
+    server.script("other", fn=lambda req: Reply("2030-01-01 [doc:x:line 2]", usage=(100, 10)))
+    write_corpus(tmp_path / "docs", 3)
+    write_columns(tmp_path / "cols.jsonl")
+    first = run(grid_cmd(server, tmp_path, tmp_path / "a.csv"), tmp_path)
+    assert first.returncode == 0, first.stderr
+    cmd = grid_cmd(server, tmp_path, tmp_path / "b.csv", "--rerun-column", "renewal")
+    cmd[cmd.index("--root") + 1] = cmd[cmd.index("--sub") + 1] = "openai/other"
+    again = run(cmd, tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "running the 3 cells of column 'renewal' again" in again.stderr
+    assert len(server.requests_for("other")) == 3 and len(server.requests_for("m")) == 9
+    with open(tmp_path / "b.csv", newline="") as f:
+        rows = list(csv.reader(f))
+    assert [r[1] for r in rows[1:]] == ["2030-01-01"] * 3 and rows[2][2:] == ["2000", "yes"]
+    bad = run(grid_cmd(server, tmp_path, tmp_path / "c.csv", "--rerun-column", "nope"), tmp_path, timeout=60)
+    assert bad.returncode == 2 and "--rerun-column 'nope': no such column (the columns are renewal, cap, auto)" \
+        in bad.stderr
