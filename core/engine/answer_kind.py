@@ -114,6 +114,16 @@ class AnswerKindCheck:
     def __init__(self, question: str) -> None:
         self.question = question
         self.told = False
+        self.sent_back: tuple[str, str] | None = None    # (the turn's id, the answer it sent back)
+
+    def insisted(self, repeated_turn_id: str) -> str | None:
+        """The answer sent back at `repeated_turn_id`, when the root now sends that turn's reply
+        again unchanged: it stands by it, and a repeated reply's code is not run again, so its
+        FINAL could never end the run otherwise. None when nothing was sent back there."""
+        if self.sent_back is None or self.sent_back[0] != repeated_turn_id:
+            return None
+        answer, self.sent_back = self.sent_back[1], None
+        return answer
 
     def review(self, rlm: Any, answer: str, turn_id: str, shown: list[str]) -> str | None:
         """`answer`, or None when it is sent back (the note is added to the root's feedback and the
@@ -126,6 +136,7 @@ class AnswerKindCheck:
         if note is None:
             return answer
         self.told = True
+        self.sent_back = (turn_id, answer)
         rlm.turn_notes.append(note)
         rlm.ctx.emit(ev.Notice, call_id=turn_id, parent_id=rlm.rlm_id, level="info",
                      message=f"The final answer {answer.strip()[:80]!r} was sent back once: "

@@ -352,6 +352,13 @@ class Rlm:
         it rests on no output yet (a small root) or is empty."""
         parsed = turn.parsed
         answer: str | None = None
+        if turn.repeated == "code":
+            insisted = self.answer_kind.insisted(CallId.for_turn(self.rlm_id, turn.repeated_turn))
+            if insisted is not None:     # the same reply after its answer was sent back: it stands
+                self.ctx.emit(ev.Notice, call_id=turn.id, parent_id=self.rlm_id, level="info",
+                              message=f"The root sent the same reply again, so its answer {insisted.strip()[:80]!r} "
+                                      "stands.")
+                return insisted
         if turn.final is not None:
             answer = str(turn.final.get("value", ""))
         elif parsed.final is not None:

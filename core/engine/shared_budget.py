@@ -25,10 +25,13 @@ class SharedBudget(Budget):
         self.shared = shared
 
     async def acquire_call(self, input_usd: float, per_token_usd: float, want_tokens: int,
-                           floor_tokens: int, *, keep_usd: float = 0.0) -> tuple[Reservation, int]:
+                           floor_tokens: int, *, keep_usd: float = 0.0,
+                           on_wait: Any = None) -> tuple[Reservation, int]:
+        """The grid's budget reserves (and makes the call wait for room, told through `on_wait`
+        as a wait of the run's own budget would be); this run books the same amount."""
         try:
             outer, granted = await self.shared.acquire_call(input_usd, per_token_usd, want_tokens,
-                                                            floor_tokens, keep_usd=keep_usd)
+                                                            floor_tokens, keep_usd=keep_usd, on_wait=on_wait)
         except Exception:
             self.refusals += 1
             raise

@@ -89,7 +89,8 @@ class RemoteBudget:
         return res
 
     async def acquire_call(self, input_usd: float, per_token_usd: float, want_tokens: int, floor_tokens: int,
-                           *, keep_usd: float = 0.0) -> tuple[Reservation, int]:
+                           *, keep_usd: float = 0.0, on_wait: Any = None) -> tuple[Reservation, int]:
+        # `on_wait` is not told here: the wait happens in the actor, on another machine
         answer = await self.actor.acquire_call.remote(input_usd, per_token_usd, want_tokens, floor_tokens, keep_usd)
         return self._reservation(answer), answer.get("granted", want_tokens)
 

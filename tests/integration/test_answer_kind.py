@@ -38,6 +38,18 @@ async def test_the_same_count_given_again_is_accepted(server):
     assert len([n for n in of_type(events, "Notice") if "sent back once" in n.message]) == 1
 
 
+async def test_the_same_reply_sent_again_after_a_send_back_ends_the_run_with_its_answer(server):
+    """A repeated reply's code is not run again, so its FINAL could never end the run: a root that
+    answers the note by sending the very same reply stands by its answer, which is accepted."""
+    reply = code("out = 'ok ok'\nFINAL(out)")
+    server.script("root", replies=[reply, reply, code("FINAL('never asked')")])
+    result, events = await run(server, "How much does the plan cost?", NOTES, mode="rlm")
+    assert result.answer == "ok ok" and result.status == "finished"
+    assert len(server.requests_for("root")) == 2
+    assert [n.message for n in of_type(events, "Notice") if "stands" in n.message] == [
+        "The root sent the same reply again, so its answer 'ok ok' stands."]
+
+
 async def test_a_count_for_a_how_many_question_is_accepted_at_once(server):
     server.script("root", replies=[code(SEARCH), code("FINAL(str(len(hits)))")])
     result, events = await run(server, "How many lines mention the plan?", NOTES, mode="rlm")
