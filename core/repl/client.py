@@ -181,6 +181,7 @@ class ReplClient:
         self._context: ContextFiles | None = None
         self._loading: asyncio.Future | None = None  # begin_loading's load, until a cell waits for it
         self._starting: asyncio.Future | None = None  # begin_start's start
+        self._writing: asyncio.Future | None = None   # the context's file, written while the worker starts
         self._closed = False
         self._closing: asyncio.Task | None = None   # close() in progress (a second close waits for it)
         self._live: set[WorkerConnection] = set()   # every worker started and not yet disposed
@@ -385,6 +386,8 @@ class ReplClient:
             for other in list(self._live):          # a start or restart in progress
                 await self._dispose(other)
         finally:
+            if self._writing is not None:               # the context's writer is out of the directory first
+                await asyncio.wait({self._writing})
             if self._owned is not None:
                 self._owned.remove()
             self.shutdown_path = path
@@ -412,15 +415,12 @@ class ReplClient:
         if self._root is None:
             self._owned = OwnedDir.make()
             self._root = self._owned.path
-        # (finish: a cancel waits for the thread, so close() never removes the directory under it)
-        writing = asyncio.ensure_future(finish(run_blocking(write_context, documents, self._root)))
-        try:
-            await self.start()
-        except BaseException:
-            await finish(asyncio.wait({writing}))   # a second cancel too waits for the thread
-            if not writing.cancelled():
-                writing.exception()         # retrieved: the start's error is the one that counts
-            raise
+        # (close() waits for it before it removes the directory: _shut_down)
+        writing = self._writing = asyncio.ensure_future(finish(run_blocking(write_context, documents, self._root)))
+        # retrieved: a failed start's error is the one that counts, and it is raised at once
+        # (a worker that cannot be spawned fails the run before any model call)
+        writing.add_done_callback(lambda t: t.cancelled() or t.exception())
+        await self.start()
         if on_started is not None:
             on_started()
         files = await finish(writing)

@@ -6,12 +6,16 @@ taken. Real sandboxed workers, the real store, the scripted server on 127.0.0.1.
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
 
 import pytest
 
 from app.run_service import RunRequest, RunService
 from core.repl import spare
 from core.store import RunStore
+from tests.integration.test_cancel_cli import _left_by
+from tests.integration.test_cli_ask import ask
 from tests.support import leaks
 from tests.support.trust_runs import DOCS, code, config
 
@@ -127,11 +131,6 @@ def test_ask_over_a_big_and_a_small_folder_answers_from_the_whole_context_and_le
         server, tmp_path, files, size):
     """`ask` starts a spare worker once 4 MB are counted (3 x 2 MB here) and not for 1 kB;
     either way the run reads the whole context, and no worker or directory of its is left."""
-    import json
-    import subprocess
-
-    from tests.integration.test_cancel_cli import _left_by
-    from tests.integration.test_cli_ask import ask
     folder = tmp_path / "docs"
     folder.mkdir()
     for k in range(files):
