@@ -42,13 +42,13 @@ os.execv(real[0], real)
 async def test_the_first_request_does_not_wait_for_the_worker(server, tmp_path, require_full_sandbox):
     wrapper, marker = tmp_path / "slow_start.py", tmp_path / "worker-started"
     wrapper.write_text(SLOW_START)
-    server.script("root", replies=[code("print(context.count('apple'))"), code("FINAL('done')")])
+    server.script("root", replies=[code("print(context.count('apple'))"), code("FINAL('50')")])
     events = []
     engine = Engine(config(server, require_full_sandbox=require_full_sandbox), emit=events.append,
                     key_for=lambda m: KEY,
                     worker_command=[sys.executable, str(wrapper), str(marker), *default_worker_command()])
     result = await engine.run("How many apples?", [Doc("a.txt", "apple " * 50)])
-    assert result.status == "finished" and result.answer == "done", result.error
+    assert result.status == "finished" and result.answer == "50", result.error
     assert of_type(events, "CellExecuted")[0].stdout == "50\n"
     worker_up = float(marker.read_text())
     first = server.requests_for("root")[0].started
