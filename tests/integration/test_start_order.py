@@ -133,7 +133,7 @@ sys.exit(main(sys.argv[1:]))
 
 
 def test_an_ask_against_ones_own_server_never_imports_keyring(server, tmp_path):
-    server.script("root", replies=[code("FINAL('ok')")])
+    server.script("root", replies=[code("FINAL('3')")])
     (tmp_path / "notes.txt").write_text("apples: 3\n")
     env = {**os.environ, "RLMSTUDIO_DESKTOP_HOME": str(tmp_path / "home"), "PYTHONPATH": str(ROOT_DIR),
            "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
@@ -141,7 +141,7 @@ def test_an_ask_against_ones_own_server_never_imports_keyring(server, tmp_path):
            "--root", "openai/root", "--sub", "openai/root", "--api-base", server.url, "--mode", "rlm", "--json"]
     proc = subprocess.run(cmd, cwd=ROOT_DIR, env=env, capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert json.loads(proc.stdout)["answer"] == "ok"
+    assert json.loads(proc.stdout)["answer"] == "3"
     assert json.loads(proc.stderr.rsplit("PROBE ", 1)[1]) == []
 
 
