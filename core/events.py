@@ -95,6 +95,7 @@ class RootTurnStarted(Event):
     depth: int                        # 0 for the top-level RLM
     model: str
     final_request: bool = False       # True for the one "give your best final answer" turn
+    plain_call: bool = False          # the run's one plain call: its prompt carries the documents whole
     # Messages added to the root's conversation since its last reply (turn 1: the system
     # prompt and the first user message; later: the feedback). With RootReplied.text they
     # rebuild the exact conversation, each message stored once.

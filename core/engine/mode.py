@@ -143,7 +143,7 @@ async def run_direct(ctx: Any, choice: ModeChoice, question: str, documents: Seq
     messages = direct_messages(question, documents)
     ctx.counters.iterations = 1
     ctx.emit(ev.RootTurnStarted, call_id=turn_id, parent_id="R", iteration=1, depth=0, model=model,
-             new_messages=messages)
+             new_messages=messages, plain_call=True)
     meter = CallMeter(ctx, model, messages, cfg.root_max_tokens)
     started = time.monotonic()
 

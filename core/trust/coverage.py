@@ -16,9 +16,9 @@ What counts as looked at:
     a bounded number of such searches per text, each scans the context);
   - what a sub-call's prompt contained (SubCallStarted.prompt): the sub model
     read all of it;
-  - a document a root prompt carried whole (a plain call: RootTurnStarted's messages
-    hold `=== path ===` and its full text): read in full, so a plain call that carried
-    every document covers 100%.
+  - a document a plain call's prompt carried whole (RootTurnStarted.plain_call; its
+    messages hold `=== path ===` and the full text): read in full, so a plain call that
+    carried every document covers 100%.
 A sub-call whose prompt carries more than `forward_warn` (80%) of the whole
 context gets a warning: it forwards the context without splitting it.
 """
@@ -242,7 +242,7 @@ class Coverage:
         """Fold one event into the run's record; True when coverage or the warnings changed."""
         self.events += 1
         change = self.record.apply(event)
-        if getattr(event, "type", "") == "RootTurnStarted":
+        if getattr(event, "type", "") == "RootTurnStarted" and getattr(event, "plain_call", False):
             return self._carried(event.new_messages or ())
         if change.kind == "cell_added":
             cell = self.record.cells[change.cell_id]
