@@ -10,7 +10,6 @@ else until the user presses Run. Extra ports to probe come from the settings
 from __future__ import annotations
 
 import asyncio
-import copy
 import importlib
 import logging
 import os
@@ -98,7 +97,7 @@ class FirstRunGlue:
         w.add_center_view(self.view)
         self.view.use_server.connect(self.use_server_and_say)
         self.view.undo_requested.connect(self.undo_use_server)
-        self._before_use: dict | None = None     # what "Use this" changed, for its Undo
+        self._undo_use: dict | None = None       # what "Use this" changed, for its Undo
         self.view.use_model.connect(self.use_model)
         self.view.try_samples.connect(self.load_samples)
         self.view.rescan_requested.connect(self.refresh)
@@ -248,47 +247,15 @@ class FirstRunGlue:
 
     # --- "Use this" ----------------------------------------------------------------
     def use_server_and_say(self, server: Any, model: str) -> str:
-        """Welcome's Use this: use_server, then say what it added to the settings, with an Undo."""
-        s = self._settings()
-        qp = self.window.question_panel
-        before = {"endpoints": copy.deepcopy(s.endpoints), "models": copy.deepcopy(s.models),
-                  "root_model": s.root_model, "picked": (qp.root_model(), qp.sub_model())}
+        """Welcome's Use this: use_server, then say on the Welcome page what it added to the
+        settings and what it picked, with an Undo beside it."""
         model_id = self.use_server(server, model)
-        old = {e.name: e for e in before["endpoints"]}
-        name = model_id.partition("/")[0]
-        endpoint = s.endpoint(name)
-        if endpoint is None:
-            return model_id
-        added = [m for m in endpoint.models if name not in old or m not in old[name].models]
-        if name not in old:
-            what = (f"Added the endpoint “{name}” ({endpoint.base_url}) to Settings > Endpoints, with "
-                    f"its {len(endpoint.models)} model{'s' if len(endpoint.models) != 1 else ''} marked free.")
-        elif added:
-            what = (f"Added {len(added)} model{'s' if len(added) != 1 else ''} of {server.label} to your "
-                    f"endpoint “{name}”, marked free.")
-        else:
-            what = f"Your endpoint “{name}” already lists {server.label}'s models."
+        qp = self.window.question_panel
         root, sub = qp.root_model(), qp.sub_model()
         picked = f"Root model: {root}" + (f", sub model: {sub}." if sub != root else " (also the sub model).")
-        self._before_use = before
-        self.view.set_selected(f"{what} {picked}", undo=True)
+        said = (self._undo_use or {}).get("said", "")
+        self.view.set_selected(f"{said}{picked}", undo=True)
         return model_id
-
-    def undo_use_server(self) -> None:
-        """Take back the last Use this: the endpoints, the models' settings and the picks as before."""
-        before, self._before_use = self._before_use, None
-        if before is None:
-            return
-        s = self._settings()
-        s.endpoints[:] = before["endpoints"]
-        s.models.clear()
-        s.models.update(before["models"])
-        s.root_model = before["root_model"]
-        self._save()
-        self._models_changed()
-        self.window.question_panel.set_models(*before["picked"])
-        self.view.set_selected("Undone: the endpoints and models are as they were before Use this.")
-        self.notifier.info("Use this was undone: the endpoints and models are as they were.")
 
     def use_server(self, server: Any, model: str) -> str:
         """Use a detected server: its endpoint is added, named and Free, and said with an
@@ -309,12 +276,13 @@ class FirstRunGlue:
                                 runs_here=True)    # said, not left to its address
             s.endpoints.append(endpoint)
             undo["added"] = name
-            added = (f"Added the endpoint {name} ({base}, Free: its {len(endpoint.models)} "
-                     f"model{'s' if len(endpoint.models) != 1 else ''} cost nothing). ")
+            added = (f"Added the endpoint “{name}” ({base}) to Settings > Endpoints, with its "
+                     f"{len(endpoint.models)} model{'s' if len(endpoint.models) != 1 else ''} marked free. ")
         else:
             undo["models_of"], undo["models"] = endpoint.name, list(endpoint.models)
             endpoint.models = list(dict.fromkeys([*endpoint.models, *server.models]))
-            added = f"Uses your endpoint {endpoint.name} as it is ({_cost_words(endpoint)}). "
+            added = f"Uses your endpoint “{endpoint.name}” as it is ({_cost_words(endpoint)}). "
+        undo["said"] = added
         # lazy: free in the window (where it runs)
         from core.discovery import root_and_sub
         root, sub = root_and_sub(list(server.models), model)      # a strong root, a small sub
@@ -342,7 +310,7 @@ class FirstRunGlue:
     def undo_use_server(self) -> None:
         """Take back the last Use this: the endpoint it added is removed (or the models it added
         to yours), and the models picked before come back."""
-        undo = getattr(self, "_undo_use", None)
+        undo = self._undo_use
         if not undo:
             return
         self._undo_use = None
@@ -360,7 +328,7 @@ class FirstRunGlue:
         self._models_changed()
         if undo.get("picked"):
             self.window.question_panel.set_models(*undo["picked"])
-        self.view.set_selected("")
+        self.view.set_selected(f"Undone: {said} The models picked before are back.")
         self.notifier.clear("use_server")
         self.notifier.info(f"Undone: {said}")
 

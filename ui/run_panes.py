@@ -118,7 +118,11 @@ class RunPanes(QWidget):
             # tree, detail, the trust tabs: the detail gets room for its texts
             self._balanced = True
             total = sum(self.side_splitter.sizes())
-            self.side_splitter.setSizes([total * 36 // 100, total * 34 // 100, total * 30 // 100])
+            # the tabs keep the rows they need (five of the Sub-calls table), the detail at
+            # least as much, the tree the rest
+            tabs = max(total * 30 // 100, self.side_splitter.widget(2).minimumSizeHint().height())
+            detail = max(total * 34 // 100, tabs)
+            self.side_splitter.setSizes([max(total - tabs - detail, 0), detail, tabs])
 
     # ---- the shell's API -----------------------------------------------
     @property

@@ -60,7 +60,7 @@ def test_first_minute_welcome_local_server_samples_run(local_server, studio, qlo
         assert endpoint is not None and endpoint.base_url == server.url and not endpoint.needs_key
         assert endpoint.runs_here is True and model_id not in controller.settings.models   # Free, said once
         assert window.notifier.last.action == "undo_use_server"
-        assert window.notifier.last.message.startswith(f"Added the endpoint local-{port} ({server.url}, Free")
+        assert window.notifier.last.message.startswith(f"Added the endpoint “local-{port}” ({server.url}) to Settings > Endpoints, with its")
         assert model_id in view.selected_label.text()
 
         view.samples_button.click()                                   # "Try the samples"

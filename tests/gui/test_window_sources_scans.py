@@ -13,6 +13,7 @@ def test_ocr_pages_and_duplicates_are_shown(studio, qloop, tmp_path):
     window, controller = studio
     controller.settings.extra["ingest"] = {"ocr": True}
     pane = window.sources_pane
+    pane.set_ocr(True)          # the settings' OCR reaches the pane's "OCR scans" when they are saved
     folder = tmp_path / "inbox"
     scan = scans.mixed_pdf([(scans.TEXTS[0], False), (scans.TEXTS[1], True)])
     am.write(folder / "scan.pdf", scan)

@@ -107,11 +107,11 @@ def test_an_imported_run_file_sends_no_key_and_no_request_to_its_server(tmp_path
         assert evil.url in proc.stderr
         # what forks, verify and rebuilds read (the RunStarted event's config) is cleaned too
         from core.store import RunStore
-        from core.trust.record import build_record
+        from core.trust.rebuild import load_record
         with RunStore.open(home / "runs.db") as store:
-            record = build_record(store.iter_events(run_id), run_id)
+            record = load_record(store, run_id)
             stored = store.get_run(run_id)["config"]
-        for config in (record.config, stored):
+        for config in (record.meta.config, stored):
             assert not {"api_base", "sub_api_base", "api_key_from", "sub_call_models", "endpoints"} & {
                 k for k, v in config.items() if v}, config
             assert evil.url not in json.dumps({k: v for k, v in config.items() if k != "import_dropped"})
