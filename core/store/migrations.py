@@ -419,6 +419,48 @@ def m010_grids(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE runs ADD COLUMN grid_id TEXT")
 
 
+@migration
+def m011_imported_runs_route_nothing(db: sqlite_utils.Database) -> None:
+    # A run file decides nothing about where calls go or whose key they carry: an import
+    # drops those settings (core/store/import_checks.py). Runs imported before it kept the
+    # file's URLs and key owners in their config and in their RunStarted event (which forks,
+    # verify and rebuilds read); both are cleaned here the same way, and what was dropped is
+    # kept under "import_dropped" so `runs show` can name it. (The key lists are copied, not
+    # imported: a migration never changes with live code.)
+    routing = ("api_base", "sub_api_base", "api_key_from", "sub_call_models", "endpoints")
+    local = ("memory_limit_mb", "require_full_sandbox")
+
+    def cleaned(config: object) -> tuple[object, dict]:
+        if not isinstance(config, dict):
+            return config, {}
+        dropped = {k: v for k, v in config.items() if k in routing + local and v not in (None, {}, [], "")}
+        kept = {k: v for k, v in config.items() if k not in routing + local}
+        return kept, dropped
+
+    runs = db.execute("SELECT id, config_json FROM runs WHERE imported_utc IS NOT NULL").fetchall()
+    for run_id, text in runs:
+        try:
+            config = json.loads(text) if text else None
+        except ValueError:
+            config = None
+        kept, dropped = cleaned(config)
+        if dropped and isinstance(kept, dict):
+            kept["import_dropped"] = {**(kept.get("import_dropped") or {}), **dropped}
+            db.execute("UPDATE runs SET config_json = ? WHERE id = ?", [json.dumps(kept), run_id])
+        for event_id, payload in db.execute(
+                "SELECT id, payload_json FROM events WHERE run_id = ? AND type = 'RunStarted'", [run_id]).fetchall():
+            try:
+                data = json.loads(payload)
+            except ValueError:
+                continue
+            if not isinstance(data, dict):
+                continue
+            kept_event, dropped_event = cleaned(data.get("config"))
+            if dropped_event:
+                data["config"] = kept_event
+                db.execute("UPDATE events SET payload_json = ? WHERE id = ?", [json.dumps(data), event_id])
+
+
 def migrate(db: sqlite_utils.Database) -> list[str]:
     """Apply pending migrations; returns the names applied. BEGIN IMMEDIATE makes two
     processes opening a fresh database at once take turns instead of colliding."""
