@@ -75,7 +75,7 @@ def test_compare_and_fitness_show_picked_names_and_run_titles(studio, qloop, ser
     assert view.left_answer.toPlainText().startswith("Fruit\napples and pears")        # rendered: a heading
     title = run_title(store.get_run(a.run_id))
     assert title.startswith("Which files are there? · ")
-    assert left.question == "Which files are there?" and left.when and left.when != right.when  # two runs, two names
+    assert left.question == "Which files are there?" and left.when and left.name != right.name  # two runs, two names (the same second: Run A and Run B)
     assert view.table.horizontalHeaderItem(1).text() == "Run A"
     assert "lab/root (root)" in view.headings[0].text() and left.when in view.headings[0].text()
     assert a.run_id[:8] not in view.windowTitle() and "Which files are there?" in view.windowTitle()
