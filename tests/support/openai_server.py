@@ -61,6 +61,9 @@ from tests.support.openai_actions import (  # noqa: F401  (re-exported: tests im
     Action, Body, CutStream, Delay, EndStream, Failure, Hang, Malformed, Reply, Status)
 
 
+from tests.support.server_windows import answer_window_route  # noqa: E402
+
+
 class _Headers(dict):
     """Request headers; lookups ignore case."""
 
@@ -344,44 +347,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- routes
 
-    def _window_route(self) -> bool:
-        """The servers' own window routes (ScriptedOpenAI.report_window); False: not one of them."""
-        owner, path = self.owner, self.path.rstrip("/")
-        if path not in ("/props", "/api/v0/models", "/api/show"):
-            return False
-        owner.window_asks.append(path)
-        if owner.window_delay_s:
-            time.sleep(owner.window_delay_s)
-        if path == "/props":
-            windows = owner._window_of("llama.cpp")
-            if not windows:
-                self._json(404, _error_body(404, "no route /props"))
-            else:
-                n = next(iter(windows.values()))        # llama.cpp serves one model
-                self._json(200, {"default_generation_settings": {"n_ctx": n}, "total_slots": 1})
-        elif path == "/api/v0/models":
-            windows = owner._window_of("lmstudio")
-            if not windows:
-                self._json(404, _error_body(404, "no route /api/v0/models"))
-            else:
-                self._json(200, {"object": "list", "data": [
-                    {"id": m, "type": "llm", "state": "loaded", "max_context_length": n * 4,
-                     "loaded_context_length": n} for m, n in windows.items()]})
-        else:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(length) or b"{}") if length else {}
-            windows = owner._window_of("ollama")
-            name = str(body.get("model") or body.get("name") or "")
-            if name not in windows:
-                self._json(404, {"error": f"model '{name}' not found"})
-            else:
-                self._json(200, {"parameters": f"num_ctx                        {windows[name]}\nstop \"<|im_end|>\"",
-                                 "model_info": {"qwen2.context_length": 32768}})
-        return True
-
     def _window_route_safe(self) -> bool:
         try:
-            return self._window_route()
+            return answer_window_route(self)
         except (BrokenPipeError, ConnectionResetError):     # the client gave up waiting (its timeout)
             self.close_connection = True
             return True
