@@ -130,22 +130,32 @@ class QuestionRun:
             result = await self._engine.run(self.question, self.documents, session=self._session,
                                             follow_up=self._follow_up)
         finally:
-            if sources is not None:
-                sources.hurry()              # ... and what is left once the run is over, at full speed
-                try:
-                    await finish(asyncio.wrap_future(sources.future))
-                except Exception as exc:     # verify, fork and re-run need them: the record is not whole
-                    log.exception("saving the sources of run %s failed", self.run_id)
-                    sources_error = f"the sources of this run could not be saved: {type(exc).__name__}: {exc}"
-            if writer is not None:
-                await asyncio.to_thread(writer.close)
-            if store is not None and self._store is None:
-                store.close()
+            # One cleanup that a second cancel (a grid's Stop cancels its cells more than once)
+            # cannot cut short: the sources, then the writer (the run's last rows), then the store.
+            sources_error = await finish(self._close_record(sources, writer, store))
         store_error = "; ".join(filter(None, [self._store_error(writer), sources_error])) or None
         if store_error:
             log.error("run %s: %s", self.run_id, store_error)
             result = dataclasses.replace(result, store_error=store_error)
         return result
+
+    async def _close_record(self, sources: Any, writer: Any, store: Any) -> str | None:
+        """Wait for the sources, close the writer and the store; what went wrong with the sources, or None."""
+        sources_error = None
+        try:
+            if sources is not None:
+                sources.hurry()              # ... and what is left once the run is over, at full speed
+                try:
+                    await asyncio.wrap_future(sources.future)
+                except Exception as exc:     # verify, fork and re-run need them: the record is not whole
+                    log.exception("saving the sources of run %s failed", self.run_id)
+                    sources_error = f"the sources of this run could not be saved: {type(exc).__name__}: {exc}"
+        finally:
+            if writer is not None:
+                await asyncio.to_thread(writer.close)
+            if store is not None and self._store is None:
+                store.close()
+        return sources_error
 
     def _store_error(self, writer: Any) -> str | None:
         """What went wrong with the run's record, or None: a batch the writer could not

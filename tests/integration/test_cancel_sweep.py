@@ -302,3 +302,58 @@ async def test_a_fork_refused_at_its_start_check_leaves_no_worker(openai_server,
         await RunService(store=store).run(request, [])
     assert not leaks.repl_dirs() and not await asyncio.to_thread(leaks.settle, 2.0)
     assert len(store.list_runs()) == runs_before
+
+
+@pytest.mark.parametrize("where", ["sources", "writer-close"])
+async def test_the_awaiting_task_cancelled_again_while_the_record_closes_still_stores_the_run(
+        openai_server, store, monkeypatch, where):
+    """A grid's Stop cancels a cell's task more than once: the first cancel ends the run, the
+    next arrives while its record is closed (waiting for the sources, or for the writer's
+    last rows). The run is still stored as cancelled before the task ends."""
+    import threading
+    from core.store import writer as writer_mod
+    _script(openai_server, PLAIN)
+    loop = asyncio.get_running_loop()
+    task_box: list = []
+    second = threading.Event()
+
+    def cancel_again() -> None:
+        second.set()
+        task_box[0].cancel()
+    if where == "writer-close":
+        original = writer_mod.EventWriter.close
+
+        def close(self, *a, **kw):
+            loop.call_soon_threadsafe(cancel_again)
+            second.wait(5)
+            import time
+            time.sleep(0.2)                      # the task has been cancelled again by now
+            return original(self, *a, **kw)
+        monkeypatch.setattr(writer_mod.EventWriter, "close", close)
+    else:
+        from core import background
+        original_hurry = background.LowPriorityWork.hurry
+
+        def hurry(self):
+            loop.call_soon(cancel_again)
+            return original_hurry(self)
+        monkeypatch.setattr(background.LowPriorityWork, "hurry", hurry)
+    events: list = []
+    handle = RunHandle()
+
+    def sink(event):
+        events.append(event)
+        if event.type == "CellStarted":
+            loop.call_soon(task_box[0].cancel)
+    cfg = config(openai_server, prices=PRICES, max_cost_usd=5.0)
+    task = asyncio.ensure_future(RunService(store=store).run(RunRequest.ask("q", BIG, cfg), [sink], handle))
+    task_box.append(task)
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert second.is_set(), "the second cancel never came"
+    run_id = handle.run.run_id
+    run = store.get_run(run_id)
+    assert run is not None and run["status"] == "cancelled", run and run["status"]
+    assert not leaks.repl_dirs() and not await asyncio.to_thread(leaks.settle, 2.0)
+    monkeypatch.undo()
+    await _next_run_works(openai_server, store)
