@@ -398,6 +398,13 @@ class QuestionPanel(QWidget):
     def set_status(self, text: str) -> None:
         self.status_label.setText(plain(text))
 
+    def status(self) -> str:
+        return self.status_label.text()
+
+    def insert_text(self, text: str) -> None:
+        """Text into the question at the cursor (a long paste the user kept as question)."""
+        self.question_box.insertPlainText(text)
+
     # --- places for extra parts (app/ glue adds its widgets here, never into the layout) ----
     ACCESSORY_SLOTS = ("options", "status", "bottom")
 

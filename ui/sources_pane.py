@@ -289,6 +289,16 @@ class SourcesPane(QWidget):
     def rows(self) -> list[SourceRow]:
         return self.model.rows()
 
+    def select_cited(self, address: str) -> bool:
+        """Select and show the source a citation's address names; False if none does."""
+        for row, source in enumerate(self.model.rows()):
+            if address == source.path or address.startswith(source.path + ":") \
+                    or address.startswith(source.path + " "):
+                self.table.selectRow(row)
+                self.table.scrollTo(self.model.index(row, 0))
+                return True
+        return False
+
     def set_rows(self, rows: list[SourceRow]) -> None:
         self.model.set_rows(rows)
 
