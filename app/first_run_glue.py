@@ -13,12 +13,14 @@ import asyncio
 import importlib
 import logging
 import os
-from typing import Any, Callable
+from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QToolButton
 
+from app.use_server_glue import UseServerGlue
+from app.ports import GuidePort, ReplayPort, RunsPort, SettingsPort, SourcesPort
 from core.identity import env
 from ui import confirm, icons
 from ui.recent_menu import RecentMenu
@@ -29,13 +31,6 @@ from ui.guide import GuideDialog
 log = logging.getLogger(__name__)
 
 PORTS_ENV = "RLMSTUDIO_DESKTOP_DISCOVERY_PORTS"
-
-
-def _cost_words(endpoint: Any) -> str:
-    """"Free" or "Paid" as the endpoint's form says it (core/endpoint_cost.py)."""
-    # lazy: +3 modules (first use only)
-    from core.endpoint_cost import endpoint_free
-    return "Free" if endpoint_free(endpoint) else "Paid"
 
 
 def extra_ports(settings: Any) -> list[int]:
@@ -59,30 +54,24 @@ def _state(check: Any) -> str:
     return check.error[0].lower() + check.error[1:] if check.error else "not reached"
 
 
-class FirstRunGlue:
-    """Narrow dependencies: the window, the notifier, and what it asks of the rest as
-    callables: the settings and saving them, the keychain, leaving a replay, the sources
-    (add, clear, any there?), whether a run is in progress, the last run's id, opening
-    Settings at a page, the default caps, and telling the model pickers that models changed."""
+class FirstRunGlue(QObject):
+    """Narrow dependencies: the window, the notifier, and ports (app/ports.py): the settings
+    (saved, the keychain, the dialog, the default caps), History (leave a replay, a stored
+    run's documents), Sources (add, clear, replace), the window's runs (one in progress, the
+    last one) and the guide's own numbers (app/models_glue.py)."""
 
-    def __init__(self, window: Any, notifier: Any, *, settings: Callable[[], Any],
-                 save_settings: Callable[[], None], keys: Callable[[], Any], leave_replay: Callable[[], None],
-                 add_paths: Callable[[list], None], clear_sources: Callable[[], None],
-                 has_documents: Callable[[], bool], is_running: Callable[[], bool],
-                 last_run_id: Callable[[], str | None], open_settings: Callable[[str], Any],
-                 default_caps: Callable[[], dict], models_changed: Callable[[], None],
-                 guide_numbers: Callable[[], Any] = lambda: "",
-                 store_documents: Callable[[str], Any] = lambda _run_id: [],
-                 set_documents: Callable[[list], None] = lambda _docs: None) -> None:
+    models_changed = Signal()          # endpoints or models were added: the pickers list them again
+
+    def __init__(self, window: Any, notifier: Any, *, settings: SettingsPort, history: ReplayPort,
+                 sources: SourcesPort, runs: RunsPort, guide: GuidePort) -> None:
+        super().__init__(window)
         self.window = window
         self.notifier = notifier
-        self._settings, self._save = settings, save_settings
-        self._keys, self._leave_replay = keys, leave_replay
-        self._add_paths, self._clear_sources, self._has_documents = add_paths, clear_sources, has_documents
-        self._is_running, self._last_run_id = is_running, last_run_id
-        self._default_caps, self._models_changed = default_caps, models_changed
-        self._guide_numbers = guide_numbers
-        self._store_documents, self._set_documents = store_documents, set_documents
+        self._settings, self._save = settings.current, settings.save
+        self._keys, self._default_caps = settings.keys, settings.default_caps
+        self._history, self._sources, self._runs = history, sources, runs
+        self._add_paths, self._clear_sources = sources.add_paths, sources.clear_sources
+        self._guide_numbers = guide.guide_numbers
         w = window
         self.servers: list[Any] = []
         self.discovery_task: asyncio.Task | None = None
@@ -95,14 +84,15 @@ class FirstRunGlue:
         self.view = WelcomeView()
         self.view.hide()
         w.add_center_view(self.view)
-        self.view.use_server.connect(self.use_server_and_say)
-        self.view.undo_requested.connect(self.undo_use_server)
-        self._undo_use: dict | None = None       # what "Use this" changed, for its Undo
-        self.view.use_model.connect(self.use_model)
+        self.use = UseServerGlue(window, notifier, self.view, settings=settings)
+        self.use.models_changed.connect(self.models_changed)
+        self.view.use_server.connect(self.use.use_server_and_say)
+        self.view.undo_requested.connect(self.use.undo_use_server)
+        self.view.use_model.connect(self.use.use_model)
         self.view.try_samples.connect(self.load_samples)
         self.view.rescan_requested.connect(self.refresh)
-        self.view.keys_requested.connect(lambda: open_settings("keys"))
-        self.view.endpoints_requested.connect(lambda: open_settings("endpoints"))
+        self.view.keys_requested.connect(lambda: settings.open("keys"))
+        self.view.endpoints_requested.connect(lambda: settings.open("endpoints"))
         self.view.guide_requested.connect(self.open_guide)
         self.view.close_requested.connect(self.hide_welcome)
         self._fill_samples()
@@ -116,7 +106,7 @@ class FirstRunGlue:
         sp.paths_added.connect(self._remember_roots)
         sp.clear_requested.connect(self.roots.clear)
 
-        if not settings().ui.get("welcome_seen"):
+        if not settings.current().ui.get("welcome_seen"):
             self.show_welcome()
 
     # --- toolbar: Welcome, Guide, Recent ----------------------------------------
@@ -162,7 +152,7 @@ class FirstRunGlue:
     # --- the welcome view ----------------------------------------------------------
     def _on_notice_action(self, action: str) -> None:
         if action == "undo_use_server":
-            self.undo_use_server()
+            self.use.undo_use_server()
         elif action == "look_again":            # a stopped local server: look for servers again
             self.show_welcome()
             self.refresh()
@@ -172,7 +162,7 @@ class FirstRunGlue:
         return self.view.isVisibleTo(self.window)
 
     def show_welcome(self) -> None:
-        self._leave_replay()
+        self._history.leave_replay()
         self.view.show()
         self.window.run_panes.hide()
         if self.started:
@@ -245,109 +235,6 @@ class FirstRunGlue:
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    # --- "Use this" ----------------------------------------------------------------
-    def use_server_and_say(self, server: Any, model: str) -> str:
-        """Welcome's Use this: use_server, then say on the Welcome page what it added to the
-        settings and what it picked, with an Undo beside it."""
-        model_id = self.use_server(server, model)
-        qp = self.window.question_panel
-        root, sub = qp.root_model(), qp.sub_model()
-        picked = f"Root model: {root}" + (f", sub model: {sub}." if sub != root else " (also the sub model).")
-        said = (self._undo_use or {}).get("said", "")
-        self.view.set_selected(f"{said}{picked}", undo=True)
-        return model_id
-
-    def use_server(self, server: Any, model: str) -> str:
-        """Use a detected server: its endpoint is added, named and Free, and said with an
-        Undo; root and sub are picked from its models. An endpoint already at that URL is
-        used as it stands: its Free or Paid and its prices are never changed, nor are the
-        models another endpoint's names resolve to. Returns the root's model id."""
-        # lazy: free in the window (where it runs)
-        from app.settings import Endpoint
-        s = self._settings()
-        base = server.base_url.rstrip("/")
-        endpoint = next((e for e in s.endpoints if e.base_url.rstrip("/") == base), None)
-        undo = {"root_model": s.root_model, "added": None, "models_of": None, "models": None}
-        if endpoint is None:
-            name, n = server.endpoint_name, 2
-            while s.endpoint(name) is not None:
-                name, n = f"{server.endpoint_name}-{n}", n + 1
-            endpoint = Endpoint(name, base, list(dict.fromkeys(server.models)), needs_key=False,
-                                runs_here=True)    # said, not left to its address
-            s.endpoints.append(endpoint)
-            undo["added"] = name
-            added = (f"Added the endpoint “{name}” ({base}) to Settings > Endpoints, with its "
-                     f"{len(endpoint.models)} model{'s' if len(endpoint.models) != 1 else ''} marked free. ")
-        else:
-            undo["models_of"], undo["models"] = endpoint.name, list(endpoint.models)
-            endpoint.models = list(dict.fromkeys([*endpoint.models, *server.models]))
-            added = f"Uses your endpoint “{endpoint.name}” as it is ({_cost_words(endpoint)}). "
-        undo["said"] = added
-        # lazy: free in the window (where it runs)
-        from core.discovery import root_and_sub
-        root, sub = root_and_sub(list(server.models), model)      # a strong root, a small sub
-        model_id, sub_id = f"{endpoint.name}/{root}", f"{endpoint.name}/{sub}"
-        qp = self.window.question_panel
-        undo["picked"] = (qp.root_model(), qp.sub_model())
-        if not s.root_model:
-            s.root_model = model_id
-        self._save()
-        self._models_changed()
-        qp.set_models(model_id, sub_id)
-        self._undo_use = undo
-        where = (f"{server.label}, free, nothing leaves this computer" if _cost_words(endpoint) == "Free"
-                 else f"{server.label}, at {endpoint.name}'s prices")
-        if sub_id != model_id:
-            text = (f"{added}Selected {model_id} as root (it writes the code) and {sub_id} as sub model "
-                    f"(it reads the pieces): {where}.")
-        else:
-            text = (f"{added}Selected {model_id} as root and sub model: {where}. A small model as "
-                    "root often writes broken code: a larger one (7B or more) does better.")
-        self.view.set_selected(text)
-        self.notifier.info(text, action="undo_use_server", action_label="Undo", topic="use_server")
-        return model_id
-
-    def undo_use_server(self) -> None:
-        """Take back the last Use this: the endpoint it added is removed (or the models it added
-        to yours), and the models picked before come back."""
-        undo = self._undo_use
-        if not undo:
-            return
-        self._undo_use = None
-        s = self._settings()
-        if undo["added"]:
-            s.endpoints = [e for e in s.endpoints if e.name != undo["added"]]
-            said = f"Removed the endpoint {undo['added']}."
-        else:
-            endpoint = s.endpoint(undo["models_of"])
-            if endpoint is not None:
-                endpoint.models = undo["models"]
-            said = f"{undo['models_of']} has its models as before."
-        s.root_model = undo["root_model"]
-        self._save()
-        self._models_changed()
-        if undo.get("picked"):
-            self.window.question_panel.set_models(*undo["picked"])
-        self.view.set_selected(f"Undone: {said} The models picked before are back.")
-        self.notifier.clear("use_server")
-        self.notifier.info(f"Undone: {said}")
-
-    def use_model(self, model_id: str) -> None:
-        """A cloud model whose key is there: root and sub; a $1 cap when there is none."""
-        s = self._settings()
-        if not s.root_model:
-            s.root_model = model_id
-            self._save()
-        qp = self.window.question_panel
-        qp.set_models(model_id, model_id)
-        capped = ""
-        if not qp.caps().get("max_cost_usd"):
-            qp.set_caps({"max_cost_usd": 1.0})
-            capped = " The dollar cap is set to $1.00; change it beside Run."
-        text = f"Selected {model_id} as root and sub model.{capped}"
-        self.view.set_selected(text)
-        self.notifier.info(text)
-
     # --- samples -----------------------------------------------------------------
     def _fill_samples(self) -> None:
         # lazy: free in the window (where it runs)
@@ -367,7 +254,7 @@ class FirstRunGlue:
         if self.samples is None:
             self.notifier.error("The sample documents are missing from this installation.")
             return
-        if self._is_running():
+        if self._runs.running:
             self.notifier.warning("A run is in progress.", "Stop it before loading the samples.")
             return
         listed = self.window.sources_pane.rows()
@@ -403,7 +290,7 @@ class FirstRunGlue:
                 self.roots.append(str(p))
 
     def _after_run_request(self) -> None:
-        if self._is_running():
+        if self._runs.running:
             self.hide_welcome()
 
     def _after_rerun(self, run_id: str) -> None:
@@ -430,24 +317,24 @@ class FirstRunGlue:
         # lazy: free in the window (where it runs)
         from core.store.errors import StoreError
         try:
-            documents = list(self._store_documents(run_id))
+            documents = list(self._history.store().documents(run_id))
         except StoreError as exc:
             log.warning("the sources of run %s could not be restored: %s", run_id, exc)
             return []
-        self._set_documents(documents)
+        self._sources.set_documents(documents)
         self.sources_run = run_id
         return [run_id] if documents else []
 
     def session_state(self) -> dict:
         """What `reopen_last_session` needs at the next start (kept in settings.ui)."""
         return {"roots": list(self.roots), "question": self.window.question_panel.question(),
-                "run_id": self._last_run_id(),
-                "sources_run": getattr(self, "sources_run", None) if self._has_documents() else None}
+                "run_id": self._runs.last_run_id(),
+                "sources_run": self.sources_run if bool(self._sources.documents) else None}
 
     def reopen_last_session(self) -> bool:
         """Sources and question of the last session, as they were when the app closed."""
         state = self._settings().ui.get("last_session") or {}
-        if not isinstance(state, dict) or self._has_documents():
+        if not isinstance(state, dict) or bool(self._sources.documents):
             return False
         roots = [str(p) for p in state.get("roots") or [] if isinstance(p, str)]
         present = [p for p in roots if os.path.exists(p)]

@@ -1,7 +1,7 @@
 """The review grid from the window: a Grid button in the toolbar opens ui/grid_view.py.
 
-    glue = GridGlue(window, store=..., settings=..., keys=..., documents=..., caps=..., pair=...,
-                    on_engine=..., open_run=..., open_citation=...)
+    glue = GridGlue(window, store=..., settings=..., sources=..., panel=..., engine=...,
+                    history=..., citations=...)          # ports (app/ports.py)
     glue.open_view(); glue.start(path, cap)      # runs over Sources' documents
     await glue.task                              # (tests) the grid's end; glue.stop() stops it
 
@@ -16,10 +16,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any, Callable
 
 from PySide6.QtGui import QAction
 
+from app.ports import CitationPort, EnginePort, PanelPort, ReplayPort, SettingsPort, SourcesPort, StorePort
 from core.lifecycle import stop_then_wait
 from ui import icons
 from ui.grid_view import GridView
@@ -28,19 +29,16 @@ log = logging.getLogger(__name__)
 
 
 class GridGlue:
-    """`store()` the open RunStore; `settings()`, `keys()` the app's; `documents()` Sources'
-    documents by path; `caps()` and `pair()` the question panel's; `on_engine(coro)` awaits a
-    coroutine on the engine's loop; `open_run(run_id)` replays a run; `open_citation(body)`
-    opens "PATH:ADDRESS" of the replayed run in the source viewer."""
+    """Ports (app/ports.py): the run store, the settings (and keychain), Sources, the question
+    panel (its caps and models), the engine's loop, History (a cell's run replayed) and the
+    trust glue (a cell's citation opened in the source viewer)."""
 
-    def __init__(self, window: Any, *, store: Callable[[], Any], settings: Callable[[], Any],
-                 keys: Callable[[], Any], documents: Callable[[], dict], caps: Callable[[], dict],
-                 pair: Callable[[], tuple[str, str]], on_engine: Callable[[Any], Awaitable[Any]],
-                 open_run: Callable[[str], Any], open_citation: Callable[[str], Any]) -> None:
+    def __init__(self, window: Any, *, store: StorePort, settings: SettingsPort, sources: SourcesPort,
+                 panel: PanelPort, engine: EnginePort, history: ReplayPort, citations: CitationPort) -> None:
         self.window = window
-        self.store, self.settings, self.keys, self.documents = store, settings, keys, documents
-        self.caps, self.pair, self.on_engine = caps, pair, on_engine
-        self.open_run, self.open_citation = open_run, open_citation
+        self.store, self.settings, self.keys = store.store, settings.current, settings.keys
+        self.sources, self.panel, self.on_engine = sources, panel, engine.run
+        self.open_run, self.open_citation = history.open_run, citations.open_citation
         self.view: GridView | None = None
         self.task: asyncio.Task | None = None
         self.grid_id: str | None = None
@@ -119,11 +117,11 @@ class GridGlue:
             raise ValueError(f"The questions file cannot be read: {exc}") from None
         except ColumnError as exc:
             raise ValueError(str(exc)) from None
-        documents = sorted(self.documents().values(), key=lambda d: d.path)
+        documents = sorted(self.sources.documents.values(), key=lambda d: d.path)
         if not documents:
             raise ValueError("Sources has no documents: add the documents to review first.")
-        root, sub = self.pair()
-        caps = {k: v for k, v in dict(self.caps()).items() if k != "max_cost_usd"}
+        root, sub = self.panel.root_model(), self.panel.sub_model()
+        caps = {k: v for k, v in dict(self.panel.caps()).items() if k != "max_cost_usd"}
         config = build_run_config(self.settings(), root=root, sub=sub or root,
                                   overrides={**caps, "max_cost_usd": cap})
         try:

@@ -8,10 +8,11 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from PySide6.QtWidgets import QMessageBox
 
+from app.ports import RunsPort, SettingsPort, SourcesPort, StorePort
 from core.exports import export
 from core.run_names import run_title
 from ui.export_dialog import ask_export_path
@@ -24,35 +25,28 @@ HISTORY_LIMIT = 500
 
 class HistoryGlue:
     """Narrow dependencies: the window (its history pane, the replay mode, dialogs' parent),
-    the run panes, the notifier, and callables: is a run in progress, the last run's id,
-    replace the sources, the settings (endpoints), and where a loaded re-run goes."""
+    the run panes, the notifier, and ports (app/ports.py): the run store, the settings
+    (endpoints), the window's runs (one in progress, the last, where a loaded re-run goes)
+    and Sources (replaced by a re-run's documents)."""
 
-    def __init__(self, window: Any, panes: Any, notifier: Any, *, is_running: Callable[[], bool],
-                 last_run_id: Callable[[], str | None], set_documents: Callable[[list], None],
-                 settings: Callable[[], Any], rerun_loaded: Callable[[str], None]) -> None:
+    def __init__(self, window: Any, panes: Any, notifier: Any, *, store: StorePort, settings: SettingsPort,
+                 runs: RunsPort, sources: SourcesPort) -> None:
         self.window = window
         self.panes = panes
         self.notifier = notifier
-        self._is_running = is_running
-        self._last_run_id = last_run_id
-        self._set_documents = set_documents
-        self._settings = settings
-        self._rerun_loaded = rerun_loaded
+        self._store = store
+        self._settings = settings.current
+        self._runs = runs
+        self._sources = sources
         self.replaying: str | None = None       # the run shown in the panes, if a stored one
         window.run_documents = self.document_paths
-        self._store: Any = None
-
-    def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-            self._store = None
 
     def store(self) -> Any:
-        if self._store is None:
-            # lazy: free in the window (where it runs)
-            from core.store import RunStore
-            self._store = RunStore.open()
-        return self._store
+        return self._store.store()
+
+    def run_ended(self, _request: Any, outcome: Any) -> None:
+        """A run ended: the list shows it, selected."""
+        self.refresh(select=outcome.run_id)
 
     def refresh(self, filters: dict | None = None, select: str | None = None) -> None:
         f = filters if filters is not None else self.window.history_pane.filters()
@@ -73,7 +67,7 @@ class HistoryGlue:
 
     def open_run(self, run_id: str) -> int:
         """Replay a stored run in the panes; returns the number of events."""
-        if self._is_running():
+        if self._runs.running:
             self.notifier.warning("A run is in progress.", "Stop it before replaying another run.")
             return 0
         started = time.perf_counter()
@@ -87,7 +81,7 @@ class HistoryGlue:
                  (time.perf_counter() - started) * 1000)
         return len(events)
 
-    def leave_replay(self) -> None:
+    def leave_replay(self, *_args: Any) -> None:
         if self.replaying is not None:
             self.replaying = None
             self.window.set_replay_mode("")
@@ -95,7 +89,7 @@ class HistoryGlue:
 
     def export_current(self, *_args) -> str | None:
         """The answer card's Export: the replayed run, or the last run of this session."""
-        run_id = self.replaying or self._last_run_id()
+        run_id = self.replaying or self._runs.last_run_id()
         if not run_id:
             self.notifier.info("There is no stored run to export yet.")
             return None
@@ -171,7 +165,7 @@ class HistoryGlue:
                                 "Add the files again and run the question.")
             return
         self.leave_replay()
-        self._set_documents(documents)
+        self._sources.set_documents(documents)
         qp = self.window.question_panel
         qp.set_question(run.get("question") or "")
         config = run.get("config") or {}
@@ -188,7 +182,7 @@ class HistoryGlue:
         qp.set_caps({k: config[k] for k in ("max_depth", "max_cost_usd", "max_iterations")
                      if k in config})
         qp.set_mode(config.get("mode"))
-        self._rerun_loaded(run_id)
+        self._runs.link_next(run_id)
         where = ""
         if run.get("imported_utc"):
             # lazy: only for an imported run

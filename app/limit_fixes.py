@@ -3,8 +3,7 @@ a disabled Run (the cost preview's blocker), on the answer card's amber flag, an
 banner. Each button sends an action id; this glue carries it out in the window's own
 terms, never with command-line advice.
 
-    fixes = LimitFixes(question_panel, settings=..., save_settings=..., open_settings=...,
-                       settings_changed=..., notifier=...)
+    fixes = LimitFixes(question_panel, settings=..., estimate=..., notifier=...)   # ports (app/ports.py)
     fixes.apply("set_cap:0.0226")       # True when the action was known
 
 Actions (core/trust/preview.py and core/limits.py make them):
@@ -21,19 +20,18 @@ Actions (core/trust/preview.py and core/limits.py make them):
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 import math
+
+from app.ports import EstimatePort, SettingsPort
 
 
 class LimitFixes:
-    def __init__(self, question_panel: Any, *, settings: Callable[[], Any], save_settings: Callable[[], None],
-                 open_settings: Callable[[str], Any], settings_changed: Callable[[], None],
+    def __init__(self, question_panel: Any, *, settings: SettingsPort, estimate: EstimatePort,
                  notifier: Any) -> None:
         self.qp = question_panel
-        self._settings = settings
-        self._save = save_settings
-        self._open = open_settings
-        self._changed = settings_changed
+        self._settings, self._save, self._open = settings.current, settings.save, settings.open
+        self._changed = estimate.update_estimate
         self.notifier = notifier
 
     def apply(self, action: str) -> bool:

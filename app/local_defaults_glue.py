@@ -4,14 +4,15 @@ restoring the last session's model keeps the caps the user left."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
+from app.ports import SettingsPort
 from core.local_defaults import Proposal, is_local, propose
 
 
 class LocalDefaultsGlue:
-    def __init__(self, window: Any, *, settings: Callable[[], Any]) -> None:
-        self.window, self.settings = window, settings
+    def __init__(self, window: Any, *, settings: SettingsPort) -> None:
+        self.window, self.settings = window, settings.current
         picker = window.question_panel.root_picker
         picker.activated.connect(lambda _index: self.model_picked(window.question_panel.root_model()))
 

@@ -1,7 +1,7 @@
 """Models glue: the Models window (fitness per model, scorecards) and "Also ask directly".
 
-    ModelsGlue(window, notifier, store=..., settings=..., documents=..., run_task=...,
-               last_outcome=..., key_for=..., on_engine=...)
+    ModelsGlue(window, notifier, store=..., settings=..., sources=..., runs=..., engine=...)
+    # ports (app/ports.py)
     # adds the Models toolbar action; listens to the question panel
 
 Reads the store it is given (the history glue's RunStore; core.fitness, core.evaluation.records),
@@ -19,36 +19,31 @@ import asyncio
 import json
 import logging
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog
 
+from app.key_routing import route_key_for
+from app.ports import EnginePort, RunsPort, SettingsPort, SourcesPort, StorePort
 from ui import icons
 from core.fitness import model_fitness
 from core.fitness import guide_numbers
-from ui.direct_compare import DirectCompareView
 from ui.direct_compare import DirectCompareView
 
 log = logging.getLogger(__name__)
 
 
 class ModelsGlue:
-    """`store()` the open RunStore; `settings()` the app's settings; `documents()` the loaded
-    documents by path; `run_task()` the running run's task (None when idle); `last_outcome()`
-    the last finished run's outcome; `key_for(settings, config)` the key function of a call
-    outside a run; `on_engine(coro)` awaits a coroutine on the engine's loop."""
+    """Ports (app/ports.py): the run store, the settings (and keychain), Sources, the window's
+    runs (the one in progress, the last one's outcome) and the engine's loop."""
 
-    def __init__(self, window: Any, notifier: Any, *, store: Callable[[], Any],
-                 settings: Callable[[], Any], documents: Callable[[], dict],
-                 run_task: Callable[[], asyncio.Task | None], last_outcome: Callable[[], Any],
-                 key_for: Callable[[Any, Any], Callable[[str], str | None]],
-                 on_engine: Callable[[Any], Awaitable[Any]], keys: Callable[[], Any] | None = None) -> None:
+    def __init__(self, window: Any, notifier: Any, *, store: StorePort, settings: SettingsPort,
+                 sources: SourcesPort, runs: RunsPort, engine: EnginePort) -> None:
         self.window, self.notifier = window, notifier
-        self.store, self.settings, self.documents = store, settings, documents
-        self.run_task, self.last_outcome, self.key_for, self.on_engine = \
-            run_task, last_outcome, key_for, on_engine
-        self.keys = keys
+        self.store, self.settings, self.keys = store.store, settings.current, settings.keys
+        self._store_port, self._settings_port, self._engine = store, settings, engine
+        self.sources, self.runs, self.on_engine = sources, runs, engine.run
         self.view: Any = None
         self.scorecards: Any = None            # app/scorecard_glue.py, made with the view
         self.compare: Any = None
@@ -89,9 +84,8 @@ class ModelsGlue:
         if self.scorecards is None:
             qp = self.window.question_panel
             self.scorecards = ScorecardGlue(
-                self.window, store=self.store, settings=self.settings, keys=self.keys or _keychain,
-                documents=self.documents, caps=qp.caps, pair=lambda: (qp.root_model(), qp.sub_model()),
-                on_engine=self.on_engine, shown=self.evaluation_done)
+                self.window, store=self._store_port, settings=self._settings_port, sources=self.sources,
+                panel=qp, engine=self._engine, shown=self)
         return self.scorecards.open_dialog(self.view)
 
     async def shutdown(self, timeout: float = 5.0) -> None:
@@ -153,7 +147,7 @@ class ModelsGlue:
     # --- also ask directly ------------------------------------------------------------
     def maybe_ask_directly(self) -> None:
         qp = self.window.question_panel
-        run_task = self.run_task()
+        run_task = self.runs.run_task
         if not qp.also_direct() or run_task is None or run_task.done():
             return
         # lazy: free in the window (where it runs)
@@ -169,16 +163,16 @@ class ModelsGlue:
         from core.llm.client import ModelClient
         # lazy: +2 modules in the window (where it runs)
         from core.llm.pricing import PriceBook
-        documents = list(self.documents().values())
-        before = self.last_outcome()
-        client = ModelClient(key_for=self.key_for(self.settings(), config), api_base_for=config.api_base_for,
+        documents = list(self.sources.documents.values())
+        before = self.runs.last_outcome
+        client = ModelClient(key_for=route_key_for(config, keys=self.keys(), settings=self.settings()), api_base_for=config.api_base_for,
                              max_retries=config.max_retries, timeout_s=config.request_timeout_s)
         # litellm is called on the engine's loop only (app/engine_thread.py), never the window's
         direct = await self.on_engine(ask_directly(client, PriceBook.for_config(config), config.root_model,
                                                           question, documents,
                                                           max_tokens=min(config.root_max_tokens, 4096)))
         await asyncio.gather(run_task, return_exceptions=True)
-        latest = self.last_outcome()
+        latest = self.runs.last_outcome
         outcome = latest if latest is not before else None
         return self.show_comparison(outcome, direct, config)
 
@@ -202,7 +196,7 @@ class ModelsGlue:
                 "figures": f"{direct.status} · ${direct.cost_usd:.4f} · {direct.duration_ms / 1000:.1f} s · "
                            f"{measured}"}
         window = f"the {direct.window:,}-token window" if direct.window else "an unknown window"
-        documents = list(self.documents().values())
+        documents = list(self.sources.documents.values())
         note = (f"The documents are {about_tokens(documents_tokens(documents))} (estimated, as in Sources); "
                 f"the root model {root} has {window}. "
                 "An RLM pays off when the input is large and the task needs many steps over it; "
@@ -213,8 +207,3 @@ class ModelsGlue:
         self.compare.show()
         return {"rlm": rlm, "direct": side, "note": note}
 
-
-def _keychain() -> Any:
-    # lazy: +2 modules in the window (where it runs)
-    from core.secrets import KeyStore
-    return KeyStore()

@@ -11,8 +11,9 @@ as it was. "Paste into the question" inserts it anyway; Cancel drops it.
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from typing import Any
 
+from app.ports import PathsPort
 from ui import confirm
 from core.paths import data_dir
 
@@ -20,10 +21,10 @@ log = logging.getLogger(__name__)
 
 
 class PasteGlue:
-    def __init__(self, window: Any, notifier: Any, *, add_paths: Callable[[list[str]], None]) -> None:
+    def __init__(self, window: Any, notifier: Any, *, sources: PathsPort) -> None:
         self.window = window
         self.notifier = notifier
-        self._add_paths = add_paths
+        self._add_paths = sources.add_paths
         window.question_panel.question_box.long_paste.connect(self.offer)
 
     def offer(self, text: str) -> str:
@@ -47,5 +48,5 @@ class PasteGlue:
             log.info("a paste of %d characters became the source %s", len(text), path.name)
             self._add_paths([str(path)])
         elif answer == "question":
-            self.window.question_panel.question_box.insertPlainText(text)
+            self.window.question_panel.insert_text(text)
         return answer

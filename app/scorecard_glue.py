@@ -17,8 +17,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any, Callable
 
+from app.ports import EnginePort, EvaluationsPort, PanelPort, SettingsPort, SourcesPort, StorePort
 from core.lifecycle import stop_then_wait
 from ui.scorecard_run import EvaluateDialog, EvaluationSpec, JobShown
 
@@ -26,17 +27,14 @@ log = logging.getLogger(__name__)
 
 
 class ScorecardGlue:
-    """`store()` the open RunStore; `settings()`, `keys()` the app's; `documents()` Sources' documents
-    by path; `caps()` and `pair()` the question panel's caps and (root, sub); `on_engine(coro)`
-    awaits a coroutine on the engine's loop; `shown(evaluation_id)` shows a saved scorecard."""
+    """Ports (app/ports.py): the run store, the settings (and keychain), Sources, the question
+    panel (caps, models), the engine's loop, and where a saved scorecard is shown."""
 
-    def __init__(self, window: Any, *, store: Callable[[], Any], settings: Callable[[], Any],
-                 keys: Callable[[], Any], documents: Callable[[], dict], caps: Callable[[], dict],
-                 pair: Callable[[], tuple[str, str]], on_engine: Callable[[Any], Awaitable[Any]],
-                 shown: Callable[[str], None]) -> None:
+    def __init__(self, window: Any, *, store: StorePort, settings: SettingsPort, sources: SourcesPort,
+                 panel: PanelPort, engine: EnginePort, shown: EvaluationsPort) -> None:
         self.window = window
-        self.store, self.settings, self.keys, self.documents = store, settings, keys, documents
-        self.caps, self.pair, self.on_engine, self.shown = caps, pair, on_engine, shown
+        self.store, self.settings, self.keys = store.store, settings.current, settings.keys
+        self.sources, self.panel, self.on_engine, self.shown = sources, panel, engine.run, shown.evaluation_done
         self.dialog: EvaluateDialog | None = None
         self.task: asyncio.Task | None = None
         self._stop: Callable[[], None] | None = None     # set on the engine loop while it runs
@@ -49,10 +47,10 @@ class ScorecardGlue:
             # lazy: free in the window (where it runs)
             from core.samples import samples_dir
             sample = samples_dir() / "eval_questions.jsonl"
-            root, sub = self.pair()
+            root, sub = self.panel.root_model(), self.panel.sub_model()
             self.dialog = EvaluateDialog(parent or self.window, models=self._models(), pair=(root, sub or root),
                                          sample_set=str(sample) if sample.is_file() else "",
-                                         sources=len(self.documents()), caps_note=self._caps_note())
+                                         sources=len(self.sources.documents), caps_note=self._caps_note())
             self.dialog.start_requested.connect(self.start)
             self.dialog.stop_requested.connect(self.stop)
         self.dialog.show()
@@ -66,7 +64,7 @@ class ScorecardGlue:
         return list(dict.fromkeys(names))
 
     def _caps_note(self) -> str:
-        caps = {k: v for k, v in self.caps().items() if v not in (None, 0)}
+        caps = {k: v for k, v in self.panel.caps().items() if v not in (None, 0)}
         shown = {"max_cost_usd": "at most ${} per run", "max_iterations": "{} turns", "max_depth": "depth {}"}
         parts = [shown[k].format(v) for k, v in caps.items() if k in shown]
         return ("Each answer is one run with the question panel's caps"
@@ -121,9 +119,9 @@ class ScorecardGlue:
             raise ValueError("Tick at least one mode (RLM, Auto or one plain call).")
         if spec.documents == "folder" and not Path(spec.folder).expanduser().is_dir():
             raise ValueError(f"There is no folder at {spec.folder or '(none given)'}.")
-        if spec.documents == "sources" and not self.documents():
+        if spec.documents == "sources" and not self.sources.documents:
             raise ValueError("Sources has no documents: add some, or pick the sample documents or a folder.")
-        settings, caps = self.settings(), dict(self.caps())
+        settings, caps = self.settings(), dict(self.panel.caps())
 
         def config_for(pair: Any) -> Any:
             return build_run_config(settings, root=pair.root, sub=pair.sub, overrides=dict(caps))
@@ -136,7 +134,7 @@ class ScorecardGlue:
 
     async def _documents(self, spec: EvaluationSpec) -> tuple[list, list]:
         if spec.documents == "sources":
-            return list(self.documents().values()), []
+            return list(self.sources.documents.values()), []
         # lazy: free in the window (where it runs)
         from app.settings import ingest_options
         # lazy: free in the window (where it runs)

@@ -21,11 +21,12 @@ hidden).
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from typing import Any
 
 from PySide6.QtWidgets import QMessageBox
 
 from core.run_names import title_of
+from app.ports import LiveRunPort, ReplayPort, RunsPort, SourcesPort
 from app.run_service import RunRequest
 from ui.follow_up_bar import FollowUpBar
 from core.follow_up import rebuild_available
@@ -44,22 +45,18 @@ def fingerprint(documents: dict[str, Any]) -> tuple:
 
 class SessionGlue:
     """Narrow dependencies: the window (question panel, sources and history panes), the
-    notifier, the run path (`runs`: started/ended signals, close_session; `compose` a
-    RunRequest from the question panel; `launch` it), the history glue (store, replaying,
-    leave_replay), the current documents and a way to replace them."""
+    notifier, and ports (app/ports.py): the run in progress (`live`: its signals,
+    close_session), History (store, replaying, leave_replay), the window's runs (compose a
+    RunRequest from the question panel, launch it) and Sources (read and replaced)."""
 
-    def __init__(self, window: Any, notifier: Any, runs: Any, history: Any, *,
-                 compose: Callable[..., Any], launch: Callable[[Any], Any],
-                 documents: Callable[[], dict], set_documents: Callable[[list], None],
-                 last_session: dict | None = None) -> None:
+    def __init__(self, window: Any, notifier: Any, *, live: LiveRunPort, history: ReplayPort,
+                 launcher: RunsPort, sources: SourcesPort, last_session: dict | None = None) -> None:
         self.window = window
         self.notifier = notifier
-        self.runs = runs
+        self.runs = live
         self.history = history
-        self._compose = compose
-        self._launch = launch
-        self._documents = documents
-        self._set_documents = set_documents
+        self._launcher = launcher
+        self._sources = sources
         self.session: Any = None           # core.engine.rlm.Session of the last run, alive
         self.run_id: str | None = None     # the run that session belongs to
         self.question = ""                 # the question that run answered
@@ -78,11 +75,11 @@ class SessionGlue:
             signal.connect(self._sources_changed)
         window.history_pane.open_requested.connect(lambda _id: self.refresh_bar())   # after the controller
         window.leave_replay_requested.connect(self.refresh_bar)
-        runs.started.connect(self.run_started)
-        runs.prepared.connect(self._prepared)
-        runs.ended.connect(lambda _request, outcome: self.run_ended(outcome))
-        runs.failed.connect(lambda _request, _exc: self.run_ended(None))
-        runs.stopped_early.connect(lambda _request: self.run_ended(None))
+        live.started.connect(self.run_started)
+        live.prepared.connect(self._prepared)
+        live.ended.connect(lambda _request, outcome: self.run_ended(outcome))
+        live.failed.connect(lambda _request, _exc: self.run_ended(None))
+        live.stopped_early.connect(lambda _request: self.run_ended(None))
         last = last_session or {}
         if isinstance(last, dict) and last.get("run_id"):
             self.gone_run_id = str(last["run_id"])
@@ -112,7 +109,7 @@ class SessionGlue:
             self.bar.set_state("hidden")
 
     def _sources_changed(self, *_args) -> None:
-        if self.session is not None and fingerprint(self._documents()) != self.fingerprint:
+        if self.session is not None and fingerprint(self._sources.documents) != self.fingerprint:
             self._drop_session("it was closed when the sources changed")
             self.refresh_bar()
 
@@ -128,7 +125,7 @@ class SessionGlue:
         if self._in_use is None and self.session is not None:
             self.close_later(self.session)
             self.session = None
-        self._asked = (request.question, fingerprint(self._documents()))
+        self._asked = (request.question, fingerprint(self._sources.documents))
         self.bar.set_state("hidden")
 
     def _prepared(self, _request: Any, prepared: Any) -> None:
@@ -159,10 +156,10 @@ class SessionGlue:
         """Start the question panel's question as a `kind` request from `parent_run_id`."""
         if self.runs.running:
             return False
-        request = self._compose(kind, parent_run_id=parent_run_id, **fields)
+        request = self._launcher.compose(kind, parent_run_id=parent_run_id, **fields)
         if not isinstance(request, RunRequest):        # refused (no model, no question, ...): said why
             return False
-        return self._launch(request) is not None
+        return self._launcher.launch(request) is not None
 
     # --- "Ask a follow-up" ----------------------------------------------------------
     def ask_follow_up(self) -> str:
@@ -241,7 +238,7 @@ class SessionGlue:
             self.notifier.error(f"The documents of “{self._name(run_id)}” cannot be restored: {exc}")
             return False
         self.history.leave_replay()
-        self._set_documents(documents)
+        self._sources.set_documents(documents)
         return True
 
     def start_fresh(self, run_id: str, question: str) -> bool:
@@ -252,7 +249,7 @@ class SessionGlue:
         qp.set_question(fresh_question(run.get("question") or "", run.get("answer"), question))
         started = self._start("re-run", run_id)
         if started:
-            self.notifier.info(f"Started fresh over the {len(self._documents())} documents of "
+            self.notifier.info(f"Started fresh over the {len(self._sources.documents)} documents of "
                                f"“{self._name(run_id)}”; the earlier question and answer are in the question as "
                                "background.")
         return started

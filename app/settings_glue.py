@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Callable
+from typing import Any
 
+from PySide6.QtCore import QObject, Signal
+
+from app.ports import EnginePort
 from core import providers
 from ui.settings_dialog import SettingsDialog
 from core.llm.errors import LLMError
@@ -24,24 +27,41 @@ KEYCHAIN_ADVICE = (". On Linux, install and unlock gnome-keyring or KWallet, or 
                    "environment variable (e.g. OPENAI_API_KEY) before starting RLM Studio.")
 
 
-class SettingsGlue:
-    """Narrow dependencies: the window (the dialog's parent), the notifier, and callables:
-    the settings, take new settings, and run a coroutine on the engine's loop."""
+class SettingsGlue(QObject):
+    """The settings in force and the dialog that changes them: the SettingsPort
+    (app/ports.py) every other glue reads them through. Narrow dependencies: the window
+    (the dialog's parent), the notifier, and the engine's loop (a key test awaits there)."""
 
-    def __init__(self, window: Any, notifier: Any, *, settings: Callable[[], Any],
-                 apply: Callable[[Any], None], on_engine: Callable[[Any], Any]) -> None:
+    applied = Signal(object)           # the settings before; `current()` holds the new ones
+
+    def __init__(self, window: Any, notifier: Any, *, settings: Any, engine: EnginePort) -> None:
+        super().__init__(window)
         self.window = window
         self.notifier = notifier
-        self._settings = settings
-        self._apply = apply
-        self._on_engine = on_engine
+        self._current = settings
+        self._on_engine = engine.run
         self.dialog: Any = None
         self._keys: Any = None
         self._check_task: "asyncio.Task | None" = None
 
     @property
     def settings(self) -> Any:
-        return self._settings()
+        return self._current
+
+    def current(self) -> Any:
+        return self._current
+
+    def save(self) -> None:
+        # lazy: free in the window (where it runs)
+        from app.settings import save_settings
+        try:
+            save_settings(self._current)
+        except OSError as exc:
+            self.notifier.error("Your settings could not be saved.", f"{exc}")
+
+    def default_caps(self) -> dict:
+        caps = self._current.caps
+        return {k: caps[k] for k in ("max_depth", "max_cost_usd", "max_iterations") if k in caps}
 
     def keys(self) -> Any:
         """The keychain (created on first use: keyring's import is not free)."""
@@ -131,7 +151,13 @@ class SettingsGlue:
             self.notifier.warning(
                 "Some settings were not taken: " + "; ".join(settings.warnings),
                 "Open Settings and fix them.", action="settings", action_label="Open Settings")
-        self._apply(settings)
+        self.take(settings)
+
+    def take(self, settings: Any = None) -> None:
+        """New settings in force (None: the current ones, changed in place), saved; `applied` says so."""
+        before, self._current = self._current, settings if settings is not None else self._current
+        self.save()
+        self.applied.emit(before)
 
     # --- keys -------------------------------------------------------------------
     def refresh_keys(self) -> None:

@@ -11,11 +11,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any
 
 from PySide6.QtCore import QPoint
 from PySide6.QtWidgets import QMenu
 
+from app.ports import ReplayPort, RunsPort, SettingsPort
 from app.run_service import RunRequest
 from core.call_ids import CallId
 from core.run_names import short_question, title_of
@@ -35,17 +36,15 @@ class TrustActions:
     the history glue (its store, refresh and model names), the settings, and the
     run path (`launch` a RunRequest, `is_running`)."""
 
-    def __init__(self, window: Any, panes: Any, notifier: Any, history: Any, *,
-                 settings: Callable[[], Any], launch: Callable[[RunRequest], Any],
-                 is_running: Callable[[], bool], with_approver: Callable[[Any], Any]) -> None:
+    def __init__(self, window: Any, panes: Any, notifier: Any, history: ReplayPort, *,
+                 settings: SettingsPort, launcher: RunsPort, approver: Any) -> None:
         self.window = window
         self.panes = panes
         self.notifier = notifier
         self.history = history
-        self._settings = settings
-        self._launch = launch
-        self._is_running = is_running
-        self._with_approver = with_approver
+        self._settings = settings.current
+        self._launcher = launcher
+        self._approver = approver            # app/trust_glue.py: with_approver(config)
         self.verify_view: VerifyView | None = None
         self.compare_view: CompareView | None = None
         self.fork_dialog: ForkDialog | None = None
@@ -131,7 +130,7 @@ class TrustActions:
             return None
         menu = QMenu(self.panes.tree)
         action = menu.addAction("Fork from here…")
-        action.setEnabled(not self._is_running() and view.finished and bool(view.meta.run_id))
+        action.setEnabled(not self._launcher.running and view.finished and bool(view.meta.run_id))
         action.setToolTip("Continue this run live from this turn, as a new run linked to it")
         action.triggered.connect(lambda: self.fork_dialog_for(view.meta.run_id, call.turn))
         return menu
@@ -168,7 +167,7 @@ class TrustActions:
     def start_fork(self, run_id: str, choice: ForkChoice, original_models: tuple[str, str]) -> asyncio.Task | None:
         """Start the fork as a new live run in the panes (linked to its parent): a "fork"
         RunRequest on the one run path (an edited turn's new sub-calls go live, budgeted)."""
-        if self._is_running():
+        if self._launcher.running:
             self.notifier.warning("A run is in progress.", "Stop it before starting a fork.")
             return None
         # lazy: +10 modules in the window (where it runs)
@@ -185,11 +184,11 @@ class TrustActions:
                                  api_base=chosen.api_base, sub_api_base=chosen.sub_api_base,
                                  model_labels=chosen.model_labels, sub_call_models=chosen.sub_call_models)
             config = priced_now(config, self._settings())      # today's prices, never the parent's
-            config = self._with_approver(replace(config, **choice.caps))
+            config = self._approver.with_approver(replace(config, **choice.caps))
         except (ForkError, ValueError) as exc:
             self.notifier.error(f"The fork cannot start: {exc}")
             return None
-        return self._launch(RunRequest.fork(run_id, choice.turn, config=config, edited_code=choice.code,
+        return self._launcher.launch(RunRequest.fork(run_id, choice.turn, config=config, edited_code=choice.code,
                                              keep_session=True))
 
     # ---- compare -------------------------------------------------------------

@@ -77,7 +77,7 @@ def test_typing_filters_the_whole_catalogue(qtbot):
 def test_the_question_panel_lists_the_endpoint_model_by_its_picked_name(studio, qloop, server):
     window, controller = studio
     controller.settings.endpoints = [Endpoint("lab", server.url, ["coder-7b"])]
-    controller._fill_model_choices()
+    controller.choices.fill()
     qp = window.question_panel
     groups = dict(qp.root_picker.groups())
     assert groups[LOCAL_GROUP][0] == "lab/coder-7b"

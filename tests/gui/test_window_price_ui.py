@@ -22,7 +22,7 @@ def test_set_a_price_opens_a_row_for_the_model_and_a_typed_price_survives_save(s
     s = controller.settings
     s.endpoints = [Endpoint("lab", server.url, ["root", "sub"], runs_here=False),
                    Endpoint("here", server.url, ["root", "sub"])]
-    controller._models_changed()
+    controller.choices.models_changed()
     qp = window.question_panel
     qp.set_caps({"max_cost_usd": 0.5})
     _estimate(window, controller, qloop)

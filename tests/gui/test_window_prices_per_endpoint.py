@@ -84,7 +84,7 @@ def test_use_this_adds_a_free_endpoint_with_undo_and_lab_stays_priced(local_serv
     s.models.update({"lab/root": ModelSettings(price=Price(1.0, 2.0)),
                      "lab/sub": ModelSettings(price=Price(0.5, 1.5))})
     s.caps["cell_timeout_s"] = 30
-    controller._save_settings()
+    controller.settings_glue.save()
     _documents(window, controller, qloop, tmp_path)
     glue, view = controller.first_run, controller.first_run.view
     _discover(glue, port, qloop)

@@ -269,6 +269,47 @@ def test_app_glue_touches_no_private_fields_and_takes_no_controller():
     assert bad == {}
 
 
+def is_glue(path: Path) -> bool:
+    return path.name.endswith("_glue.py") or path.name in ("limit_fixes.py", "trust_actions.py")
+
+
+def port_violations(source: str) -> list[str]:
+    """What a glue object may not do: take callables where a port belongs (an `__init__`
+    parameter annotated Callable: the napari pattern hands a narrow object, app/ports.py), or
+    read back with getattr an attribute of its own (one set from outside or maybe never)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef) and node.name == "__init__":
+            for arg in node.args.args + node.args.kwonlyargs:
+                if arg.annotation is not None and "Callable" in ast.unparse(arg.annotation):
+                    found.append(f"line {node.lineno}: __init__ takes a callable {arg.arg}")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr") \
+                and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == "self":
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_the_port_rule_finds_what_it_forbids():
+    source = ("class G:\n    def __init__(self, *, settings: Callable[[], Any], store: StorePort):\n"
+              "        self.x = getattr(self, 'badge', None)\n")
+    assert port_violations(source) == ["line 2: __init__ takes a callable settings",
+                                       "line 3: getattr(self, 'badge', None)"]
+
+
+def test_glue_takes_ports_not_callables():
+    glue = [p for p in sorted((ROOT / "app").glob("*.py")) if is_glue(p)]
+    assert len(glue) >= 12
+    bad = {p.name: v for p in glue if (v := port_violations(p.read_text(encoding="utf-8")))}
+    assert bad == {}
+
+
+def test_app_modules_stay_small():
+    """app/ is a thin composition root: no module over 400 lines, the controller under 300."""
+    lines = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in (ROOT / "app").glob("*.py")}
+    assert {name: n for name, n in lines.items() if n > 400} == {}
+    assert lines["controller.py"] < 300
+
+
 def imported_names(path: Path) -> set[tuple[str, str]]:
     """(module, name) of every `from module import name` in the file, lazy ones included."""
     found = set()
