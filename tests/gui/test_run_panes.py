@@ -9,11 +9,17 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QSplitter
 
 from core import events as ev
-from tests.support.event_streams import ANSWER, TURN2, Stream, big_run, full_run
-from tests.support.record_runs import recorded_run
+from tests.support.event_streams import Stream, big_run
+from tests.support.record_runs import PANES_ANSWER, recorded_run
 from ui.call_tree_model import NODE_ID_ROLE
 from ui.run_panes import RunPanes
 from ui.transcript_view import OUTPUT_CHARS, AnswerCard, TurnCard
+
+
+def full_run():
+    """A real engine run with every shape the panes show (tests/support/record_runs.py "panes").
+    Hand-typed events (Stream, big_run) stay only for a failed run's card and 5,000 events."""
+    return recorded_run("panes", "run-test")
 
 
 @pytest.fixture
@@ -41,7 +47,8 @@ def test_streamed_text_shows_before_the_reply_then_markdown(panes, qtbot):
     assert card.replied and "```repl" not in card.prose.property("markdown")   # code shows as cells, not prose
     assert card.prose.property("markdown").startswith("The context is large")
     assert "The context is large" in card.prose.text()
-    assert card.blocks[0].code_text in TURN2
+    reply = next(e.text for e in events if isinstance(e, ev.RootReplied) and e.call_id == "R.t2")
+    assert card.blocks[0].code_text in reply
 
 
 def test_cells_errors_and_expandable_output(panes):
@@ -63,17 +70,17 @@ def test_cells_errors_and_expandable_output(panes):
 def test_final_card_copy_and_export(panes, qtbot):
     panes.apply_many(full_run())
     card = panes.transcript.answer_card
-    assert isinstance(card, AnswerCard) and card.answer == ANSWER
+    assert isinstance(card, AnswerCard) and card.answer == PANES_ANSWER
     assert card.title.text() == "Answer"
-    assert ANSWER in panes.transcript.plain_text()
+    assert PANES_ANSWER in panes.transcript.plain_text()
     assert "6 cells" in card.figures.text() and "17% syntax errors" in card.figures.text()
     with qtbot.waitSignal(panes.answer_copied, timeout=1000):
         card.copy_button.click()
-    assert QGuiApplication.clipboard().text() == ANSWER
+    assert QGuiApplication.clipboard().text() == PANES_ANSWER
     with qtbot.waitSignal(panes.export_requested, timeout=1000):
         card.export_button.click()
     kinds = [type(w).__name__ for w in panes.transcript._items]
-    assert kinds == ["TurnCard"] * 3 + ["WrapLabel", "TurnCard", "AnswerCard"]   # the notice sits in order
+    assert kinds == ["WrapLabel"] + ["TurnCard"] * 4 + ["AnswerCard"]   # the notice sits in order (first here)
 
 
 def test_failed_run_shows_the_error(panes):

@@ -7,8 +7,14 @@ from PySide6.QtTest import QAbstractItemModelTester
 
 from core import events as ev
 from core.runview import RunView, fold
-from tests.support.event_streams import Stream, full_run
+from tests.support.event_streams import Stream
 from tests.support.record_runs import recorded_run
+
+
+def full_run():
+    """A real engine run with every shape the tree shows (tests/support/record_runs.py "panes").
+    Hand-typed events (Stream) stay only for calls still in flight, updated one by one."""
+    return recorded_run("panes", "run-test")
 from ui.call_tree_model import (COL_COST, COL_KIND, COL_LATENCY, COL_STATUS, COL_TOKENS, COLUMNS,
                                 COST_ROLE, KIND_ROLE, NODE_ID_ROLE, STATUS_ROLE, TOKENS_ROLE, CallTreeModel)
 
@@ -40,7 +46,7 @@ def test_live_inserts_pass_the_model_tester(qapp):
         model.sync(view.apply(event).updated)
     assert resets == []                                   # never a reset per event
     assert inserts[0] == (None, 0, 0)                     # the RLM row first
-    assert ("R.t2.c1", 4, 4) in inserts                   # the fifth sub-call of the batch
+    assert ("R.t2.c1", 4, 4) in inserts                   # the fifth sub-call of the cell
     assert walk(model) == [(n.id, n.parent.id if n.parent else None) for n in _depth_first(view)]
     del tester
 
@@ -79,7 +85,8 @@ def _fresh(events) -> CallTreeModel:
 
 
 def test_rows_columns_parents_and_roles(qapp):
-    model = _fresh(full_run())
+    view = fold(full_run())
+    model = CallTreeModel(view)
     assert model.columnCount() == len(COLUMNS) == 8
     assert [model.headerData(c, Qt.Orientation.Horizontal) for c in range(8)] == list(COLUMNS)
     root = model.index(0, 0)
@@ -94,14 +101,19 @@ def test_rows_columns_parents_and_roles(qapp):
     s2 = model.index_for("R.s2")
     row = {c: model.index(s2.row(), c, s2.parent()) for c in range(8)}
     assert row[COL_STATUS].data() == "error" and row[COL_KIND].data() == "llm"
-    assert row[COL_TOKENS].data() == "800 / 60"
-    assert row[COL_COST].data().startswith("$") and row[COL_LATENCY].data() == "900 ms"
     assert "429" in row[0].data(Qt.ItemDataRole.ToolTipRole)
     assert s2.data(STATUS_ROLE) == "error" and s2.data(KIND_ROLE) == "llm"
-    assert tuple(s2.data(TOKENS_ROLE)) == (800, 60) and s2.data(COST_ROLE) > 0
-    turn = model.index_for("R.t1")
-    assert model.index(turn.row(), COL_LATENCY, turn.parent()).data() == "1.2 s"
-    assert model.index_for("R.s3").data(STATUS_ROLE) == "refused"
+    s1, node = model.index_for("R.s1"), view.nodes["R.s1"]
+    row = {c: model.index(s1.row(), c, s1.parent()) for c in range(8)}
+    assert row[COL_TOKENS].data() == f"{node.input_tokens} / {node.output_tokens}" and node.input_tokens > 0
+    assert tuple(s1.data(TOKENS_ROLE)) == (node.input_tokens, node.output_tokens)
+    assert row[COL_COST].data().startswith("$") and s1.data(COST_ROLE) == node.cost_usd > 0
+    for index, call in ((row[COL_LATENCY], node), (model.index(model.index_for("R.t1").row(), COL_LATENCY,
+                                                              model.index_for("R.t1").parent()),
+                                                  view.nodes["R.t1"])):
+        number, unit = index.data().split()
+        assert unit in ("ms", "s") and abs(float(number) * (1 if unit == "ms" else 1000) - call.duration_ms) <= 50
+    assert model.index_for("R.s5").data(STATUS_ROLE) == "refused"
     assert model.index_for("R.t1.c2").data(STATUS_ROLE) == "syntax error"
     assert model.index_for("nope").isValid() is False
 

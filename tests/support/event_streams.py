@@ -1,11 +1,10 @@
-"""Synthetic but realistic event streams for the run view tests.
+"""Hand-typed event streams, for what no recorded engine run produces.
 
-`full_run()` is one complete run that touches every kind of event: streamed
-root turns, cells (one with a syntax error, one that times out), a batch of
-sub-calls with an error and a refusal, a nested RLM with its own turns and
-sub-call, budget changes, a notice and the final answer.
-`big_run(5000)` is a long run of exactly that many events, shaped like a real
-one (mostly token deltas, batches of sub-calls, budget updates).
+The pane and view tests read real engine runs (tests/support/record_runs.py, "panes" has
+every shape the panes show). What stays here: `Stream`, to build an event a test needs
+and no run emits (deltas after a reply, unknown parents, a call still in flight, a failed
+run's card), and `big_run(5000)`, a long run of exactly that many events shaped like a
+real one (mostly token deltas, batches of sub-calls, budget updates) for the speed tests.
 """
 
 from __future__ import annotations
@@ -112,103 +111,6 @@ class Stream:
         self.add(ev.RunFinished, "R", status=status, answer=answer,
                  totals={"cost_usd": round(self.spent, 10), "input_tokens": self.tokens_in,
                          "output_tokens": self.tokens_out, "sub_calls": self.sub_calls})
-
-
-TURN1 = """Let me look at the documents first.
-
-```repl
-print(len(context))
-print(context[:200])
-```
-
-And check the names:
-
-```repl
-for d in documents
-    print(d["path"])
-```
-"""
-
-TURN2 = """The context is large, so I will split it and ask the sub model about each chunk.
-
-```repl
-chunks = [context[i:i + 40000] for i in range(0, len(context), 40000)]
-answers = llm_query_batched([f"List the risks in: {c}" for c in chunks])
-print(answers)
-```
-"""
-
-TURN3 = """Now a nested RLM for the PDF, and a slow scan.
-
-```repl
-summary = rlm_query("Summarise the risks in b.pdf", context=documents[1]["text"])
-print(summary)
-```
-
-```repl
-while True:
-    pass
-```
-"""
-
-TURN4 = """I have what I need.
-
-FINAL(The main risks are **supply delays**, *currency exposure* and a pending lawsuit.)
-"""
-
-ANSWER = "The main risks are **supply delays**, *currency exposure* and a pending lawsuit."
-
-
-def full_run(run_id: str = RUN_ID) -> list[ev.Event]:
-    s = Stream(run_id)
-    s.start()
-    t1 = s.turn("R", 1, TURN1)
-    s.cell(t1, 1, "print(len(context))\nprint(context[:200])")
-    s.cell_done(t1, 1, "print(len(context))\nprint(context[:200])",
-                stdout="200000\n=== a.txt ===\nAnnual report 2025 ...\n")
-    code2 = 'for d in documents\n    print(d["path"])'
-    s.cell(t1, 2, code2)
-    s.cell_done(t1, 2, code2, error="  File \"<cell>\", line 1\n    for d in documents\n"
-                "                      ^\nSyntaxError: expected ':'", syntax=True)
-
-    t2 = s.turn("R", 2, TURN2)
-    code = ("chunks = [context[i:i + 40000] for i in range(0, len(context), 40000)]\n"
-            "answers = llm_query_batched([f\"List the risks in: {c}\" for c in chunks])\nprint(answers)")
-    c = s.cell(t2, 1, code)
-    ids = [s.sub_start("R", n, c, f"List the risks in: chunk {n} " + "lorem ipsum " * 40) for n in range(1, 6)]
-    s.budget()
-    s.sub_done(ids[0], c, response="Supply delays in Q3.")
-    s.sub_done(ids[1], c, status="error", response=None, error="RateLimitError: 429 Too Many Requests")
-    s.sub_done(ids[2], c, status="refused", response=None,
-               error="cost cap reached: $0.99 of $1.00 spent, this call needs up to $0.02")
-    s.sub_done(ids[3], c, response="Currency exposure (USD/EUR).")
-    s.sub_done(ids[4], c, response="A pending lawsuit.")
-    s.budget()
-    s.cell_done(t2, 1, code, stdout="['Supply delays in Q3.', 'Error: RateLimitError', 'Error: cap', "
-                "'Currency exposure (USD/EUR).', 'A pending lawsuit.']\n" + "x" * 5000 + "\n")
-
-    t3 = s.turn("R", 3, TURN3)
-    code3 = 'summary = rlm_query("Summarise the risks in b.pdf", context=documents[1]["text"])\nprint(summary)'
-    c = s.cell(t3, 1, code3)
-    nested = s.sub_start("R", 6, c, "Summarise the risks in b.pdf", kind="rlm")
-    s.budget()
-    n1 = s.turn(nested, 1, "I will read the PDF.\n\n```repl\nprint(llm_query(context[:5000]))\n```\n", depth=1)
-    nc = s.cell(n1, 1, "print(llm_query(context[:5000]))")
-    sub = s.sub_start(nested, 1, nc, "Page 1 of b.pdf ...", depth=1)
-    s.sub_done(sub, nc, response="Lawsuit over patents.")
-    s.cell_done(n1, 1, "print(llm_query(context[:5000]))", stdout="Lawsuit over patents.\n")
-    s.turn(nested, 2, "FINAL(The PDF names a patent lawsuit.)", depth=1)
-    s.sub_done(nested, c, response="The PDF names a patent lawsuit.", kind="rlm")
-    s.budget()
-    s.cell_done(t3, 1, code3, stdout="The PDF names a patent lawsuit.\n")
-    s.cell(t3, 2, "while True:\n    pass")
-    s.cell_done(t3, 2, "while True:\n    pass", error="cell timed out after 120 s; the REPL was restarted",
-                fault="timeout")
-    s.notice("warning", "The REPL worker was restarted after a timeout; variables were lost.", "R.t3.c2")
-
-    s.turn("R", 4, TURN4)
-    s.finish(ANSWER)
-    return s.events
 
 
 def big_run(n_events: int = 5000, run_id: str = "run-big") -> list[ev.Event]:

@@ -14,6 +14,11 @@ vocabulary: the recordings must match what the engine emits.
              prints and finishes with an answer full of HTML and ``` fences.
   capped     the iteration cap: two turns without an answer, then the final request.
   failed     the root model refuses the key: a failed run with one turn.
+  panes      every shape the run panes show, for the pane and view tests: turn 1 a cell that
+             prints and one with a syntax error; turn 2 a cell with a batch of four sub-calls
+             (one answered 429 every time: an error), 5,000 characters printed, and a sub-call
+             to a model not allowed (refused); turn 3 a nested RLM (its own two turns, a cell and a sub-call) and a
+             cell that never ends (a timeout, the REPL restarted); turn 4 FINAL in markdown.
 
 Three small runs for the history tests (search, filters, id prefixes, CLI), each with its
 own question, answer, models, status and price, so that every filter picks out one:
@@ -110,6 +115,46 @@ def _export(server: Any) -> None:
     server.script("root-model", fn=with_error, chunk_chars=24)
 
 
+PANES_QUESTION = "What are the main risks named in the reports?"
+PANES_ANSWER = "The main risks are **supply delays**, *currency exposure* and a pending lawsuit."
+PANES_TURN1 = ("Let me look at the documents first.\n\n```repl\nprint(len(context))\nprint(context[:200])\n```\n\n"
+               "And check the names:\n\n```repl\nfor d in documents\n    print(d)\n```\n")
+PANES_SUB = {1: "Supply delays in Q3.", 3: "Currency exposure (USD/EUR).", 4: "A pending lawsuit."}
+
+
+def _panes(server: Any) -> None:
+    from tests.support.openai_server import Status
+
+    def root(req: Any) -> str:
+        first = next(m["content"] for m in req.messages if m["role"] == "user")
+        turn = sum(m["role"] == "assistant" for m in req.messages) + 1
+        if "Summarise the risks" in first:          # the nested RLM
+            return (_code("print(llm_query('Page 1 of b.pdf: ' + context[:40]))") if turn == 1
+                    else "FINAL(The PDF names a patent lawsuit.)")
+        if turn == 1:
+            return PANES_TURN1
+        if turn == 2:
+            return ("The context is large, so I will ask the sub model about each chunk.\n\n" +
+                    _code("answers = llm_query_batched([f'List the risks in: chunk {n} ' + context[:40] "
+                          "for n in range(1, 5)])\nprint(answers)\nprint('x' * 5000)\ntry:\n"
+                          "    print(llm_query('List the risks in: chunk 5', model='openai/not-allowed'))\n"
+                          "except Exception as exc:\n    print('refused:', exc)"))
+        if turn == 3:
+            return ("Now a nested RLM for the PDF, and a slow scan.\n\n" +
+                    _code("summary = rlm_query('Summarise the risks in b.pdf', context[:120])\nprint(summary)",
+                          "while True:\n    pass"))
+        return f"I have what I need.\n\nFINAL({PANES_ANSWER})"
+
+    def sub(req: Any) -> Any:
+        if "chunk 2" in req.prompt:
+            return Status(429, message="Too Many Requests")
+        n = next((k for k in PANES_SUB if f"chunk {k}" in req.prompt), 0)
+        return PANES_SUB.get(n, "Lawsuit over patents.")
+
+    server.script("root-model", fn=root, chunk_chars=12)
+    server.script("sub-model", fn=sub)
+
+
 def _capped(server: Any) -> None:
     server.script("root-model", replies=[_code("print(len(context))"), _code("print(context[:30])"),
                                    "I need more time."])
@@ -121,7 +166,7 @@ def _failed(server: Any) -> None:
     server.script("root-model", replies=["never sent"])
 
 
-QUESTIONS = {"export": QUESTION, "supplier": "Which supplier was late most often?",
+QUESTIONS = {"export": QUESTION, "panes": PANES_QUESTION, "supplier": "Which supplier was late most often?",
              "penalties": "List every contract clause about penalties"}
 
 
@@ -152,7 +197,8 @@ def _priced(root: str, sub: str, factor: float) -> dict[str, Any]:
 RECORDINGS = {"export": (_export, {}), "capped": (_capped, {"max_iterations": 2}), "failed": (_failed, {}),
               "sales": (_sales, {}),   # prices: PRICING
               "supplier": (_supplier, {"max_iterations": 2}),
-              "penalties": (_penalties, {})}
+              "penalties": (_penalties, {}),
+              "panes": (_panes, {"max_iterations": 10, "cell_timeout_s": 3, "max_cost_usd": 1.0})}
 PRICING = {"sales": (ROOT, SUB, 10.0), "supplier": ("openai/claude-x", SUB, 1.0),
            "penalties": (ROOT, "openai/qwen-local", 0.01)}
 
