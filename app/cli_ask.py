@@ -10,7 +10,7 @@ from typing import Any
 
 from core.control_chars import carriage_return
 
-from app.cli_common import (EXIT_CODES, add_approval_args, fail as _fail, parse_prices,  # noqa: F401
+from app.cli_common import (EXIT_CODES, add_approval_args, add_flags, fail as _fail, parse_prices,  # noqa: F401
                             report_outcome, run_request, with_approval)
 
 
@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders")
     p.add_argument("--root", help="root model, e.g. openai/gpt-4o (default: settings)")
     p.add_argument("--sub", help="sub model for llm_query (default: settings, else the root model)")
-    p.add_argument("--api-base", help="base URL of an OpenAI-compatible server for both models")
+    add_flags(p, "--api-base")
     p.add_argument("--sub-api-base", help="base URL for the sub model only")
     p.add_argument("--api-key-from", metavar="NAME",
                    help="send the key of provider or endpoint NAME to --api-base/--sub-api-base "
@@ -32,28 +32,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--context-window", type=int, metavar="TOKENS",
                    help="the root model's context window (input tokens), when litellm does not know it "
                         "(local models): lets Auto choose")
-    p.add_argument("--max-depth", type=int, help="0 = code only, 1 = llm_query, 2-3 = nested RLMs")
-    p.add_argument("--max-iterations", type=int, help="root turns (default 20)")
-    p.add_argument("--max-cost", type=float, metavar="USD", help="hard dollar cap for the whole run")
-    p.add_argument("--max-sub-calls", type=int)
-    p.add_argument("--max-wall-seconds", type=float)
-    p.add_argument("--cell-timeout", type=float, metavar="S", help="seconds per code cell (default 120)")
+    add_flags(p, "--max-depth", "--max-iterations", "--max-cost", "--max-sub-calls", "--max-wall-seconds",
+              "--cell-timeout")
     p.add_argument("--concurrency", type=int, help="sub-calls in flight at once (default 32)")
     p.add_argument("--max-output-chars", type=int, help="cell output shown to the root (default 20000)")
-    p.add_argument("--root-max-tokens", type=int)
-    p.add_argument("--sub-max-tokens", type=int)
+    add_flags(p, "--root-max-tokens", "--sub-max-tokens")
     p.add_argument("--memory-limit-mb", type=int, help="memory limit of the REPL worker")
     p.add_argument("--require-sandbox", action="store_true",
                    help="refuse to run model code unless every layer of the REPL sandbox holds "
                         "(also a setting: require_full_sandbox)")
-    p.add_argument("--price", action="append", default=[], metavar="MODEL=IN,OUT",
-                   help="USD per million input,output tokens (0,0 marks a free local model)")
+    add_flags(p, "--price")
     p.add_argument("--ocr", action="store_true",
                    help="read scanned PDF pages and images with tesseract (slow)")
-    p.add_argument("--max-file-mb", type=float, metavar="N",
-                   help="skip files on disk larger than N MB (default: the settings, else any size)")
-    p.add_argument("--json", action="store_true", help="print one JSON object on stdout at the end")
-    p.add_argument("--quiet", action="store_true", help="no live transcript on stderr")
+    add_flags(p, "--max-file-mb", "--json", "--quiet")
     add_approval_args(p)                        # --approve-over N, --approve-over-usd USD, --yes
     p.set_defaults(handler=run_ask)
 

@@ -1,5 +1,6 @@
-"""What the CLI commands that run a question share: the end-of-run report, the
---price flag, and the approval gate of `ask` (--approve-over, --approve-over-usd, --yes)."""
+"""What the CLI commands that run a question share: their common flags (one
+definition each, `add_flags`), the end-of-run report, the --price flag, and the
+approval gate of `ask` (--approve-over, --approve-over-usd, --yes)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,37 @@ import os
 
 EXIT_CODES = {"finished": 0, "failed": 1, "capped": 3, "cancelled": 130}
 EXIT_LIMITED = 4          # finished, but a cap or limit changed what the run did (core/limits.py)
+
+
+# The flags several commands take (ask, rerun, fork, grid, eval): one definition each.
+FLAGS: dict[str, dict[str, Any]] = {
+    "--api-base": {"help": "base URL of an OpenAI-compatible server for both models"},
+    "--max-depth": {"type": int, "metavar": "N", "help": "0 = code only, 1 = llm_query, 2-3 = nested RLMs"},
+    "--max-iterations": {"type": int, "metavar": "N", "help": "root turns (default 20)"},
+    "--max-cost": {"type": float, "metavar": "USD", "help": "hard dollar cap for the whole run"},
+    "--max-sub-calls": {"type": int},
+    "--max-wall-seconds": {"type": float},
+    "--cell-timeout": {"type": float, "metavar": "S", "help": "seconds per code cell (default 120)"},
+    "--root-max-tokens": {"type": int},
+    "--sub-max-tokens": {"type": int},
+    "--price": {"action": "append", "default": [], "metavar": "MODEL=IN,OUT",
+                "help": "USD per million input,output tokens (0,0 marks a free local model)"},
+    "--max-file-mb": {"type": float, "metavar": "N",
+                      "help": "skip files on disk larger than N MB (default: the settings, else any size)"},
+    "--json": {"action": "store_true", "help": "print one JSON object on stdout at the end"},
+    "--quiet": {"action": "store_true", "help": "no live transcript on stderr"},
+}
+
+
+def add_flags(parser: argparse.ArgumentParser, *names: str, **helps: str) -> None:
+    """Add the shared flags `names` (FLAGS); `helps` rewords one for this command
+    (json="print the scorecard as JSON": the flag's name without dashes, - as _)."""
+    for name in names:
+        spec = dict(FLAGS[name])
+        key = name.lstrip("-").replace("-", "_")
+        if key in helps:
+            spec["help"] = helps[key]
+        parser.add_argument(name, **spec)
 
 
 def parse_prices(items: list[str]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from app.cli_common import error_exit as _fail
+from app.cli_common import add_flags, error_exit as _fail
 from app.cli_ask import parse_prices
 from app.key_routing import route_key_for
 
@@ -36,26 +36,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--direct-max-tokens", type=int, default=1024)
     p.add_argument("--window", action="append", default=[], metavar="MODEL=TOKENS",
                    help="context window of a model litellm does not know (for direct and auto)")
-    p.add_argument("--max-file-mb", type=float, metavar="N",
-                   help="skip files on disk larger than N MB (default: the settings, else any size)")
+    add_flags(p, "--max-file-mb")
     p.add_argument("--judge", metavar="MODEL", help="model that grades questions with checker 'judge'")
-    p.add_argument("--api-base", help="base URL of an OpenAI-compatible server for every model")
-    p.add_argument("--max-depth", type=int)
-    p.add_argument("--max-iterations", type=int)
-    p.add_argument("--max-cost", type=float, metavar="USD", help="dollar cap per run")
+    add_flags(p, "--api-base", "--max-depth", "--max-iterations", "--max-cost",
+              api_base="base URL of an OpenAI-compatible server for every model", max_cost="dollar cap per run")
     p.add_argument("--max-cost-total", type=float, metavar="USD",
                    help="one dollar cap for the whole evaluation: every call of every run reserves from it")
-    p.add_argument("--max-sub-calls", type=int)
-    p.add_argument("--max-wall-seconds", type=float)
-    p.add_argument("--cell-timeout", type=float, metavar="S")
-    p.add_argument("--root-max-tokens", type=int)
-    p.add_argument("--sub-max-tokens", type=int)
-    p.add_argument("--price", action="append", default=[], metavar="MODEL=IN,OUT",
-                   help="USD per million input,output tokens (0,0 marks a free local model)")
-    p.add_argument("--json", action="store_true", help="print the scorecard as JSON")
+    add_flags(p, "--max-sub-calls", "--max-wall-seconds", "--cell-timeout", "--root-max-tokens",
+              "--sub-max-tokens", "--price", "--json", json="print the scorecard as JSON")
     p.add_argument("--csv", metavar="FILE", help="also write the scorecard as CSV")
     p.add_argument("--md", metavar="FILE", help="also write the scorecard as Markdown")
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_flags(p, "--quiet", quiet="no progress lines on stderr")
     p.set_defaults(handler=run_eval)
 
     s = sub.add_parser("scorecards", help="list evaluations, or show one's scorecard",

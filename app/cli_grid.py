@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from app.cli_common import EXIT_LIMITED, error_exit as _fail
+from app.cli_common import EXIT_LIMITED, add_flags, error_exit as _fail
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -39,20 +39,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "(keys stay on this computer otherwise)")
     p.add_argument("--root", help="root model (default: settings)")
     p.add_argument("--sub", help="sub model (default: settings, else the root model)")
-    p.add_argument("--api-base", help="base URL of an OpenAI-compatible server for both models")
+    add_flags(p, "--api-base")
     p.add_argument("--mode", choices=("auto", "rlm", "direct"),
                    help="how each cell runs: auto (default: one plain call when the document takes at most "
                         "a quarter of the root's window, else the RLM), rlm or direct")
     p.add_argument("--context-window", type=int, metavar="TOKENS", help="the root model's context window")
-    p.add_argument("--max-depth", type=int)
-    p.add_argument("--max-iterations", type=int)
-    p.add_argument("--root-max-tokens", type=int)
-    p.add_argument("--sub-max-tokens", type=int)
-    p.add_argument("--price", action="append", default=[], metavar="MODEL=IN,OUT",
-                   help="USD per million input,output tokens (0,0 marks a free local model)")
+    add_flags(p, "--max-depth", "--max-iterations", "--root-max-tokens", "--sub-max-tokens", "--price")
     p.add_argument("--no-comments", action="store_true", help="XLSX without the quoted passage as comments")
-    p.add_argument("--json", action="store_true", help="print one JSON object at the end")
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_flags(p, "--json", "--quiet", quiet="no progress lines on stderr")
     p.set_defaults(handler=run_grid)
 
 

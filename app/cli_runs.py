@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from app.cli_common import error_exit as _fail
+from app.cli_common import add_flags, error_exit as _fail
 from app.cli_trust import register_trust
 from app.cli_common import run_request
 from core.exports import export
@@ -62,11 +62,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("id", metavar="ID")
     p.add_argument("--root", metavar="M", help="another root model")
     p.add_argument("--sub", metavar="M", help="another sub model")
-    p.add_argument("--max-depth", type=int, metavar="N")
-    p.add_argument("--max-cost", type=float, metavar="USD")
-    p.add_argument("--max-iterations", type=int, metavar="N")
-    p.add_argument("--json", action="store_true", help="print one JSON object on stdout at the end")
-    p.add_argument("--quiet", action="store_true", help="no live transcript on stderr")
+    add_flags(p, "--max-depth", "--max-cost", "--max-iterations", "--json", "--quiet")
     p.set_defaults(handler=cmd_rerun)
     register_trust(actions)                     # verify, fork, compare, coverage, citations
 

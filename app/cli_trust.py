@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from app.cli_common import error_exit as _fail, parse_prices, run_request
+from app.cli_common import add_flags, error_exit as _fail, parse_prices, run_request
 
 
 def register_trust(actions: argparse._SubParsersAction) -> None:
@@ -35,13 +35,9 @@ def register_trust(actions: argparse._SubParsersAction) -> None:
     p.add_argument("--turn", type=int, required=True, metavar="N", help="the root turn to take again")
     p.add_argument("--root", metavar="M", help="another root model")
     p.add_argument("--sub", metavar="M", help="another sub model")
-    p.add_argument("--max-cost", type=float, metavar="USD")
-    p.add_argument("--max-iterations", type=int, metavar="N")
-    p.add_argument("--price", action="append", default=[], metavar="MODEL=IN,OUT",
-                   help="USD per million input,output tokens (0,0 marks a free local model)")
+    add_flags(p, "--max-cost", "--max-iterations", "--price")
     p.add_argument("--edit-code", metavar="FILE", help="run this code as turn N instead of asking the root")
-    p.add_argument("--json", action="store_true", help="print one JSON object on stdout at the end")
-    p.add_argument("--quiet", action="store_true", help="no live transcript on stderr")
+    add_flags(p, "--json", "--quiet")
     p.set_defaults(handler=cmd_fork)
 
     p = actions.add_parser("compare", help="two runs side by side and their first difference")
