@@ -29,8 +29,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     named = COMMANDS.get(argv[0]) if argv else None
     for name in dict.fromkeys([named] if named else COMMANDS.values()):
-        # lazy: app.cli_ask and what it imports, 12 ms, which the window's start (app.main -> app.cli)
-        # never needs; the others 40-57 ms, which a command that is not theirs never needs
+        # lazy: a command's module (app/cli_*.py) is imported only for that command, or for --help;
+        # the window's start (app.main -> app.cli) never imports them
         module = __import__(name, fromlist=["register"])
         module.register(sub)
     return parser

@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def config_from_args(args: argparse.Namespace) -> Any:
-    # lazy: +29 modules in the command (where it runs)
+    # lazy: +30 modules in the command (where it runs)
     from app.settings import build_run_config, load_settings
     overrides = {
         "max_depth": args.max_depth, "max_iterations": args.max_iterations,
@@ -79,9 +79,9 @@ SPARE_MIN_BYTES = 4_000_000     # reading this much takes longer than the worker
 
 
 def run_ask(args: argparse.Namespace) -> int:
-    # lazy: +60 modules in the command (where it runs)
+    # lazy: +59 modules in the command (where it runs)
     import asyncio
-    # lazy: +106 modules in the command (where it runs)
+    # lazy: +109 modules in the command (where it runs)
     from core.engine.run import ConfigError
     try:
         config = config_from_args(args)
@@ -94,7 +94,7 @@ def run_ask(args: argparse.Namespace) -> int:
     # lazy: +94 modules in the command (where it runs)
     from core.llm.client import needs_litellm
     if needs_litellm(config):
-        # lazy: +64 modules in the command (where it runs)
+        # lazy: +63 modules in the command (where it runs)
         from core.llm.litellm_import import start_background_import
         start_background_import()
     return asyncio.run(_ask(args, config))
@@ -135,7 +135,7 @@ def _spare_for_big_contexts(config: Any, show: Any) -> Any:
 
 
 async def _read_and_run(args: argparse.Namespace, config: Any) -> int:
-    # lazy: +71 modules in the command (where it runs)
+    # lazy: +70 modules in the command (where it runs)
     from app.run_service import RunRequest, RunService
     # lazy: +111 modules in the command (where it runs)
     from core.ingest import ingest
@@ -143,11 +143,11 @@ async def _read_and_run(args: argparse.Namespace, config: Any) -> int:
     show = progress
     progress = _spare_for_big_contexts(config, show)
     try:
-        # lazy: +29 modules in the command (where it runs)
+        # lazy: +30 modules in the command (where it runs)
         from app.settings import ingest_options, load_settings
         options = ingest_options(load_settings(), ocr=True if getattr(args, "ocr", False) else None,
                                  max_file_mb=getattr(args, "max_file_mb", None))
-        # lazy: +193 modules in the command (where it runs)
+        # lazy: +191 modules in the command (where it runs)
         from core.store import opened_cache
         with opened_cache() as cache:            # what earlier runs read of the same files
             found = await ingest(args.paths, options, on_progress=progress, cache=cache)

@@ -51,7 +51,7 @@ def add_flags(parser: argparse.ArgumentParser, *names: str, **helps: str) -> Non
 
 
 def parse_prices(items: list[str]) -> dict[str, Any]:
-    # lazy: +9 modules in the command (where it runs)
+    # lazy: +13 modules in the command (where it runs)
     from core.config import Price
     prices = {}
     for item in items:
@@ -69,7 +69,7 @@ def parse_prices(items: list[str]) -> dict[str, Any]:
 def report_outcome(outcome: Any, *, as_json: bool, **extra: Any) -> int:
     """The end of every command that runs a question (ask, runs rerun, runs fork): the one
     JSON object on stdout, or the answer; the error on stderr; the exit code."""
-    # lazy: +9 modules in the command (where it runs)
+    # lazy: +10 modules in the command (where it runs)
     from core.limits import is_limited, summary
     t = outcome.totals
     limited = t.get("limited") or {}
@@ -141,7 +141,7 @@ async def _always_yes(info: dict) -> bool:
 
 def terminal_approver(stdin: Any = None, stderr: Any = None) -> Callable[[dict], Any]:
     """Asks y/N on the terminal; no terminal (or EOF) means no."""
-    # lazy: +60 modules in the command (where it runs)
+    # lazy: +59 modules in the command (where it runs)
     import asyncio
     lock = asyncio.Lock()
 
@@ -177,13 +177,13 @@ async def run_request(request: Any, args: argparse.Namespace, service: Any, *, s
                       **report: Any) -> int:
     """The CLI's side of the one run path: RunService.run with the transcript on stderr and
     Ctrl+C as cancel; then the report. `runs rerun` and `runs fork` end here too."""
-    # lazy: +60 modules in the command (where it runs)
+    # lazy: +59 modules in the command (where it runs)
     import asyncio
-    # lazy: +71 modules in the command (where it runs)
+    # lazy: +70 modules in the command (where it runs)
     from app.run_service import RunHandle
-    # lazy: +11 modules in the command (where it runs)
+    # lazy: +10 modules in the command (where it runs)
     from app.transcript_printer import TranscriptPrinter
-    # lazy: +106 modules in the command (where it runs)
+    # lazy: +109 modules in the command (where it runs)
     from core.engine.run import ConfigError
     show = (not args.quiet) if show is None else show
     sinks = [TranscriptPrinter(sys.stderr)] if show else [sandbox_warning]
@@ -225,11 +225,11 @@ async def run_request(request: Any, args: argparse.Namespace, service: Any, *, s
                 signal.signal(signal.SIGINT, _quit_now)
         except (NotImplementedError, RuntimeError, ValueError):
             pass
-        # lazy: +86 modules in the command (where it runs)
+        # lazy: +83 modules in the command (where it runs)
         from core.llm.openai_http import close_clients
         await close_clients()                 # this loop's connections, before asyncio.run ends
     if outcome.status == "failed" and "key" in (outcome.error or "").lower() and request.config is not None:
-        # lazy: +29 modules in the command (where it runs)
+        # lazy: +30 modules in the command (where it runs)
         from app.settings import load_settings
         # lazy: +10 modules in the command (where it runs)
         from core.routing import unkeyed_url_hint

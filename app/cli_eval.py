@@ -69,11 +69,11 @@ def _windows(items: list[str]) -> dict[str, int]:
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    # lazy: +60 modules in the command (where it runs)
+    # lazy: +59 modules in the command (where it runs)
     import asyncio
-    # lazy: +15 modules in the command (where it runs)
+    # lazy: +14 modules in the command (where it runs)
     from core.evaluation import QuestionSetError, load_question_set
-    # lazy: +210 modules in the command (where it runs)
+    # lazy: +208 modules in the command (where it runs)
     from core.evaluation.runner import PairError, parse_pair
     try:
         qset = load_question_set(Path(args.set))
@@ -91,7 +91,7 @@ def run_eval(args: argparse.Namespace) -> int:
 
 
 def _config_for(args: argparse.Namespace, windows: dict[str, int] | None = None):
-    # lazy: +29 modules in the command (where it runs)
+    # lazy: +30 modules in the command (where it runs)
     from app.settings import build_run_config, load_settings
     settings = load_settings()
     overrides = {"max_depth": args.max_depth, "max_iterations": args.max_iterations,
@@ -116,25 +116,25 @@ async def _eval(args: argparse.Namespace, qset: Any, pairs: list, windows: dict[
                 modes: tuple[str, ...] = ("rlm",)) -> int:
     """Every answer is a RunRequest on RunService (app/eval_runs.py), like every other run,
     over documents read with the settings' ingest options, as `ask` reads them."""
-    # lazy: +71 modules in the command (where it runs)
-    from app.eval_runs import EvaluationRuns
     # lazy: +70 modules in the command (where it runs)
+    from app.eval_runs import EvaluationRuns
+    # lazy: +69 modules in the command (where it runs)
     from app.run_service import RunService
-    # lazy: +29 modules in the command (where it runs)
+    # lazy: +30 modules in the command (where it runs)
     from app.settings import ingest_options, load_settings
-    # lazy: +106 modules in the command (where it runs)
+    # lazy: +109 modules in the command (where it runs)
     from core.engine.run import ConfigError, Engine
-    # lazy: +210 modules in the command (where it runs)
+    # lazy: +208 modules in the command (where it runs)
     from core.evaluation.runner import Evaluation
     # lazy: +111 modules in the command (where it runs)
     from core.ingest import ingest
     # lazy: +14 modules in the command (where it runs)
     from core.engine_process import prepare_engine_process
-    # lazy: +193 modules in the command (where it runs)
+    # lazy: +191 modules in the command (where it runs)
     from core.store import RunStore
-    # lazy: +193 modules in the command (where it runs)
+    # lazy: +191 modules in the command (where it runs)
     from core.store.db import connect
-    # lazy: +193 modules in the command (where it runs)
+    # lazy: +191 modules in the command (where it runs)
     from core.store.runstore import opened_cache
 
     prepare_engine_process()
@@ -193,7 +193,7 @@ def _print_direct_notes(card: dict) -> None:
 
 def _report(args: argparse.Namespace, card: dict, title: str) -> None:
     """The scorecard's exports, then the card as JSON (--json) or as text under `title`."""
-    # lazy: +201 modules in the command (where it runs)
+    # lazy: +199 modules in the command (where it runs)
     from core.evaluation.scorecard import render_text
     _write_exports(args, card)
     if args.json:
@@ -204,7 +204,7 @@ def _report(args: argparse.Namespace, card: dict, title: str) -> None:
 
 
 def _write_exports(args: argparse.Namespace, card: dict) -> None:
-    # lazy: +201 modules in the command (where it runs)
+    # lazy: +199 modules in the command (where it runs)
     from core.evaluation.scorecard import render_csv, render_markdown
     if args.csv:
         Path(args.csv).write_text(render_csv(card), encoding="utf-8")
@@ -213,11 +213,11 @@ def _write_exports(args: argparse.Namespace, card: dict) -> None:
 
 
 def run_scorecards(args: argparse.Namespace) -> int:
-    # lazy: +197 modules in the command (where it runs)
+    # lazy: +195 modules in the command (where it runs)
     from core.evaluation import records
-    # lazy: +193 modules in the command (where it runs)
+    # lazy: +191 modules in the command (where it runs)
     from core.store import RunStore
-    # lazy: +193 modules in the command (where it runs)
+    # lazy: +191 modules in the command (where it runs)
     from core.store.db import iso_utc
     with RunStore.open() as store:
         if not args.id:

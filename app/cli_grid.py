@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_grid(args: argparse.Namespace) -> int:
-    # lazy: +22 modules, 59 ms at load 12 (first use only; `rlm-studio --help` imports this module)
+    # lazy: +10 modules in the command (where it runs)
     from core.grid.model import ColumnError, parse_columns
     suffix = Path(args.out).suffix.lower()
     if suffix not in (".csv", ".xlsx"):
@@ -68,13 +68,13 @@ def run_grid(args: argparse.Namespace) -> int:
         columns = parse_columns(text, Path(args.columns).name)
     except ColumnError as exc:
         return _fail(str(exc))
-    # lazy: +73 modules, 151 ms at load 9 (first use only)
+    # lazy: +59 modules in the command (where it runs)
     import asyncio
     if not args.ray:
         return asyncio.run(_grid(args, columns))
     # Ray's driver prints what its workers and raylets say (a lost worker, ...) on stdout from
     # its own threads: stdout carries only the result here, so they go to stderr meanwhile.
-    # lazy: +1 modules, 1 ms (first use only)
+    # lazy: free in the command (where it runs)
     import contextlib
     real = sys.stdout
     with contextlib.redirect_stdout(sys.stderr):
@@ -84,7 +84,7 @@ def run_grid(args: argparse.Namespace) -> int:
 def _config(args: argparse.Namespace) -> Any:
     """The cells' RunConfig, built as `ask` builds a run's (the flags a grid does not have are
     unset; its --concurrency counts cells, not a run's sub-calls)."""
-    # lazy: +36 modules, 59 ms at load 9 (first use only)
+    # lazy: +1 modules in the command (where it runs)
     from app.cli_ask import config_from_args
     fields = dict(vars(args), concurrency=None)
     for name in ("max_sub_calls", "max_wall_seconds", "cell_timeout", "max_output_chars", "memory_limit_mb",
@@ -96,9 +96,9 @@ def _config(args: argparse.Namespace) -> Any:
 def rows_of(found: Any) -> tuple[list[Any], list[Any]]:
     """(rows, documents): a row per document read and per file that could not be read (its
     cells fail with why); ignored files and byte-identical copies are not rows."""
-    # lazy: +22 modules, 59 ms at load 12 (first use only)
+    # lazy: +10 modules in the command (where it runs)
     from core.grid.model import Row
-    # lazy: part of ingest's, imported with the run below (first use only)
+    # lazy: +111 modules in the command (where it runs)
     from core.ingest.model import DUPLICATE, IGNORED
     items: list[tuple[str, Any, Any]] = [(d.path, Row(d.path, d.sha256, d.chars), d) for d in found.documents]
     for s in found.skipped:
@@ -111,7 +111,7 @@ def rows_of(found: Any) -> tuple[list[Any], list[Any]]:
 
 
 async def _grid(args: argparse.Namespace, columns: list, out: Any = None) -> int:
-    # lazy: these 13 imports together: +269 modules, 1,400 ms at load 12 (first use only)
+    # lazy: each alone +59 (asyncio) to +118 (export_grid) modules, mostly shared, in the command (where it runs)
     import asyncio
     # lazy: counted in the line above the first of these imports
     import signal
@@ -233,9 +233,9 @@ async def _grid(args: argparse.Namespace, columns: list, out: Any = None) -> int
 def ray_cells(args: argparse.Namespace, config: Any, store: Any) -> Any:
     """The cells' runner on the cluster at --ray, with only the keys --ray-send-key allows:
     a model whose calls need a key that was not allowed is refused before anything runs."""
-    # lazy: +1 modules, 3 ms (first use only)
+    # lazy: +1 modules in the command (where it runs)
     from app.key_routing import keys_to_send
-    # lazy: +1 modules, 2 ms (first use only)
+    # lazy: free in the command (where it runs)
     from app.version import __version__
     # lazy: ray itself is imported only when the cluster answers (`pip install 'rlm-studio[ray]'`)
     from core.grid.ray_cells import RayCells, connect

@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_stats(args: argparse.Namespace) -> int:
     # lazy: +6 modules in the command (where it runs)
     from core.fitness import model_fitness, render_fitness
-    # lazy: +199 modules in the command (where it runs)
+    # lazy: +200 modules in the command (where it runs)
     from core.store import RunStore
     with RunStore.open() as store:
         stats = model_fitness(store.db)

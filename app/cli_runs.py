@@ -73,13 +73,13 @@ def _help(parser: argparse.ArgumentParser) -> int:
 
 
 def _open() -> Any:
-    # lazy: +193 modules in the command (where it runs)
+    # lazy: +191 modules in the command (where it runs)
     from core.store import RunStore
     return RunStore.open()
 
 
 def _resolve(store: Any, prefix: str) -> str | None:
-    # lazy: +193 modules in the command (where it runs)
+    # lazy: +191 modules in the command (where it runs)
     from core.store import AmbiguousRunId, RunNotFound
     try:
         return store.resolve_id(prefix)
@@ -119,7 +119,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         if run_id is None:
             return 2
         if args.json:
-            # lazy: +195 modules in the command (where it runs)
+            # lazy: +199 modules in the command (where it runs)
             from core.exports.export_json import build, dumps
             print(dumps(build(store, run_id)))
             return 0
@@ -133,7 +133,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         elif run.get("parent_run_id"):
             print(f"re-run of {run['parent_run_id']}")
         print(f"question: {run['question']}")
-        # lazy: +11 modules in the command (where it runs)
+        # lazy: +10 modules in the command (where it runs)
         from app.transcript_printer import TranscriptPrinter
         printer = TranscriptPrinter(sys.stdout, live_tokens=False)
         terminal = False
@@ -167,7 +167,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    # lazy: +193 modules in the command (where it runs)
+    # lazy: +191 modules in the command (where it runs)
     from core.store import ImportError_
     with _open() as store:
         try:
@@ -184,7 +184,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
-    # lazy: +193 modules in the command (where it runs)
+    # lazy: +191 modules in the command (where it runs)
     from core.store import RunBusyError
     with _open() as store:
         run_id = _resolve(store, args.id)
@@ -201,11 +201,11 @@ def cmd_delete(args: argparse.Namespace) -> int:
 # -- rerun ----------------------------------------------------------------------------------
 def rerun_inputs(store: Any, run_id: str, args: argparse.Namespace) -> tuple[str, list, list, Any]:
     """Question, documents (from blobs), skipped files and config (with overrides) of a stored run."""
-    # lazy: +9 modules in the command (where it runs)
+    # lazy: +13 modules in the command (where it runs)
     from core.config import RunConfig
     run = store.get_run(run_id)
     caps = {"max_depth": args.max_depth, "max_cost_usd": args.max_cost, "max_iterations": args.max_iterations}
-    # lazy: +37 modules in the command (where it runs)
+    # lazy: +30 modules in the command (where it runs)
     from app.settings import load_settings, priced_now
     settings = load_settings()
     if run.get("imported_utc"):
@@ -221,7 +221,7 @@ def rerun_inputs(store: Any, run_id: str, args: argparse.Namespace) -> tuple[str
 
 
 def cmd_rerun(args: argparse.Namespace) -> int:
-    # lazy: +193 modules in the command (where it runs)
+    # lazy: +191 modules in the command (where it runs)
     from core.store import MissingTextsError
     with _open() as store:
         run_id = _resolve(store, args.id)
@@ -233,14 +233,14 @@ def cmd_rerun(args: argparse.Namespace) -> int:
             return _fail(str(exc))
         except ValueError as exc:
             return _fail(f"cannot re-run: {exc}")
-    # lazy: +60 modules in the command (where it runs)
+    # lazy: +59 modules in the command (where it runs)
     import asyncio
     return asyncio.run(_rerun(args, run_id, question, documents, skipped, config))
 
 
 async def _rerun(args: argparse.Namespace, parent_id: str, question: str, documents: list, skipped: list,
                  config: Any) -> int:
-    # lazy: +71 modules in the command (where it runs)
+    # lazy: +70 modules in the command (where it runs)
     from app.run_service import RunRequest, RunService
     from app.key_routing import describe_routes  # lazy: with the run service (above)
     from app.settings import load_settings  # lazy: with the run service (above)

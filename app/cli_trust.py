@@ -58,9 +58,9 @@ def register_trust(actions: argparse._SubParsersAction) -> None:
 
 
 def _with_run(prefixes: list[str], body: Callable[..., int]) -> int:
-    # lazy: +193 modules in the command (where it runs)
+    # lazy: +191 modules in the command (where it runs)
     from core.store import AmbiguousRunId, MissingTextsError, RunNotFound, RunStore
-    # lazy: +87 modules in the command (where it runs)
+    # lazy: +88 modules in the command (where it runs)
     from core.trust.rebuild import RebuildError
     with RunStore.open() as store:
         try:
@@ -77,12 +77,12 @@ def _print_json(data: Any) -> None:
 # -- verify -------------------------------------------------------------------------------
 def cmd_verify(args: argparse.Namespace) -> int:
     def body(store: Any, run_id: str) -> int:
-        # lazy: +88 modules in the command (where it runs)
+        # lazy: +89 modules in the command (where it runs)
         from core.trust.verify import verify_run
         on_cell = None if args.json else (lambda c: print(
             f"{c.cell_id:<10} {'same' if c.same else 'DIFFERS'}  ({c.served} sub-call(s) from the record)",
             file=sys.stderr))
-        # lazy: +60 modules in the command (where it runs)
+        # lazy: +59 modules in the command (where it runs)
         import asyncio
         report = asyncio.run(verify_run(store, run_id, on_cell=on_cell))
         if args.json:
@@ -111,21 +111,21 @@ def cmd_fork(args: argparse.Namespace) -> int:
             return _fail(f"cannot read {args.edit_code}: {exc.strerror or exc}")
 
     def body(store: Any, run_id: str) -> int:
-        # lazy: +60 modules in the command (where it runs)
+        # lazy: +59 modules in the command (where it runs)
         import asyncio
         return asyncio.run(_fork(args, store, run_id, edited))
     return _with_run([args.id], body)
 
 
 async def _fork(args: argparse.Namespace, store: Any, run_id: str, edited: str | None) -> int:
-    # lazy: +71 modules in the command (where it runs)
+    # lazy: +70 modules in the command (where it runs)
     from app.run_service import RunRequest, RunService
-    # lazy: +88 modules in the command (where it runs)
+    # lazy: +89 modules in the command (where it runs)
     from core.trust.fork import fork_config
     # lazy: free here, core.trust.fork (above) imports it
     from core.trust.rebuild import load_record
     try:
-        # lazy: +37 modules, 97 ms at load 9 (first use only)
+        # lazy: +30 modules in the command (where it runs)
         from app.settings import load_settings, priced_now
         config = fork_config(load_record(store, run_id), root_model=args.root, sub_model=args.sub,
                              max_cost_usd=args.max_cost, max_iterations=args.max_iterations)
@@ -141,7 +141,7 @@ async def _fork(args: argparse.Namespace, store: Any, run_id: str, edited: str |
 # -- compare, coverage, citations ----------------------------------------------------------
 def cmd_compare(args: argparse.Namespace) -> int:
     def body(store: Any, a: str, b: str) -> int:
-        # lazy: +18 modules in the command (where it runs)
+        # lazy: +89 modules in the command (where it runs)
         from core.trust.compare import compare_runs
         result = compare_runs(store, a, b)
         if args.json:

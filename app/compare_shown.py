@@ -13,9 +13,9 @@ from ui.compare_view import ComparisonShown, RunHeading
 
 
 def compare_shown(store: Any, left: str, right: str) -> ComparisonShown:
-    # lazy: +4 modules, 73 ms at load 9 (first use only)
+    # lazy: +10 modules in the window (where it runs)
     from core.trust.compare import compare_runs
-    # lazy: +5 modules, 64 ms at load 3.7 (first use only)
+    # lazy: free in the window (where it runs)
     from ui.cost_meter import money
     result = compare_runs(store, left, right)
     a, b = result.a, result.b

@@ -138,13 +138,13 @@ class EngineThread:
 
 async def _close_http_clients() -> None:
     """The connection pools of this loop: ours (core/llm/openai_http.py) and litellm's."""
-    # lazy: +13 modules in the window (where it runs)
+    # lazy: +3 modules in the window (where it runs)
     from core.llm.openai_http import close_clients
     await close_clients()
     if loaded() is None:          # not imported, or still importing: it made no client here
         return
     try:
-        # lazy: +2860 modules in the window (where it runs)
+        # lazy: +2851 modules in the window (where it runs)
         from litellm.llms.custom_httpx.async_client_cleanup import close_litellm_async_clients
     except ImportError:
         return

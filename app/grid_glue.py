@@ -64,14 +64,14 @@ class GridGlue:
         return self.view
 
     def refresh(self) -> None:
-        # lazy: +3 modules, 6 ms at load 11 (first use only)
+        # lazy: +3 modules in the window (where it runs)
         from core.grid.store import list_grids
         self.view.set_grids(list_grids(self.store().db), self.grid_id)
 
     def show_grid(self, grid_id: str) -> None:
-        # lazy: +3 modules, 6 ms at load 11 (first use only)
+        # lazy: +3 modules in the window (where it runs)
         from core.grid.store import load_grid
-        # lazy: +2 modules, 4 ms at load 11 (first use only)
+        # lazy: +4 modules in the window (where it runs)
         from core.exports.export_grid import cell_text
         data = load_grid(self.store().db, grid_id)
         self.grid_id = grid_id
@@ -102,11 +102,11 @@ class GridGlue:
         return self.task
 
     def _prepare(self, columns_path: str, cap: float | None) -> tuple:
-        # lazy: +13 modules, 57 ms at load 3.7 (first use only)
+        # lazy: free in the window (where it runs)
         from app.settings import build_run_config
-        # lazy: +43 modules, 104 ms at load 3.7 (first use only)
+        # lazy: +21 modules in the window (where it runs)
         from core.engine.run import ConfigError, Engine
-        # lazy: +22 modules, 59 ms at load 12 (first use only)
+        # lazy: +2 modules in the window (where it runs)
         from core.grid.model import ColumnError, Row, parse_columns
         if not columns_path:
             raise ValueError("Pick a questions file: one question per line, or JSON lines.")
@@ -132,13 +132,13 @@ class GridGlue:
         return columns, rows, documents, config, cap
 
     async def _run(self, columns: list, rows: list, documents: list, config: Any, cap: float | None) -> Any:
-        # lazy: +3 modules, 6 ms at load 11 (first use only)
+        # lazy: +3 modules in the window (where it runs)
         from core.grid import store as gs
-        # lazy: +2 modules, 4 ms at load 11 (first use only)
+        # lazy: +4 modules in the window (where it runs)
         from core.exports.export_grid import cell_text
-        # lazy: +4 modules, 10 ms at load 11 (first use only)
+        # lazy: +3 modules in the window (where it runs)
         from core.grid.preview import preview
-        # lazy: +115 modules, 223 ms at load 3.7 (first use only)
+        # lazy: free in the window (where it runs)
         from core.store.db import connect
         view, gui = self.view, asyncio.get_running_loop()
         path = self.store().path
@@ -187,15 +187,15 @@ class GridGlue:
     async def _grid_on_engine(self, path: Path, grid_id: str, documents: list, config: Any, cap: float | None,
                               on_cell: Callable) -> Any:
         """On the engine's loop: the grid, its cells on RunService over the window's store."""
-        # lazy: +9 modules, 35 ms at load 3.7 (first use only)
+        # lazy: +1 modules in the window (where it runs)
         from app.grid_runs import GridCells
-        # lazy: +9 modules, 35 ms at load 3.7 (first use only)
+        # lazy: free in the window (where it runs)
         from app.run_service import RunService
-        # lazy: +6 modules, 12 ms at load 11 (first use only)
+        # lazy: +7 modules in the window (where it runs)
         from core.grid.runner import GridRun
-        # lazy: +115 modules, 208 ms at load 3.7 (first use only)
+        # lazy: free in the window (where it runs)
         from core.store import RunStore
-        # lazy: +115 modules, 223 ms at load 3.7 (first use only)
+        # lazy: free in the window (where it runs)
         from core.store.db import connect
         service = RunService(open_store=lambda: RunStore.open(path), keys=self.keys, settings=self.settings)
         db = connect(path)                    # the grid's own connection, as the CLI's (app/cli_grid.py)
@@ -229,7 +229,7 @@ class GridGlue:
     # --- evidence and export ----------------------------------------------------------------
     def open_cell(self, row: int, col: int) -> bool:
         """Replay the cell's run in the main window and open its cited passage."""
-        # lazy: +3 modules, 6 ms at load 11 (first use only)
+        # lazy: +3 modules in the window (where it runs)
         from core.grid.store import load_grid
         if self.grid_id is None:
             return False
@@ -246,9 +246,9 @@ class GridGlue:
         return True
 
     def export(self, path: str) -> Path | None:
-        # lazy: +3 modules, 6 ms at load 11 (first use only)
+        # lazy: +3 modules in the window (where it runs)
         from core.grid.store import load_grid
-        # lazy: +2 modules, 4 ms at load 11 (first use only)
+        # lazy: +4 modules in the window (where it runs)
         from core.exports.export_grid import write_grid
         if self.grid_id is None:
             return None

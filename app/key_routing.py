@@ -35,7 +35,7 @@ async def resolved_before_run(key_for: Callable[[str], str | None], config: Any)
     refuses such a model before any call) and the miss is logged."""
     # lazy: free in the window, free in ask (where it runs)
     import logging
-    # lazy: +1 modules in the window, +64 modules in ask (where it runs)
+    # lazy: +1 modules in the window, +63 modules in ask (where it runs)
     from core.blocking import run_blocking
     # lazy: free in the window, +10 modules in ask (where it runs)
     from core.routing import allowed_sub_models
@@ -63,7 +63,7 @@ async def resolved_before_run(key_for: Callable[[str], str | None], config: Any)
 
 def describe_routes(config: Any, endpoints: Any) -> str:
     """"root openai/x -> http://127.0.0.1:8000/v1 (key of lab); sub ... -> OpenAI's own URL (key of openai)"."""
-    # lazy: +16 modules, 46 ms at load 9 (first use only)
+    # lazy: free in the window, +10 modules in ask (where it runs)
     from core.routing import RunRoutes
     routes = RunRoutes(config, endpoints, keys=None)
     parts = []
@@ -80,13 +80,13 @@ def keys_to_send(config: Any, allowed: set[str], *, keys: Any = None, settings: 
     on Ray): a model whose calls need a key gets it only when the user allowed its owner
     (provider or endpoint) for this grid; otherwise ValueError says which and how to allow it.
     A model that needs no key (a team's gateway, a local server) maps to None."""
-    # lazy: +16 modules, 46 ms at load 9 (first use only)
+    # lazy: free in the window, +10 modules in ask (where it runs)
     from core.routing import RunRoutes
     if settings is None:                 # lazy: keyring and the settings cost the CLI's start
         from app.settings import load_settings
         settings = load_settings()
     if keys is None:
-        # lazy: +131 modules, 266 ms at load 9 (first use only)
+        # lazy: +2 modules in the window, +12 modules in ask (where it runs)
         from core.secrets import KeyStore
         keys = KeyStore()
     routes = RunRoutes(config, settings.endpoints, keys)

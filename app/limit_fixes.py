@@ -75,7 +75,7 @@ class LimitFixes:
     def _price_row(self, model: str) -> None:
         """Settings > Models at `model`'s row (added when missing, pre-filled with what its spec
         knows: a price the map gives, its context window), the input price open for typing."""
-        # lazy: +37 modules, 49 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from app.settings import model_spec
         dialog = self._open("models")
         values: dict = {}
@@ -93,7 +93,7 @@ class LimitFixes:
 
     def _sub_reply_limit(self, tokens: int) -> None:
         """The sub model's reply limit (its max tokens in Settings > Models) set to `tokens`."""
-        # lazy: +37 modules, 49 ms at load 9 (first use only)
+        # lazy: free in the window (where it runs)
         from app.settings import ModelSettings
         sub = self.qp.sub_model() or self.qp.root_model()
         entry = self._settings().models.setdefault(sub, ModelSettings())

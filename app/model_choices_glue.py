@@ -21,7 +21,7 @@ class ServersPort(Protocol):
 
 def settings_spec(settings: Any, model_id: str) -> Any:
     """A model's spec from the settings alone (core/models.py), for the pickers' hints."""
-    # lazy: +2 modules, 20 ms at load 9 (first use only; already loaded with the settings)
+    # lazy: free in the window (where it runs)
     from app.settings import NoPriceMap, model_spec
     return model_spec(settings, model_id, price_map=NoPriceMap())
 
@@ -95,7 +95,7 @@ class ModelChoicesGlue:
         overrides = settings.models
         known = {e.id for e in self.catalog}
         choices = [self.choice(m, detail=m) for m in self.known_model_ids() if m not in known]
-        # lazy: core.catalog is loaded off the loop with the catalogue (load_catalog), 7 ms alone
+        # lazy: +1 modules in the window (where it runs); loaded off the loop with the catalogue first
         from core.catalog import without_idle_servers
         running = [s.kind for s in self._servers.servers if s.found]
         for entry in without_idle_servers(self.catalog, running):    # no idle server's catalogue

@@ -157,9 +157,9 @@ class ModelsGlue:
         self.direct_task = asyncio.ensure_future(self._ask_directly(qp.question(), config, run_task))
 
     async def _ask_directly(self, question: str, config: Any, run_task: asyncio.Task) -> dict:
-        # lazy: +6 modules in the window (where it runs)
+        # lazy: +3 modules in the window (where it runs)
         from core.engine.direct import ask_directly
-        # lazy: +17 modules in the window (where it runs)
+        # lazy: +7 modules in the window (where it runs)
         from core.llm.client import ModelClient
         # lazy: +2 modules in the window (where it runs)
         from core.llm.pricing import PriceBook

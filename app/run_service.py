@@ -52,7 +52,7 @@ def preload_engine(wait_for_litellm: bool = True) -> Any:
         runner = importlib.import_module("app.runner")
         importlib.import_module("core.engine.run")
         if wait_for_litellm:
-            # lazy: free in the window, +64 modules in ask (where it runs)
+            # lazy: free in the window, +63 modules in ask (where it runs)
             from core.llm.litellm_import import litellm
             litellm()
     return runner
@@ -191,7 +191,7 @@ class RunService:
             return self._borrowed
         if self._open_store is not None:
             return self._open_store()
-        # lazy: free in the window, +193 modules in ask (where it runs)
+        # lazy: free in the window, +191 modules in ask (where it runs)
         from core.store import RunStore
         return RunStore.open()
 
@@ -208,7 +208,7 @@ class RunService:
             question, documents, skipped = request.question, list(request.documents), list(request.skipped)
             config, session_in, follow_up = request.config, request.session, request.kind == "follow-up"
             if request.kind in ("fork", "rebuild") and config is not None:
-                # lazy: +19 modules in the window, +106 modules in ask (where it runs)
+                # lazy: +21 modules in the window, +109 modules in ask (where it runs)
                 from core.engine.run import Engine      # refused at the start check: before minutes of re-execution
                 Engine(config, emit=lambda _e: None, key_for=lambda _m: None).check()
             if request.kind in ("fork", "rebuild"):
@@ -268,7 +268,7 @@ class RunService:
     async def _prepare_fork(self, store: Any, request: RunRequest) -> Any:
         """The fork's plan: the REPL rebuilt up to the turn (an edited turn is run by the
         engine as the fork's first turn, its new sub-calls under the fork's own caps)."""
-        # lazy: +10 modules in the window, +88 modules in ask (where it runs)
+        # lazy: +10 modules in the window, +89 modules in ask (where it runs)
         from core.trust.fork import fork_config, prepare_fork
         # lazy: free here, core.trust.fork (above) imports it
         from core.trust.rebuild import load_record
@@ -286,7 +286,7 @@ def _forked_from(store: Any, request: RunRequest) -> dict | None:
     """What a fork's record says of its parent: its id, the turn, and its run name."""
     if request.kind != "fork":
         return None
-    # lazy: +1 module (first use only)
+    # lazy: free in the window, free in ask (where it runs)
     from core.run_names import title_of
     return {"run_id": request.parent_run_id, "turn": request.fork_turn,
             "title": title_of(store, request.parent_run_id)}

@@ -107,7 +107,7 @@ class QuestionRun:
         key_for = await resolved_before_run(self._key_for or route_key_for(self.config), self.config)
         store = writer = None
         if self._persist:
-            # lazy: free in the window, +193 modules in ask (where it runs)
+            # lazy: free in the window, +191 modules in ask (where it runs)
             from core.store import RunStore
             store = self._store or RunStore.open()
             writer = self._writer = store.writer()

@@ -91,7 +91,7 @@ class ScorecardGlue:
     def _prepare(self, spec: EvaluationSpec) -> tuple[Any, list, Callable[[Any], Any]]:
         # lazy: free in the window (where it runs)
         from app.settings import build_run_config
-        # lazy: +19 modules in the window (where it runs)
+        # lazy: +21 modules in the window (where it runs)
         from core.engine.run import ConfigError, Engine
         # lazy: +3 modules in the window (where it runs)
         from core.evaluation import QuestionSetError, load_question_set

@@ -252,9 +252,9 @@ async def try_key(model: str, key: str, on_engine: Any = None, api_base: str | N
     is the contract's LLMError, whose message is the one a run would show. In the window
     it runs on the engine's loop (`on_engine`), where the routes' clients live."""
     async def call() -> None:
-        # lazy: free in the window (where it runs)
+        # lazy: +7 modules in the window (where it runs)
         from core.llm.client import transport_for
-        # lazy: free in the window (where it runs)
+        # lazy: +1 modules in the window (where it runs)
         from core.llm.transport import Request
         transport = transport_for(model, api_base)
         await transport.prepare()              # litellm's route imports it off the loop

@@ -14,7 +14,7 @@ from app.ports import SettingsPort
 
 def cost_words(endpoint: Any) -> str:
     """"Free" or "Paid" as the endpoint's form says it (core/endpoint_cost.py)."""
-    # lazy: +3 modules (first use only)
+    # lazy: free in the window (where it runs)
     from core.endpoint_cost import endpoint_free
     return "Free" if endpoint_free(endpoint) else "Paid"
 
