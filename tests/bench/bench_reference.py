@@ -20,7 +20,7 @@ Scenarios (the server answers at once unless said):
 - big: a 40 MB context (40 files), one turn `print(len(context))`, then the answer:
   launch -> first request, the gap the context-reading turn adds (end of reply 1 -> request 2),
   launch -> exit, peak RSS (wait4 ru_maxrss: the process or its largest waited-for child).
-- big-loaded: the same, the root's replies sent 2 s after its requests, so the context is
+- big-loaded: the same, the root's replies sent 2 s (--think S) after its requests, so the context is
   loaded before the turn that reads it: that turn's own time (the reference has its context
   in memory from the start).
 - batched: two turns of `llm_query_batched` over 8 prompts, every model answering at once: per
@@ -145,8 +145,10 @@ def make_files(scenario: str, tmp: Path) -> list[Path]:
 
 
 def run(quick: bool = False, only: str = "start,big,batched", repeats: int | None = None,
-        litellm: bool = False, before: str | None = None) -> dict:
+        litellm: bool = False, before: str | None = None, think: float | None = None) -> dict:
     global BEFORE
+    if think is not None:
+        ROOT_LATENCY_S["big-loaded"] = think
     if not Path(REF_PYTHON).exists():
         raise SystemExit(f"the reference's interpreter {REF_PYTHON} does not exist: "
                          "python3 -m venv /work/rlms-ref && /work/rlms-ref/bin/pip install rlms==0.1.3, "
@@ -194,6 +196,8 @@ def add_args(parser) -> None:
     parser.add_argument("--only", default="start,big,batched", help="some of: start,big,big-loaded,batched")
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--litellm", action="store_true", help="also RLM Studio with every call through litellm")
+    parser.add_argument("--think", type=float, default=None, metavar="S",
+                        help="big-loaded: seconds before each root reply (default 2; more on a busy machine)")
     parser.add_argument("--before", metavar="PATH", help="also another checkout (e.g. git worktree add /tmp/base main)")
 
 
