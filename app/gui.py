@@ -153,6 +153,9 @@ def run_gui(argv: list[str]) -> int:
     # lazy: free in the window (where it runs)
     from PySide6.QtWidgets import QApplication
     app = QApplication.instance() or QApplication(["rlm-studio", *qt_args])
+    # lazy: free in the window (where it runs)
+    from app.gui_gc import collect_on_gui_thread
+    collect_on_gui_thread(app)       # no thread but this one may free the window's Qt objects
     app.setApplicationName("RLM Studio")
     app.setOrganizationName("rlm-studio")
     app.setDesktopFileName("rlm-studio")      # Wayland and docks match the window to rlm-studio.desktop

@@ -1,25 +1,14 @@
 #!/usr/bin/env bash
 # Install RLM Studio with its test extra into .venv and run the whole test suite.
-#   scripts/test.sh                 the whole suite, in three pytest processes (below)
-#   scripts/test.sh PATH... [ARGS]  only those tests, in one process
+#   scripts/test.sh                 the whole suite, in one pytest process
+#   scripts/test.sh PATH... [ARGS]  only those tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/system-packages.sh
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/pip install -q --disable-pip-version-check -e '.[test]'
 export QT_QPA_PLATFORM=offscreen
-# --durations=25: the slowest tests are printed at the end of every run
-run() { .venv/bin/python -m pytest -q -p no:cacheprovider --durations=25 "$@"; }
-if [ $# -gt 0 ]; then
-  run "$@"
-  exit $?
-fi
-# Three processes: the window's tests, the engine's integration and security tests, the unit
-# tests. Twice a single process (once all tests, once all but the window's) crashed with SIGSEGV in
-# pytest-qt's event processing during the unit tests of big-file ingestion (which fork and kill
-# reading workers) once earlier tests had made a QApplication; each group alone passes.
-status=0
-run tests/gui || status=$?
-run tests/integration tests/packaging tests/security || status=$?
-run tests/unit || status=$?
-exit $status
+# --durations=25: the slowest tests are printed at the end of every run. One process: the
+# window's tests leave a QApplication whose garbage is collected on its own thread only
+# (app/gui_gc.py), so the threads of later tests (ingestion, the engine) never free it.
+exec .venv/bin/python -m pytest -q -p no:cacheprovider --durations=25 "$@"

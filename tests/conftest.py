@@ -21,6 +21,18 @@ def _isolated_home(tmp_path, monkeypatch):
     key_env._MEMORY.clear()
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    """pytest-qt's QApplication collects cyclic garbage on its own thread only, as the window
+    does (app/gui_gc.py): a later test's threads (ingest, the engine's loop) would otherwise
+    free earlier tests' widgets off the GUI thread, a SIGSEGV in pytest-qt's processEvents."""
+    result = yield
+    if fixturedef.argname == "qapp":
+        from app.gui_gc import collect_on_gui_thread
+        collect_on_gui_thread(result)
+    return result
+
+
 def reload_keyring() -> None:
     """keyring keeps the backend it chose first for the whole process: choose again from
     PYTHON_KEYRING_BACKEND as it is now, so no test inherits another test's backend."""

@@ -97,13 +97,13 @@ def _from_show(data: Any, name: str) -> int | None:
 
 
 async def _ask(client: Any, method: str, url: str, name: str, read: Any, **kw: Any) -> int | None:
-    import httpx
+    import aiohttp
     try:
-        response = await client.request(method, url, **kw)
-        if response.status_code != 200:
-            return None
-        return read(response.json(), name)
-    except (httpx.HTTPError, OSError, ValueError):
+        async with client.request(method, url, allow_redirects=False, **kw) as response:
+            if response.status != 200:
+                return None
+            return read(await response.json(content_type=None), name)
+    except (aiohttp.ClientError, OSError, ValueError):
         return None
 
 
@@ -116,7 +116,9 @@ async def server_window(api_base: str | None, model: str, *, timeout_s: float = 
     cached = _cache.get(key)
     if cached is not None and (cached[0] is not None or time.monotonic() - cached[1] < MISS_TTL_S):
         return cached[0]
-    import httpx
+    # aiohttp, as the direct route's first request needs it anyway (started at launch:
+    # app/main.py); httpx would add its own import before the first request
+    import aiohttp
     asks = (
         ("llama.cpp", "GET", f"{root}/props", _from_props, {}),
         ("vLLM", "GET", f"{root}/v1/models", lambda d, n: _from_model_list(d, n, ("max_model_len",)), {}),
@@ -124,8 +126,7 @@ async def server_window(api_base: str | None, model: str, *, timeout_s: float = 
         ("LM Studio", "GET", f"{root}/api/v0/models",
          lambda d, n: _from_model_list(d, n, ("loaded_context_length", "max_context_length")), {}),
     )
-    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout_s), trust_env=False,
-                                 follow_redirects=False) as client:
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s), trust_env=False) as client:
         tasks = [asyncio.ensure_future(_ask(client, method, url, name, read, **kw))
                  for _, method, url, read, kw in asks]
         try:

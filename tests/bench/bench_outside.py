@@ -72,7 +72,8 @@ def ask(server: ServerProcess, home: Path, paths: list[Path], turns: int, timeou
     server.log()                                    # start from an empty log
     server.script(model, replies=replies)
     where = ["--api-base", server.url] if model == "root" else []
-    cmd = [sys.executable, "-m", "app.main", "ask", "How long is the context?", *map(str, paths),
+    # a yes/no question: a question asking for a number would send FINAL('done') back once
+    cmd = [sys.executable, "-m", "app.main", "ask", "Is the context long?", *map(str, paths),
            "--root", f"openai/{model}", "--sub", f"openai/{model}", *where,
            "--price", f"openai/{model}=0,0", "--max-iterations", str(turns + 2), "--json", "--quiet"]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:

@@ -20,6 +20,9 @@ Scenarios (the server answers at once unless said):
 - big: a 40 MB context (40 files), one turn `print(len(context))`, then the answer:
   launch -> first request, the gap the context-reading turn adds (end of reply 1 -> request 2),
   launch -> exit, peak RSS (wait4 ru_maxrss: the process or its largest waited-for child).
+- big-loaded: the same, the root's replies sent 2 s (--think S) after its requests, so the context is
+  loaded before the turn that reads it: that turn's own time (the reference has its context
+  in memory from the start).
 - batched: two turns of `llm_query_batched` over 8 prompts, every model answering at once: per
   batched turn the end of the root's reply -> the next root request, i.e. the engine's whole
   time for the turn (the cell, its 8 sub-calls, the next request). (With the sub model at 0.5 s
@@ -53,10 +56,12 @@ BATCH = 8
 CELLS = {
     "start": [],
     "big": ["print(len(context))"],
+    "big-loaded": ["print(len(context))"],
     # two different cells: RLM Studio does not run a reply that repeats the previous one
     "batched": [f"out = llm_query_batched([f'{what} {{j}}' for j in range({BATCH})])\nprint(len(out))"
                 for what in ("item", "part")],
 }
+ROOT_LATENCY_S = {"big-loaded": 2.0}     # the root "thinks" while the context loads
 FINAL = {"ref": "answer['content'] = 'done'\nanswer['ready'] = True", "studio": "FINAL('done')"}
 
 
@@ -68,7 +73,9 @@ BEFORE: Path | None = None      # --before PATH: another checkout, run as a thir
 
 
 def command(engine: str, server: ServerProcess, paths: list[Path], turns: int) -> list[str]:
-    question = "How long is the context?"
+    # a yes/no question: RLM Studio sends back a final answer with no number to a question that
+    # asks for one ("How long...?"), which would add a turn the reference does not take
+    question = "Is the context long?"
     if engine == "ref":
         return [REF_PYTHON, str(ROOT / "tests" / "bench" / "ref_driver.py"), server.url, question,
                 str(turns + 2), *map(str, paths)]
@@ -83,7 +90,8 @@ def one_run(engine: str, scenario: str, server: ServerProcess, paths: list[Path]
     root = BEFORE if engine == "before" and BEFORE else ROOT
     cells = CELLS[scenario]
     server.log()
-    server.script("root", replies=[fenced(c) for c in cells] + [fenced(FINAL[kind])])
+    server.script("root", replies=[fenced(c) for c in cells] + [fenced(FINAL[kind])],
+                  latency_s=ROOT_LATENCY_S.get(scenario, 0.0))
     server.script("sub", fn="ok")
     env = env_for(home, root)
     if engine == "litellm":
@@ -109,7 +117,7 @@ def figures(scenario: str, r: dict) -> dict[str, float]:
     subs = [x for x in log if x["model"] == "sub"]
     f = {"first request (s)": roots[0]["started"] - t0, "launch to exit (s)": r["t_end"] - t0,
          "peak RSS (MB)": r["rss_mb"]}
-    if scenario == "big":
+    if scenario.startswith("big"):
         f["gap after the reply that reads context (ms)"] = (roots[1]["started"] - roots[0]["finished"]) * 1000
     if scenario == "batched":
         assert len(subs) == 2 * BATCH, f"{len(subs)} sub-calls"
@@ -120,7 +128,7 @@ def figures(scenario: str, r: dict) -> dict[str, float]:
 
 
 def make_files(scenario: str, tmp: Path) -> list[Path]:
-    if scenario == "big":
+    if scenario.startswith("big"):
         folder = tmp / "big"
         if not folder.exists():
             # in a process of its own: a child forked from this process would count this
@@ -137,8 +145,10 @@ def make_files(scenario: str, tmp: Path) -> list[Path]:
 
 
 def run(quick: bool = False, only: str = "start,big,batched", repeats: int | None = None,
-        litellm: bool = False, before: str | None = None) -> dict:
+        litellm: bool = False, before: str | None = None, think: float | None = None) -> dict:
     global BEFORE
+    if think is not None:
+        ROOT_LATENCY_S["big-loaded"] = think
     if not Path(REF_PYTHON).exists():
         raise SystemExit(f"the reference's interpreter {REF_PYTHON} does not exist: "
                          "python3 -m venv /work/rlms-ref && /work/rlms-ref/bin/pip install rlms==0.1.3, "
@@ -152,9 +162,9 @@ def run(quick: bool = False, only: str = "start,big,batched", repeats: int | Non
         tmp = Path(d)
         for scenario in only.split(","):
             paths = make_files(scenario, tmp)
-            if scenario == "big" and paths[0].parent.name == "big":
+            if scenario.startswith("big") and paths[0].parent.name == "big":
                 paths = [paths[0].parent]        # rlm-studio ask takes the folder
-            ref_paths = sorted(p for p in (tmp / "big").iterdir()) if scenario == "big" else paths
+            ref_paths = sorted(p for p in (tmp / "big").iterdir()) if scenario.startswith("big") else paths
             for engine in engines:               # warm-up: disk cache, .pyc files
                 one_run(engine, scenario, server, ref_paths if engine == "ref" else paths,
                         tmp / f"home-warm-{scenario}-{engine}")
@@ -183,9 +193,11 @@ def run(quick: bool = False, only: str = "start,big,batched", repeats: int | Non
 
 
 def add_args(parser) -> None:
-    parser.add_argument("--only", default="start,big,batched", help="some of: start,big,batched")
+    parser.add_argument("--only", default="start,big,batched", help="some of: start,big,big-loaded,batched")
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--litellm", action="store_true", help="also RLM Studio with every call through litellm")
+    parser.add_argument("--think", type=float, default=None, metavar="S",
+                        help="big-loaded: seconds before each root reply (default 2; more on a busy machine)")
     parser.add_argument("--before", metavar="PATH", help="also another checkout (e.g. git worktree add /tmp/base main)")
 
 

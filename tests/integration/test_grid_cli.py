@@ -150,6 +150,7 @@ def test_kill_9_halfway_keeps_every_finished_cell_and_resume_runs_the_rest(serve
         "SELECT row, col, run_id FROM grid_cells WHERE state = 'done'"))
     assert 20 <= len(kept) < 60
     asked_before = len(server.history)
+    server.script("m", fn=answer_cell, latency_s=0.05)     # the kill landed; the rest need not be slow
 
     proc = run(cmd, tmp_path)
     assert proc.returncode == 0, proc.stderr

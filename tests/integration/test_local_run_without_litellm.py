@@ -1,7 +1,8 @@
 """A whole local run (every model on the user's own OpenAI-compatible server, the direct route)
 never imports litellm: not for the call, not for usage estimates when the server sends none,
 not for a call cancelled mid-way (issue 28). `rlm-studio ask` as a real process against the
-scripted server; at exit the process reports whether any litellm module was ever loaded."""
+scripted server; at exit the process reports whether any litellm module was ever loaded (and
+httpx, which the first request does not need either)."""
 
 import json
 import os
@@ -26,7 +27,8 @@ sys.meta_path.insert(0, Watch())
 
 def report():
     loaded = sorted(m for m in sys.modules if m.split(".")[0] == "litellm")
-    print("PROBE " + json.dumps({"loaded": loaded, "asked": seen[:5]}), file=sys.stderr, flush=True)
+    print("PROBE " + json.dumps({"loaded": loaded, "asked": seen[:5], "httpx": "httpx" in sys.modules}),
+          file=sys.stderr, flush=True)
 atexit.register(report)
 from app.main import main
 sys.exit(main(sys.argv[1:]))
@@ -51,7 +53,8 @@ def test_a_local_run_with_estimates_and_a_cancelled_call_never_imports_litellm(o
            "--sub", "openai/sub", "--api-base", openai_server.url, "--json", "--max-wall-seconds", "6"]
     proc = subprocess.run(cmd, cwd=ROOT_DIR, env=env, capture_output=True, text=True, timeout=180)
     probe = json.loads(proc.stderr.rsplit("PROBE ", 1)[1])
-    assert probe == {"loaded": [], "asked": []}, proc.stderr[-3000:]
+    # nor httpx: the direct route and Auto's question to the server about its window use aiohttp
+    assert probe == {"loaded": [], "asked": [], "httpx": False}, proc.stderr[-3000:]
     data = json.loads(proc.stdout)
     slow = [r for r in openai_server.requests_for("sub") if "slow" in r.prompt]
     assert slow and slow[0].disconnected                    # the cancelled call, hung up on

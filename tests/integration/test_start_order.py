@@ -8,7 +8,7 @@
   key); the keys of the old service name still move before the first keychain access
   (tests/unit/test_identity_migration.py::test_the_cli_says_so_on_stderr_once).
 
-Real engine, real worker (behind a wrapper that sleeps before it execs the worker), the
+Real engine, real worker (behind a wrapper that holds its start, then execs the worker), the
 scripted server on 127.0.0.1; the clocks compared are CLOCK_MONOTONIC, one for every process.
 """
 
@@ -28,10 +28,14 @@ from tests.support.openai_server import Delay
 
 ROOT_DIR = Path(__file__).resolve().parents[2]
 
+# The worker's start is held until the gate file exists (made by the test when what it waits
+# for has happened) or hold_s (its 2nd argument) passed; then the marker says when the real worker was started.
 SLOW_START = """
 import os, sys, time
-marker, real = sys.argv[1], sys.argv[2:]
-time.sleep(2.0)
+marker, gate, hold_s, real = sys.argv[1], sys.argv[1] + ".go", float(sys.argv[2]), sys.argv[3:]
+deadline = time.monotonic() + hold_s
+while not os.path.exists(gate) and time.monotonic() < deadline:
+    time.sleep(0.01)
 with open(marker, "w") as f:
     f.write(repr(time.monotonic()))
 os.execv(real[0], real)
@@ -42,11 +46,19 @@ os.execv(real[0], real)
 async def test_the_first_request_does_not_wait_for_the_worker(server, tmp_path, require_full_sandbox):
     wrapper, marker = tmp_path / "slow_start.py", tmp_path / "worker-started"
     wrapper.write_text(SLOW_START)
-    server.script("root", replies=[code("print(context.count('apple'))"), code("FINAL('50')")])
+    replies = iter([code("print(context.count('apple'))"), code("FINAL('50')")])
+
+    def root(request):
+        Path(f"{marker}.go").touch()            # the first request is in: the worker may go on
+        return next(replies)
+    server.script("root", fn=root)
+    # Without the check the gate opens with the first request (however long a loaded machine
+    # takes to send it); with it no request comes before the worker, which starts after 2 s.
+    hold_s = "2" if require_full_sandbox else "60"
     events = []
     engine = Engine(config(server, require_full_sandbox=require_full_sandbox), emit=events.append,
                     key_for=lambda m: KEY,
-                    worker_command=[sys.executable, str(wrapper), str(marker), *default_worker_command()])
+                    worker_command=[sys.executable, str(wrapper), str(marker), hold_s, *default_worker_command()])
     result = await engine.run("How many apples?", [Doc("a.txt", "apple " * 50)])
     assert result.status == "finished" and result.answer == "50", result.error
     assert of_type(events, "CellExecuted")[0].stdout == "50\n"
@@ -66,8 +78,13 @@ async def test_an_answer_before_the_workers_handshake_still_records_its_sandbox(
     wrapper.write_text(SLOW_START)
     server.script("root", replies=["FINAL(three)"])
     events = []
-    engine = Engine(config(server), emit=events.append, key_for=lambda m: KEY,
-                    worker_command=[sys.executable, str(wrapper), str(marker), *default_worker_command(),
+
+    def emit(event):
+        events.append(event)
+        if event.type == "RootReplied":
+            Path(f"{marker}.go").touch()        # the answer is in: the worker may go on
+    engine = Engine(config(server), emit=emit, key_for=lambda m: KEY,
+                    worker_command=[sys.executable, str(wrapper), str(marker), "2", *default_worker_command(),
                                     "--no-namespace"])
     result = await engine.run("How many?", [Doc("a.txt", "apples: 3")])
     assert result.status == "finished" and result.answer == "three", result.error
@@ -94,7 +111,7 @@ async def test_a_stop_while_the_answer_waits_for_the_handshake_leaves_nothing(se
         if event.type == "RootReplied":
             asyncio.get_running_loop().call_later(0.3, engine.cancel)   # inside the 2 s start
     engine = Engine(config(server), emit=emit, key_for=lambda m: KEY,
-                    worker_command=[sys.executable, str(wrapper), str(marker), *default_worker_command(),
+                    worker_command=[sys.executable, str(wrapper), str(marker), "2", *default_worker_command(),
                                     "--no-namespace"])
     result = await engine.run("How many?", [Doc("a.txt", "apples: 3")])
     assert result.status == "cancelled", (result.status, result.error)

@@ -121,6 +121,8 @@ def start_app():
     import qasync
     app = QApplication(["rlm-studio"])
     app.setApplicationName("RLM Studio")
+    from app.gui_gc import collect_on_gui_thread
+    collect_on_gui_thread(app)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     return app, loop, server
