@@ -428,6 +428,8 @@ class Controller(QObject):
         request = self.compose("re-run" if parent else "ask", parent_run_id=parent)
         if isinstance(request, Notification):
             return request
+        if parent and not self.history.confirm_rerun(parent, request.config):
+            return None
         self.launch(request)
         return None
 
