@@ -40,6 +40,15 @@ def press_run(window) -> None:
     QTimer.singleShot(0, window.question_panel.run_button.click)
 
 
+def run_to_the_end(window, controller, qloop) -> None:
+    """Press Run and wait for the run to start and end."""
+    async def body():
+        press_run(window)
+        await wait_until(lambda: controller.running, what="the run to start")
+        await wait_until(lambda: not controller.running, timeout=90, what="the run to end")
+    run_async(qloop, body(), timeout=120)
+
+
 def test_rerun_of_an_imported_run_asks_where_calls_go_before_the_first(studio, qloop, server, tmp_path,
                                                                       monkeypatch):
     from ui import confirm
@@ -49,11 +58,7 @@ def test_rerun_of_an_imported_run_asks_where_calls_go_before_the_first(studio, q
     server.script("root", replies=[code("FINAL('three')")] * 3)
     prepare(window, controller, server, tmp_path, qloop)
 
-    async def run_once():
-        window.question_panel.run_button.click()
-        await wait_until(lambda: controller.running, what="the run to start")
-        await wait_until(lambda: not controller.running, timeout=90, what="the run to end")
-    run_async(qloop, run_once(), timeout=120)
+    run_to_the_end(window, controller, qloop)
     first = controller.last_outcome
     assert first.status == "finished", window.notifier.history
 
@@ -91,11 +96,7 @@ def test_rerun_of_an_imported_run_asks_where_calls_go_before_the_first(studio, q
     seen = {}
     answer_dialog("Send", seen, server)
 
-    async def rerun():
-        press_run(window)
-        await wait_until(lambda: controller.running, what="the re-run to start")
-        await wait_until(lambda: not controller.running, timeout=90, what="the re-run to end")
-    run_async(qloop, rerun(), timeout=120)
+    run_to_the_end(window, controller, qloop)
     assert seen["requests_while_asking"] == 0
     second = controller.last_outcome
     assert second.status == "finished" and second.answer == "three" and second.run_id != first.run_id
