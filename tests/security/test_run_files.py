@@ -173,6 +173,7 @@ def _runs_stored(home: Path) -> int:
         con.close()
 
 
+@pytest.mark.timeout(600)      # a real run, two imports, four CLI starts
 @pytest.mark.parametrize("namespace", [True], ids=["namespace"])
 def test_rerun_of_an_imported_run_waits_for_a_yes_before_the_first_call(tmp_path, namespace):
     """The file's model names pick the user's provider and key (one that matches none of the
@@ -236,6 +237,7 @@ def _huge_int(d: dict) -> None:
     d["calls"][0]["input_tokens"] = "@HUGE@"
 
 
+@pytest.mark.timeout(600)      # a real run and eleven CLI starts: 166 s at load 28, past the 120 s default
 @pytest.mark.parametrize("namespace", [True], ids=["namespace"])
 def test_malformed_run_files_are_refused_in_one_sentence_and_store_nothing(tmp_path, namespace):
     with ScriptedOpenAI() as own:
