@@ -102,3 +102,18 @@ def test_rerun_of_an_imported_run_asks_where_calls_go_before_the_first(studio, q
     assert second.status == "finished" and second.answer == "three" and second.run_id != first.run_id
     assert server.requests_for("root"), "the confirmed re-run reached the user's endpoint"
     assert store.get_run(second.run_id)["parent_run_id"] == first.run_id
+
+    # "Start fresh" over the imported run's documents (a follow-up whose REPL is gone) asks too.
+    seen = {}
+    answer_dialog("Cancel", seen, server)
+    before = len(server.history)
+
+    def start_fresh() -> None:
+        seen["started"] = controller.sessions.start_fresh(first.run_id, "And pears?")
+
+    async def fresh():
+        QTimer.singleShot(0, start_fresh)
+        await wait_until(lambda: "started" in seen, what="start fresh to return")
+    run_async(qloop, fresh(), timeout=60)
+    assert seen["started"] is False and seen["title"] == "Send this re-run's calls?"
+    assert seen["requests_while_asking"] == before == len(server.history) and not controller.running
