@@ -11,7 +11,7 @@ process, and tests/support/sigint_sweep.py says what it ended in.
     (packaging/launcher.c; the built bundle itself: tests/packaging/test_bundle_sigint.py):
     every point ends with 130, no traceback, nothing left behind.
   - The console script as pip writes it: the same after the package's first line; before
-    it, in the interpreter's own start, Python decides (docs/security.md, "Ctrl+C"): those
+    it, in the interpreter's own start, Python decides (docs/cli.md, "Ctrl+C"): those
     points are counted, and must show no frame of the app but the console script's import.
 A second SIGINT quits at once.
 """
