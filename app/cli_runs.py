@@ -63,6 +63,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--root", metavar="M", help="another root model")
     p.add_argument("--sub", metavar="M", help="another sub model")
     add_flags(p, "--max-depth", "--max-cost", "--max-iterations", "--json", "--quiet")
+    p.add_argument("--yes", action="store_true",
+                   help="an imported run: send the calls where they are shown without asking")
     p.set_defaults(handler=cmd_rerun)
     register_trust(actions)                     # verify, fork, compare, coverage, citations
 
@@ -233,21 +235,45 @@ def cmd_rerun(args: argparse.Namespace) -> int:
             return _fail(str(exc))
         except ValueError as exc:
             return _fail(f"cannot re-run: {exc}")
-    # lazy: +59 modules in the command (where it runs)
+        imported = bool(store.get_run(run_id).get("imported_utc"))
+    # lazy: with the settings (rerun_inputs)
+    from app.key_routing import route_lines
+    from app.settings import load_settings  # lazy: as above
+    lines = route_lines(config, load_settings().endpoints)
+    if imported and not args.yes:
+        refused = _confirm_imported(run_id, lines)
+        if refused is not None:
+            return refused
+    else:
+        print(f"rlm-studio: re-run of {run_id[:8]}: calls go to: {'; '.join(lines)}", file=sys.stderr)
+    # lazy: +60 modules in the command (where it runs)
     import asyncio
     return asyncio.run(_rerun(args, run_id, question, documents, skipped, config))
+
+
+def _confirm_imported(run_id: str, lines: list[str]) -> int | None:
+    """A run from a file names its models, and so picks which of the user's providers and
+    keys its re-run uses (a name that matches none of the user's endpoints goes to that
+    provider's own URL with the user's key): the user says yes before the first call, in a
+    terminal; elsewhere --yes says it. None: go on; else the exit code."""
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return _fail(f"run {run_id[:8]} came from a file, so its re-run waits for your yes before it "
+                     f"sends its calls ({'; '.join(lines)}): add --yes to send them there")
+    sys.stderr.write(f"Run {run_id[:8]} came from a file. Its re-run sends its calls:\n"
+                     + "".join(f"  {line}\n" for line in lines) + "Send them there? [y/N] ")
+    sys.stderr.flush()
+    if sys.stdin.readline().strip().lower() in ("y", "yes"):
+        return None
+    print("rlm-studio: not re-run; nothing was sent", file=sys.stderr)
+    return 1
 
 
 async def _rerun(args: argparse.Namespace, parent_id: str, question: str, documents: list, skipped: list,
                  config: Any) -> int:
     # lazy: +70 modules in the command (where it runs)
     from app.run_service import RunRequest, RunService
-    from app.key_routing import describe_routes  # lazy: with the run service (above)
-    from app.settings import load_settings  # lazy: with the run service (above)
     try:
         request = RunRequest.rerun(parent_id, question, documents, config, skipped=skipped)
     except ValueError as exc:
         return _fail(f"cannot re-run: {exc}")
-    print(f"rlm-studio: re-run of {parent_id[:8]}: {describe_routes(config, load_settings().endpoints)}",
-          file=sys.stderr)
     return await run_request(request, args, RunService(), show=not (args.quiet or args.json))

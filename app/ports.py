@@ -68,6 +68,9 @@ class RunsPort(Protocol):
 
     def launch(self, request: Any) -> asyncio.Task | None: ...
 
+    def confirm_rerun(self, run_id: str, config: Any) -> bool:
+        """False when the user declined where an imported run's re-run would send its calls."""
+
     def link_next(self, run_id: str) -> None:
         """The next Run re-runs this stored run (History loaded it)."""
 

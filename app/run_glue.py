@@ -71,8 +71,33 @@ class RunGlue(QObject):
         request = self.compose("re-run" if parent else "ask", parent_run_id=parent)
         if isinstance(request, Notification):
             return request
+        if parent and not self.confirm_rerun(parent, request.config):
+            return None
         self.launch(request)
         return None
+
+    def confirm_rerun(self, run_id: str, config: Any) -> bool:
+        """A re-run of an imported run starts only when the user says yes to where its calls go:
+        a run file names its models, and so picks which of the user's providers and keys the
+        re-run uses (a name that matches none of the user's endpoints goes to that provider's
+        own URL with the user's key). Any other run: True."""
+        if not (self._store.store().get_run(run_id) or {}).get("imported_utc"):
+            return True
+        # lazy: only for an imported run
+        from app.key_routing import route_lines
+        from core.control_chars import escape_controls  # lazy: the same
+        from ui import confirm  # lazy: the same
+        lines = route_lines(config, self._settings.current().endpoints)
+        answer = confirm.ask(
+            self.window, "Send this re-run's calls?",
+            "This run came from a file. Its re-run sends each model's calls here, with the key named:\n\n"
+            + "\n".join(escape_controls(line) for line in lines)
+            + "\n\nNothing is sent until you choose Send.",
+            [("send", "Send"), ("cancel", "Cancel")], destructive=True)
+        if answer != "send":
+            self.notifier.info("Not re-run: nothing was sent.")
+            return False
+        return True
 
     def compose(self, kind: str = "ask", **fields: Any) -> RunRequest | Notification:
         """A RunRequest from the question panel (question, models, caps) and the sources;

@@ -159,6 +159,8 @@ class SessionGlue:
         request = self._launcher.compose(kind, parent_run_id=parent_run_id, **fields)
         if not isinstance(request, RunRequest):        # refused (no model, no question, ...): said why
             return False
+        if not self._launcher.confirm_rerun(parent_run_id, request.config):    # an imported run asks first
+            return False
         return self._launcher.launch(request) is not None
 
     # --- "Ask a follow-up" ----------------------------------------------------------

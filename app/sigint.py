@@ -15,6 +15,13 @@ import, a weakref callback of the import lock, a `__del__`. There the exception 
     SIGINT over and cancels the run (status "cancelled", 130), and puts this one back after;
   - a second Ctrl+C: exits at once with 130.
 
+What runs before the package's first line is the interpreter's own start, and Python's
+handler is in place there: a Ctrl+C then ends as Python decides (exit 1 from
+init_import_site, a traceback, or killed by SIGINT). The bundle's launcher on Linux
+(packaging/launcher.c) starts the program with SIGINT blocked, so it stays pending until
+app/__init__.py has put this handler in place and unblocks it; pip's console script has no
+launcher (docs/cli.md, "Ctrl+C").
+
 Only the C module `_signal` is imported (the `signal` module builds enums: ~11 ms at start).
 """
 
@@ -77,3 +84,8 @@ def install_for_cli(program: bool) -> None:
     if (program and sys.argv[1:2] and sys.argv[1] not in NOT_CLI
             and not sys.argv[1].startswith("--multiprocessing")):    # a frozen app's helper process
         install()
+    elif program and _signal.SIGINT in _signal.sigpending():
+        # A Ctrl+C held since the process started (the bundle's launcher, packaging/launcher.c,
+        # starts it with SIGINT blocked), and Python's own handler would raise it here, in the
+        # middle of the package's import: nothing has started yet, so quit as the CLI does.
+        _quit()

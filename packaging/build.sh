@@ -65,6 +65,14 @@ mkdir -p "$WORK"
 ( cd "$WORK" && quiet "$VENV/bin/python" -m PyInstaller --noconfirm --log-level WARN \
     --distpath "$DIST" --workpath "$WORK" "$ROOT/packaging/rlm-studio.spec" ) \
   || fail "PyInstaller failed"
+# Linux: `rlm-studio` is a launcher that blocks SIGINT and runs rlm-studio-bin, so a Ctrl+C in the
+# interpreter's own start waits for the app's handler (packaging/launcher.c; exit 130, never a traceback).
+if [ "$(uname -s)" = Linux ]; then
+  [ -x "$DIST/rlm-studio/rlm-studio-bin" ] || fail "no executable at $DIST/rlm-studio/rlm-studio-bin"
+  command -v "${CC:-cc}" >/dev/null || fail "no C compiler (${CC:-cc}) for packaging/launcher.c: install gcc"
+  quiet "${CC:-cc}" -O2 -Wall -Wextra -Werror -o "$DIST/rlm-studio/rlm-studio" packaging/launcher.c \
+    || fail "compiling packaging/launcher.c failed"
+fi
 [ -x "$DIST/rlm-studio/rlm-studio" ] || fail "no executable at $DIST/rlm-studio/rlm-studio"
 # The desktop entry and its installer travel with the bundle (Linux).
 cp packaging/rlm-studio.desktop packaging/install-desktop.sh "$DIST/rlm-studio/"

@@ -11,6 +11,8 @@
 #     (the frozen REPL worker runs model code, a batched sub-call and a nested
 #     RLM with a worker of its own)
 #  4. the GUI starts offscreen, paints, and quits on its own with status 0
+#  5. SIGINT at 40 points of `ask`'s start (tests/support/sigint_sweep.py): each ends with 130
+#     (the launcher, packaging/launcher.c, holds it through the interpreter's start)
 #
 # The scripted server runs from the dev venv (RLM_SMOKE_PYTHON, default
 # .venv/bin/python). Everything runs in a temp dir with RLMSTUDIO_DESKTOP_HOME there.
@@ -120,6 +122,13 @@ record "GUI start to quit (quit at ${QUIT_AFTER_MS})" "$total"
 if [ -n "$paint" ]; then record "GUI launch to first paint" "$paint"
 else record "GUI launch to quit minus quit delay" $((total - QUIT_AFTER_MS)); fi
 echo "smoke: ok GUI offscreen"
+
+# 5. Ctrl+C at 40 points of ask's start: 130 each time, nothing left -----------------
+t0=$(now_ms)
+( cd "$REPO" && "$PY" -m tests.support.sigint_sweep "$EXE" ) >sigint.out 2>sigint.err \
+  || { cat sigint.err >&2; fail "a Ctrl+C in ask's start did not end in 130: $(tail -n 1 sigint.out)"; }
+record "Ctrl+C at 40 points of ask" $(( $(now_ms) - t0 ))
+echo "smoke: ok Ctrl+C: $(tail -n 1 sigint.out)"
 
 echo "smoke: timings"
 printf '  %s\n' "${TIMINGS[@]}"

@@ -2,15 +2,22 @@
 
 A real `rlm-studio ask` (the installed console script) against the scripted server on
 127.0.0.1, whose root writes a cell that sleeps 30 s; SIGINT at 40 points spread over the
-first 1.5 s after the process starts (every 37 ms, from 10 ms): wherever it lands (start-up,
-an import, a callback, reading the documents, the worker's start, the cell), the process
-ends with 130 within seconds, and leaves no process and no rlm-repl-* directory behind.
+first 1.5 s after the process starts (longer when the start to the first request is slower,
+under load, so the points reach the run): wherever it lands (start-up, an import, a
+callback, reading the documents, the worker's start, the cell), each point is its own
+process, and tests/support/sigint_sweep.py says what it ended in.
+
+  - Started with SIGINT held, as the bundle's launcher starts the program
+    (packaging/launcher.c; the built bundle itself: tests/packaging/test_bundle_sigint.py):
+    every point ends with 130, no traceback, nothing left behind.
+  - The console script as pip writes it: the same after the package's first line; before
+    it, in the interpreter's own start, Python decides (docs/cli.md, "Ctrl+C"): those
+    points are counted, and must show no frame of the app but the console script's import.
 A second SIGINT quits at once.
 """
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -20,8 +27,9 @@ from pathlib import Path
 import pytest
 
 from tests.integration.engine_helpers import code
+from tests.support.sigint_sweep import (SLEEPING_CELL, ask_argv, ask_env, one_point, summary, sweep,
+                                        to_first_request)
 
-REPO = Path(__file__).resolve().parents[2]
 POINTS = 40
 SPAN_S = 1.5
 
@@ -30,83 +38,49 @@ def _script() -> str:
     return str(Path(sys.executable).with_name("rlm-studio"))
 
 
-def _env(tmp_path: Path) -> dict[str, str]:
-    tmp = tmp_path / "tmp"
-    tmp.mkdir(exist_ok=True)
-    env = dict(os.environ, RLMSTUDIO_DESKTOP_HOME=str(tmp_path / "home"), OPENAI_API_KEY="sk-cli",
-               PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring", TMPDIR=str(tmp),
-               NO_PROXY="127.0.0.1,localhost")
-    env.pop("RLMSTUDIO_DESKTOP_REPL_NO_NAMESPACE", None)
-    return env
-
-
-def _left_behind(tmp_path: Path) -> tuple[list[str], list[str]]:
-    """Processes whose command line names this test's directory (the REPL worker names its
-    context dir, under TMPDIR), and rlm-repl directories left in TMPDIR."""
-    mark = str(tmp_path).encode()
-    procs = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit() and int(pid) != os.getpid():
-            try:
-                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if mark in cmdline:
-                procs.append(f"{pid}: {cmdline[:200]!r}")
-    dirs = [p.name for p in (tmp_path / "tmp").iterdir() if "rlm-repl" in p.name]
-    return procs, dirs
-
-
-def _ask(tmp_path: Path, server_url: str, docs: Path) -> subprocess.Popen:
-    return subprocess.Popen([_script(), "ask", "How many?", str(docs), "--root", "openai/root",
-                             "--sub", "openai/root", "--api-base", server_url, "--mode", "rlm",
-                             "--cell-timeout", "60", "--quiet"],
-                            env=_env(tmp_path), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-@pytest.mark.timeout(900)       # 40 real starts of the CLI
-def test_sigint_anywhere_in_the_first_1_5_s_ends_ask_with_130_and_leaves_nothing(server, tmp_path):
+def _sweep(server, tmp_path: Path, hold_sigint: bool) -> tuple[list, float]:
     assert Path(_script()).exists(), "the console script is installed with the package (pip install -e .)"
-    server.script("root", fn=lambda r: code("import time\ntime.sleep(30)\nprint('slept')"))
+    server.script("root", fn=lambda r: code(SLEEPING_CELL))
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.txt").write_text("apples: 3\n")
-    outcomes = []
-    for i in range(POINTS):
-        at = 0.010 + i * (SPAN_S - 0.010) / (POINTS - 1)
-        proc = _ask(tmp_path, server.url, docs)
-        time.sleep(at)
-        proc.send_signal(signal.SIGINT)
-        try:
-            out, err = proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            out, err = proc.communicate()
-            pytest.fail(f"SIGINT at {at * 1000:.0f} ms: still running 30 s later; stderr: {err[-1500:]!r}")
-        # Before the interpreter has run a line of ours (its own start and the console script's
-        # `import re`: 50-130 ms here), Python ends it itself: killed by SIGINT (the shell's $? is
-        # 130 all the same), or "Fatal Python error: init_import_site" (exit 1). No frame of the
-        # app is in its traceback but the package's first lines, before SIGINT is held (after
-        # that it stays pending until the handler takes it). Counted apart.
-        app_frames = [ln for ln in err.splitlines() if b"/app/" in ln or b"/core/" in ln]
-        early = proc.returncode in (-signal.SIGINT, 1) and all(b"app/__init__.py\"" in ln for ln in app_frames)
-        outcomes.append((round(at * 1000), "interpreter start" if early else proc.returncode))
-        if not early:
-            assert proc.returncode == 130, (at, proc.returncode, err[-2000:])
-            assert b"Traceback" not in err and b"Exception ignored" not in err, (at, err[-2000:])
-        deadline = time.monotonic() + 10
-        while True:
-            procs, dirs = _left_behind(tmp_path)
-            if not (procs or dirs) or time.monotonic() > deadline:
-                break
-            time.sleep(0.1)
-        assert not procs and not dirs, (at, procs, dirs)
-    early = [at for at, rc in outcomes if rc != 130]
-    print(f"\n{POINTS} SIGINTs over {SPAN_S} s: {POINTS - len(early)} exited 130, {len(early)} in the "
-          f"interpreter's own start (at {early} ms); root requests reached: "
-          f"{len(server.requests_for('root'))}; load {os.getloadavg()[0]:.1f}")
-    # The interpreter's own start takes 50-130 ms here (more under load): most points land after it.
-    assert len(early) < POINTS // 2, outcomes
+    argv = ask_argv([_script()], server.url, docs)
+    start = to_first_request(argv, tmp_path / "first", ask_env(), server)
+    span = max(SPAN_S, 1.5 * start)       # run two at a time: each start is slower than this one
+    result = sweep(lambda _home: argv, ask_env(), tmp_path / "points", points=POINTS, span_s=span,
+                   parallel=2, hold_sigint=hold_sigint)
+    print(f"\nover {span:.2f} s (first request {start:.2f} s after the start): {summary(result)}")
+    for point in result:
+        assert not point.left, (str(point), point.left)
+    return result, start
+
+
+@pytest.mark.timeout(600)       # 41 real starts of the CLI, two at a time
+def test_sigint_anywhere_in_a_held_start_ends_ask_with_130_and_leaves_nothing(server, tmp_path):
+    result, _start = _sweep(server, tmp_path, hold_sigint=True)
+    bad = [str(p) for p in result if p.outcome == "bad"]
+    assert not bad, bad
+    assert sum(p.outcome == "130" for p in result) == POINTS, [str(p) for p in result]
+
+
+@pytest.mark.timeout(600)
+def test_the_console_script_leaves_only_the_interpreters_own_start_to_python(server, tmp_path):
+    result, _start = _sweep(server, tmp_path, hold_sigint=False)
+    early = []
+    for point in result:
+        if point.outcome != "bad":
+            continue
+        # Python's start (init_import_site: exit 1) or the console script's own lines before
+        # the package's first one (KeyboardInterrupt, then killed by SIGINT): no app frame but
+        # the script's `from app.main import main`, nothing left (checked in _sweep).
+        text = point.stderr.decode("utf-8", "replace")
+        app_frames = [ln for ln in text.splitlines() if "/app/" in ln or "/core/" in ln]
+        assert point.returncode in (1, -signal.SIGINT), str(point)
+        assert not app_frames, str(point)
+        early.append(point.at_ms)
+    # The interpreter's start is the first 50-130 ms at rest (longer under load, where the
+    # span stretches with it): most points land after it.
+    assert len(early) < POINTS // 2, [str(p) for p in result]
 
 
 def test_a_second_sigint_quits_at_once(server, tmp_path):
@@ -114,7 +88,9 @@ def test_a_second_sigint_quits_at_once(server, tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "a.txt").write_text("apples: 3\n")
-    proc = _ask(tmp_path, server.url, docs)
+    env = dict(ask_env(), RLMSTUDIO_DESKTOP_HOME=str(tmp_path / "home"))
+    proc = subprocess.Popen(ask_argv([_script()], server.url, docs), env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     while not server.requests_for("root") and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -126,3 +102,11 @@ def test_a_second_sigint_quits_at_once(server, tmp_path):
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err[-2000:]
     assert time.monotonic() - t0 < 10, "the second Ctrl+C did not quit at once"
+
+
+def test_a_held_sigint_ends_the_windows_start_with_130_too(tmp_path):
+    """The window has no CLI handler: a Ctrl+C held since the launch (the bundle's launcher)
+    ends its start with 130 as well, not with a KeyboardInterrupt in the package's import."""
+    point = one_point([_script(), "--smoke-quit-after", "20000"], 0.010, tmp_path / "gui", ask_env(),
+                      hold_sigint=True)
+    assert point.outcome == "130" and not point.left, str(point)

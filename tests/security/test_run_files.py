@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import sqlite3
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -116,7 +119,7 @@ def test_an_imported_run_file_sends_no_key_and_no_request_to_its_server(tmp_path
                 k for k, v in config.items() if v}, config
             assert evil.url not in json.dumps({k: v for k, v in config.items() if k != "import_dropped"})
 
-        proc = _cli(env, "runs", "rerun", run_id, "--json")
+        proc = _cli(env, "runs", "rerun", run_id, "--json", "--yes")
         assert proc.returncode == 0, proc.stderr[-2000:]
         result = json.loads(proc.stdout)
         assert result["status"] == "finished" and result["answer"] == "three"
@@ -126,6 +129,101 @@ def test_an_imported_run_file_sends_no_key_and_no_request_to_its_server(tmp_path
         assert evil.url not in proc.stderr
         # the attacker's server got nothing; the user's endpoint got its own key only
         assert evil.history == []
+        assert own.history and {r.api_key for r in own.history} == {KEYS["lab"]}
+
+
+def _cli_on_tty(env: dict[str, str], args: list[str], answer: bytes,
+                at_prompt: Callable[[], object]) -> tuple[int, str, str, object]:
+    """The CLI with a terminal for stdin and stderr (a pty): wait for its [y/N] question,
+    call `at_prompt` (what the test checks before any answer), type `answer`. Returns the
+    exit code, everything shown on the terminal, stdout, and what at_prompt returned."""
+    master, slave = os.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "app.main", *args], stdin=slave, stderr=slave,
+                            stdout=subprocess.PIPE, env=env, cwd=REPO)
+    os.close(slave)
+    shown, checked, answered = b"", None, False
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        if not answered and b"[y/N] " in shown:
+            checked = at_prompt()
+            os.write(master, answer + b"\n")
+            answered = True
+        ready, _, _ = select.select([master], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:           # EIO: the other side is closed (the process ended)
+                break
+            if not chunk:
+                break
+            shown += chunk
+        elif proc.poll() is not None:
+            break
+    out = proc.stdout.read().decode()
+    proc.wait(timeout=60)
+    os.close(master)
+    return proc.returncode, shown.decode("utf-8", "replace"), out, checked
+
+
+def _runs_stored(home: Path) -> int:
+    con = sqlite3.connect(home / "runs.db")
+    try:
+        return con.execute("SELECT count(*) FROM runs").fetchone()[0]
+    finally:
+        con.close()
+
+
+@pytest.mark.timeout(600)      # a real run, two imports, four CLI starts
+@pytest.mark.parametrize("namespace", [True], ids=["namespace"])
+def test_rerun_of_an_imported_run_waits_for_a_yes_before_the_first_call(tmp_path, namespace):
+    """The file's model names pick the user's provider and key (one that matches none of the
+    user's endpoints goes to that provider's own URL with the user's key): the re-run says
+    where each model's calls go and whose key they carry, and sends nothing before a yes:
+    refused without a terminal unless --yes; asked on a terminal."""
+    with ScriptedOpenAI() as own:
+        data = _recorded_run(tmp_path, own, namespace)
+        # 1. models of no endpoint of the user's: OpenAI's own URL with the user's OpenAI key
+        foreign = json.loads(json.dumps(data))
+        for part in (foreign["run"], foreign["config"]):
+            part.update(root_model="gpt-4o-mini", sub_model="gpt-4o-mini")
+        foreign["config"].pop("model_labels", None)
+        (tmp_path / "foreign.json").write_text(json.dumps(foreign))
+        home = tmp_path / "victim-a"
+        env = _env(tmp_path, home, namespace)
+        proc = _cli(env, "runs", "import", str(tmp_path / "foreign.json"))
+        assert proc.returncode == 0, proc.stderr
+        run_id = proc.stdout.strip()
+        stored = _runs_stored(home)
+        where = "root gpt-4o-mini -> OpenAI's own URL, https://api.openai.com (key of openai)"
+
+        proc = _cli(env, "runs", "rerun", run_id, "--json")             # no terminal, no --yes
+        assert proc.returncode == 2, proc.stderr[-2000:]
+        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+        assert len(lines) == 1, proc.stderr[-2000:]
+        assert "came from a file" in lines[0] and where in lines[0] and "add --yes" in lines[0], lines[0]
+        assert _runs_stored(home) == stored
+
+        code, shown, _out, _ = _cli_on_tty(env, ["runs", "rerun", run_id, "--json", "--quiet"], b"n", lambda: None)
+        assert code == 1, shown[-2000:]
+        assert where in shown and "sub gpt-4o-mini -> OpenAI's own URL" in shown, shown[-2000:]
+        assert "not re-run; nothing was sent" in shown
+        assert _runs_stored(home) == stored
+
+        # 2. the unedited file: its models name the user's endpoint "lab"; yes on the terminal
+        (tmp_path / "lab.json").write_text(json.dumps(data))
+        home = tmp_path / "victim-b"
+        save_settings(Settings(endpoints=[Endpoint("lab", own.url, ["root"], needs_key=True)]), home / "settings.json")
+        env = _env(tmp_path, home, namespace)
+        proc = _cli(env, "runs", "import", str(tmp_path / "lab.json"))
+        assert proc.returncode == 0, proc.stderr
+        run_id = proc.stdout.strip()
+        own.history.clear()
+        code, shown, out, requests_at_prompt = _cli_on_tty(
+            env, ["runs", "rerun", run_id, "--json", "--quiet"], b"y", lambda: len(own.history))
+        assert f"root lab/root -> {own.url} (key of lab)" in shown, shown[-2000:]
+        assert requests_at_prompt == 0, "a request went out before the answer"
+        assert code == 0, shown[-2000:]
+        assert json.loads(out.strip().splitlines()[-1])["answer"] == "three"
         assert own.history and {r.api_key for r in own.history} == {KEYS["lab"]}
 
 
@@ -139,6 +237,7 @@ def _huge_int(d: dict) -> None:
     d["calls"][0]["input_tokens"] = "@HUGE@"
 
 
+@pytest.mark.timeout(600)      # a real run and eleven CLI starts: 166 s at load 28, past the 120 s default
 @pytest.mark.parametrize("namespace", [True], ids=["namespace"])
 def test_malformed_run_files_are_refused_in_one_sentence_and_store_nothing(tmp_path, namespace):
     with ScriptedOpenAI() as own:
