@@ -1,12 +1,14 @@
 """CallTreeView: the tree of every call of a run (a QTreeView over CallTreeModel).
 
 Uniform row heights keep it fast with thousands of nodes; the run's RLM row is
-expanded as soon as it appears; `node_selected(str)` names the chosen node.
+expanded as soon as it appears; `node_selected(str)` names the chosen node. The Call
+column widens to the widest label it has shown (indent included), so an id such as
+"llm R.s3.s12" is never cut to "llm …"; the tree scrolls sideways instead.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelection, QModelIndex, Signal
+from PySide6.QtCore import QItemSelection, QModelIndex, QPersistentModelIndex, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QWidget
 
 from ui.call_tree_model import (COL_CALL, COL_COST, COL_KIND, COL_LATENCY, COL_PROMPT, COL_STATUS,
@@ -34,10 +36,12 @@ class CallTreeView(QTreeView):
         header = self.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        for col in range(len(COLUMNS)):
-            self.setColumnWidth(col, _WIDTHS.get(col, 80))
+        self._set_widths()
         model.rowsInserted.connect(self._expand_rlm)
         model.modelReset.connect(self._expand_root)
+        model.dataChanged.connect(self._fit_call_column)
+        # The model's clear() (another run) makes its columns again, at Qt's default width.
+        model.columnsInserted.connect(lambda parent, *_: None if parent.isValid() else self._set_widths())
         self.selectionModel().selectionChanged.connect(self._on_selection)
 
     def tree_model(self) -> CallTreeModel:
@@ -69,6 +73,30 @@ class CallTreeView(QTreeView):
             node = model.node(index)
             if node is not None and node.depth == 0 and node.kind in ("turn", "cell"):
                 self.expand(index)
+
+    def _set_widths(self) -> None:
+        for col in range(len(COLUMNS)):
+            self.setColumnWidth(col, _WIDTHS.get(col, 80))
+
+    def call_width_needed(self, index: QModelIndex | QPersistentModelIndex) -> int:
+        """The Call column's width that shows `index`'s label whole: its indent, the
+        branch mark and the text."""
+        level, parent = 1, index.parent()
+        while parent.isValid():
+            level, parent = level + 1, parent.parent()
+        text = index.siblingAtColumn(COL_CALL).data() or ""
+        return level * self.indentation() + self.fontMetrics().horizontalAdvance(str(text)) + 16
+
+    def _fit_call_column(self, first: QModelIndex, last: QModelIndex) -> None:
+        """Rows got their texts (new rows are written this way too): widen the Call
+        column to the widest of them, never narrow it (a user's wider column stays)."""
+        if first.column() > COL_CALL:
+            return
+        model, parent = self.tree_model(), first.parent()
+        need = max((self.call_width_needed(model.index(row, COL_CALL, parent))
+                    for row in range(first.row(), last.row() + 1)), default=0)
+        if need > self.columnWidth(COL_CALL):
+            self.setColumnWidth(COL_CALL, need)
 
     def _expand_root(self) -> None:
         model = self.tree_model()
