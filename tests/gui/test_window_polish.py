@@ -141,21 +141,52 @@ def test_no_catalogue_of_a_local_server_that_does_not_run(studio, qloop):
     assert "gpt-4o-mini" in listed
 
 
-def test_why_skipped_is_cut_at_its_end(qapp):
-    from PySide6.QtCore import Qt
+def test_names_show_where_they_differ_and_why_skipped_is_whole(qapp):
+    """In a narrow Sources pane, names alike but for a quarter or a day are cut where they
+    are alike (each row still says which file it is, with its extension), and the reason
+    a file was skipped wraps in a row tall enough for all of it."""
+    from PySide6.QtCore import QRect, Qt
     from PySide6.QtWidgets import QStyleOptionViewItem
-    from ui.sources_pane import SourceRow, SourcesModel, SourcesPane
+    from ui.sources_pane import SourceRow, SourcesModel, SourcesPane, text_margin
+    reason = "corrupt (the file is not a valid DOCX: bad zip data)"
+    names = [f"2024-Q{q}-report-with-a-long-name.md" for q in range(1, 5)] + \
+        ["2024-08-14-incident.txt", "2024-08-15-incident.txt"]
     pane = SourcesPane()
     try:
-        pane.set_rows([SourceRow("board-memo.docx", "skipped", reason="corrupt (the file is not a valid DOCX: "
-                                                                       "bad zip data)")])
+        pane.set_rows([SourceRow(f"r/{n}", "read", size=900, chars=800, source_path="/d/r") for n in names]
+                      + [SourceRow("r/board-memo.docx", "skipped", size=53, reason=reason, source_path="/d/r")])
+        pane.resize(300, 420)
+        pane.show()
+        qapp.processEvents()
         table = pane.table
-        for column, mode in ((SourcesModel.COL_REASON, Qt.TextElideMode.ElideRight),
-                             (SourcesModel.COL_NAME, Qt.TextElideMode.ElideMiddle)):
+
+        def shown(row, column):
             option = QStyleOptionViewItem()
-            option.textElideMode = table.textElideMode()
-            index = pane.model.index(0, column)
+            option.initFrom(table)
+            index = pane.model.index(row, column)
+            option.rect = table.visualRect(index)
             table.itemDelegateForIndex(index).initStyleOption(option, index)
-            assert option.textElideMode == mode, column
+            return option
+        texts = [shown(i, SourcesModel.COL_NAME).text for i in range(len(names))]
+        assert len(set(texts)) == len(names), texts                      # every row tells its file
+        width = table.columnWidth(SourcesModel.COL_NAME) - text_margin(table)
+        for text, own, ext in zip(texts, ("Q1", "Q2", "Q3", "Q4", "14", "15"), (".md",) * 4 + (".txt",) * 2):
+            assert own in text and text.endswith(ext), texts
+            assert table.fontMetrics().horizontalAdvance(text) <= width, (text, width)
+        assert texts[0] != names[0]                                      # it was cut: the pane is narrow
+        assert pane.model.index(0, SourcesModel.COL_NAME).data(Qt.ItemDataRole.ToolTipRole).startswith(
+            f"r/{names[0]}")                                             # the whole name in the tooltip
+
+        row = len(names)
+        option = shown(row, SourcesModel.COL_REASON)
+        assert option.features & QStyleOptionViewItem.ViewItemFeature.WrapText and option.text == reason
+        room = table.columnWidth(SourcesModel.COL_REASON) - text_margin(table)
+        needed = table.fontMetrics().boundingRect(QRect(0, 0, room, 10_000), int(Qt.TextFlag.TextWordWrap),
+                                                  reason).height()
+        assert needed > table.verticalHeader().defaultSectionSize()     # more than one line at this width
+        assert table.rowHeight(row) >= needed and table.rowHeight(0) == table.verticalHeader().defaultSectionSize()
+        pane.resize(700, 420)                                            # wide: the names whole
+        qapp.processEvents()
+        assert [shown(i, SourcesModel.COL_NAME).text for i in range(len(names))] == names
     finally:
         pane.deleteLater()
