@@ -443,6 +443,8 @@ class Transcript(QScrollArea):
         self._earlier.setObjectName("earlierQuestions")
         self._earlier.setAccessibleName("Earlier questions in this session")
         self._earlier.hide()
+        self._earlier.linkActivated.connect(self._on_link)         # its answers' citations open too
+        self._earlier.linkHovered.connect(self._on_hover)
         self._layout.insertWidget(0, self._earlier)
         self.fork_label = make_label("", self._column)      # a fork: where it came from
         self.fork_label.setObjectName("forkedFrom")
