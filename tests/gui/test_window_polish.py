@@ -45,8 +45,13 @@ def test_words_of_a_one_document_run(studio, qloop, server, tmp_path, answered_q
     assert controller.last_outcome.status == "finished", window.notifier.history
     assert "Running…" in statuses, statuses                      # not "Starting…" for the whole run
     assert qp.status_label.text().startswith("Finished · ") and qp.status_label.text().endswith("cost unknown")
+    finished = next(n.message for n in reversed(window.notifier.history) if n.message.startswith("The run"))
+    assert finished.endswith(" · cost unknown)."), finished                 # the status bar says it too
     figures = window.run_panes.transcript.answer_card.figures.text()
-    assert " 1 iteration · " in figures, figures
+    assert figures.startswith("1 cell · ") and " 1 iteration · " in figures, figures
+    assert " 0 runtime errors · 0 faults · 0 sub-calls (" in figures, figures
+    qp.set_caps({"max_iterations": 1})
+    assert qp.advanced.summary().endswith(" · 1 iteration"), qp.advanced.summary()
 
     more = tmp_path / "more"
     more.mkdir()
@@ -59,6 +64,21 @@ def test_words_of_a_one_document_run(studio, qloop, server, tmp_path, answered_q
     title, text = answered_questions[-1]
     assert title == "Add to the sources, or replace them?"
     assert text.startswith("2 sources are listed. The next question"), text
+
+
+def test_an_estimate_with_equal_bounds_says_one_figure():
+    from app.trust_glue import describe_preview
+    from core.trust.preview import CostPreview
+
+    def preview(low, high):
+        return CostPreview("lab/root", "lab/sub", context_chars=28_000, context_tokens=7_000,
+                           input_tokens=(low, high), output_tokens=(400, 400), usd_low=0.001, usd_high=0.002,
+                           basis="heuristic", similar_runs=0, expected_turns=3)
+    text, tip = describe_preview(preview(7_080, 7_120))
+    assert "~7.1k tokens in" in text and "7.1k-7.1k" not in text, text
+    assert "Output: 400 tokens;" in tip, tip
+    text, _tip = describe_preview(preview(7_000, 9_000))
+    assert "~7.0k-9.0k tokens in" in text, text
 
 
 def test_the_add_or_replace_question_names_the_folders(qapp, answered_questions, tmp_path):
