@@ -129,6 +129,11 @@ def test_the_card_says_a_server_that_is_down_in_words(studio, qloop, tmp_path):
     assert text.startswith(f"Nothing answers at 127.0.0.1:{port}"), (text, card.error.toolTip(), window.run_panes.view.error)
     assert "Errno" not in text and "Connect call failed" not in text
     assert card.error.toolTip()                       # the raw text is kept for a bug report
+    from PySide6.QtWidgets import QLabel
+    shown = [w.text() for w in window.run_panes.transcript.findChildren(QLabel) if w.isVisibleTo(window)]
+    assert not [t for t in shown if "Errno" in t or "Connect call failed" in t], shown   # nor a warning line
+    said = [f"{n.message} {n.advice}" for n in window.notifier.history]    # the detail: the tooltip, the log
+    assert not [t for t in said if "Errno" in t], said                                   # nor the banner
 
 
 def test_the_scorecard_answer_column_reads_as_text(qapp):
