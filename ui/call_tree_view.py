@@ -39,7 +39,8 @@ class CallTreeView(QTreeView):
         self._set_widths()
         model.rowsInserted.connect(self._expand_rlm)
         model.modelReset.connect(self._expand_root)
-        model.dataChanged.connect(self._fit_call_column)
+        self._seen: set[int] = set()        # the serials of the rows whose values were seen
+        model.dataChanged.connect(self._new_rows)
         # The model's clear() (another run) makes its columns again, at Qt's default width.
         model.columnsInserted.connect(lambda parent, *_: None if parent.isValid() else self._set_widths())
         self.selectionModel().selectionChanged.connect(self._on_selection)
@@ -62,17 +63,11 @@ class CallTreeView(QTreeView):
         return True
 
     def _expand_rlm(self, parent: QModelIndex, first: int, last: int) -> None:
-        """Keep the top-level RLM's turns and cells open, so its sub-calls show
-        up as they start; nested RLMs stay closed until opened."""
+        """The run's RLM row appeared: open it (its turns and cells open as they are
+        written, in _new_rows: a row is inserted empty and gets its values after)."""
         model = self.tree_model()
-        if not parent.isValid():           # the run's RLM row appeared
+        if not parent.isValid():
             self.expandRecursively(model.index(0, 0), AUTO_EXPAND_DEPTH)
-            return
-        for row in range(first, last + 1):
-            index = model.index(row, 0, parent)
-            node = model.node(index)
-            if node is not None and node.depth == 0 and node.kind in ("turn", "cell"):
-                self.expand(index)
 
     def _set_widths(self) -> None:
         for col in range(len(COLUMNS)):
@@ -87,18 +82,29 @@ class CallTreeView(QTreeView):
         text = index.siblingAtColumn(COL_CALL).data() or ""
         return level * self.indentation() + self.fontMetrics().horizontalAdvance(str(text)) + 16
 
-    def _fit_call_column(self, first: QModelIndex, last: QModelIndex) -> None:
-        """Rows got their texts (new rows are written this way too): widen the Call
-        column to the widest of them, never narrow it (a user's wider column stays)."""
+    def _new_rows(self, first: QModelIndex, last: QModelIndex) -> None:
+        """Rows got their values. Those not seen before:
+        the top-level RLM's turns and cells open, so its sub-calls show as they start
+        (nested RLMs stay closed until opened), and the Call column widens to the widest
+        label, never narrowing (a user's wider column stays)."""
         if first.column() > COL_CALL:
             return
         model, parent = self.tree_model(), first.parent()
-        need = max((self.call_width_needed(model.index(row, COL_CALL, parent))
-                    for row in range(first.row(), last.row() + 1)), default=0)
+        need = 0
+        for row in range(first.row(), last.row() + 1):
+            index = model.index(row, COL_CALL, parent)
+            node = model.node(index)
+            if node is None or node.serial in self._seen:
+                continue                   # an update of a row already seen
+            self._seen.add(node.serial)
+            need = max(need, self.call_width_needed(index))
+            if node.depth == 0 and node.kind in ("turn", "cell"):
+                self.expand(index)
         if need > self.columnWidth(COL_CALL):
             self.setColumnWidth(COL_CALL, need)
 
     def _expand_root(self) -> None:
+        self._seen.clear()
         model = self.tree_model()
         if model.rowCount() > 0:
             self.expandRecursively(model.index(0, 0), AUTO_EXPAND_DEPTH)

@@ -118,11 +118,11 @@ class RunPanes(QWidget):
             # tree, detail, the trust tabs: the detail gets room for its texts
             self._balanced = True
             total = sum(self.side_splitter.sizes())
-            # the tabs keep the rows they need (five of the Sub-calls table), the detail at
-            # least as much, the tree the rest
+            # the tabs keep the rows they need (five of the Sub-calls table), the tree a third
+            # or more (on a 700 px screen it was a two-row sliver), the detail the rest
             tabs = max(total * 30 // 100, self.side_splitter.widget(2).minimumSizeHint().height())
-            detail = max(total * 34 // 100, tabs)
-            self.side_splitter.setSizes([max(total - tabs - detail, 0), detail, tabs])
+            tree = max(total * 36 // 100, min(total * 2 // 5, total - tabs - self.detail.minimumSizeHint().height()))
+            self.side_splitter.setSizes([tree, max(total - tabs - tree, 0), tabs])
 
     # ---- the shell's API -----------------------------------------------
     @property

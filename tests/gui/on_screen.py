@@ -71,6 +71,26 @@ def assert_fits(window, qapp, free: QRect, what: str) -> None:
             f"sources: {[(type(c).__name__, c.minimumSizeHint().height()) for c in window.sources_pane.children() if isinstance(c, QWidget) and c.isVisible()]})"
 
 
+def assert_dialogs_fit(window, controller, free: QRect) -> None:
+    """Every dialog opens inside the screen (with no window manager to move it)."""
+    from ui.compare_view import CompareView
+    from ui.direct_compare import DirectCompareView
+    from ui.guide import GuideDialog
+    from ui.models_view import ModelsView
+    from ui.source_viewer import SourceViewer
+    from ui.verify_view import VerifyView
+    dialogs = [cls(window) for cls in (CompareView, DirectCompareView, ModelsView, SourceViewer, VerifyView)]
+    dialogs += [GuideDialog(parent=window), controller.open_settings()]
+    try:
+        for dialog in dialogs:
+            assert dialog.width() <= free.width() and dialog.height() <= free.height(), \
+                f"{type(dialog).__name__} opens at {dialog.width()}x{dialog.height()} on {free.width()}x{free.height()}"
+    finally:
+        for dialog in dialogs:
+            dialog.close()
+            dialog.deleteLater()
+
+
 def drag(qtbot, splitter, index: int, dx: int) -> None:
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
@@ -99,6 +119,10 @@ def test_the_window_gives_way_to_the_screen(screen, studio, qloop, qapp, qtbot, 
     assert table.viewport().height() >= 5 * table.verticalHeader().defaultSectionSize(), \
         f"the Sub-calls tab shows {table.viewport().height()} px of rows"
     trust.tabs.setCurrentIndex(0)
+    tree = window.run_panes.tree                   # the call tree is no two-row sliver
+    assert tree.viewport().height() >= 6 * tree.sizeHintForRow(0), \
+        f"the call tree shows {tree.viewport().height()} px ({window.run_panes.side_splitter.sizes()})"
+    assert_dialogs_fit(window, controller, screen)
     qp = window.question_panel
     qp.set_blocked(REASON, FIXES)
     assert not qp.run_button.isEnabled()

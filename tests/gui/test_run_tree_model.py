@@ -173,7 +173,7 @@ def test_changed_rows_are_announced_with_one_signal_per_parent(qapp):
 
 
 def test_the_call_column_shows_every_id_whole_and_keeps_its_widths_for_the_next_run(qapp):
-    """A sub-call three levels down (RLM > turn > cell > llm, deeper in a nested RLM) reads
+    """The top RLM's turns and cells open as they are written. A sub-call three levels down (RLM > turn > cell > llm, deeper in a nested RLM) reads
     "llm R.s3.s1", not "llm …": the Call column widens to its widest label; another run
     (the model's clear) keeps the columns' own widths, not Qt's default 100 px."""
     from ui.call_tree_view import CallTreeView
@@ -186,6 +186,11 @@ def test_the_call_column_shows_every_id_whole_and_keeps_its_widths_for_the_next_
         events = recorded_run("export", "r")
         for event in events:
             model.sync(view.apply(event).updated)
+        # As a live run writes them, the top RLM's turns and cells open; a nested RLM stays closed.
+        for node in view.node_list:
+            index = model.index_for(node.id)
+            if node.kind in ("turn", "cell"):
+                assert tree.isExpanded(index) == (node.depth == 0), (node.id, node.depth)
         tree.expandAll()
         qapp.processEvents()
         rows = []
