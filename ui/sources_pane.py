@@ -415,7 +415,7 @@ class SourcesPane(QWidget):
                      else max(80, min(needs[c], t.viewport().width() * 2 // 5)) if c == m.COL_NAME
                      else 50) for c in shared}
         # Too narrow for every column to be read: the size goes to the tooltip first, then
-        # the folder (the name keeps its room).
+        # the folder, then the tokens (the name keeps its room).
         if room < sum(floor.values()) and fixed.get(m.COL_SIZE):
             room += fixed[m.COL_SIZE]
             fixed[m.COL_SIZE] = 0
@@ -423,6 +423,9 @@ class SourcesPane(QWidget):
             shared.remove(m.COL_FOLDER)
             floor.pop(m.COL_FOLDER)
             fixed[m.COL_FOLDER] = 0
+        if room < sum(floor.values()) and fixed.get(m.COL_TOKENS):
+            room += fixed[m.COL_TOKENS]
+            fixed[m.COL_TOKENS] = 0
         widths = dict(floor)
         for c in shared:                # in order: each takes what its widest text needs, if left
             if c in needs:
@@ -434,6 +437,7 @@ class SourcesPane(QWidget):
             widths[m.COL_NAME] = max(30, widths[m.COL_NAME] - over)
         for c, w in {**fixed, **widths}.items():
             header.resizeSection(c, w)
+        t.horizontalScrollBar().setValue(0)     # a wider layout before may have scrolled it
         self._fit_reason_rows(widths.get(m.COL_REASON, 0))
 
     def _fit_reason_rows(self, width: int) -> None:

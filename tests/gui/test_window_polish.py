@@ -210,6 +210,13 @@ def test_names_show_where_they_differ_and_why_skipped_is_whole(qapp):
                                                   reason).height()
         assert needed > table.verticalHeader().defaultSectionSize()     # more than one line at this width
         assert table.rowHeight(row) >= needed and table.rowHeight(0) == table.verticalHeader().defaultSectionSize()
+        pane.resize(250, 420)             # the left column on a 1024 px screen: columns give way, none scroll
+        qapp.processEvents()
+        texts = [shown(i, SourcesModel.COL_NAME).text for i in range(len(names))]
+        assert len(set(texts)) == len(names) and all(own in t for t, own in zip(texts, ("Q1", "Q2", "Q3", "Q4"))), texts
+        header = table.horizontalHeader()
+        assert sum(header.sectionSize(c) for c in range(header.count()) if not table.isColumnHidden(c)) \
+            <= table.viewport().width() and table.horizontalScrollBar().value() == 0
         pane.resize(700, 420)                                            # wide: the names whole
         qapp.processEvents()
         assert [shown(i, SourcesModel.COL_NAME).text for i in range(len(names))] == names

@@ -14,6 +14,8 @@ for itself (nothing resizes it), and the whole screen is grabbed, as a user sees
   3-settings      Settings (the Endpoints page Use this filled)
   4-compare       a second run, then History's Compare of the two
   5-export        History's Export (the file dialog, as Ctrl+E opens it)
+  6-sources       a folder added beside the samples: long names alike but for their quarter,
+                  a corrupt file and a binary one (the Sources list: names, Why skipped)
 
 The PNGs go to the folder given (docs/screenshots/ for the ones the user pages show), and
 each step prints the window's and the dialog's geometry against the screen's.
@@ -100,6 +102,18 @@ async def shoot(app, window, controller, size: str, out: Path) -> None:
     from PySide6.QtCore import QTimer
     QTimer.singleShot(1500, shoot_export)
     controller.history.export_current()         # modal, as Ctrl+E: the timer shoots and closes it
+
+    import tempfile
+    folder = Path(tempfile.mkdtemp(prefix="rlm-pass-")) / "quarterly-reports"
+    folder.mkdir()
+    for q in range(1, 5):
+        (folder / f"2024-Q{q}-report-with-a-long-name.md").write_text(f"# Q{q}\nRevenue {q}.\n")
+    (folder / "board-memo.docx").write_bytes(b"PK\x03\x04 not really a docx")
+    (folder / "junk.bin").write_bytes(b"\x00\x01\x02binary\x00" * 300)
+    controller.add_paths([str(folder)])
+    await wait_for(lambda: controller.ingest_task is not None and controller.ingest_task.done())
+    await asyncio.sleep(0.5)
+    grab("6-sources")
 
 
 controller_server: list = []
