@@ -411,7 +411,7 @@ class SourcesPane(QWidget):
         needs = {c: max((t.fontMetrics().horizontalAdvance(x) for x in texts[c]), default=0) + pad
                  for c in texts}
         # The name before the others: up to 40% of the table whatever else is shown.
-        floor = {c: (fm.horizontalAdvance(m.COLUMNS[c]) + 8 if c == m.COL_REASON
+        floor = {c: (fm.horizontalAdvance(m.COLUMNS[c]) + pad + 6 if c == m.COL_REASON
                      else max(80, min(needs[c], t.viewport().width() * 2 // 5)) if c == m.COL_NAME
                      else 50) for c in shared}
         # Too narrow for every column to be read: the size goes to the tooltip first, then
