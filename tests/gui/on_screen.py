@@ -21,6 +21,8 @@ from tests.support.gui_app import flush_qt, qloop, run_async, studio, studio_hom
 REASON = ("No price is known for lab/sub, so a dollar cap cannot be kept: if it runs on this "
           "computer, mark it free; if it is paid, give it a price, or run without a cap.")
 FIXES = [("a", "Mark lab/sub free"), ("b", "Set a price…"), ("c", "Run without a cap")]
+CAUTION = ("The dollar cap $0.10 leaves room for 2 sub-calls in flight at once (each reserves up to "
+           "$0.0312: a reply of up to 4,096 tokens), so the other sub-calls wait for them.")
 
 
 @pytest.fixture
@@ -61,7 +63,7 @@ def assert_fits(window, qapp, free: QRect, what: str) -> None:
         assert on_screen(qp).contains(r) and free.contains(r), \
             f"{what}: {button.text()} {r} is cut (panel {on_screen(qp)})"
         assert button.width() >= button.sizeHint().width(), f"{what}: {button.text()!r} is cut"
-    if qp.blocked():
+    if qp.blocked() or qp.caution:
         reason = qp.blocked_label
         assert reason.isVisibleTo(window) and on_screen(qp).contains(on_screen(reason))
         assert reason.height() >= reason.heightForWidth(reason.width()), \
@@ -124,6 +126,10 @@ def test_the_window_gives_way_to_the_screen(screen, studio, qloop, qapp, qtbot, 
         f"the call tree shows {tree.viewport().height()} px ({window.run_panes.side_splitter.sizes()})"
     assert_dialogs_fit(window, controller, screen)
     qp = window.question_panel
+    qp.set_caution(CAUTION, [("d", "Set the cap to $0.27")], "Run: 2 sub-calls at a time")
+    assert qp.run_button.isEnabled()
+    assert_fits(window, qapp, screen, "Run with a caution, History open")
+    qp.set_caution("")
     qp.set_blocked(REASON, FIXES)
     assert not qp.run_button.isEnabled()
     assert_fits(window, qapp, screen, "Run blocked, History open")
