@@ -51,9 +51,9 @@ def _extension(name: str) -> str:
 
 
 def elide_name(name: str, part: tuple[int, int], fits: Callable[[str], bool]) -> str | None:
-    """`name` cut to what `fits`, keeping `part` (from differing_parts) and the extension;
-    None when even the differing part with the extension does not fit (the caller cuts
-    as it would anyway)."""
+    """`name` cut to what `fits`, keeping `part` (from differing_parts) and the extension
+    (when even that is too wide: the start of the part); None when nothing of it fits
+    (the caller cuts as it would anyway)."""
     if fits(name):
         return name
     start, end = part
@@ -72,4 +72,9 @@ def elide_name(name: str, part: tuple[int, int], fits: Callable[[str], bool]) ->
         text = (ELLIPSIS if begin else "") + name[begin:body_end] + tail
         if fits(text):
             return text
+    if start > 0:                   # narrower still: the own part's start, without the extension
+        for end in range(body_end, start, -1):
+            text = ELLIPSIS + name[start:end] + ELLIPSIS
+            if fits(text):
+                return text
     return None

@@ -402,16 +402,19 @@ class SourcesPane(QWidget):
         fm, pad = header.fontMetrics(), 12
         room = t.viewport().width()
         shown = [c for c in range(len(m.COLUMNS)) if not t.isColumnHidden(c)]
+        rows = self.model.rows()[:self.MEASURED_ROWS]
+        samples = dict(self.FIXED_SAMPLES)        # the status: the widest word the rows have
+        samples[m.COL_STATUS] = max(({"read": "read"}.get(r.status, "duplicate" if r.is_duplicate else "skipped")
+                                     for r in rows), key=len, default="read")
         fixed = {c: max(fm.horizontalAdvance(m.COLUMNS[c]), t.fontMetrics().horizontalAdvance(sample)) + pad
-                 for c, sample in self.FIXED_SAMPLES.items() if c in shown}
+                 for c, sample in samples.items() if c in shown}
         room -= sum(fixed.values())
         shared = [c for c in self.SHARED if c in shown]
-        rows = self.model.rows()[:self.MEASURED_ROWS]
         texts = {m.COL_NAME: [r.name for r in rows], m.COL_FOLDER: list(dict.fromkeys(r.folder for r in rows))}
         needs = {c: max((t.fontMetrics().horizontalAdvance(x) for x in texts[c]), default=0) + pad
                  for c in texts}
         # The name before the others: up to 40% of the table whatever else is shown.
-        floor = {c: (fm.horizontalAdvance(m.COLUMNS[c]) + pad + 6 if c == m.COL_REASON
+        floor = {c: (fm.horizontalAdvance(m.COLUMNS[c]) + pad if c == m.COL_REASON
                      else max(80, min(needs[c], t.viewport().width() * 2 // 5)) if c == m.COL_NAME
                      else 50) for c in shared}
         # Too narrow for every column to be read: the size goes to the tooltip first, then
@@ -433,7 +436,15 @@ class SourcesPane(QWidget):
         if shared:                      # what is left: the last shown (Why skipped, wrapped)
             widths[shared[-1]] += max(0, room - sum(widths.values()))
         over = sum(widths.values()) - room
-        if over > 0 and m.COL_NAME in widths:          # narrower still: the name gives way last
+        if over > 0 and m.COL_NAME in widths:     # narrower still: the name down to "…Q1….md"
+            give = min(over, max(0, widths[m.COL_NAME] - 64))
+            widths[m.COL_NAME] -= give
+            over -= give
+        if over > 0 and m.COL_REASON in widths:   # then the reason to its header's bare width
+            give = min(over, max(0, widths[m.COL_REASON] - fm.horizontalAdvance(m.COLUMNS[m.COL_REASON]) - 4))
+            widths[m.COL_REASON] -= give
+            over -= give
+        if over > 0 and m.COL_NAME in widths:
             widths[m.COL_NAME] = max(30, widths[m.COL_NAME] - over)
         for c, w in {**fixed, **widths}.items():
             header.resizeSection(c, w)

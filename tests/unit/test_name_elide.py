@@ -23,6 +23,7 @@ def test_a_cut_name_keeps_its_own_part_and_its_extension():
     assert elide_name(name, part, within(11)) == "2024-Q1….md"
     assert elide_name(name, part, within(9)) == "…4-Q1….md"                 # the shared start goes
     assert elide_name(name, part, within(7)) == "…Q1….md"
-    assert elide_name(name, part, within(3)) is None       # the caller cuts as it would
+    assert elide_name(name, part, within(3)) == "…1…"      # narrower: the own part, no extension
+    assert elide_name(name, part, within(2)) is None       # the caller cuts as it would
     day = differing_parts(["2024-08-14-incident.txt", "2024-08-15-incident.txt"])
     assert elide_name("2024-08-15-incident.txt", day["2024-08-15-incident.txt"], within(8)) == "…15….txt"
