@@ -113,6 +113,7 @@ async def shoot(app, window, controller, size: str, out: Path) -> None:
     controller.add_paths([str(folder)])
     await wait_for(lambda: controller.ingest_task is not None and controller.ingest_task.done())
     await asyncio.sleep(0.5)
+    window.sources_pane.table.scrollToBottom()  # the skipped files are listed last
     grab("6-sources")
 
 
