@@ -27,7 +27,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from tests.support.first_minute_screens import TURNS, start_app, wait_for
+from tests.support.first_minute_screens import TURNS, run_shots, start_app, wait_for
 
 
 def geometry(widget) -> str:
@@ -35,7 +35,7 @@ def geometry(widget) -> str:
     return f"{g.width()}x{g.height()}+{g.x()}+{g.y()}"
 
 
-async def shoot(app, window, controller, size: str, out: Path) -> None:
+async def shoot(app, window, controller, server, size: str, out: Path) -> None:
     def grab(name: str, *widgets) -> None:
         app.processEvents()
         path = out / f"pass-{size}-{name}.png"
@@ -77,7 +77,6 @@ async def shoot(app, window, controller, size: str, out: Path) -> None:
     grab("3-settings", dialog)
     dialog.reject()
 
-    server = controller_server[0]
     server.script("qwen2.5-coder:7b", replies=list(TURNS))
     qp.set_question("Find the outage in the web shop log: when did card payments fail, and which "
                     "report mentions it?")
@@ -117,27 +116,16 @@ async def shoot(app, window, controller, size: str, out: Path) -> None:
     grab("6-sources")
 
 
-controller_server: list = []
-
-
 def main(argv: list[str]) -> int:
     size = argv[0] if argv else "1366x768"
     out = Path(argv[1] if len(argv) > 1 else "/tmp/rlm-pass")
     out.mkdir(parents=True, exist_ok=True)
     app, loop, server = start_app()
-    controller_server.append(server)
     from app.settings import Settings
     from app.gui import build_window
     window, controller = build_window(app, Settings(theme="light"))
     window.show()                               # the size the app picks: nothing resizes it here
-    try:
-        with loop:
-            loop.run_until_complete(shoot(app, window, controller, size, out))
-            loop.run_until_complete(controller.shutdown(timeout=5))
-    finally:
-        server.stop()
-        window.close()
-    return 0
+    return run_shots(loop, server, window, controller, shoot(app, window, controller, server, size, out))
 
 
 if __name__ == "__main__":
