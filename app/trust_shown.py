@@ -152,9 +152,14 @@ def preview_in_thread(config: Any, total_chars: int) -> Any:
         return preview_cost(config, total_chars, store=store)
 
 
+def count_span(low: int, high: int) -> str:
+    """"7k-9k", or one figure when both ends read the same ("7.1k", not "7.1k-7.1k")."""
+    low_text, high_text = human_count(low), human_count(high)
+    return low_text if low_text == high_text else f"{low_text}-{high_text}"
+
+
 def describe_preview(p: Any) -> tuple[str, str]:
-    low, high = human_count(p.input_tokens[0]), human_count(p.input_tokens[1])
-    tokens = f"~{low} tokens in" if low == high else f"~{low}-{high} tokens in"
+    tokens = f"~{count_span(*p.input_tokens)} tokens in"
     if p.usd_low is None or p.usd_high is None:
         dollars = "price unknown"
     else:
@@ -165,7 +170,7 @@ def describe_preview(p: Any) -> tuple[str, str]:
     elif getattr(p, "reach", ""):
         text += "\n" + p.reach
     tip = (f"Documents: {p.context_chars:,} characters (~{human_count(p.context_tokens)} tokens).\n"
-           f"Output: {human_count(p.output_tokens[0])}-{human_count(p.output_tokens[1])} tokens; about "
+           f"Output: {count_span(*p.output_tokens)} tokens; about "
            f"{p.expected_turns} root turns.\n" + "\n".join(p.notes))
     return text, tip
 

@@ -27,6 +27,7 @@ from ui.fold import Fold
 from ui.highlight import is_dark
 from ui.plain_text import plain
 from ui.theme import PALETTES
+from ui.window_fit import sized_to_screen
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class CompareView(QDialog):
         self.setObjectName("compareView")
         self.setWindowTitle("Compare runs")
         self.setModal(False)
-        self.resize(980, 720)
+        sized_to_screen(self, 980, 720)
         layout = QVBoxLayout(self)
         sides = QGridLayout()
         self.headings = (QLabel(self), QLabel(self))

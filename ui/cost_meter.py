@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QProgressBar, QSizePo
 
 from core.runview import RunView
 from ui.highlight import is_dark
-from ui.rows import human_count
+from ui.rows import counted, human_count
 from ui.spend_chart import SpendChart
 from ui.theme import PALETTES
 
@@ -144,7 +144,7 @@ class CostMeter(QFrame):
         self._set(self.elapsed, clock(view.elapsed(now)))
         top = view.meta.max_iterations
         self._set(self.iteration, f"iteration {view.iteration} of {top}" if top else f"iteration {view.iteration}")
-        self._set(self.cells, f"{f.cells} cells · {f.syntax_error_rate * 100:.0f}% syntax errors")
+        self._set(self.cells, f"{counted(f.cells, 'cell')} · {f.syntax_error_rate * 100:.0f}% syntax errors")
         self._set(self.status, view.status if view.status != "idle" else "")
         self.setToolTip(" · ".join(t for t in self._texts.values() if t))
 

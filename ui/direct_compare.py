@@ -13,6 +13,7 @@ from typing import Any
 from PySide6.QtWidgets import QDialog, QGridLayout, QLabel, QWidget
 
 from ui.answer_text import AnswerText
+from ui.window_fit import sized_to_screen
 
 
 class DirectCompareView(QDialog):
@@ -21,7 +22,7 @@ class DirectCompareView(QDialog):
         self.setObjectName("directCompareView")
         self.setWindowTitle("RLM beside a plain call")
         self.setModal(False)
-        self.resize(900, 520)
+        sized_to_screen(self, 900, 520)
         grid = QGridLayout(self)
         self.note = QLabel()
         self.note.setWordWrap(True)

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QVBoxLayout, QWidget)
 
 from ui.model_picker import ModelChoice, ModelPicker
+from ui.window_fit import sized_to_screen
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class ForkDialog(QDialog):
         super().__init__(parent)
         self.setObjectName("forkDialog")
         self.setWindowTitle(f"Fork {run_title}")
-        self.resize(720, 560)
+        sized_to_screen(self, 720, 560)
         self._codes = dict(turns)
         layout = QVBoxLayout(self)
         intro = QLabel("The run is rebuilt up to this turn by re-executing its code with the recorded "

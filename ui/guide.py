@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayout
 
+from ui.window_fit import sized_to_screen
+
 
 def guide_text(defaults: dict | None = None) -> str:
     from core.paths import resources_dir
@@ -28,7 +30,7 @@ class GuideDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Guide: caps and models")
         self.setObjectName("guideDialog")
-        self.resize(640, 680)
+        sized_to_screen(self, 640, 680)
         layout = QVBoxLayout(self)
         self.browser = QTextBrowser()
         self.browser.setOpenExternalLinks(False)

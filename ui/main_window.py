@@ -369,7 +369,7 @@ class MainWindow(QMainWindow):
         total = sum(sizes)
         floor = max(sp.minimumSizeHint().height(), sp.height_for_rows(SOURCE_ROWS))
         need = min(qp.wanted_height(), max(qp.minimumSizeHint().height(), total - floor))
-        if qp.blocked():     # the reason beside a blocked Run is never cut: the sources list gives way
+        if qp.blocked() or qp.caution:   # the reason beside Run is never cut: the sources list gives way
             need = max(need, min(qp.required_height(), total - sp.minimumSizeHint().height()))
         if sizes[1] < need:
             self.left_splitter.setSizes([total - need, need])

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QHBoxLayout, QHeaderView, QLa
 
 from core.run_names import run_title
 from ui.answer_text import one_line
+from ui.window_fit import sized_to_screen
 
 ROOT_COLUMNS = [("Model", "model"), ("Runs", "runs"), ("Finished", "finished"), ("Capped", "capped"),
                 ("Failed", "failed"), ("Stopped", "stopped"), ("Answered", "answer_rate%"), ("Cells", "cells"),
@@ -141,7 +142,7 @@ class ModelsView(QDialog):
         self.setObjectName("modelsView")
         self.setWindowTitle("Models: fitness and scorecards")
         self.setModal(False)
-        self.resize(1000, 700)
+        sized_to_screen(self, 1000, 700)
         layout = QVBoxLayout(self)
         self.tabs = QTabWidget(self)
         layout.addWidget(self.tabs)

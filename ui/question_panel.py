@@ -14,6 +14,7 @@ from ui.fold import Fold
 from ui.mode_button import ModeButton
 from ui.model_picker import ModelChoice, ModelPicker  # noqa: F401  (ModelChoice: re-exported)
 from ui.plain_text import plain
+from ui.rows import counted
 
 LONG_PASTE_CHARS = 20_000      # a longer paste is offered as a source (docs/window.md)
 
@@ -239,7 +240,7 @@ class QuestionPanel(QWidget):
         cost = self.cost_spin.value()
         self.advanced.set_summary(f"depth {self.depth_spin.value()} · "
                                   f"{f'${cost:,.2f} cap' if cost > 0 else 'no cap'} · "
-                                  f"{self.iter_spin.value()} iterations")
+                                  f"{counted(self.iter_spin.value(), 'iteration')}")
 
     def focus_chain(self) -> list[QWidget]:
         """Tab order as the panel reads: the scrolling fields top to bottom, then the

@@ -60,3 +60,8 @@ def list_table(model: RowTableModel, accessible_name: str, *, multi_select: bool
     table.setShowGrid(False)
     table.setWordWrap(False)
     return table
+
+
+def counted(n: int, noun: str, nouns: str | None = None) -> str:
+    """"1 cell", "3 cells", "1 runtime error": a count with its noun in the right number."""
+    return f"{n} {noun if n == 1 else nouns or noun + 's'}"

@@ -89,6 +89,9 @@ class RunPanes(QWidget):
         for splitter in (self.side_splitter, self.main_splitter):
             splitter.setChildrenCollapsible(False)
         self.transcript.setMinimumWidth(190)
+        # Six rows of the call tree at least (on a 700 px screen it was a two-row sliver).
+        self.tree.setMinimumHeight(self.tree.header().sizeHint().height() + 6 * (self.tree.fontMetrics().height() + 4)
+                                   + self.tree.horizontalScrollBar().sizeHint().height() + 2 * self.tree.frameWidth())
         self.main_splitter.setSizes([600, 500])         # until the window restores saved sizes
         self.side_splitter.setSizes([500, 300])
         layout = QVBoxLayout(self)
@@ -119,9 +122,9 @@ class RunPanes(QWidget):
             self._balanced = True
             total = sum(self.side_splitter.sizes())
             # the tabs keep the rows they need (five of the Sub-calls table), the detail at
-            # least as much, the tree the rest
+            # least as much, the tree the rest (never below its minimum: six rows)
             tabs = max(total * 30 // 100, self.side_splitter.widget(2).minimumSizeHint().height())
-            detail = max(total * 34 // 100, tabs)
+            detail = max(total * 34 // 100, tabs + 4)     # + 4: the tree's minimum may shave a pixel off it
             self.side_splitter.setSizes([max(total - tabs - detail, 0), detail, tabs])
 
     # ---- the shell's API -----------------------------------------------

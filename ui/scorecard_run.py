@@ -22,6 +22,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QFileDialog, QForm
                                QLabel, QLineEdit, QPushButton, QSpinBox, QTableWidget, QTableWidgetItem,
                                QVBoxLayout, QWidget)
 
+from ui.window_fit import sized_to_screen
+
 MODES = (("rlm", "RLM", True), ("auto", "Auto (plain call when it fits)", False),
          ("direct", "One plain call", False))
 DOCUMENTS = (("sources", "The documents in Sources"), ("samples", "The sample documents"), ("folder", "A folder"))
@@ -60,7 +62,7 @@ class EvaluateDialog(QDialog):
         self.setObjectName("evaluateDialog")
         self.setWindowTitle("New evaluation")
         self.setModal(False)
-        self.resize(860, 640)
+        sized_to_screen(self, 860, 640)
         self.models = list(models)
         layout = QVBoxLayout(self)
         form = QFormLayout()

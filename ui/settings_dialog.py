@@ -20,6 +20,7 @@ from core.local_defaults import one_block_default
 from ui import icons
 from ui.documents_page import DocumentsPage, OcrInfo
 from ui.endpoints_page import EndpointsPage
+from ui.window_fit import sized_to_screen
 
 PAGES = ("keys", "models", "endpoints", "caps", "documents", "appearance")
 EFFORTS = ("", "minimal", "low", "medium", "high")
@@ -394,7 +395,7 @@ class SettingsDialog(QDialog):
                  ocr: OcrInfo | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
-        self.resize(820, 560)
+        sized_to_screen(self, 820, 560)
         layout = QVBoxLayout(self)
         self.tabs = QTabWidget()
         self.keys_page = KeysPage(providers)

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QHBoxLayout, QLabel, QPlainTe
 
 from ui.highlight import is_dark
 from ui.theme import PALETTES
+from ui.window_fit import sized_to_screen
 
 
 class SourceViewer(QDialog):
@@ -29,7 +30,7 @@ class SourceViewer(QDialog):
         self.setObjectName("sourceViewer")
         self.setWindowTitle("Source")
         self.setModal(False)
-        self.resize(760, 620)
+        sized_to_screen(self, 760, 620)
         self._docs: dict[str, Any] = {}       # path -> document; its text is read when opened
         self._shown = ""                      # the text of the open document (current_path)
         self.current_path: str | None = None

@@ -114,7 +114,8 @@ class SourcesModel(RowTableModel):
                                     row.format, row.reason if row.status != "read" else "")[col])
         if role == Qt.ItemDataRole.ToolTipRole:
             tip = row.path + (f"\nfolder: {row.folder}" if row.folder else "") + \
-                (f"\n{human_size(row.size)}" + (f" · {row.format}" if row.format else "") if row.size else "")
+                (f"\n{human_size(row.size)}" + (f" · {row.format}" if row.format else "") if row.size else "") + \
+                (f"\n~{human_count(row.tokens)} tokens" if row.status == "read" else "")
             if row.status != "read":
                 tip += f"\nskipped: {row.reason}"
             return plain(tip)

@@ -10,28 +10,56 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import QEvent, QRect, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QCheckBox, QFileDialog, QFrame, QHBoxLayout, QHeaderView, QLabel,
-    QProgressBar, QPushButton, QStyledItemDelegate, QToolButton, QVBoxLayout, QWidget,
+    QProgressBar, QPushButton, QStyle, QStyleOptionViewItem, QStyledItemDelegate, QToolButton,
+    QVBoxLayout, QWidget,
 )
 
 from core.token_count import about_tokens
 from ui import confirm, icons
 from ui.flow_layout import FlowLayout
+from ui.name_elide import differing_parts, elide_name
 from ui.plain_text import plain
 from ui.rows import RowTableModel, list_table, human_count, human_size  # noqa: F401  (re-exported)
 from ui.sources_model import (  # noqa: F401  (re-exported)
     PATH_ROLE, SORT_ROLE, SourceRow, SourcesModel, duplicates_text,
 )
 
-class ElideRight(QStyledItemDelegate):
-    """A column cut at its end, not in its middle (the table's own mode)."""
+def text_margin(widget: QWidget) -> int:
+    """What a table cell takes off its width around the text (both sides)."""
+    return 2 * (widget.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, widget) + 1)
+
+
+class WrappedText(QStyledItemDelegate):
+    """A column whose text wraps in its cell (the pane makes the row tall enough)."""
 
     def initStyleOption(self, option, index) -> None:
         super().initStyleOption(option, index)
-        option.textElideMode = Qt.TextElideMode.ElideRight
+        option.features |= QStyleOptionViewItem.ViewItemFeature.WrapText
+        option.textElideMode = Qt.TextElideMode.ElideNone
+
+
+class NameElide(QStyledItemDelegate):
+    """Names cut where they are alike with the other names, never where they differ; the
+    extension kept (ui/name_elide.py). `parts` is set by the pane when its rows change."""
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.parts: dict[str, tuple[int, int]] = {}
+
+    def initStyleOption(self, option, index) -> None:
+        super().initStyleOption(option, index)
+        name = option.text
+        room = option.rect.width() - text_margin(self.parent())
+        if not name or room <= 0 or name not in self.parts:
+            return
+        metrics = option.fontMetrics
+        cut = elide_name(name, self.parts[name], lambda t: metrics.horizontalAdvance(t) <= room)
+        if cut is not None:
+            option.text = cut
 
 
 class DropZone(QFrame):
@@ -149,8 +177,9 @@ class SourcesPane(QWidget):
         layout.addLayout(flow)
 
         self.table = list_table(self.model, "Source documents", multi_select=True)
-        # No sideways scrolling: the fixed columns take what their figures need, Name, Folder
-        # and Why skipped share the rest and elide in the middle (the tooltip has it whole).
+        # No sideways scrolling: the fixed columns take what their figures need, Name and
+        # Folder the room their texts need first, Why skipped the rest, wrapped in its cell. A
+        # name too long for its column is cut where it is like the others (the tooltip has it).
         self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.table.setWordWrap(False)
@@ -159,8 +188,9 @@ class SourcesPane(QWidget):
         header.setMinimumSectionSize(30)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         m = SourcesModel
-        # Why skipped reads from its start ("corrupt (…"), a name keeps its extension ("boar…docx").
-        self.table.setItemDelegateForColumn(m.COL_REASON, ElideRight(self.table))
+        self.name_delegate = NameElide(self.table)
+        self.table.setItemDelegateForColumn(m.COL_NAME, self.name_delegate)
+        self.table.setItemDelegateForColumn(m.COL_REASON, WrappedText(self.table))
         self.table.setColumnHidden(m.COL_FOLDER, True)
         self.table.setColumnHidden(m.COL_REASON, True)
         self.table.setColumnHidden(m.COL_FORMAT, True)        # the name has the extension
@@ -363,45 +393,88 @@ class SourcesPane(QWidget):
     def _update_columns(self) -> None:
         """The folder column shows with two folders or more, the reason column with a skip."""
         m = self.model
+        rows = m.rows()
+        self.name_delegate.parts = differing_parts(r.name for r in rows)
         self.table.setColumnHidden(m.COL_FOLDER, len(m.folders()) < 2)
-        self.table.setColumnHidden(m.COL_REASON, not any(r.status != "read" for r in m.rows()))
+        self.table.setColumnHidden(m.COL_REASON, not any(r.status != "read" for r in rows))
         self.fit_columns()
 
     FIXED_SAMPLES = {SourcesModel.COL_STATUS: "duplicate", SourcesModel.COL_SIZE: "999.9 KB",
                      SourcesModel.COL_TOKENS: "99.9M", SourcesModel.COL_FORMAT: "docx"}
-    SHARES = {SourcesModel.COL_NAME: 5, SourcesModel.COL_FOLDER: 3, SourcesModel.COL_REASON: 4}
+    SHARED = (SourcesModel.COL_NAME, SourcesModel.COL_FOLDER, SourcesModel.COL_REASON)   # in this order
+    MEASURED_ROWS = 2000        # the widest text among this many rows sizes a column
 
     def fit_columns(self) -> None:
-        """Every shown column inside the table's width: the figures at their widths, the
-        rest shared by weight (Why skipped never below its header)."""
-        t, header = self.table, self.table.horizontalHeader()
+        """Every shown column inside the table's width: the figures at their widths, then
+        Name and Folder as wide as their texts (when there is room), Why skipped the rest
+        (never below its header; its text wraps and its rows grow)."""
+        t, header, m = self.table, self.table.horizontalHeader(), SourcesModel
         fm, pad = header.fontMetrics(), 12
         room = t.viewport().width()
-        shown = [c for c in range(len(SourcesModel.COLUMNS)) if not t.isColumnHidden(c)]
-        fixed = {c: max(fm.horizontalAdvance(SourcesModel.COLUMNS[c]),
-                        t.fontMetrics().horizontalAdvance(sample)) + pad
-                 for c, sample in self.FIXED_SAMPLES.items() if c in shown}
+        shown = [c for c in range(len(m.COLUMNS)) if not t.isColumnHidden(c)]
+        rows = self.model.rows()[:self.MEASURED_ROWS]
+        samples = dict(self.FIXED_SAMPLES)        # the status: the widest word the rows have
+        samples[m.COL_STATUS] = max(({"read": "read"}.get(r.status, "duplicate" if r.is_duplicate else "skipped")
+                                     for r in rows), key=len, default="read")
+        fixed = {c: max(fm.horizontalAdvance(m.COLUMNS[c]), t.fontMetrics().horizontalAdvance(sample)) + pad
+                 for c, sample in samples.items() if c in shown}
         room -= sum(fixed.values())
-        shared = [c for c in shown if c in self.SHARES]
-        floor = {c: (fm.horizontalAdvance(SourcesModel.COLUMNS[c]) + 8 if c == SourcesModel.COL_REASON
-                     else 80 if c == SourcesModel.COL_NAME else 50) for c in shared}
+        shared = [c for c in self.SHARED if c in shown]
+        texts = {m.COL_NAME: [r.name for r in rows], m.COL_FOLDER: list(dict.fromkeys(r.folder for r in rows))}
+        needs = {c: max((t.fontMetrics().horizontalAdvance(x) for x in texts[c]), default=0) + pad
+                 for c in texts}
+        # The name before the others: up to 40% of the table whatever else is shown.
+        floor = {c: (fm.horizontalAdvance(m.COLUMNS[c]) + pad if c == m.COL_REASON
+                     else max(80, min(needs[c], t.viewport().width() * 2 // 5)) if c == m.COL_NAME
+                     else 50) for c in shared}
         # Too narrow for every column to be read: the size goes to the tooltip first, then
-        # the folder (the name keeps its room).
-        if room < sum(floor.values()) and fixed.get(SourcesModel.COL_SIZE):
-            room += fixed[SourcesModel.COL_SIZE]
-            fixed[SourcesModel.COL_SIZE] = 0
-        if SourcesModel.COL_FOLDER in shared and room < sum(floor.values()):
-            shared.remove(SourcesModel.COL_FOLDER)
-            floor.pop(SourcesModel.COL_FOLDER)
-            fixed[SourcesModel.COL_FOLDER] = 0
-        weight = sum(self.SHARES[c] for c in shared) or 1
-        widths = {c: max(floor[c], room * self.SHARES[c] // weight) for c in shared}
+        # the folder, then the tokens (the name keeps its room).
+        if room < sum(floor.values()) and fixed.get(m.COL_SIZE):
+            room += fixed[m.COL_SIZE]
+            fixed[m.COL_SIZE] = 0
+        if m.COL_FOLDER in shared and room < sum(floor.values()):
+            shared.remove(m.COL_FOLDER)
+            floor.pop(m.COL_FOLDER)
+            fixed[m.COL_FOLDER] = 0
+        if room < sum(floor.values()) and fixed.get(m.COL_TOKENS):
+            room += fixed[m.COL_TOKENS]
+            fixed[m.COL_TOKENS] = 0
+        widths = dict(floor)
+        for c in shared:                # in order: each takes what its widest text needs, if left
+            if c in needs:
+                widths[c] = max(floor[c], min(needs[c], widths[c] + room - sum(widths.values())))
+        if shared:                      # what is left: the last shown (Why skipped, wrapped)
+            widths[shared[-1]] += max(0, room - sum(widths.values()))
         over = sum(widths.values()) - room
-        name = SourcesModel.COL_NAME
-        if over > 0 and name in widths:          # narrower still: the name gives way last
-            widths[name] = max(30, widths[name] - over)
+        if over > 0 and m.COL_NAME in widths:     # narrower still: the name down to "…Q1….md"
+            give = min(over, max(0, widths[m.COL_NAME] - 64))
+            widths[m.COL_NAME] -= give
+            over -= give
+        if over > 0 and m.COL_REASON in widths:   # then the reason to its header's bare width
+            give = min(over, max(0, widths[m.COL_REASON] - fm.horizontalAdvance(m.COLUMNS[m.COL_REASON]) - 4))
+            widths[m.COL_REASON] -= give
+            over -= give
+        if over > 0 and m.COL_NAME in widths:
+            widths[m.COL_NAME] = max(30, widths[m.COL_NAME] - over)
         for c, w in {**fixed, **widths}.items():
             header.resizeSection(c, w)
+        t.horizontalScrollBar().setValue(0)     # a wider layout before may have scrolled it
+        self._fit_reason_rows(widths.get(m.COL_REASON, 0))
+
+    def _fit_reason_rows(self, width: int) -> None:
+        """A skipped row as tall as its wrapped reason; the other rows at the default height."""
+        rows, vh = self.model.rows(), self.table.verticalHeader()
+        default = vh.defaultSectionSize()
+        room = width - text_margin(self.table)
+        metrics = self.table.fontMetrics()
+        for i, row in enumerate(rows[:self.MEASURED_ROWS]):
+            height = default
+            if row.status != "read" and room > 0:
+                box = metrics.boundingRect(QRect(0, 0, room, 10_000), int(Qt.TextFlag.TextWordWrap),
+                                           row.reason)
+                height = max(default, box.height() + 6)
+            if vh.sectionSize(i) != height:
+                vh.resizeSection(i, height)
 
     def eventFilter(self, obj, event) -> bool:
         if obj is self.table.viewport() and event.type() == QEvent.Type.Resize:

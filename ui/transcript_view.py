@@ -31,6 +31,7 @@ from ui.theme import PALETTES
 from ui.transcript_text import (ENDED_WORDS, OUTPUT_CHARS, OUTPUT_LINES, RETRY_MARK,  # noqa: F401
                                  breakable, retry_line, truncate_output)
 from ui.plain_text import markdown_html, plain
+from ui.rows import counted
 
 log = logging.getLogger(__name__)
 
@@ -379,10 +380,10 @@ class AnswerCard(QFrame):
                                  f"{cost_text(f.cost_usd, view.budget.unpriced)} · {clock(f.wall_s)} wall time")
             return
         self.figures.setText(
-            f"{f.cells} cells · {f.syntax_error_rate * 100:.0f}% syntax errors · {f.runtime_errors} runtime"
-            f" errors · {f.faults} faults · {f.sub_calls} sub-calls ({f.sub_call_errors} failed,"
-            f" {f.refused_calls} refused) · {f.iterations} iteration{'s' if f.iterations != 1 else ''} ·"
-            f" {cost_text(f.cost_usd, view.budget.unpriced)} ·"
+            f"{counted(f.cells, 'cell')} · {f.syntax_error_rate * 100:.0f}% syntax errors ·"
+            f" {counted(f.runtime_errors, 'runtime error')} · {counted(f.faults, 'fault')} ·"
+            f" {counted(f.sub_calls, 'sub-call')} ({f.sub_call_errors} failed, {f.refused_calls} refused) ·"
+            f" {counted(f.iterations, 'iteration')} · {cost_text(f.cost_usd, view.budget.unpriced)} ·"
             f" {clock(f.wall_s)} wall time")
 
     def copy(self) -> None:
@@ -443,6 +444,8 @@ class Transcript(QScrollArea):
         self._earlier.setObjectName("earlierQuestions")
         self._earlier.setAccessibleName("Earlier questions in this session")
         self._earlier.hide()
+        self._earlier.linkActivated.connect(self._on_link)         # its answers' citations open too
+        self._earlier.linkHovered.connect(self._on_hover)
         self._layout.insertWidget(0, self._earlier)
         self.fork_label = make_label("", self._column)      # a fork: where it came from
         self.fork_label.setObjectName("forkedFrom")

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (QDialog, QHeaderView, QLabel, QPlainTextEdit, QTa
 from ui.highlight import is_dark
 from ui.theme import PALETTES
 from ui.plain_text import plain
+from ui.window_fit import sized_to_screen
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class VerifyView(QDialog):
         self.setObjectName("verifyView")
         self.setWindowTitle("Verify by re-execution")
         self.setModal(False)
-        self.resize(760, 520)
+        sized_to_screen(self, 760, 520)
         layout = QVBoxLayout(self)
         self.verdict = QLabel("", self)
         self.verdict.setObjectName("verifyVerdict")

@@ -93,3 +93,13 @@ class BannerGuard(QObject):
             window.resize(window.width(), before)
         if not shown:
             self._before = None
+
+
+def sized_to_screen(widget: QWidget, width: int, height: int) -> None:
+    """A dialog's first size: `width` x `height`, or less on a smaller screen (its free area,
+    less room for a title bar), so no dialog opens wider or taller than the screen."""
+    screen = widget.screen() or QApplication.primaryScreen()
+    if screen is not None:
+        free = screen.availableGeometry()
+        width, height = min(width, free.width() - 16), min(height, free.height() - 40)
+    widget.resize(width, height)

@@ -13,7 +13,7 @@ from typing import Any
 
 from core.control_chars import escape_controls
 from core.limits import summary
-from core.run_names import fork_line, run_heading, run_title
+from core.run_names import fork_line, run_heading
 from core.store import report as rp
 from core.support import unsupported_line
 from core.exports.answer_render import answer_html
@@ -67,7 +67,7 @@ def render(r: rp.Report) -> str:
     out = ['<!DOCTYPE html>', '<html lang="en"><head><meta charset="utf-8">',
            f'<meta http-equiv="Content-Security-Policy" content="{_csp()}">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-           f"<title>{esc(run_title(run))} · RLM Studio</title>",
+           f"<title>{esc(run_heading(run))} · RLM Studio</title>",     # whole: a tab cuts it itself
            f"<style>{CSS}</style></head><body>"]
     out.append(f"<h1>{esc(run_heading(run))}</h1>")    # the whole question and its time (core/run_names.py)
     out.append(f'<p class="muted">RLM Studio run <code>{esc(run["id"])}</code></p>')

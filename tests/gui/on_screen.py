@@ -21,6 +21,8 @@ from tests.support.gui_app import flush_qt, qloop, run_async, studio, studio_hom
 REASON = ("No price is known for lab/sub, so a dollar cap cannot be kept: if it runs on this "
           "computer, mark it free; if it is paid, give it a price, or run without a cap.")
 FIXES = [("a", "Mark lab/sub free"), ("b", "Set a price…"), ("c", "Run without a cap")]
+CAUTION = ("The dollar cap $0.10 leaves room for 2 sub-calls in flight at once (each reserves up to "
+           "$0.0312: a reply of up to 4,096 tokens), so the other sub-calls wait for them.")
 
 
 @pytest.fixture
@@ -61,7 +63,7 @@ def assert_fits(window, qapp, free: QRect, what: str) -> None:
         assert on_screen(qp).contains(r) and free.contains(r), \
             f"{what}: {button.text()} {r} is cut (panel {on_screen(qp)})"
         assert button.width() >= button.sizeHint().width(), f"{what}: {button.text()!r} is cut"
-    if qp.blocked():
+    if qp.blocked() or qp.caution:
         reason = qp.blocked_label
         assert reason.isVisibleTo(window) and on_screen(qp).contains(on_screen(reason))
         assert reason.height() >= reason.heightForWidth(reason.width()), \
@@ -69,6 +71,26 @@ def assert_fits(window, qapp, free: QRect, what: str) -> None:
             f"sources at least {window.sources_pane.minimumSizeHint().height()}, footer {qp.footer.height()}: " \
             f"{[(type(c).__name__, c.height()) for c in qp.footer.children() if isinstance(c, QWidget) and c.isVisible()]} " \
             f"sources: {[(type(c).__name__, c.minimumSizeHint().height()) for c in window.sources_pane.children() if isinstance(c, QWidget) and c.isVisible()]})"
+
+
+def assert_dialogs_fit(window, controller, free: QRect) -> None:
+    """Every dialog opens inside the screen (with no window manager to move it)."""
+    from ui.compare_view import CompareView
+    from ui.direct_compare import DirectCompareView
+    from ui.guide import GuideDialog
+    from ui.models_view import ModelsView
+    from ui.source_viewer import SourceViewer
+    from ui.verify_view import VerifyView
+    dialogs = [cls(window) for cls in (CompareView, DirectCompareView, ModelsView, SourceViewer, VerifyView)]
+    dialogs += [GuideDialog(parent=window), controller.open_settings()]
+    try:
+        for dialog in dialogs:
+            assert dialog.width() <= free.width() and dialog.height() <= free.height(), \
+                f"{type(dialog).__name__} opens at {dialog.width()}x{dialog.height()} on {free.width()}x{free.height()}"
+    finally:
+        for dialog in dialogs:
+            dialog.close()
+            dialog.deleteLater()
 
 
 def drag(qtbot, splitter, index: int, dx: int) -> None:
@@ -99,7 +121,15 @@ def test_the_window_gives_way_to_the_screen(screen, studio, qloop, qapp, qtbot, 
     assert table.viewport().height() >= 5 * table.verticalHeader().defaultSectionSize(), \
         f"the Sub-calls tab shows {table.viewport().height()} px of rows"
     trust.tabs.setCurrentIndex(0)
+    tree = window.run_panes.tree                   # the call tree is no two-row sliver
+    assert tree.viewport().height() >= 6 * tree.sizeHintForRow(0), \
+        f"the call tree shows {tree.viewport().height()} px ({window.run_panes.side_splitter.sizes()})"
+    assert_dialogs_fit(window, controller, screen)
     qp = window.question_panel
+    qp.set_caution(CAUTION, [("d", "Set the cap to $0.27")], "Run: 2 sub-calls at a time")
+    assert qp.run_button.isEnabled()
+    assert_fits(window, qapp, screen, "Run with a caution, History open")
+    qp.set_caution("")
     qp.set_blocked(REASON, FIXES)
     assert not qp.run_button.isEnabled()
     assert_fits(window, qapp, screen, "Run blocked, History open")

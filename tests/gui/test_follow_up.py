@@ -159,3 +159,46 @@ def test_worker_gone_start_fresh_or_rebuild(studio, qloop, server, tmp_path):
     assert len(server.requests_for("root")) == root_calls + 1    # the rebuild itself called no model
     assert controller.history.store().get_run(rebuilt.run_id)["parent_run_id"] == first.run_id
     assert any("Rebuilt the REPL" in n.message for n in window.notifier.history)
+
+
+def test_the_earlier_answer_keeps_its_citations_as_links(studio, qloop, server, tmp_path):
+    """A follow-up shows the earlier answer above its turns with its `[doc:…]` citations as
+    links (never the raw brackets) that open the cited passage, and Back to live from a
+    replay brings that header back with its links."""
+    from urllib.parse import unquote
+
+    from PySide6.QtWidgets import QLabel
+
+    from tests.support.trust_gui import hrefs
+    window, controller = studio
+    prepare(window, controller, server, tmp_path, qloop)
+    path = next(iter(controller.documents.values())).path
+    server.script("root", replies=[code(f"FINAL('The last word is gamma [doc:{path}:line 1].')"),
+                                   code("FINAL('alpha')")])
+    qp = window.question_panel
+    qp.set_question("What is the last word?")
+    run_and_wait(qloop, controller, qp.run_button.click)
+    first = controller.last_outcome
+    assert first.status == "finished" and f"[doc:{path}:line 1]" in first.answer
+    qp.set_question("And the first one?")
+    run_and_wait(qloop, controller, controller.sessions.bar.button.click)
+    assert controller.last_outcome.answer == "alpha", window.notifier.history
+    window.run_panes.flush()
+    transcript = window.run_panes.transcript
+
+    def shown_as_links() -> QLabel:
+        earlier = transcript.widget().findChild(QLabel, "earlierQuestions")   # the shown column's
+        assert earlier.isVisibleTo(window) and "What is the last word?" in transcript.earlier_text()
+        assert [unquote(h) for h in hrefs(earlier)] == [f"doc:{path}:line 1"], earlier.text()
+        assert "[doc:" not in earlier.text()
+        return earlier
+    earlier = shown_as_links()
+    earlier.linkActivated.emit(hrefs(earlier)[0])             # a click on it: the passage opens
+    viewer = controller.trust.viewer
+    assert viewer is not None and viewer.isVisible() and "gamma" in viewer.selected_text()
+    viewer.close()
+    controller.history.open_run(first.run_id)                 # a replay of the first run
+    assert transcript.earlier_text() == ""
+    window.leave_replay_requested.emit()                      # Back to live
+    window.run_panes.flush()
+    shown_as_links()

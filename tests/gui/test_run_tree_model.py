@@ -182,3 +182,46 @@ def test_changed_rows_are_announced_with_one_signal_per_parent(qapp):
         assert [model.index(a.row(), col, a.parent()).data() for col in range(len(COLUMNS))] == \
             [fresh.index(b.row(), col, b.parent()).data() for col in range(len(COLUMNS))]
     del tester
+
+
+def test_the_call_column_shows_every_id_whole_and_keeps_its_widths_for_the_next_run(qapp):
+    """The top RLM's turns and cells open as they are written. A sub-call three levels down (RLM > turn > cell > llm, deeper in a nested RLM) reads
+    "llm R.s3.s1", not "llm …": the Call column widens to its widest label; another run
+    (the model's clear) keeps the columns' own widths, not Qt's default 100 px."""
+    from ui.call_tree_view import CallTreeView
+    view = RunView()
+    model = CallTreeModel(view)
+    tree = CallTreeView(model)
+    tree.resize(260, 300)
+    tree.show()
+    try:
+        events = recorded_run("export", "r")
+        for event in events:
+            model.sync(view.apply(event).updated)
+        # As a live run writes them, the top RLM's turns and cells open; a nested RLM stays closed.
+        for node in view.node_list:
+            index = model.index_for(node.id)
+            if node.kind in ("turn", "cell"):
+                assert tree.isExpanded(index) == (node.depth == 0), (node.id, node.depth)
+        tree.expandAll()
+        qapp.processEvents()
+        rows = []
+
+        def visit(parent):
+            for r in range(model.rowCount(parent)):
+                index = model.index(r, 0, parent)
+                rows.append(index)
+                visit(index)
+        visit(QModelIndex())
+        labels = [i.data() for i in rows]
+        assert "llm R.s3.s1" in labels and "rlm R.s3" in labels, labels
+        metrics = tree.fontMetrics()
+        for index in rows:
+            rect = tree.visualRect(index)          # the label's cell: indent and branch taken off
+            assert metrics.horizontalAdvance(index.data()) <= rect.width(), (index.data(), rect.width())
+        assert tree.horizontalScrollBar().maximum() > 0      # narrow: it scrolls, it does not cut
+
+        model.set_view(RunView())                  # the next run
+        assert [tree.columnWidth(c) for c in (COL_STATUS, COL_TOKENS, COL_COST)] == [64, 96, 64]
+    finally:
+        tree.deleteLater()

@@ -126,6 +126,9 @@ def test_rerun_asks_before_replacing_and_a_second_folder_asks_too(studio, qloop,
     asked = len(answered_questions)
     assert window.history_pane.ask_rerun()            # the run's own documents: nothing to ask
     assert len(answered_questions) == asked
+    loaded = window.notifier.last.message             # the run named by its question, not a hex id
+    assert loaded.startswith("Loaded the sources (") and "of “Which files are there?" in loaded, loaded
+    assert first[:8] not in loaded
     before = [r.path for r in window.sources_pane.rows()]
     other = tmp_path / "other"
     other.mkdir()

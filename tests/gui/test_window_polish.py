@@ -45,8 +45,13 @@ def test_words_of_a_one_document_run(studio, qloop, server, tmp_path, answered_q
     assert controller.last_outcome.status == "finished", window.notifier.history
     assert "Running…" in statuses, statuses                      # not "Starting…" for the whole run
     assert qp.status_label.text().startswith("Finished · ") and qp.status_label.text().endswith("cost unknown")
+    finished = next(n.message for n in reversed(window.notifier.history) if n.message.startswith("The run"))
+    assert finished.endswith(" · cost unknown)."), finished                 # the status bar says it too
     figures = window.run_panes.transcript.answer_card.figures.text()
-    assert " 1 iteration · " in figures, figures
+    assert figures.startswith("1 cell · ") and " 1 iteration · " in figures, figures
+    assert " 0 runtime errors · 0 faults · 0 sub-calls (" in figures, figures
+    qp.set_caps({"max_iterations": 1})
+    assert qp.advanced.summary().endswith(" · 1 iteration"), qp.advanced.summary()
 
     more = tmp_path / "more"
     more.mkdir()
@@ -59,6 +64,21 @@ def test_words_of_a_one_document_run(studio, qloop, server, tmp_path, answered_q
     title, text = answered_questions[-1]
     assert title == "Add to the sources, or replace them?"
     assert text.startswith("2 sources are listed. The next question"), text
+
+
+def test_an_estimate_with_equal_bounds_says_one_figure():
+    from app.trust_shown import describe_preview
+    from core.trust.preview import CostPreview
+
+    def preview(low, high):
+        return CostPreview("lab/root", "lab/sub", context_chars=28_000, context_tokens=7_000,
+                           input_tokens=(low, high), output_tokens=(400, 400), usd_low=0.001, usd_high=0.002,
+                           basis="heuristic", similar_runs=0, expected_turns=3)
+    text, tip = describe_preview(preview(7_080, 7_120))
+    assert "~7.1k tokens in" in text and "7.1k-7.1k" not in text, text
+    assert "Output: 400 tokens;" in tip, tip
+    text, _tip = describe_preview(preview(7_000, 9_000))
+    assert "~7.0k-9.0k tokens in" in text, text
 
 
 def test_the_add_or_replace_question_names_the_folders(qapp, answered_questions, tmp_path):
@@ -109,6 +129,11 @@ def test_the_card_says_a_server_that_is_down_in_words(studio, qloop, tmp_path):
     assert text.startswith(f"Nothing answers at 127.0.0.1:{port}"), (text, card.error.toolTip(), window.run_panes.view.error)
     assert "Errno" not in text and "Connect call failed" not in text
     assert card.error.toolTip()                       # the raw text is kept for a bug report
+    from PySide6.QtWidgets import QLabel
+    shown = [w.text() for w in window.run_panes.transcript.findChildren(QLabel) if w.isVisibleTo(window)]
+    assert not [t for t in shown if "Errno" in t or "Connect call failed" in t], shown   # nor a warning line
+    said = [f"{n.message} {n.advice}" for n in window.notifier.history]    # the detail: the tooltip, the log
+    assert not [t for t in said if "Errno" in t], said                                   # nor the banner
 
 
 def test_the_scorecard_answer_column_reads_as_text(qapp):
@@ -141,21 +166,59 @@ def test_no_catalogue_of_a_local_server_that_does_not_run(studio, qloop):
     assert "gpt-4o-mini" in listed
 
 
-def test_why_skipped_is_cut_at_its_end(qapp):
-    from PySide6.QtCore import Qt
+def test_names_show_where_they_differ_and_why_skipped_is_whole(qapp):
+    """In a narrow Sources pane, names alike but for a quarter or a day are cut where they
+    are alike (each row still says which file it is, with its extension), and the reason
+    a file was skipped wraps in a row tall enough for all of it."""
+    from PySide6.QtCore import QRect, Qt
     from PySide6.QtWidgets import QStyleOptionViewItem
-    from ui.sources_pane import SourceRow, SourcesModel, SourcesPane
+    from ui.sources_pane import SourceRow, SourcesModel, SourcesPane, text_margin
+    reason = "corrupt (the file is not a valid DOCX: bad zip data)"
+    names = [f"2024-Q{q}-report-with-a-long-name.md" for q in range(1, 5)] + \
+        ["2024-08-14-incident.txt", "2024-08-15-incident.txt"]
     pane = SourcesPane()
     try:
-        pane.set_rows([SourceRow("board-memo.docx", "skipped", reason="corrupt (the file is not a valid DOCX: "
-                                                                       "bad zip data)")])
+        pane.set_rows([SourceRow(f"r/{n}", "read", size=900, chars=800, source_path="/d/r") for n in names]
+                      + [SourceRow("r/board-memo.docx", "skipped", size=53, reason=reason, source_path="/d/r")])
+        pane.resize(300, 420)
+        pane.show()
+        qapp.processEvents()
         table = pane.table
-        for column, mode in ((SourcesModel.COL_REASON, Qt.TextElideMode.ElideRight),
-                             (SourcesModel.COL_NAME, Qt.TextElideMode.ElideMiddle)):
+
+        def shown(row, column):
             option = QStyleOptionViewItem()
-            option.textElideMode = table.textElideMode()
-            index = pane.model.index(0, column)
+            option.initFrom(table)
+            index = pane.model.index(row, column)
+            option.rect = table.visualRect(index)
             table.itemDelegateForIndex(index).initStyleOption(option, index)
-            assert option.textElideMode == mode, column
+            return option
+        texts = [shown(i, SourcesModel.COL_NAME).text for i in range(len(names))]
+        assert len(set(texts)) == len(names), texts                      # every row tells its file
+        width = table.columnWidth(SourcesModel.COL_NAME) - text_margin(table)
+        for text, own, ext in zip(texts, ("Q1", "Q2", "Q3", "Q4", "14", "15"), (".md",) * 4 + (".txt",) * 2):
+            assert own in text and text.endswith(ext), texts
+            assert table.fontMetrics().horizontalAdvance(text) <= width, (text, width)
+        assert texts[0] != names[0]                                      # it was cut: the pane is narrow
+        assert pane.model.index(0, SourcesModel.COL_NAME).data(Qt.ItemDataRole.ToolTipRole).startswith(
+            f"r/{names[0]}")                                             # the whole name in the tooltip
+
+        row = len(names)
+        option = shown(row, SourcesModel.COL_REASON)
+        assert option.features & QStyleOptionViewItem.ViewItemFeature.WrapText and option.text == reason
+        room = table.columnWidth(SourcesModel.COL_REASON) - text_margin(table)
+        needed = table.fontMetrics().boundingRect(QRect(0, 0, room, 10_000), int(Qt.TextFlag.TextWordWrap),
+                                                  reason).height()
+        assert needed > table.verticalHeader().defaultSectionSize()     # more than one line at this width
+        assert table.rowHeight(row) >= needed and table.rowHeight(0) == table.verticalHeader().defaultSectionSize()
+        pane.resize(250, 420)             # the left column on a 1024 px screen: columns give way, none scroll
+        qapp.processEvents()
+        texts = [shown(i, SourcesModel.COL_NAME).text for i in range(len(names))]
+        assert len(set(texts)) == len(names) and all(own in t for t, own in zip(texts, ("Q1", "Q2", "Q3", "Q4"))), texts
+        header = table.horizontalHeader()
+        assert sum(header.sectionSize(c) for c in range(header.count()) if not table.isColumnHidden(c)) \
+            <= table.viewport().width() and table.horizontalScrollBar().value() == 0
+        pane.resize(700, 420)                                            # wide: the names whole
+        qapp.processEvents()
+        assert [shown(i, SourcesModel.COL_NAME).text for i in range(len(names))] == names
     finally:
         pane.deleteLater()

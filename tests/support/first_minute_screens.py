@@ -136,9 +136,15 @@ def main() -> int:
     window, controller = build_window(app, settings)
     window.resize(1440, 900)
     window.show()
+    return run_shots(loop, server, window, controller, shoot(app, window, controller))
+
+
+def run_shots(loop, server, window, controller, shots) -> int:
+    """Run the coroutine `shots` on the window's loop, then shut the app down and stop
+    the stand-in server, whatever happened."""
     try:
         with loop:
-            loop.run_until_complete(shoot(app, window, controller))
+            loop.run_until_complete(shots)
             loop.run_until_complete(controller.shutdown(timeout=5))
     finally:
         server.stop()

@@ -17,7 +17,7 @@ import asyncio
 import os
 import sys
 
-from tests.support.first_minute_screens import OUT, start_app, wait_for
+from tests.support.first_minute_screens import OUT, run_shots, start_app, wait_for
 
 
 async def shoot(app, window, controller, size: str) -> None:
@@ -69,14 +69,7 @@ def main(argv: list[str]) -> int:
     window.move(0, 0)
     window.resize(width, height)        # no window manager under Xvfb: the whole screen
     window.show()
-    try:
-        with loop:
-            loop.run_until_complete(shoot(app, window, controller, size))
-            loop.run_until_complete(controller.shutdown(timeout=5))
-    finally:
-        server.stop()
-        window.close()
-    return 0
+    return run_shots(loop, server, window, controller, shoot(app, window, controller, size))
 
 
 if __name__ == "__main__":

@@ -215,3 +215,21 @@ def test_export_of_an_unknown_run_or_format(store: RunStore, run_id: str, tmp_pa
     with pytest.raises(RunNotFound):
         export(store, "nope", "json", tmp_path / "x.json")
     assert not (tmp_path / "x.json").exists()
+
+
+def test_report_titles_carry_the_whole_question(store: RunStore, tmp_path: Path):
+    """The Markdown heading, the HTML heading and the page's title: the question as asked,
+    not cut at 60 characters with "…" as in History's list."""
+    import dataclasses
+    question = ("Outage in the web shop log: when did card payments fail, for how long, "
+                "and which orders were lost?")
+    events = recorded_run("export", "long1")
+    events[0] = dataclasses.replace(events[0], question=question)      # the question a user typed
+    write_events(store, events)
+    export(store, "long1", "md", tmp_path / "r.md")
+    export(store, "long1", "html", tmp_path / "r.html")
+    heading = (tmp_path / "r.md").read_text().splitlines()[0]
+    assert heading.startswith(f"# {question} · ") and "…" not in heading, heading
+    page = (tmp_path / "r.html").read_text()
+    assert re.search(rf"<title>{re.escape(question)} · \d+ \w+ \d\d:\d\d · RLM Studio</title>", page)
+    assert f"<h1>{question} · " in page
