@@ -138,7 +138,7 @@ async def _grid(args: argparse.Namespace, columns: list, out: Any = None) -> int
     # lazy: counted in the line above the first of these imports
     from core.grid.preview import preview
     # lazy: counted in the line above the first of these imports
-    from core.grid.runner import GridRun
+    from core.grid.runner import WRITER_LINGER_S, GridRun
     # lazy: counted in the line above the first of these imports
     from core.ingest import ingest
     # lazy: counted in the line above the first of these imports
@@ -164,9 +164,10 @@ async def _grid(args: argparse.Namespace, columns: list, out: Any = None) -> int
     if not found.documents:
         return _fail("no readable documents in " + ", ".join(args.paths))
     store = RunStore.open()
-    db = connect(store.path)           # the grid's own writes: the runs' threads use the store's connection
+    db = connect(store.path)           # the grid's own reads; its rows go through the writer
+    writer = store.writer(linger_s=WRITER_LINGER_S)   # one for every cell's run and the grid's rows
     try:
-        run_cell = GridCells(RunService(store=store)).run_cell
+        run_cell = GridCells(RunService(store=store, writer=writer)).run_cell
         if args.ray:                   # the cluster and the keys checked before the grid is opened
             try:
                 run_cell = ray_cells(args, config, store).run_cell
@@ -196,7 +197,7 @@ async def _grid(args: argparse.Namespace, columns: list, out: Any = None) -> int
         _say(args, preview(config, columns, documents, queued, cap_usd=args.max_cost,
                            spent_usd=data.cost_usd).sentence())
         grid = GridRun(db, grid_id, documents, config, run_cell=run_cell, concurrency=args.concurrency,
-                       max_cost_usd=args.max_cost)
+                       max_cost_usd=args.max_cost, writer=writer)
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, grid.stop)
         total = len(queued)
@@ -213,6 +214,7 @@ async def _grid(args: argparse.Namespace, columns: list, out: Any = None) -> int
         loop.remove_signal_handler(signal.SIGINT)
         written = write_grid(data, Path(args.out), comments=not args.no_comments)
     finally:
+        writer.close()
         db.close()
         store.close()
         if args.ray and "ray" in sys.modules:

@@ -20,7 +20,7 @@ from typing import Any, Awaitable, Callable
 
 from PySide6.QtGui import QAction
 
-from core.lifecycle import stop_then_wait
+from core.lifecycle import finish, stop_then_wait
 from ui import icons
 from ui.grid_view import GridView
 
@@ -194,23 +194,27 @@ class GridGlue:
         # lazy: +9 modules, 35 ms at load 3.7 (first use only)
         from app.run_service import RunService
         # lazy: +6 modules, 12 ms at load 11 (first use only)
-        from core.grid.runner import GridRun
+        from core.grid.runner import WRITER_LINGER_S, GridRun
         # lazy: +115 modules, 208 ms at load 3.7 (first use only)
         from core.store import RunStore
         # lazy: +115 modules, 223 ms at load 3.7 (first use only)
         from core.store.db import connect
-        service = RunService(open_store=lambda: RunStore.open(path), keys=self.keys, settings=self.settings)
-        db = connect(path)                    # the grid's own connection, as the CLI's (app/cli_grid.py)
+        store = RunStore.open(path)           # one store and one writer for every cell, as the CLI's
+        writer = store.writer(linger_s=WRITER_LINGER_S)   # (app/cli_grid.py); the grid reads on its own connection
+        service = RunService(store=store, writer=writer, keys=self.keys, settings=self.settings)
+        db = connect(path)
         try:
             grid = GridRun(db, grid_id, documents, config, run_cell=GridCells(service).run_cell,
-                           concurrency=max(1, min(config.concurrency, 8)), max_cost_usd=cap)
+                           concurrency=max(1, min(config.concurrency, 8)), max_cost_usd=cap, writer=writer)
             self._grid = grid
             if self._stopped:
                 grid.stop()
             return await grid.run(on_cell=on_cell)
         finally:
             self._grid = None
+            await finish(asyncio.to_thread(writer.close))
             db.close()
+            store.close()
 
     def stop(self) -> None:
         """No cell starts after this; the running cells stop; the ended ones are kept."""
