@@ -60,6 +60,7 @@ def preload_engine(wait_for_litellm: bool = True) -> Any:
 
 def _engine_loaded() -> bool:
     """Whether preload_engine's modules are imported (a grid's 5,000 runs skip a thread hop each)."""
+    # lazy: free (sys is always loaded)
     import sys
     return "app.runner" in sys.modules and "core.engine.run" in sys.modules
 
