@@ -99,7 +99,10 @@ class GridRun:
     async def _written(self) -> None:
         """Wait until every row handed to the writer is committed."""
         if self.writer is not None:
-            await asyncio.to_thread(self.writer.flush, 120.0)
+            try:
+                await asyncio.to_thread(self.writer.flush, 120.0)
+            except Exception as exc:            # StoreWriteError: the grid is read as it was committed
+                log.error("the grid's rows could not all be written: %s", exc)
 
     def stop(self) -> None:
         """No cell starts after this; the running cells' runs are cancelled (call on the loop)."""

@@ -5,11 +5,9 @@ answer (or a model whose key would have to leave this computer) said in the view
 
 from __future__ import annotations
 
-import json
-
 from PySide6.QtWidgets import QDialogButtonBox
 
-from tests.gui.test_window_grid import COLUMNS, root_fn
+from tests.gui.test_window_grid import grid_view_with_columns, root_fn
 from tests.gui.test_window_run import prepare
 from tests.support.gui_app import qloop, run_async, studio, studio_home  # noqa: F401
 
@@ -18,13 +16,8 @@ def test_a_preset_is_saved_from_a_questions_file_and_a_grid_runs_from_it(studio,
     window, controller = studio
     server.script("root", fn=root_fn)
     prepare(window, controller, server, tmp_path, qloop)
-    cols = tmp_path / "cols.jsonl"
-    cols.write_text("".join(json.dumps(c) + "\n" for c in COLUMNS))
-    glue = controller.grids
-    view = glue.open_view()
+    glue, view, cols = grid_view_with_columns(controller, tmp_path)
     assert view.preset_box.count() == 1 and view.chosen_preset() == ""
-
-    view.columns_edit.setText(str(cols))
     view.save_preset_button.click()                                     # no name: said, nothing saved
     assert view.status_label.text() == "The preset was not saved: a column preset needs a name"
     view.preset_name_edit.setText("fruit review")
@@ -65,11 +58,7 @@ def test_the_ray_address_in_settings_is_checked_kept_and_used_by_the_grid(studio
     assert controller.settings.ray_address == "127.0.0.1:9"
     assert load_settings().ray_address == "127.0.0.1:9"                 # kept in the settings file
 
-    cols = tmp_path / "cols.jsonl"
-    cols.write_text("".join(json.dumps(c) + "\n" for c in COLUMNS))
-    glue = controller.grids
-    view = glue.open_view()
-    view.columns_edit.setText(str(cols))
+    glue, view, _ = grid_view_with_columns(controller, tmp_path)
 
     async def body():
         view.run_button.click()
