@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QDialogButtonBox
 
 from tests.gui.test_window_grid import grid_view_with_columns, root_fn
 from tests.gui.test_window_run import prepare
+from tests.support.grid_html import GridPage
 from tests.support.gui_app import qloop, run_async, studio, studio_home  # noqa: F401
 
 
@@ -36,6 +37,9 @@ def test_a_preset_is_saved_from_a_questions_file_and_a_grid_runs_from_it(studio,
     data = run_async(qloop, body(), timeout=180)
     assert data.counts()["done"] == 4 and [c.name for c in data.columns] == ["count", "fruit"]
     assert view.model.data(view.model.index(1, 1)) == "pears"
+    report = GridPage(glue.export(str(tmp_path / "grid.html")).read_text(encoding="utf-8"))   # Export… as HTML
+    assert [c.split("done")[0] for c in report.cells] == ["3", "apples", "4", "pears"]
+    assert "pears: 4" in report.quotes and view.status_label.text().startswith("Exported to")
 
     view.preset_box.setCurrentIndex(0)                                  # back to the file: it is gone
     assert view.columns_edit.isEnabled()

@@ -3,34 +3,12 @@ preset and run again from it; the HTML report read back; the Ray address in Sett
 when --ray is not given, --ray winning over it, --local running here."""
 
 import json
-from html.parser import HTMLParser
 
 import pytest
 
 from tests.integration.test_grid_cli import grid_cmd, run
 from tests.support.grid_corpus import COLUMNS, answer_cell, write_columns, write_corpus
-
-
-class Cells(HTMLParser):
-    """The table's cells and the cited passages (<pre class="quote">) of an HTML report."""
-
-    def __init__(self):
-        super().__init__()
-        self.cells, self.quotes, self.tags, self._into = [], [], [], None
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append(tag)
-        if tag == "td" or (tag == "pre" and ("class", "quote") in attrs):
-            self._into = (tag, [])
-
-    def handle_endtag(self, tag):
-        if self._into and tag == self._into[0]:
-            (self.cells if tag == "td" else self.quotes).append("".join(self._into[1]))
-            self._into = None
-
-    def handle_data(self, data):
-        if self._into:
-            self._into[1].append(data)
+from tests.support.grid_html import GridPage
 
 
 @pytest.mark.timeout(300)
@@ -55,8 +33,7 @@ def test_columns_saved_as_a_preset_run_again_from_it_into_an_html_report(server,
     assert summary["grid_id"] == json.loads(first.stdout)["grid_id"] and summary["done"] == 9
     assert len(server.history) == asked and summary["output"].endswith("grid.html")
 
-    page = Cells()
-    page.feed((tmp_path / "grid.html").read_text(encoding="utf-8"))
+    page = GridPage((tmp_path / "grid.html").read_text(encoding="utf-8"))
     assert "script" not in page.tags
     assert [c.split("done")[0] for c in page.cells[:3]] == ["2025-01-01", "1000", "no"]
     assert all("done · $" in c for c in page.cells) and len(page.cells) == 9

@@ -2,40 +2,12 @@
 the table (values, states, costs), each cell's answer and citations with their passages;
 model and file text escaped, control characters written out, only safe links live."""
 
-from html.parser import HTMLParser
-
 from core.exports.export_grid import write_grid
 from core.grid import store as gs
 from core.grid.model import Column, Row
 from core.store import RunStore
 from core.store.db import connect, write_transaction
-
-
-class Page(HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.tags, self.links, self.text, self.cells, self.ids = [], [], [], [], set()
-        self._td = None
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        self.tags.append(tag)
-        if tag == "a":
-            self.links.append(attrs.get("href"))
-        if "id" in attrs:
-            self.ids.add(attrs["id"])
-        if tag == "td":
-            self._td = []
-
-    def handle_endtag(self, tag):
-        if tag == "td" and self._td is not None:
-            self.cells.append("".join(self._td))
-            self._td = None
-
-    def handle_data(self, data):
-        self.text.append(data)
-        if self._td is not None:
-            self._td.append(data)
+from tests.support.grid_html import GridPage
 
 
 HOSTILE = ("12 [doc:a.txt:line 1] <script>alert(1)</script> [click](javascript:alert(2)) "
@@ -58,8 +30,7 @@ def test_the_html_report_holds_the_grid_escaped(tmp_path):
         gs.finish_cell(db, grid_id, gs.CellResult(0, 1, "limited", error="the grid's dollar cap $1.0000 is spent"))
     out = write_grid(gs.load_grid(db, grid_id), tmp_path / "grid.html")
     raw = out.read_text(encoding="utf-8")
-    page = Page()
-    page.feed(raw)
+    page = GridPage(raw)
 
     assert "script" not in page.tags and "img" not in page.tags and "iframe" not in page.tags
     assert "Content-Security-Policy" in raw and "default-src 'none'" in raw
