@@ -161,7 +161,9 @@ class GridRun:
             totals = json.loads(cell["totals_json"] or "{}")
             outcome = SimpleNamespace(status=cell["status"], answer=cell["answer"], error=cell["error"],
                                       totals=totals, run_id=cell["run_id"])
-            self._end(emit, self._result(row, col, outcome, document))
+            result = self._result(row, col, outcome, document)
+            self.budget.spent_usd += result.cost_usd      # spent then, never counted in the grid's cost
+            self._end(emit, result)
             taken.add((row, col))
         return taken
 
