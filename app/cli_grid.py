@@ -1,4 +1,4 @@
-"""`rlm-studio grid COLUMNS PATH... --out FILE.csv|FILE.xlsx`: every question of COLUMNS over
+"""`rlm-studio grid COLUMNS PATH... --out FILE.csv|FILE.xlsx|FILE.html`: every question of COLUMNS over
 every document of PATH..., each cell an ordinary stored run, under one dollar cap.
 
 Running the same columns over the same documents again resumes the grid (the cells that
@@ -24,16 +24,23 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "resumes it.")
     p.add_argument("columns", metavar="COLUMNS",
                    help='a text file with one question per line, or JSON lines {"name", "question", "type", '
-                        '"instruction"} (type: text, number, date, yes/no, list, excerpt)')
-    p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders")
-    p.add_argument("--out", required=True, metavar="FILE", help="FILE.csv or FILE.xlsx")
+                        '"instruction"} (type: text, number, date, yes/no, list, excerpt); with --preset, '
+                        'leave it out: every argument is a PATH')
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders")
+    p.add_argument("--preset", metavar="NAME", help="the columns saved as preset NAME instead of COLUMNS")
+    p.add_argument("--save-preset", metavar="NAME",
+                   help="save the grid's columns as preset NAME (replacing one of that name) for --preset")
+    p.add_argument("--out", required=True, metavar="FILE", help="FILE.csv, FILE.xlsx or FILE.html (a report "
+                                                                 "with each answer's citations and passages)")
     p.add_argument("--max-cost", type=float, metavar="USD", help="one dollar cap for the whole grid")
     p.add_argument("--concurrency", type=int, default=8, help="cells running at once (default 8)")
     p.add_argument("--retry", action="store_true", help="run the failed and limited cells again")
     p.add_argument("--rerun-column", action="append", default=[], metavar="NAME",
                    help="run every cell of column NAME again (e.g. with other --root/--sub models)")
     p.add_argument("--ray", metavar="ADDRESS", help="run the cells on the Ray cluster at HOST:PORT "
-                                                   "(pip install 'rlm-studio[ray]')")
+                                                   "(pip install 'rlm-studio[ray]'; default: the Ray address "
+                                                   "in Settings, if any)")
+    p.add_argument("--local", action="store_true", help="run on this computer even when Settings has a Ray address")
     p.add_argument("--ray-send-key", action="append", default=[], metavar="NAME",
                    help="allow the key of provider or endpoint NAME to go to the cluster for this grid "
                         "(keys stay on this computer otherwise)")
@@ -54,20 +61,22 @@ def run_grid(args: argparse.Namespace) -> int:
     # lazy: +10 modules in the command (where it runs)
     from core.grid.model import ColumnError, parse_columns
     suffix = Path(args.out).suffix.lower()
-    if suffix not in (".csv", ".xlsx"):
-        return _fail(f"--out must end in .csv or .xlsx, got {args.out!r}")
+    if suffix not in (".csv", ".xlsx", ".html"):
+        return _fail(f"--out must end in .csv, .xlsx or .html, got {args.out!r}")
     if args.concurrency < 1:
         return _fail("--concurrency must be at least 1")
     if args.max_cost is not None and args.max_cost <= 0:
         return _fail("--max-cost must be above 0 dollars")
+    if args.local and args.ray:
+        return _fail("--local and --ray cannot both be given")
     try:
-        text = Path(args.columns).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return _fail(f"cannot read COLUMNS {args.columns}: {exc}")
-    try:
-        columns = parse_columns(text, Path(args.columns).name)
-    except ColumnError as exc:
+        columns = _columns(args)
+    except (ColumnError, OSError) as exc:
         return _fail(str(exc))
+    if not args.paths:
+        return _fail("no PATH given: name the files or folders to review")
+    if not args.local and not args.ray:
+        args.ray = _settings_ray_address()
     # lazy: +59 modules in the command (where it runs)
     import asyncio
     if not args.ray:
@@ -79,6 +88,41 @@ def run_grid(args: argparse.Namespace) -> int:
     real = sys.stdout
     with contextlib.redirect_stdout(sys.stderr):
         return asyncio.run(_grid(args, columns, out=real))
+
+
+def _columns(args: argparse.Namespace) -> list:
+    """The grid's columns: --preset NAME's (every positional is then a PATH) or COLUMNS',
+    saved as --save-preset NAME when asked."""
+    # lazy: +22 modules, 59 ms at load 12 (first use only)
+    from core.grid.model import ColumnError, parse_columns
+    # lazy: +1 modules (first use only)
+    from core.grid.presets import PresetError, preset_columns, presets_path, save_preset
+    # lazy: +1 modules (first use only)
+    from core.paths import settings_path
+    presets = presets_path(settings_path())
+    try:
+        if args.preset:
+            args.paths = [args.columns, *args.paths]
+            columns = preset_columns(presets, args.preset)
+        else:
+            try:
+                text = Path(args.columns).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ColumnError(f"cannot read COLUMNS {args.columns}: {exc}") from None
+            columns = parse_columns(text, Path(args.columns).name)
+        if args.save_preset:
+            save_preset(presets, args.save_preset, columns)
+            _say(args, f"saved {len(columns)} columns as preset {args.save_preset.strip()!r}")
+    except PresetError as exc:
+        raise ColumnError(str(exc)) from None
+    return columns
+
+
+def _settings_ray_address() -> str | None:
+    """The Ray address in Settings ("" or unset: run here)."""
+    # lazy: +13 modules (first use only)
+    from app.settings import load_settings
+    return load_settings().ray_address or None
 
 
 def _config(args: argparse.Namespace) -> Any:
@@ -132,7 +176,7 @@ async def _grid(args: argparse.Namespace, columns: list, out: Any = None) -> int
     # lazy: counted in the line above the first of these imports
     from core.grid.preview import preview
     # lazy: counted in the line above the first of these imports
-    from core.grid.runner import GridRun
+    from core.grid.runner import WRITER_LINGER_S, GridRun
     # lazy: counted in the line above the first of these imports
     from core.ingest import ingest
     # lazy: counted in the line above the first of these imports
@@ -158,9 +202,10 @@ async def _grid(args: argparse.Namespace, columns: list, out: Any = None) -> int
     if not found.documents:
         return _fail("no readable documents in " + ", ".join(args.paths))
     store = RunStore.open()
-    db = connect(store.path)           # the grid's own writes: the runs' threads use the store's connection
+    db = connect(store.path)           # the grid's own reads; its rows go through the writer
+    writer = store.writer(linger_s=WRITER_LINGER_S)   # one for every cell's run and the grid's rows
     try:
-        run_cell = GridCells(RunService(store=store)).run_cell
+        run_cell = GridCells(RunService(store=store, writer=writer)).run_cell
         if args.ray:                   # the cluster and the keys checked before the grid is opened
             try:
                 run_cell = ray_cells(args, config, store).run_cell
@@ -190,7 +235,7 @@ async def _grid(args: argparse.Namespace, columns: list, out: Any = None) -> int
         _say(args, preview(config, columns, documents, queued, cap_usd=args.max_cost,
                            spent_usd=data.cost_usd).sentence())
         grid = GridRun(db, grid_id, documents, config, run_cell=run_cell, concurrency=args.concurrency,
-                       max_cost_usd=args.max_cost)
+                       max_cost_usd=args.max_cost, writer=writer)
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, grid.stop)
         total = len(queued)
@@ -207,6 +252,7 @@ async def _grid(args: argparse.Namespace, columns: list, out: Any = None) -> int
         loop.remove_signal_handler(signal.SIGINT)
         written = write_grid(data, Path(args.out), comments=not args.no_comments)
     finally:
+        writer.close()
         db.close()
         store.close()
         if args.ray and "ray" in sys.modules:

@@ -199,7 +199,7 @@ class Controller(QObject):
         self.notifier.info("Settings saved.")
 
     def _on_notice_action(self, action: str) -> None:
-        if action in ("keys", "models", "endpoints", "caps", "documents", "appearance", "settings"):
+        if action in ("keys", "models", "endpoints", "caps", "documents", "grid", "appearance", "settings"):
             self.open_settings("" if action == "settings" else action)
         else:
             self.limit_fixes.apply(action)

@@ -21,7 +21,7 @@ from typing import Any, Callable
 from PySide6.QtGui import QAction
 
 from app.ports import CitationPort, EnginePort, PanelPort, ReplayPort, SettingsPort, SourcesPort, StorePort
-from core.lifecycle import stop_then_wait
+from core.lifecycle import finish, stop_then_wait
 from ui import icons
 from ui.grid_view import GridView
 
@@ -58,7 +58,9 @@ class GridGlue:
             self.view.grid_chosen.connect(self.show_grid)
             self.view.cell_opened.connect(self.open_cell)
             self.view.export_requested.connect(self.export)
+            self.view.preset_save_requested.connect(self.save_preset)
         self.refresh()
+        self.refresh_presets()
         self.view.show()
         self.view.raise_()
         return self.view
@@ -67,6 +69,51 @@ class GridGlue:
         # lazy: +3 modules in the window (where it runs)
         from core.grid.store import list_grids
         self.view.set_grids(list_grids(self.store().db), self.grid_id)
+
+    def presets_file(self) -> Path:
+        # lazy: +1 modules (first use only)
+        from core.grid.presets import presets_path
+        # lazy: free in the window
+        from core.paths import settings_path
+        return presets_path(settings_path())
+
+    def refresh_presets(self, current: str | None = None) -> None:
+        # lazy: +1 modules (first use only)
+        from core.grid.presets import PresetError, preset_names
+        try:
+            names = preset_names(self.presets_file())
+        except PresetError as exc:
+            names = []
+            self.view.set_status(f"The column presets cannot be used: {exc}.")
+        self.view.set_presets(names, self.view.chosen_preset() if current is None else current)
+
+    def save_preset(self, name: str, columns_path: str) -> bool:
+        """The questions file's columns saved as preset `name` (said in the view either way)."""
+        # lazy: +1 modules (first use only)
+        from core.grid.presets import PresetError, save_preset
+        try:
+            columns = self._file_columns(columns_path)
+            save_preset(self.presets_file(), name, columns)
+        except (ValueError, OSError) as exc:      # PresetError is a ValueError
+            self.view.set_status(f"The preset was not saved: {exc}")
+            return False
+        self.refresh_presets(name.strip())
+        self.view.set_status(f"Saved {len(columns)} questions as the preset “{name.strip()}”; "
+                             "the grid now runs them.")
+        return True
+
+    def _file_columns(self, columns_path: str) -> list:
+        # lazy: +22 modules, 59 ms at load 12 (first use only)
+        from core.grid.model import ColumnError, parse_columns
+        if not columns_path:
+            raise ValueError("Pick a questions file: one question per line, or JSON lines.")
+        path = Path(columns_path).expanduser()
+        try:
+            return parse_columns(path.read_text(encoding="utf-8"), path.name)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"The questions file cannot be read: {exc}") from None
+        except ColumnError as exc:
+            raise ValueError(str(exc)) from None
 
     def show_grid(self, grid_id: str) -> None:
         # lazy: +3 modules in the window (where it runs)
@@ -106,17 +153,12 @@ class GridGlue:
         from app.settings import build_run_config
         # lazy: +21 modules in the window (where it runs)
         from core.engine.run import ConfigError, Engine
-        # lazy: +2 modules in the window (where it runs)
-        from core.grid.model import ColumnError, Row, parse_columns
-        if not columns_path:
-            raise ValueError("Pick a questions file: one question per line, or JSON lines.")
-        path = Path(columns_path).expanduser()
-        try:
-            columns = parse_columns(path.read_text(encoding="utf-8"), path.name)
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ValueError(f"The questions file cannot be read: {exc}") from None
-        except ColumnError as exc:
-            raise ValueError(str(exc)) from None
+        # lazy: +22 modules, 59 ms at load 12 (first use only)
+        from core.grid.model import Row
+        # lazy: +1 modules (first use only)
+        from core.grid.presets import preset_columns
+        preset = self.view.chosen_preset() if self.view is not None else ""
+        columns = preset_columns(self.presets_file(), preset) if preset else self._file_columns(columns_path)
         documents = sorted(self.sources.documents.values(), key=lambda d: d.path)
         if not documents:
             raise ValueError("Sources has no documents: add the documents to review first.")
@@ -153,7 +195,9 @@ class GridGlue:
             db.close()
         self.show_grid(grid_id)
         self.refresh()
-        view.set_status(told[:1].upper() + told[1:] + ".")
+        where = (f" The cells run on the Ray cluster at {self.ray_address()} (Settings > Grid); no API key "
+                 "leaves this computer.") if self.ray_address() else ""
+        view.set_status(told[:1].upper() + told[1:] + "." + where)
 
         def later(fn: Callable, *args: Any, **kw: Any) -> None:     # from the engine's loop to the window's
             if not gui.is_closed():
@@ -163,8 +207,20 @@ class GridGlue:
             text = cell_text({"state": event.state, "value": event.value, "flag": event.flag, "error": event.error})
             later(view.model.update_cell, event.row, event.col, state=event.state, cost_usd=event.cost_usd,
                   flag=event.flag, error=event.error, run_id=event.run_id, text=text)
+        cluster = None
+        address = self.ray_address()
+        if address:
+            try:
+                cluster = await asyncio.to_thread(self._connect_ray, address, config)
+            except Exception as exc:          # RayUnavailable, a key refused, or Ray's own error
+                log.info("the grid cannot run on Ray at %s: %s", address, exc)
+                view.set_status(f"The grid cannot run on the Ray cluster at {address}: {exc}. Nothing ran; "
+                                "clear the address in Settings > Grid to run it on this computer.")
+                view.set_running(False)
+                return None
         try:
-            data = await self.on_engine(self._grid_on_engine(path, grid_id, documents, config, cap, on_cell))
+            data = await self.on_engine(self._grid_on_engine(path, grid_id, documents, config, cap, on_cell,
+                                                             cluster))
         except asyncio.CancelledError:
             view.set_status("Stopped.")
             raise
@@ -185,30 +241,42 @@ class GridGlue:
         return data
 
     async def _grid_on_engine(self, path: Path, grid_id: str, documents: list, config: Any, cap: float | None,
-                              on_cell: Callable) -> Any:
-        """On the engine's loop: the grid, its cells on RunService over the window's store."""
-        # lazy: +1 modules in the window (where it runs)
+                              on_cell: Callable, cluster: tuple | None = None) -> Any:
+        """On the engine's loop: the grid, its cells on RunService over the window's store, or
+        on the Ray cluster `cluster` (ray, keys) with their runs written into that store."""
+        # lazy: +9 modules, 35 ms at load 3.7 (first use only)
         from app.grid_runs import GridCells
         # lazy: free in the window (where it runs)
         from app.run_service import RunService
-        # lazy: +7 modules in the window (where it runs)
-        from core.grid.runner import GridRun
-        # lazy: free in the window (where it runs)
+        # lazy: +6 modules, 12 ms at load 11 (first use only)
+        from core.grid.runner import WRITER_LINGER_S, GridRun
+        # lazy: +115 modules, 208 ms at load 3.7 (first use only)
         from core.store import RunStore
         # lazy: free in the window (where it runs)
         from core.store.db import connect
-        service = RunService(open_store=lambda: RunStore.open(path), keys=self.keys, settings=self.settings)
-        db = connect(path)                    # the grid's own connection, as the CLI's (app/cli_grid.py)
+        store = RunStore.open(path)           # one store and one writer for every cell, as the CLI's
+        writer = store.writer(linger_s=WRITER_LINGER_S)   # (app/cli_grid.py); the grid reads on its own connection
+        service = RunService(store=store, writer=writer, keys=self.keys, settings=self.settings)
+        db = connect(path)
         try:
-            grid = GridRun(db, grid_id, documents, config, run_cell=GridCells(service).run_cell,
-                           concurrency=max(1, min(config.concurrency, 8)), max_cost_usd=cap)
+            run_cell = GridCells(service).run_cell
+            if cluster is not None:           # Settings > Grid: the cells run on the cluster
+                # lazy: +1 modules, 2 ms (first use only)
+                from app.version import __version__
+                # lazy: ray itself was imported when the cluster answered
+                from core.grid.ray_cells import RayCells
+                run_cell = RayCells(cluster[0], store, keys=cluster[1], version=__version__).run_cell
+            grid = GridRun(db, grid_id, documents, config, run_cell=run_cell,
+                           concurrency=max(1, min(config.concurrency, 8)), max_cost_usd=cap, writer=writer)
             self._grid = grid
             if self._stopped:
                 grid.stop()
             return await grid.run(on_cell=on_cell)
         finally:
             self._grid = None
+            await finish(asyncio.to_thread(writer.close))
             db.close()
+            store.close()
 
     def stop(self) -> None:
         """No cell starts after this; the running cells stop; the ended ones are kept."""
@@ -217,6 +285,22 @@ class GridGlue:
         self._stopped = True
         self.view.set_status("Stopping…")
         asyncio.ensure_future(self.on_engine(self._stop_on_engine()))
+
+    def ray_address(self) -> str:
+        return getattr(self.settings(), "ray_address", "") or ""
+
+    def _connect_ray(self, address: str, config: Any) -> tuple[Any, dict]:
+        """(In a thread) ray connected to the cluster at `address`, checked to run this project,
+        and the keys the models carry: none leaves this computer from the window (a model that
+        needs one is refused). RayUnavailable / ValueError: a sentence."""
+        # lazy: +1 modules, 3 ms (first use only)
+        from app.key_routing import keys_to_send
+        # lazy: ray itself is imported only when the cluster answers
+        from core.grid.ray_cells import connect
+        keys = keys_to_send(config, set(), keys=self.keys(), settings=self.settings(),
+                            how_to_allow="(a grid on Ray from the window sends no key; the command line's "
+                                         "--ray-send-key {owner} allows it for one grid)")
+        return connect(address), keys
 
     async def _stop_on_engine(self) -> None:
         if self._grid is not None:

@@ -89,7 +89,9 @@ def describe_routes(config: Any, endpoints: Any) -> str:
     return "calls go to: " + "; ".join(route_lines(config, endpoints))
 
 
-def keys_to_send(config: Any, allowed: set[str], *, keys: Any = None, settings: Any = None) -> dict[str, str | None]:
+def keys_to_send(config: Any, allowed: set[str], *, keys: Any = None, settings: Any = None,
+                 how_to_allow: str = "unless you allow it for this grid with --ray-send-key {owner}"
+                 ) -> dict[str, str | None]:
     """The key each of the run's models carries, for runs on other computers (a grid's cells
     on Ray): a model whose calls need a key gets it only when the user allowed its owner
     (provider or endpoint) for this grid; otherwise ValueError says which and how to allow it.
@@ -109,6 +111,6 @@ def keys_to_send(config: Any, allowed: set[str], *, keys: Any = None, settings: 
         route = routes.route(model)
         if route.key is not None and route.key_owner not in allowed:
             raise ValueError(f"{config.label(model)} needs the key of {route.key_owner}, which stays on this "
-                             f"computer unless you allow it for this grid with --ray-send-key {route.key_owner}")
+                             f"computer {how_to_allow.format(owner=route.key_owner)}")
         out[model] = route.key
     return out

@@ -58,6 +58,13 @@ def preload_engine(wait_for_litellm: bool = True) -> Any:
     return runner
 
 
+def _engine_loaded() -> bool:
+    """Whether preload_engine's modules are imported (a grid's 5,000 runs skip a thread hop each)."""
+    # lazy: free (sys is always loaded)
+    import sys
+    return "app.runner" in sys.modules and "core.engine.run" in sys.modules
+
+
 @dataclass(frozen=True)
 class RunRequest:
     """What to run. `kind` says where the REPL and conversation come from:
@@ -171,12 +178,14 @@ class RunService:
     """Runs RunRequests. `open_store` gives a RunStore for one run (closed after it), or
     `store` is an open one the caller keeps (default: RunStore.open() per run);
     `keys` and `settings` are callables giving the KeyStore and Settings that
-    route keys (defaults: the keychain and the settings file)."""
+    route keys (defaults: the keychain and the settings file); `writer` an EventWriter every
+    run writes through (the caller closes it; default: one per run)."""
 
     def __init__(self, *, open_store: Callable[[], Any] | None = None, store: Any = None,
                  keys: Callable[[], Any] | None = None, settings: Callable[[], Any] | None = None,
-                 worker_command: list[str] | None = None) -> None:
+                 worker_command: list[str] | None = None, writer: Any = None) -> None:
         self._open_store = open_store
+        self._writer = writer              # one EventWriter for every run of this service (a grid's)
         self._borrowed = store             # an open store lent by the caller (not closed here)
         self._keys = keys
         self._settings = settings
@@ -199,8 +208,9 @@ class RunService:
                   handle: RunHandle | None = None) -> RunOutcome:
         handle = handle or RunHandle()
         prepare_engine_process()            # the one hardening entry point (idempotent; main.py ran it)
-        await asyncio.to_thread(preload_engine, False)   # the engine's import off this loop; litellm's
-                                                         # goes on beside the run (preload_engine)
+        if not _engine_loaded():
+            await asyncio.to_thread(preload_engine, False)   # the engine's import off this loop; litellm's
+                                                             # goes on beside the run (preload_engine)
         from app.runner import QuestionRun      # the engine's modules: lazy, ~80 ms of CPU before the
         store = self._store()                   # window's first paint otherwise (measured, docs/dev/run-path.md)
         session = None                                # a rebuilt session this service owns until the run has it
@@ -238,7 +248,7 @@ class RunService:
                                      follow_up=follow_up, keep_session=request.keep_session,
                                      evaluation_id=request.evaluation_id,
                                      forked_from=_forked_from(store, request),
-                                     shared_budget=request.shared_budget)
+                                     shared_budget=request.shared_budget, writer=self._writer)
             if handle.cancelled:
                 handle.run.cancel()
             return await handle.run.execute()

@@ -13,6 +13,7 @@ import asyncio
 import dataclasses
 import logging
 import uuid
+from functools import partial
 from typing import Any, Callable, Sequence
 
 from app.key_routing import route_key_for
@@ -28,6 +29,13 @@ from core.background import low_priority_steps
 log = logging.getLogger(__name__)
 
 
+SHARED_SOURCES_MAX_CHARS = 2_000_000   # above this, a run's texts are stored by a thread of its own
+
+
+def _small(documents: Sequence[Any]) -> bool:
+    return sum(getattr(d, "chars", 0) or 0 for d in documents) <= SHARED_SOURCES_MAX_CHARS
+
+
 # What a run ends with: the engine's own result (run_id, status, answer, error, totals,
 # started_at, finished_at, session).
 RunOutcome = RunResult
@@ -41,7 +49,9 @@ class QuestionRun:
                  worker_command: list[str] | None = None, persist: bool = True,
                  session: Any = None, follow_up: bool = False, keep_session: bool = False,
                  evaluation_id: str | None = None, forked_from: dict | None = None,
-                 shared_budget: Any = None) -> None:
+                 shared_budget: Any = None, writer: Any = None) -> None:
+        """`writer`: an EventWriter shared by many runs (a grid's), kept open after this one;
+        without it the run opens its own and closes it once its events are written."""
         if not question.strip():
             raise ValueError("the question is empty")
         if not documents:
@@ -66,6 +76,8 @@ class QuestionRun:
         self._follow_up = follow_up
         self._keep_session = keep_session
         self._writer: Any = None
+        self._shared_writer = writer
+        self._writer_error: Any = None      # a shared writer's error before this run began
         self.engine_started = False
         self._sink_failures: dict[int, int] = {}
 
@@ -110,7 +122,8 @@ class QuestionRun:
             # lazy: free in the window, +191 modules in ask (where it runs)
             from core.store import RunStore
             store = self._store or RunStore.open()
-            writer = self._writer = store.writer()
+            writer = self._writer = self._shared_writer or store.writer()
+            self._writer_error = writer.error
         self._engine = Engine(self.config, emit=self._fanout(writer), key_for=key_for,
                               run_id=self.run_id, worker_command=self._worker_command,
                               version=__version__, parent_run_id=self.parent_run_id,
@@ -121,7 +134,14 @@ class QuestionRun:
         sources = None
         sources_error: str | None = None
         try:
-            if store is not None:
+            if store is not None and self._shared_writer is not None and _small(self.documents):
+                # A grid's cell: its one small text (or one already stored) goes in through the
+                # shared writer, committed before the cell's own row; no thread of its own.
+                # lazy: free here, imported with RunStore above
+                from core.store.runstore import write_sources_in
+                writer.submit(partial(write_sources_in, run_id=self.run_id, documents=self.documents,
+                                      skipped=self.skipped), self._sources_written)
+            elif store is not None:
                 # Compressing a large context takes a while: do it beside the run, off the loop,
                 # at a lower CPU priority than the run's own turns (core/background.py) ...
                 sources = low_priority_steps(store.save_sources_steps(self.run_id, self.documents, self.skipped),
@@ -151,11 +171,16 @@ class QuestionRun:
                     log.exception("saving the sources of run %s failed", self.run_id)
                     sources_error = f"the sources of this run could not be saved: {type(exc).__name__}: {exc}"
         finally:
-            if writer is not None:
+            if writer is not None and writer is not self._shared_writer:
                 await asyncio.to_thread(writer.close)
             if store is not None and self._store is None:
                 store.close()
         return sources_error
+
+    def _sources_written(self, error: BaseException | None) -> None:
+        """The writer's word on sources it stored (on its thread): a failure is logged."""
+        if error is not None:
+            log.error("saving the sources of run %s failed: %s", self.run_id, error)
 
     def _store_error(self, writer: Any) -> str | None:
         """What went wrong with the run's record, or None: a batch the writer could not
@@ -163,7 +188,7 @@ class QuestionRun:
         if writer is None:
             return None
         parts = []
-        if writer.error is not None:
+        if writer.error is not None and writer.error is not self._writer_error:
             parts.append(f"some events could not be written to {writer.path}: {writer.error}")
         refused = self._sink_failures.get(id(writer), 0)
         if refused:

@@ -79,6 +79,7 @@ class Settings:
     recent_folders: list[str] = field(default_factory=list)
     recent_questions: list[str] = field(default_factory=list)
     ui: dict[str, Any] = field(default_factory=dict)
+    ray_address: str = ""            # HOST:PORT of a Ray cluster the window's grids run on ("" = here)
     extra: dict[str, Any] = field(default_factory=dict)             # unknown keys, kept as they were
     warnings: list[str] = field(default_factory=list, compare=False)   # from loading; never saved
 
@@ -153,6 +154,7 @@ def settings_to_dict(s: Settings) -> dict[str, Any]:
         "recent_folders": list(s.recent_folders),
         "recent_questions": list(s.recent_questions),
         "ui": dict(s.ui),
+        "ray_address": s.ray_address,
     })
     return _without_secrets(data, [])
 
@@ -169,7 +171,7 @@ def settings_from_dict(data: dict[str, Any]) -> Settings:
     warnings: list[str] = []
     data = _without_secrets(data, warnings)
     known = {"version", "root_model", "sub_model", "sub_call_models", "endpoints", "models", "caps", "theme",
-             "recent_folders", "recent_questions", "ui", "require_full_sandbox"}
+             "recent_folders", "recent_questions", "ui", "require_full_sandbox", "ray_address"}
     s = Settings(extra={k: v for k, v in data.items() if k not in known})
     s.root_model = _text(data.get("root_model"))
     s.sub_model = _text(data.get("sub_model"))
@@ -199,6 +201,7 @@ def settings_from_dict(data: dict[str, Any]) -> Settings:
     s.recent_folders = [str(x) for x in _list(data.get("recent_folders"))][:RECENT_LIMIT]
     s.recent_questions = [str(x) for x in _list(data.get("recent_questions"))][:RECENT_LIMIT]
     s.ui = data["ui"] if isinstance(data.get("ui"), dict) else {}
+    s.ray_address = _text(data.get("ray_address"))
     for message in warnings:
         log.warning("settings: %s", message)
     s.warnings = warnings

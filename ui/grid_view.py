@@ -1,6 +1,7 @@
 """The review grid's window: the grids stored so far, the chosen grid filling cell by cell
 (state, value, cost), Run over Sources' documents with one dollar cap, Stop, Export; a
-double-click on a cell asks for its evidence (its run and its cited passage).
+double-click on a cell asks for its evidence (its run and its cited passage). The
+questions come from a file or from a saved column preset; a file's can be saved as one.
 
 It only shows and asks: app/grid_glue.py runs grids and feeds the table model."""
 
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QDialog, QDoubleSpinBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem,
+    QComboBox, QDialog, QDoubleSpinBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem,
     QPushButton, QSplitter, QTableView, QVBoxLayout, QWidget,
 )
 
@@ -22,7 +23,8 @@ class GridView(QDialog):
     stop_requested = Signal()
     grid_chosen = Signal(str)
     cell_opened = Signal(int, int)
-    export_requested = Signal(str)            # a .csv or .xlsx path
+    export_requested = Signal(str)            # a .csv, .xlsx or .html path
+    preset_save_requested = Signal(str, str)  # preset name, COLUMNS file
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -62,6 +64,25 @@ class GridView(QDialog):
         top.addWidget(self.export_button)
         layout.addLayout(top)
 
+        presets = QHBoxLayout()
+        presets.addWidget(QLabel("or the preset"))
+        self.preset_box = QComboBox()
+        self.preset_box.setAccessibleName("Column preset")
+        self.preset_box.setMinimumContentsLength(18)
+        self.preset_box.currentIndexChanged.connect(self._preset_chosen)
+        presets.addWidget(self.preset_box)
+        presets.addSpacing(16)
+        self.preset_name_edit = QLineEdit()
+        self.preset_name_edit.setPlaceholderText("a name for the questions file's columns")
+        self.preset_name_edit.setAccessibleName("Preset name")
+        presets.addWidget(self.preset_name_edit, 1)
+        self.save_preset_button = QPushButton("Save as preset")
+        self.save_preset_button.clicked.connect(lambda: self.preset_save_requested.emit(
+            self.preset_name_edit.text().strip(), self.columns_edit.text().strip()))
+        presets.addWidget(self.save_preset_button)
+        layout.addLayout(presets)
+        self.set_presets([])
+
         self.status_label = QLabel("Pick a questions file; the grid runs over the documents in Sources.")
         self.status_label.setWordWrap(True)
         self.status_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -97,6 +118,21 @@ class GridView(QDialog):
                 self.grid_list.setCurrentItem(item)
         self._listing = False
 
+    def set_presets(self, names: list[str], current: str = "") -> None:
+        """The saved column presets; the first entry runs the questions file instead."""
+        self.preset_box.blockSignals(True)
+        self.preset_box.clear()
+        self.preset_box.addItem("(none: the questions file)", "")
+        for name in names:
+            self.preset_box.addItem(name, name)
+        self.preset_box.setCurrentIndex(max(0, self.preset_box.findData(current)))
+        self.preset_box.blockSignals(False)
+        self._preset_chosen()
+
+    def chosen_preset(self) -> str:
+        """The preset the grid runs ("" : the questions file)."""
+        return self.preset_box.currentData() or ""
+
     def current_grid(self) -> str | None:
         item = self.grid_list.currentItem()
         return item.data(GRID_ID_ROLE) if item is not None else None
@@ -114,12 +150,18 @@ class GridView(QDialog):
         if item is not None and not self._listing:
             self.grid_chosen.emit(item.data(GRID_ID_ROLE))
 
+    def _preset_chosen(self, _index: int = 0) -> None:
+        preset = self.chosen_preset()
+        self.columns_edit.setEnabled(not preset)
+        self.browse_button.setEnabled(not preset)
+
     def _browse(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Questions", "", "Questions (*.jsonl *.txt);;All files (*)")
         if path:
             self.columns_edit.setText(path)
 
     def _export(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export grid", "grid.xlsx", "Excel (*.xlsx);;CSV (*.csv)")
+        path, _ = QFileDialog.getSaveFileName(self, "Export grid", "grid.xlsx",
+                                              "Excel (*.xlsx);;CSV (*.csv);;HTML report (*.html)")
         if path:
             self.export_requested.emit(path)

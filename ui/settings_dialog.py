@@ -1,4 +1,4 @@
-"""Settings: keys, models, endpoints, default caps, theme.
+"""Settings: keys, models, endpoints, default caps, documents, where grids run, theme.
 
 The dialog edits the settings in their file form (the dict of
 app.settings.settings_to_dict: prices as [in, out], endpoints with base_url)
@@ -22,7 +22,7 @@ from ui.documents_page import DocumentsPage, OcrInfo
 from ui.endpoints_page import EndpointsPage
 from ui.window_fit import sized_to_screen
 
-PAGES = ("keys", "models", "endpoints", "caps", "documents", "appearance")
+PAGES = ("keys", "models", "endpoints", "caps", "documents", "grid", "appearance")
 EFFORTS = ("", "minimal", "low", "medium", "high")
 MODEL_COLUMNS = ("Model", "In $/M", "Out $/M", "Free", "Max tokens", "Reasoning", "Prompt note",
                  "Context window", "One block")
@@ -372,6 +372,29 @@ class CapsPage(QWidget):
                 "concurrency": self.concurrency.value(), "memory_limit_mb": self.memory.value()}
 
 
+class GridPage(QWidget):
+    """Where the window's review grids run: here, or on a Ray cluster."""
+
+    def __init__(self, ray_address: str, parent=None) -> None:
+        super().__init__(parent)
+        form = QFormLayout(self)
+        form.addRow(_label("Review grids run on this computer unless a Ray cluster's address is given: "
+                           "then their cells run on the cluster's nodes (each node needs "
+                           "pip install 'rlm-studio[ray]'). API keys stay on this computer.", hint=True))
+        self.ray_edit = QLineEdit(ray_address)
+        self.ray_edit.setPlaceholderText("HOST:PORT, e.g. 10.0.0.5:6379 (empty: this computer)")
+        self.ray_edit.setAccessibleName("Ray cluster address")
+        form.addRow("Ray cluster", self.ray_edit)
+
+    def ray_address(self) -> str:
+        """HOST:PORT or "" (ValueError: anything else)."""
+        text = self.ray_edit.text().strip()
+        host, _, port = text.rpartition(":")
+        if text and (not host or not port.isdigit() or not 0 < int(port) < 65536):
+            raise ValueError(f"the Ray cluster address must be HOST:PORT (e.g. 127.0.0.1:6379), not {text!r}")
+        return text
+
+
 class AppearancePage(QWidget):
     def __init__(self, theme: str, parent=None) -> None:
         super().__init__(parent)
@@ -404,10 +427,12 @@ class SettingsDialog(QDialog):
         self.caps_page = CapsPage(dict(data.get("caps") or {}))
         ingest = data.get("ingest")
         self.documents_page = DocumentsPage(ingest if isinstance(ingest, dict) else {}, ocr or OcrInfo())
+        self.grid_page = GridPage(data.get("ray_address") or "")
         self.appearance_page = AppearancePage(data.get("theme") or "system")
         for page, title in ((self.keys_page, "Keys"), (self.models_page, "Models"),
                             (self.endpoints_page, "Endpoints"), (self.caps_page, "Caps"),
-                            (self.documents_page, "Documents"), (self.appearance_page, "Appearance")):
+                            (self.documents_page, "Documents"), (self.grid_page, "Grid"),
+                            (self.appearance_page, "Appearance")):
             self.tabs.addTab(page, title)
         layout.addWidget(self.tabs, 1)
         self.error_label = _label("")
@@ -432,6 +457,7 @@ class SettingsDialog(QDialog):
                 "endpoints": self.endpoints_page.endpoints(),
                 "caps": self.caps_page.caps(),
                 "ingest": self.documents_page.ingest(),
+                "ray_address": self.grid_page.ray_address(),
                 "theme": self.appearance_page.theme()}
 
     def _on_save(self) -> None:

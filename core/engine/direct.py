@@ -83,19 +83,20 @@ def direct_fit(model: str, question: str, documents: Sequence[Any], prices: Any,
 
 async def ask_directly(client: Any, prices: Any, model: str, question: str, documents: Sequence[Any], *,
                        max_tokens: int, window: int | None = None, fit: DirectFit | None = None,
-                       meter: Any = None, on_delta: Any = None) -> DirectResult:
+                       meter: Any = None, on_delta: Any = None, messages: list[dict] | None = None) -> DirectResult:
     """One plain call; never raises for a provider error (the result says what happened).
 
     A run in Auto or direct mode (core/engine/mode.py) passes the `fit` it decided on, the
     engine's `meter` (the budget reserves and settles the call, as for a root call) and
-    `on_delta` (the reply is streamed into the transcript); the budget's refusal is raised."""
+    `on_delta` (the reply is streamed into the transcript) and the `messages` it recorded (the
+    same list is sent: one copy of the documents per call, not two); the budget's refusal is raised."""
     from core.llm.errors import LLMError
     fit = fit or direct_fit(model, question, documents, prices, max_tokens, window)
     if fit.fits is False:
         return DirectResult("too_large", None, 0, 0, 0.0, 0, fit.prompt_tokens, fit.window, fit.message)
     started = time.monotonic()
     try:
-        reply = await client.complete(model, direct_messages(question, documents), max_tokens=max_tokens,
+        reply = await client.complete(model, messages or direct_messages(question, documents), max_tokens=max_tokens,
                                       **({"meter": meter} if meter is not None else {}),
                                       **({"stream": True, "on_delta": on_delta} if on_delta else {}))
     except LLMError as exc:

@@ -158,7 +158,7 @@ async def run_direct(ctx: Any, choice: ModeChoice, question: str, documents: Seq
     try:
         result = await ask_directly(ctx.llm, ctx.prices, model, question, documents,
                                     max_tokens=cfg.root_max_tokens, fit=choice.fit, meter=meter,
-                                    on_delta=on_delta)
+                                    on_delta=on_delta, messages=messages)
     except BudgetExceeded as exc:
         ctx.cap_hit = ctx.cap_hit or "cost"
         failed("refused", str(exc))

@@ -1,6 +1,9 @@
 """A grid written out: CSV (a `document` column, then one column per question, a row per
-document) and XLSX (openpyxl: a sheet of answers, one of citations, and optionally a
-comment on each answer with the passage it quotes).
+document), XLSX (openpyxl: a sheet of answers, one of citations, and optionally a
+comment on each answer with the passage it quotes) and an HTML report (the table, then
+each cell's answer, state, cost and citations with their passages; self-contained, as a
+run's HTML export: no network, no script, model text escaped, only http(s), mailto and
+in-page links live).
 
     write_grid(load_grid(db, grid_id), Path("review.xlsx"))     # the suffix picks the format
 
@@ -23,7 +26,7 @@ from typing import Any
 from core.control_chars import escape_controls
 from core.grid.values import display
 
-GRID_FORMATS = ("csv", "xlsx")
+GRID_FORMATS = ("csv", "xlsx", "html")
 CITATION_COLUMNS = ("document", "question", "state", "value", "answer", "flag", "citation", "resolves",
                     "passage", "cost_usd", "run_id")
 
@@ -75,13 +78,15 @@ def write_grid(data: Any, path: Path, *, comments: bool = True) -> Path:
     path = Path(path)
     fmt = path.suffix.lower().lstrip(".")
     if fmt not in GRID_FORMATS:
-        raise ValueError(f"cannot write a grid as {path.name}: the file must end in .csv or .xlsx")
+        raise ValueError(f"cannot write a grid as {path.name}: the file must end in .csv, .xlsx or .html")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:
         if fmt == "csv":
             Path(tmp).write_text(render_csv(data), encoding="utf-8", newline="")
+        elif fmt == "html":
+            Path(tmp).write_text(render_html(data), encoding="utf-8")
         else:
             _write_xlsx(data, Path(tmp), comments)
         os.replace(tmp, path)
@@ -119,3 +124,74 @@ def _fill(sheet: Any, rows: list[list[Any]]) -> None:
         for cell in sheet[sheet.max_row]:
             if isinstance(cell.value, str) and cell.value.startswith("="):
                 cell.data_type = "s"
+
+
+GRID_CSS = """
+td.queued,td.running{color:var(--muted)}td.failed,td.limited{color:var(--bad)}td small{display:block;color:var(--muted)}
+section.cell{border-top:1px solid var(--line);margin-top:18px}section.cell:target{outline:2px solid var(--acc)}
+"""
+
+
+def render_html(data: Any) -> str:
+    """The grid as one self-contained page. Every text from a model or a file is escaped (and
+    its control characters written as `\\u00XX`); answers are rendered as a run's are
+    (core/exports/answer_render.py: raw HTML shown as text, unsafe links and images as text)."""
+    # lazy: +3 modules (first use only)
+    from core.exports.answer_render import answer_html
+    # lazy: the run export's page style and policy (first use only)
+    from core.exports.export_html import CSS, esc, pre
+    counts = data.counts()
+    policy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+    out = ['<!DOCTYPE html>', '<html lang="en"><head><meta charset="utf-8">',
+           f'<meta http-equiv="Content-Security-Policy" content="{policy}">',
+           '<meta name="viewport" content="width=device-width, initial-scale=1">',
+           f"<title>{esc(data.name)} · RLM Studio grid</title>", f"<style>{CSS}{GRID_CSS}</style></head><body>",
+           f"<h1>{esc(data.name)}</h1>",
+           f'<p class="muted">RLM Studio review grid <code>{esc(data.id)}</code></p>',
+           f'<p><span class="status {esc(data.status)}">{esc(data.status)}</span> '
+           f"{counts['done']} done, {counts['failed']} failed, {counts['limited']} limited, "
+           f"{counts['queued'] + counts['running']} not run; cost ${data.cost_usd:.4f}"
+           + (f" of a ${data.max_cost_usd:.4f} cap" if data.max_cost_usd else "") + "</p>",
+           "<h2>Answers</h2><table><tr><th>document</th>"]
+    out.extend(f'<th title="{esc(c.question)}">{esc(c.name)} <small class="muted">{esc(c.type)}</small></th>'
+               for c in data.columns)
+    out.append("</tr>")
+    for i, row in enumerate(data.rows):
+        out.append(f"<tr><th>{esc(row.path)}</th>")
+        for j in range(len(data.columns)):
+            cell = data.cells.get((i, j)) or {"state": "queued"}
+            text = esc(cell_text(cell))
+            if cell.get("run_id") or cell.get("answer"):
+                text = f'<a href="#cell-{i}-{j}">{text or esc(cell["state"])}</a>'
+            out.append(f'<td class="{esc(cell["state"])}">{text}<small>{esc(cell["state"])} · '
+                       f'${float(cell.get("cost_usd") or 0):.4f}</small></td>')
+        out.append("</tr>")
+    out.append("</table><h2>Cells</h2>")
+    for (i, j), cell in sorted(data.cells.items()):
+        if not (cell.get("run_id") or cell.get("answer") or cell.get("error")):
+            continue
+        out.append(f'<section class="cell" id="cell-{i}-{j}"><h3><code>{esc(data.rows[i].path)}</code> · '
+                   f"{esc(data.columns[j].name)}</h3><p><strong>{esc(data.columns[j].question)}</strong></p>")
+        out.append(f'<p><span class="status {esc(cell["state"])}">{esc(cell["state"])}</span> '
+                   f'<span class="muted">${float(cell.get("cost_usd") or 0):.4f}'
+                   + (f' · run <code>{esc(cell["run_id"])}</code>' if cell.get("run_id") else "") + "</span></p>")
+        if cell.get("answer") is not None:
+            out.append(f'<div class="answer">{answer_html(cell["answer"])[0]}</div>')
+        for label, value in (("Value", cell_text(cell) if cell["state"] == "done" else ""),
+                             ("Flag", cell.get("flag")), ("Why", cell.get("error"))):
+            if value:
+                out.append(f'<p><span class="label">{label}:</span> {esc(value)}</p>')
+        cites = cell.get("citations") or []
+        if cites:
+            out.append("<ul>")
+            for c in cites:
+                where = esc(c.get("reference") or f"{c.get('path')}:{c.get('address')}")
+                if c.get("ok"):
+                    out.append(f'<li><code>{where}</code>{pre(c.get("passage") or "", "quote")}</li>')
+                else:
+                    out.append(f'<li><code>{where}</code> <span class="err">does not resolve: '
+                               f'{esc(c.get("problem") or "")}</span></li>')
+            out.append("</ul>")
+        out.append("</section>")
+    out.append("</body></html>")
+    return escape_controls("\n".join(out)) + "\n"

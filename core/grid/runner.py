@@ -1,9 +1,12 @@
 """Run a grid: every queued cell is one ordinary stored run over its one document,
 asked the column's question, all of them reserving from one grid-wide budget.
 
-    grid = GridRun(db, grid_id, documents, config, run_cell=..., concurrency=8)
+    grid = GridRun(db, grid_id, documents, config, run_cell=..., concurrency=8, writer=writer)
     summary = await grid.run(on_cell=print)      # grid.stop(): no cell starts, the running ones stop
 
+`writer` (an EventWriter, core/store/writer.py) is the one its cells' runs write their
+events through (app/grid_runs.py): the grid's cell rows go through it too, in the same
+commits, each after its run's events. Without it they are written on `db`, a commit each.
 The caller supplies `run_cell(question, document, config, shared_budget, run_id) ->
 RunOutcome` (app/grid_runs.py: a RunRequest on RunService, like every run), so this module
 needs no app. Each cell's run is the engine's Auto: one plain call when the document takes
@@ -14,15 +17,19 @@ documents are read: memory follows the cells in flight, not the grid's size.
 States: a cell whose run finished is done (its typed value parsed, or flagged); a run
 that failed is failed (its error said); a run that the grid's dollar cap stopped or
 shortened, or a cell the cap left no room to start, is limited. Stop puts the running
-cells back in the queue; every ended cell is already committed.
+cells back in the queue; every ended cell is committed (within the writer's next batch).
+A cell whose run ended in a process that died before the cell was written takes that
+run's answer when the grid resumes (it is not asked again).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import uuid
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, Awaitable, Callable, Sequence
 
 from core.engine.budget import Budget
@@ -30,8 +37,13 @@ from core.grid import store as gs
 from core.grid.model import cell_question
 from core.grid.values import parse_value
 from core.lifecycle import finish
+from core.store.db import write_transaction
 
 log = logging.getLogger(__name__)
+
+# The grid's EventWriter waits this long after each batch: its cells' events share commits
+# and wake-ups (core/store/writer.py); a kill -9 loses at most this much more of them.
+WRITER_LINGER_S = 0.05
 
 RunCell = Callable[[str, Any, Any, Budget, str], Awaitable[Any]]
 
@@ -52,7 +64,8 @@ class CellEvent:
 
 class GridRun:
     def __init__(self, db: Any, grid_id: str, documents: Sequence[Any | None], config: Any, *,
-                 run_cell: RunCell, concurrency: int = 8, max_cost_usd: float | None = None) -> None:
+                 run_cell: RunCell, concurrency: int = 8, max_cost_usd: float | None = None,
+                 writer: Any = None) -> None:
         """`documents[i]` is row i's document (None: the row could not be read)."""
         self.db = db
         self.grid_id = grid_id
@@ -68,7 +81,28 @@ class GridRun:
         self.budget = Budget(max_cost_usd=max_cost_usd, max_sub_calls=None)
         self.budget.spent_usd = data.cost_usd
         self.stopped = False
+        self.writer = writer
         self._tasks: set[asyncio.Task] = set()
+
+    def _write(self, fn: Callable[[Any], None]) -> None:
+        """Rows of the grid: through the writer (ordered after the runs' events, committed in
+        its next batch), or on `db` at once."""
+        if self.writer is None:
+            with write_transaction(self.db):
+                fn(self.db)
+            return
+        try:
+            self.writer.submit(fn, _log_failure)
+        except Exception as exc:                # the writer stopped: said in the log, the grid goes on
+            log.error("a grid row could not be handed to the writer: %s", exc)
+
+    async def _written(self) -> None:
+        """Wait until every row handed to the writer is committed."""
+        if self.writer is not None:
+            try:
+                await asyncio.to_thread(self.writer.flush, 120.0)
+            except Exception as exc:            # StoreWriteError: the grid is read as it was committed
+                log.error("the grid's rows could not all be written: %s", exc)
 
     def stop(self) -> None:
         """No cell starts after this; the running cells' runs are cancelled (call on the loop)."""
@@ -77,9 +111,10 @@ class GridRun:
             task.cancel()
 
     async def run(self, on_cell: Callable[[CellEvent], None] | None = None) -> gs.GridData:
-        pending = iter(gs.queued_cells(self.db, self.grid_id))
-        gs.set_status(self.db, self.grid_id, "running")
         emit = on_cell or (lambda _e: None)
+        self._write(lambda db: gs.set_status(db, self.grid_id, "running"))
+        taken = self._take_interrupted(emit)
+        pending = iter([cell for cell in gs.queued_cells(self.db, self.grid_id) if cell not in taken])
 
         async def worker() -> None:
             for row, col in pending:               # shared iterator: each cell taken once
@@ -105,14 +140,32 @@ class GridRun:
             for w in workers:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
-            gs.set_status(self.db, self.grid_id, "stopped")
+            self._write(lambda db: gs.set_status(db, self.grid_id, "stopped"))
             raise
+        await self._written()
         data = gs.load_grid(self.db, self.grid_id)
         counts = data.counts()
         status = "stopped" if self.stopped or counts["queued"] else "finished"
-        gs.set_status(self.db, self.grid_id, status)
+        self._write(lambda db: gs.set_status(db, self.grid_id, status))
+        await self._written()
         data.status = status
         return data
+
+    def _take_interrupted(self, emit: Callable[[CellEvent], None]) -> set[tuple[int, int]]:
+        """The cells whose run ended before a process died: ended with that run's answer."""
+        taken = set()
+        for cell in gs.interrupted_cells(self.db, self.grid_id):
+            row, col, document = cell["row"], cell["col"], self.documents[cell["row"]]
+            if document is None:
+                continue
+            totals = json.loads(cell["totals_json"] or "{}")
+            outcome = SimpleNamespace(status=cell["status"], answer=cell["answer"], error=cell["error"],
+                                      totals=totals, run_id=cell["run_id"])
+            result = self._result(row, col, outcome, document)
+            self.budget.spent_usd += result.cost_usd      # spent then, never counted in the grid's cost
+            self._end(emit, result)
+            taken.add((row, col))
+        return taken
 
     def _room_left(self) -> bool:
         cap = self.budget.max_cost_usd
@@ -136,13 +189,13 @@ class GridRun:
             self._end(emit, gs.CellResult(row, col, "failed", error=str(exc)))
             return
         run_id = uuid.uuid4().hex
-        gs.start_cell(self.db, self.grid_id, row, col, run_id)
+        self._write(lambda db: gs.start_cell(db, self.grid_id, row, col, run_id))
         emit(CellEvent(row, col, "running", run_id=run_id))
         try:
             outcome = await self.run_cell(cell_question(column, document.path), document, self.config,
                                           self.budget, run_id)
         except asyncio.CancelledError:
-            gs.unstart_cell(self.db, self.grid_id, row, col)
+            self._write(lambda db: gs.unstart_cell(db, self.grid_id, row, col))
             emit(CellEvent(row, col, "queued", run_id=run_id))
             raise
         except Exception as exc:                # refused before it ran: a sentence, the grid goes on
@@ -151,7 +204,7 @@ class GridRun:
                                           run_id=run_id))
             return
         if outcome.status == "cancelled" and self.stopped:
-            gs.unstart_cell(self.db, self.grid_id, row, col)
+            self._write(lambda db: gs.unstart_cell(db, self.grid_id, row, col))
             emit(CellEvent(row, col, "queued", run_id=run_id))
             return
         self._end(emit, self._result(row, col, outcome, document))
@@ -178,9 +231,14 @@ class GridRun:
         return gs.CellResult(row, col, state, answer, None, None, error, cost, outcome.run_id, citations)
 
     def _end(self, emit: Callable[[CellEvent], None], result: gs.CellResult) -> None:
-        gs.finish_cell(self.db, self.grid_id, result)
+        self._write(lambda db: gs.finish_cell(db, self.grid_id, result))
         emit(CellEvent(result.row, result.col, result.state, result.cost_usd, result.answer, result.flag,
                        result.error, result.run_id, result.value))
+
+
+def _log_failure(error: BaseException | None) -> None:
+    if error is not None:
+        log.error("a grid row could not be written: %s", error)
 
 
 def _by_cost(limited: dict) -> bool:

@@ -1,10 +1,11 @@
 """Grids in the runs database (tables grids, grid_columns, grid_rows, grid_cells;
-migration m010_grids). Functions take a sqlite-utils Database; every write is one
-transaction, and each finished cell is committed on its own, so a grid killed at
-any moment keeps every cell that ended.
+migration m010_grids). Functions take a sqlite-utils Database; open_grid and requeue
+are a transaction each; the cell writes (start_cell, finish_cell, ...) go inside the
+caller's transaction: a running grid's are the batches of its EventWriter, committed
+with its runs' events, so a grid killed at any moment keeps every cell that ended.
 
     grid_id, created = open_grid(db, columns, rows, max_cost_usd=5.0)
-    finish_cell(db, grid_id, CellResult(...))
+    writer.submit(lambda db: finish_cell(db, grid_id, CellResult(...)))
     load_grid(db, grid_id)        # GridData: columns, rows, cells
 
 The same columns over the same documents (by path and content) are the same grid:
@@ -73,8 +74,9 @@ def open_grid(db: Any, columns: Sequence[Column], rows: Sequence[Row], *, name: 
     with write_transaction(db):
         found = db.execute("SELECT id FROM grids WHERE key = ?", [key]).fetchone()
         if found:
-            db.execute("UPDATE grid_cells SET state = 'queued', started_utc = NULL WHERE grid_id = ? "
-                       "AND state = 'running'", [found[0]])
+            # Cells a dead process left running are queued again; started_utc stays, so that a
+            # cell whose run ended before the process died takes that run (interrupted_cells).
+            db.execute("UPDATE grid_cells SET state = 'queued' WHERE grid_id = ? AND state = 'running'", [found[0]])
             db.execute("UPDATE grids SET max_cost_usd = ?, updated_utc = ? WHERE id = ?",
                        [max_cost_usd, now, found[0]])
             return found[0], False
@@ -142,40 +144,52 @@ def queued_cells(db: Any, grid_id: str) -> list[tuple[int, int]]:
 
 
 def start_cell(db: Any, grid_id: str, row: int, col: int, run_id: str) -> None:
-    with write_transaction(db):
-        db.execute("UPDATE grid_cells SET state = 'running', run_id = ?, started_utc = ? "
-                   "WHERE grid_id = ? AND row = ? AND col = ?", [run_id, time.time(), grid_id, row, col])
+    """Call inside a transaction (a grid's writes go through its EventWriter: core/grid/runner.py)."""
+    db.execute("UPDATE grid_cells SET state = 'running', run_id = ?, started_utc = ? "
+               "WHERE grid_id = ? AND row = ? AND col = ?", [run_id, time.time(), grid_id, row, col])
 
 
 def unstart_cell(db: Any, grid_id: str, row: int, col: int) -> None:
-    """A cell stopped before it ended: queued again (its stopped run is kept, as the grid's)."""
-    with write_transaction(db):
-        db.execute("UPDATE runs SET grid_id = ? WHERE id = (SELECT run_id FROM grid_cells WHERE grid_id = ? "
-                   "AND row = ? AND col = ?)", [grid_id, grid_id, row, col])
-        db.execute("UPDATE grid_cells SET state = 'queued', started_utc = NULL WHERE grid_id = ? AND row = ? "
-                   "AND col = ? AND state = 'running'", [grid_id, row, col])
+    """A cell stopped before it ended: queued again (its stopped run is kept, as the grid's).
+    Call inside a transaction."""
+    db.execute("UPDATE runs SET grid_id = ? WHERE id = (SELECT run_id FROM grid_cells WHERE grid_id = ? "
+               "AND row = ? AND col = ?)", [grid_id, grid_id, row, col])
+    db.execute("UPDATE grid_cells SET state = 'queued', started_utc = NULL WHERE grid_id = ? AND row = ? "
+               "AND col = ? AND state = 'running'", [grid_id, row, col])
 
 
 def finish_cell(db: Any, grid_id: str, result: CellResult) -> None:
-    """One ended cell, committed at once with the grid's cost."""
+    """One ended cell with the grid's cost. Call inside a transaction."""
     now = time.time()
-    with write_transaction(db):
-        db.execute(
-            "UPDATE grid_cells SET state = ?, answer = ?, value_json = ?, flag = ?, error = ?, cost_usd = ?, "
-            "run_id = coalesce(?, run_id), citations_json = ?, finished_utc = ? WHERE grid_id = ? AND row = ? "
-            "AND col = ?",
-            [result.state, result.answer, json.dumps(result.value, ensure_ascii=False), result.flag,
-             result.error, result.cost_usd, result.run_id, json.dumps(list(result.citations), ensure_ascii=False),
-             now, grid_id, result.row, result.col])
-        if result.run_id:              # the cell's run: out of History's list, like an evaluation's
-            db.execute("UPDATE runs SET grid_id = ? WHERE id = ?", [grid_id, result.run_id])
-        db.execute("UPDATE grids SET cost_usd = (SELECT coalesce(sum(cost_usd), 0) FROM grid_cells "
-                   "WHERE grid_id = ?), updated_utc = ? WHERE id = ?", [grid_id, now, grid_id])
+    # The grid's cost is the sum of its cells' (a re-run cell's new cost replaces its old one),
+    # kept by difference: summing every cell at each end is quadratic in a 5,000-cell grid.
+    db.execute("UPDATE grids SET cost_usd = coalesce(cost_usd, 0) + ? - coalesce((SELECT cost_usd FROM grid_cells "
+               "WHERE grid_id = ? AND row = ? AND col = ?), 0), updated_utc = ? WHERE id = ?",
+               [result.cost_usd, grid_id, result.row, result.col, now, grid_id])
+    db.execute(
+        "UPDATE grid_cells SET state = ?, answer = ?, value_json = ?, flag = ?, error = ?, cost_usd = ?, "
+        "run_id = coalesce(?, run_id), citations_json = ?, finished_utc = ? WHERE grid_id = ? AND row = ? "
+        "AND col = ?",
+        [result.state, result.answer, json.dumps(result.value, ensure_ascii=False), result.flag,
+         result.error, result.cost_usd, result.run_id, json.dumps(list(result.citations), ensure_ascii=False),
+         now, grid_id, result.row, result.col])
+    if result.run_id:              # the cell's run: out of History's list, like an evaluation's
+        db.execute("UPDATE runs SET grid_id = ? WHERE id = ?", [grid_id, result.run_id])
+
+
+def interrupted_cells(db: Any, grid_id: str) -> list[dict]:
+    """Queued cells whose run ended (finished or capped) in a process that died before the
+    cell was written: that run is the cell's answer, not asked again."""
+    names = ("row", "col", "run_id", "status", "answer", "error", "totals_json")
+    return [dict(zip(names, r)) for r in db.execute(
+        "SELECT c.row, c.col, c.run_id, r.status, r.answer, r.error, r.totals_json FROM grid_cells c "
+        "JOIN runs r ON r.id = c.run_id WHERE c.grid_id = ? AND c.state = 'queued' AND c.started_utc IS NOT NULL "
+        "AND r.status IN ('finished', 'capped')", [grid_id])]
 
 
 def set_status(db: Any, grid_id: str, status: str) -> None:
-    with write_transaction(db):
-        db.execute("UPDATE grids SET status = ?, updated_utc = ? WHERE id = ?", [status, time.time(), grid_id])
+    """Call inside a transaction."""
+    db.execute("UPDATE grids SET status = ?, updated_utc = ? WHERE id = ?", [status, time.time(), grid_id])
 
 
 def load_grid(db: Any, grid_id: str) -> GridData:

@@ -103,6 +103,9 @@ def attempt_usage(model: str, messages: list[dict], received: str, error: LLMErr
                         True, outcome, error)
 
 
+_JITTER = random.Random()
+
+
 class ModelClient:
     def __init__(self, *, key_for: Callable[[str], str | None],
                  api_base_for: Callable[[str], str | None], max_retries: int = 4,
@@ -114,7 +117,7 @@ class ModelClient:
         self.timeout_s = timeout_s
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
-        self._random = random.Random()
+        self._random = _JITTER                # one for the process: a grid makes a client per run
 
     async def complete(self, model: str, messages: list[dict], *, max_tokens: int,
                        stream: bool = False, on_delta: Callable[[str], None] | None = None,

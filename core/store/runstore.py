@@ -42,6 +42,22 @@ def mark_interrupted(db: Any, run_ids: Iterable[str], reason: str) -> None:
         db.execute("UPDATE calls SET status = 'interrupted' WHERE run_id = ? AND status = 'running'", [run_id])
 
 
+def write_sources_in(db: Any, run_id: str, documents: Iterable[Any], skipped: Iterable[Any] = ()) -> None:
+    """save_sources inside the caller's transaction (a shared writer's batch: EventWriter.submit):
+    for runs whose texts are small or already stored, where a thread of their own costs more
+    than the hashing and compressing."""
+    documents = list(documents)
+    prepared: list[PreparedSource] = []
+    for item in iter_sources(documents, list(skipped), lambda sha: has_blob(db, sha)):
+        for blob in item.blobs:
+            put_blob(db, blob)
+        prepared.append(PreparedSource(item.row, ()))
+    shas = {item.row["source_path"]: (item.row["text_sha256"], item.row["spans_sha256"])
+            for item in prepared if item.row["status"] == "read" and item.row["source_path"]}
+    write_sources(db, run_id, prepared)
+    extracts.remember(db, documents, shas)
+
+
 class RunStore:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
@@ -72,8 +88,8 @@ class RunStore:
                 log.info("marked %d run(s) interrupted: %s", len(dead), ", ".join(dead))
             return dead
 
-    def writer(self) -> EventWriter:
-        return EventWriter(self.path)
+    def writer(self, linger_s: float = 0.0) -> EventWriter:
+        return EventWriter(self.path, linger_s=linger_s)
 
     def close(self) -> None:
         with self._lock:

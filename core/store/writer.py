@@ -3,9 +3,13 @@
     writer = store.writer()      # one per process that runs questions
     engine_emit = writer         # writer(event) only enqueues: never blocks the event loop
     writer.flush()               # wait until everything enqueued so far is committed
+    writer.submit(fn)            # fn(db) in the writer's transaction, after the events before it
     writer.close()               # flush, stop the thread, release the owner lock
 
-The thread owns its own SQLite connection. It takes whatever is queued (up to
+One writer can serve many runs (a grid's cells share one: a thread and a connection per
+run cost ~10 ms of CPU each, and 64 connections contend for the write lock); `submit`
+puts other rows (a grid cell's state) in the same order and the same commits as the
+events. The thread owns its own SQLite connection. It takes whatever is queued (up to
 MAX_BATCH events), writes it in one transaction and commits, then waits for the
 next event: under load a commit follows every batch, so a kill -9 loses at most
 the batch being written (a few ms to ~50 ms of events); at rest nothing waits.
@@ -43,12 +47,23 @@ class _Flush:
     done: threading.Event = field(default_factory=threading.Event)
 
 
+@dataclass
+class _Call:
+    fn: Any                        # fn(db): rows written in the batch's transaction
+    then: Any = None               # then(None) once committed, then(exception) if not
+
+
 _STOP = object()
 
 
 class EventWriter:
-    def __init__(self, db_path: Path) -> None:
+    def __init__(self, db_path: Path, *, linger_s: float = 0.0) -> None:
+        """`linger_s`: after each batch the thread waits this long before taking the next, so
+        that many runs' events share a commit and a wake-up (a grid's writer: each event
+        otherwise wakes the thread, which takes the GIL from the loop); a kill -9 then loses
+        at most the events of that wait and the batch being written."""
         self.path = Path(db_path)
+        self.linger_s = linger_s
         self.owner = OwnerLock(self.path)
         self.events_written = 0
         self.error: BaseException | None = None   # the last batch that could not be written
@@ -68,6 +83,16 @@ class EventWriter:
             raise StoreWriteError(f"the event writer of {self.path} stopped ({self.error}); "
                                   f"{event.type} was not stored")
         self._queue.put(event)
+
+    def submit(self, fn: Any, then: Any = None) -> None:
+        """Run `fn(db)` on the writer's thread inside the transaction of the batch it lands in,
+        after every event enqueued before it; `then(None)` once that batch is committed, or
+        `then(exception)`: what `fn` raised (its changes undone), or the batch's error.
+        `then` runs on the writer's thread."""
+        if self._closed or self._dead:
+            raise StoreWriteError(f"the event writer of {self.path} is "
+                                  + ("closed" if self._closed else f"stopped ({self.error})"))
+        self._queue.put(_Call(fn, then))
 
     def flush(self, timeout: float = 10.0) -> None:
         """Block until every event enqueued before this call is committed."""
@@ -123,6 +148,8 @@ class EventWriter:
                 return
             if isinstance(item, _Flush):
                 item.done.set()
+            elif isinstance(item, _Call):
+                _tell(item, StoreWriteError(f"the event writer of {self.path} stopped"))
 
     def _serve(self, db: Any) -> None:
         projection = Projection(self.owner)
@@ -136,48 +163,74 @@ class EventWriter:
             try:
                 if self._handle(db, projection, items):
                     break
+                if self.linger_s:
+                    time.sleep(self.linger_s)
             except Exception as exc:   # a bug must not kill the thread: later events still get written
                 self.error = exc
                 log.exception("event writer failed on a batch of %d items", len(items))
                 for item in items:
                     if isinstance(item, _Flush):
                         item.done.set()
+                    elif isinstance(item, _Call):
+                        _tell(item, exc)
                     elif item is _STOP:
                         return self._mark_unfinished(db)
         self._mark_unfinished(db)
 
     def _handle(self, db: Any, projection: Projection, items: list[Any]) -> bool:
-        """Write runs of events, then answer markers in order. True when told to stop."""
-        events: list[Event] = []
+        """Write runs of events and calls, then answer markers in order. True when told to stop."""
+        work: list[Any] = []
         for item in items:
-            if isinstance(item, Event):
-                events.append(item)
+            if isinstance(item, (Event, _Call)):
+                work.append(item)
                 continue
-            self._write(db, projection, events)
-            events = []
+            self._write(db, projection, work)
+            work = []
             if isinstance(item, _Flush):
                 item.done.set()
             elif item is _STOP:
                 return True
-        self._write(db, projection, events)
+        self._write(db, projection, work)
         return False
 
-    def _write(self, db: Any, projection: Projection, events: list[Event]) -> None:
-        if not events:
+    def _write(self, db: Any, projection: Projection, work: list[Any]) -> None:
+        """The events, then the calls, in one transaction (retried whole on a database error):
+        a call sees the rows of every event enqueued before it, and is committed with them."""
+        if not work:
             return
+        calls = [w for w in work if isinstance(w, _Call)]
+        events = [w for w in work if not isinstance(w, _Call)]
         for attempt, pause in enumerate((0.0, *RETRIES)):
             if pause:
                 time.sleep(pause)
+            failed: dict[int, BaseException] = {}
             try:
                 with write_transaction(db):
-                    self.events_written += projection.apply(db, events)
+                    written = projection.apply(db, events) if events else 0
+                    for call in calls:
+                        db.execute("SAVEPOINT writer_call")
+                        try:
+                            call.fn(db)
+                        except sqlite3.Error:
+                            raise
+                        except Exception as exc:    # its own fault: undone, said to its caller; the batch goes on
+                            db.execute("ROLLBACK TO writer_call")
+                            failed[id(call)] = exc
+                        db.execute("RELEASE writer_call")
+                self.events_written += written
+                for call in calls:
+                    _tell(call, failed.get(id(call)))
                 return
             except sqlite3.Error as exc:
-                log.warning("writing %d events failed (attempt %d): %s", len(events), attempt + 1, exc)
+                log.warning("writing %d events and %d rows failed (attempt %d): %s", len(events), len(calls),
+                            attempt + 1, exc)
                 last = exc
         self.error = last
-        log.error("lost %d events (%s .. %s seq %s-%s): %s", len(events), events[0].type, events[-1].type,
-                  events[0].seq, events[-1].seq, last)
+        for call in calls:
+            _tell(call, last)
+        if events:
+            log.error("lost %d events (%s .. %s seq %s-%s): %s", len(events), events[0].type, events[-1].type,
+                      events[0].seq, events[-1].seq, last)
 
     def _mark_unfinished(self, db: Any) -> None:
         try:
@@ -187,6 +240,15 @@ class EventWriter:
                            ["the run ended without a result (its writer closed)", self.owner.token])
         except sqlite3.Error as exc:
             log.error("could not mark unfinished runs of this process: %s", exc)
+
+
+def _tell(call: _Call, error: BaseException | None) -> None:
+    if call.then is None:
+        return
+    try:
+        call.then(error)
+    except Exception:              # a caller's callback must not stop the writer
+        log.exception("a writer callback failed")
 
 
 @atexit.register

@@ -13,7 +13,11 @@ last response), requests, and the prompt characters sent.
 scale: `rlm-studio grid` as a subprocess over N documents (20 KB each) x 5 questions at the
 given latency and concurrency: wall from process start to exit against cells x latency /
 concurrency, and the child's peak RSS (os.wait4) above a 1-document grid's, against the
-corpus's size on disk.
+corpus's size on disk. In the same run, under the same load, a bare client (aiohttp, one
+process, the same niceness) sends as many document-sized requests at the same concurrency
+to the same server: its wall is what the machine allows at that moment (the floor), so
+the grid's wall is given against both the bound and the floor, with the grid's CPU
+seconds per cell (user + system, the child's rusage).
 """
 
 from __future__ import annotations
@@ -110,6 +114,27 @@ def _grid_child(server_url: str, home: Path, folder: Path, cols: Path, out: Path
     return {"wall_s": wall, "summary": json.loads(stdout)}
 
 
+def _floor_child(url: str, n: int, concurrency: int, prompt_chars: int) -> float:
+    """Wall seconds for a bare aiohttp client to get `n` replies at `concurrency` (a subprocess)."""
+    code = f"""
+import asyncio, json, time, aiohttp
+async def main():
+    body = json.dumps({{"model": "f", "messages": [{{"role": "user", "content": "x" * {prompt_chars}}}]}})
+    gate = asyncio.Semaphore({concurrency})
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit={concurrency})) as s:
+        async def one():
+            async with gate, s.post("{url}/chat/completions", data=body,
+                                    headers={{"Content-Type": "application/json"}}) as r:
+                await r.read()
+        t0 = time.monotonic()
+        await asyncio.gather(*(one() for _ in range({n})))
+        print(time.monotonic() - t0)
+asyncio.run(main())
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
+
+
 def _peak_rss_child(cmd_args: tuple) -> tuple[dict, int]:
     """Run _grid_child in a forked helper so the peak RSS is that child's alone (RUSAGE_CHILDREN
     of a fresh process that has exactly one child)."""
@@ -120,7 +145,9 @@ def _peak_rss_child(cmd_args: tuple) -> tuple[dict, int]:
         os.close(r)
         try:
             result = _grid_child(*cmd_args)
-            result["maxrss_kb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+            usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+            result["maxrss_kb"] = usage.ru_maxrss
+            result["cpu_s"] = usage.ru_utime + usage.ru_stime
             os.write(w, json.dumps(result).encode())
         finally:
             os._exit(0)
@@ -142,14 +169,17 @@ def scale(docs: int, latency: float, concurrency: int) -> dict:
     write_columns(cols, FIVE)
     one = tmp / "one.jsonl"
     write_columns(one, FIVE[:1])
+    cells = docs * len(FIVE)
     with ServerProcess() as server:
         server.script("m", fn="grid_cell", latency_s=latency)
+        server.script("f", fn="ok", latency_s=latency)
         load_before = load1()
         _, base_kb = _peak_rss_child((server.url, tmp / "home0", tmp / "one", one, tmp / "one.csv", concurrency))
+        floor_before = _floor_child(server.url, cells // 2, concurrency, corpus // docs)
         server.log()
         result, peak_kb = _peak_rss_child((server.url, tmp / "home", tmp / "docs", cols, tmp / "grid.csv", concurrency))
         log = server.log()
-    cells = docs * len(FIVE)
+        floor_after = _floor_child(server.url, cells - cells // 2, concurrency, corpus // docs)
     bound = cells * latency / concurrency
     grown = (peak_kb - base_kb) * 1024
     return {"documents": docs, "questions": len(FIVE), "cells": cells, "latency_s": latency,
@@ -157,6 +187,10 @@ def scale(docs: int, latency: float, concurrency: int) -> dict:
             "wall_s": round(result["wall_s"], 1), "server_span_s": round(span(log), 1), "requests": len(log),
             "bound_s": round(bound, 1), "ratio_wall": round(result["wall_s"] / bound, 2),
             "ratio_server_span": round(span(log) / bound, 2), "goal_ratio": 1.3,
+            "floor_s": round(floor_before + floor_after, 1),
+            "ratio_floor_over_bound": round((floor_before + floor_after) / bound, 2),
+            "ratio_wall_over_floor": round(result["wall_s"] / (floor_before + floor_after), 2),
+            "grid_cpu_s": round(result["cpu_s"], 1), "grid_cpu_ms_per_cell": round(1000 * result["cpu_s"] / cells, 1),
             "peak_rss_mb": round(peak_kb / 1024, 1), "baseline_rss_mb": round(base_kb / 1024, 1),
             "grown_mb": round(grown / 2**20, 1), "grown_over_corpus": round(grown / corpus, 2), "goal_memory": 1.5,
             "done": result["summary"]["done"], "load1_before": load_before, "load1_after": load1()}

@@ -27,6 +27,16 @@ def root_fn(req):
     return Reply(code(f"FINAL({ANSWERS[(path, name)]!r})"), usage=(100, 10))
 
 
+def grid_view_with_columns(controller, tmp_path):
+    """The grid view open, a questions file of COLUMNS written and typed in: (glue, view, file)."""
+    cols = tmp_path / "cols.jsonl"
+    cols.write_text("".join(json.dumps(c) + "\n" for c in COLUMNS))
+    glue = controller.grids
+    view = glue.open_view()
+    view.columns_edit.setText(str(cols))
+    return glue, view, cols
+
+
 def test_a_grid_fills_in_the_window_and_a_cell_opens_its_evidence(studio, qloop, server, tmp_path):
     window, controller = studio
     server.script("root", fn=root_fn, latency_s=0.3)
@@ -85,11 +95,7 @@ def test_stop_in_the_window_keeps_the_finished_cells(studio, qloop, server, tmp_
     window, controller = studio
     server.script("root", fn=root_fn, latency_s=1.0)
     prepare(window, controller, server, tmp_path, qloop)
-    cols = tmp_path / "cols.jsonl"
-    cols.write_text("".join(json.dumps(c) + "\n" for c in COLUMNS))
-    glue = controller.grids
-    view = glue.open_view()
-    view.columns_edit.setText(str(cols))
+    glue, view, _ = grid_view_with_columns(controller, tmp_path)
 
     async def body():
         view.run_button.click()

@@ -177,7 +177,7 @@ def test_bad_columns_are_refused_with_the_line(server, tmp_path):
         assert proc.returncode == 2 and sentence in proc.stderr, proc.stderr
     (tmp_path / "cols.jsonl").write_text("What?\n")
     proc = run(grid_cmd(server, tmp_path, tmp_path / "g.pdf"), tmp_path, timeout=60)
-    assert proc.returncode == 2 and "--out must end in .csv or .xlsx" in proc.stderr
+    assert proc.returncode == 2 and "--out must end in .csv, .xlsx or .html" in proc.stderr
     assert server.history == []
 
 

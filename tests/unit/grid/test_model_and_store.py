@@ -5,7 +5,7 @@ import pytest
 from core.grid import store as gs
 from core.grid.model import Column, ColumnError, Row, cell_question, parse_columns
 from core.store import RunStore
-from core.store.db import connect
+from core.store.db import connect, write_transaction
 
 
 def test_plain_lines_and_json_lines():
@@ -46,10 +46,12 @@ def test_a_grid_is_committed_cell_by_cell_and_reopened_for_resume(tmp_path):
     rows = [Row("x.txt", "s1", 10), Row("y.pdf", error="y.pdf could not be read: corrupt")]
     grid_id, created = gs.open_grid(db, cols, rows, max_cost_usd=1.0)
     assert created and gs.queued_cells(db, grid_id) == [(0, 0), (0, 1)]
-    gs.start_cell(db, grid_id, 0, 0, "run1")
-    gs.start_cell(db, grid_id, 0, 1, "run2")
-    gs.finish_cell(db, grid_id, gs.CellResult(0, 1, "done", "7 [doc:x.txt:line 1]", 7, cost_usd=0.25,
-                                              run_id="run2", citations=[{"ok": True}]))
+    with write_transaction(db):
+        gs.start_cell(db, grid_id, 0, 0, "run1")
+        gs.start_cell(db, grid_id, 0, 1, "run2")
+    with write_transaction(db):
+        gs.finish_cell(db, grid_id, gs.CellResult(0, 1, "done", "7 [doc:x.txt:line 1]", 7, cost_usd=0.25,
+                                                  run_id="run2", citations=[{"ok": True}]))
     other = connect(tmp_path / "runs.db")             # what another process (a resume) reads
     data = gs.load_grid(other, grid_id)
     assert data.cells[(0, 1)]["value"] == 7 and data.cost_usd == 0.25
@@ -59,7 +61,11 @@ def test_a_grid_is_committed_cell_by_cell_and_reopened_for_resume(tmp_path):
     again, created = gs.open_grid(other, cols, rows, max_cost_usd=2.0)     # the same grid: resumed
     assert (again, created) == (grid_id, False)
     assert gs.queued_cells(other, grid_id) == [(0, 0)]                     # the one left running
-    gs.finish_cell(other, grid_id, gs.CellResult(0, 0, "limited", error="the grid's dollar cap"))
+    with write_transaction(other):
+        gs.finish_cell(other, grid_id, gs.CellResult(0, 0, "limited", error="the grid's dollar cap", cost_usd=0.5))
+    with write_transaction(other):                                         # a re-run's cost replaces the old
+        gs.finish_cell(other, grid_id, gs.CellResult(0, 1, "done", "8", 8, cost_usd=0.125, run_id="run3"))
+    assert gs.load_grid(other, grid_id).cost_usd == 0.625
     assert gs.requeue(other, grid_id) == 1                                 # unreadable rows stay failed
     assert gs.queued_cells(other, grid_id) == [(0, 0)]
     assert [g["id"] for g in gs.list_grids(other)] == [grid_id] and gs.resolve_grid(other, grid_id[:6]) == grid_id

@@ -242,3 +242,33 @@ def test_writes_from_the_store_and_the_writer_thread_interleave_without_busy_err
     writer.close()
     assert without_tokens(store.iter_events("busy")) == without_tokens(events)
     assert store.get_run("busy")["status"] == "finished"
+
+
+def test_submitted_rows_are_written_after_the_runs_events_and_in_their_commit(store: RunStore):
+    """One writer for many runs (a grid's): a submitted function sees the rows of every
+    event enqueued before it; one that raises is undone and told to its caller alone."""
+    first, second = recorded_run("sales", "run-s1"), recorded_run("sales", "run-s2")
+    writer = store.writer()
+    try:
+        for event in first:
+            writer(event)
+        told = {}
+        writer.submit(lambda db: db.execute("UPDATE runs SET grid_id = 'g' WHERE id = 'run-s1'"),
+                      lambda exc: told.setdefault("seen", exc))
+
+        def broken(db):
+            db.execute("UPDATE runs SET grid_id = 'broken' WHERE id = 'run-s1'")
+            raise ValueError("no such cell")
+        writer.submit(broken, lambda exc: told.setdefault("broken", exc))
+        for event in second:
+            writer(event)
+        writer.flush()
+        assert told["seen"] is None
+        assert isinstance(told["broken"], ValueError) and str(told["broken"]) == "no such cell"
+    finally:
+        writer.close()
+    assert store.get_run("run-s1")["status"] == store.get_run("run-s2")["status"] == "finished"
+    grid = store.db.execute("SELECT grid_id FROM runs WHERE id = 'run-s1'").fetchone()[0]
+    assert grid == "g"                                     # the broken call's change was undone
+    with pytest.raises(StoreWriteError, match="closed"):
+        writer.submit(lambda db: None)
