@@ -48,6 +48,12 @@ ALIASES = {"final": "FINAL", "final_var": "FINAL_VAR", "Final": "FINAL", "Final_
            "Final_Var": "FINAL_VAR"}
 
 
+def _chars(doc: dict[str, Any]) -> int:
+    """A document's characters: its "chars", else (a plain dict without it) its text's length."""
+    chars = doc.get("chars")
+    return int(chars) if chars is not None else len(doc.get("text", ""))
+
+
 def _prompt(value: Any, func: str) -> str:
     if value is None:
         raise TypeError(f"{func}: a prompt must be a string, got None")
@@ -119,7 +125,9 @@ class Namespace:
         # Spans and formats (from the context index) serve where(); model code sees the documents
         # as {"path", "text", "chars", "offset"}.
         # (offset is None when `context` is a list, one str per document: context_file.context_form)
-        self._addresses = [(int(d.get("offset") or 0), int(d.get("chars", len(d.get("text", "")))),
+        # "chars" is read, never len(d["text"]): a DocumentDict's "text" is a cut of `context`,
+        # a copy of the whole corpus for a one-file corpus (the worker's load peaked at 2x).
+        self._addresses = [(int(d.get("offset") or 0), _chars(d),
                             str(d.get("path")), str(d.pop("format", None) or "text"), d.pop("spans", None) or [])
                            for d in documents]
         self._ends = [offset + chars + 2 for offset, chars, *_ in self._addresses]

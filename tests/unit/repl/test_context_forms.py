@@ -85,6 +85,19 @@ async def test_a_joined_context_costs_the_corpus_once(make_repl):
     assert grew < 1.5 * 60 * MB, f"the worker grew by {grew / MB:.0f} MB for 60 MB of text"
 
 
+async def test_one_big_document_costs_its_text_once(make_repl):
+    # One document is the whole of `context`: cutting its "text" once while loading (its
+    # length) held the corpus twice at the load's peak.
+    repl = await make_repl(docs=None)
+    before = int(await _run(repl, RSS_KB + "print(rss_kb())"))
+    await repl.load_context([{"path": "big.log", "text": "a line of the log\n" * (60 * MB // 18)}])
+    out = await _run(repl, PEAK_KB + "print(peak_kb(), documents[0]['offset'] + documents[0]['chars'] + 2 == len(context))")
+    peak, same = out.split()
+    assert same == "True"
+    grew = (int(peak) - before) * 1024
+    assert grew < 1.4 * 60 * MB, f"the worker grew by {grew / MB:.0f} MB for 60 MB of text"   # not twice
+
+
 async def test_a_large_corpus_with_a_few_emoji_is_held_per_document(make_repl, monkeypatch):
     monkeypatch.setattr(context_file, "JOIN_SLACK_BYTES", 0)      # as a corpus of gigabytes would
     repl = await make_repl(docs=None)
