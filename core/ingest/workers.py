@@ -17,6 +17,7 @@ import logging
 import multiprocessing
 import os
 import signal
+import sys
 import time
 import traceback
 from collections.abc import Callable
@@ -53,6 +54,22 @@ def _context() -> multiprocessing.context.BaseContext:
         context.set_forkserver_preload(PRELOAD)   # only takes effect when the server starts
         return context
     return multiprocessing.get_context("spawn")
+
+
+def stop_fork_server() -> None:
+    """Stop multiprocessing's fork server once no ingest worker runs, so its memory (the
+    parsers it preloaded, ~55 MB resident) is not held beside a run's REPL; the next
+    ingestion starts it again. Only the CLI's one-question commands call it: the window reads
+    again and again."""
+    module = sys.modules.get("multiprocessing.forkserver")     # not imported: none started
+    server = getattr(module, "_forkserver", None)
+    stop = getattr(server, "_stop", None)   # private (CPython's own tests use it); absent: kept
+    if stop is None or getattr(server, "_forkserver_pid", None) is None:
+        return
+    try:
+        stop()
+    except OSError as exc:
+        log.debug("fork server not stopped: %s", exc)
 
 
 def worker_main(conn: Connection, extractor: Extractor | None = None) -> None:

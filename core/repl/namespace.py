@@ -222,8 +222,11 @@ class Namespace:
             if not found:
                 raise ValueError(f"where: no document with path {str(path)[:200]!r}")
             start, chars, name, fmt, spans = docs[found[0]]
-            text = self._names["documents"][found[0]]["text"]
             local = offset
+            if isinstance(context, str):               # the document's text, not cut out of it
+                text = context
+            else:
+                text, start = context[found[0]], 0
         elif not isinstance(context, str):
             raise ValueError("where: `context` is a list here, one str per document: "
                              "give the document, where(offset, path)")
@@ -233,13 +236,13 @@ class Namespace:
             if index >= len(docs):
                 raise ValueError(f"where: offset {offset} is outside `context` (0..{len(context) - 1})")
             start, chars, name, fmt, spans = docs[index]
-            text = context[start:start + chars]
+            text = context
             local = min(max(offset - start, 0), chars)
         if not 0 <= local <= chars:
             raise ValueError(f"where: offset {offset} is outside {name} (0..{chars})")
         from core.ingest.address import address_in   # imported on first use only
         local = min(local, max(chars - 1, 0))          # the "\n\n" after a text: its last character
-        return f"{name}:{address_in(text, spans, fmt, local)}"
+        return f"{name}:{address_in(text, spans, fmt, local, start, chars)}"
 
     def FINAL(self, value: Any) -> None:   # noqa: N802 - the name the model uses
         """End the run with str(value) as the answer (the cell still finishes)."""
