@@ -40,6 +40,7 @@ TABLES_NAME = "context.tables.json"
 BLOCK_BYTES = 4 * 1024 * 1024    # read and decoded at a time by the worker
 JOIN_COST = 1.25                 # context_form: joined, unless that costs more than this
 JOIN_SLACK_BYTES = 64 * 1024 * 1024   # ... and more than this on top (small corpora stay joined)
+LAZY_TABLE_CHARS = 1 << 20       # a CSV/TSV this big without parsed tables: core/repl/table_rows.py
 _WIDE_HEAD = sys.getsizeof("\xe9") - 2   # a non-ASCII str's header: its size less (1 + 1) x 1 byte
 
 
@@ -382,5 +383,11 @@ def read_context(path: str, index_path: str, form: str = "str") -> tuple[str | l
                                        start if isinstance(context, str) else 0, entry["spans"])
         if entry.get("tables"):                     # taken out again by Namespace.set_context
             doc["tables"], tables = tables[:int(entry["tables"])], tables[int(entry["tables"]):]
+        elif entry.get("format") in ("csv", "tsv") and chars >= LAZY_TABLE_CHARS:
+            # too big to be parsed into rows up front: rows parsed from the text when read
+            from core.repl.table_rows import lazy_table
+            found = lazy_table(entry["path"], *((context, start) if isinstance(context, str)
+                                                else (context[i], 0)), chars, entry["format"])
+            doc["tables"] = [found] if found else []
         documents.append(doc)
     return context, documents

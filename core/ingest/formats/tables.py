@@ -89,10 +89,10 @@ def table(path: str, sheet: str | None, rows: Iterable[Sequence[object]]) -> Tab
 def from_delimited(path: str, text: str, fmt: str, max_cells: int) -> tuple[Table, ...]:
     """CSV (delimiter sniffed among , ; |) or TSV text as one Table; () when it is
     over max_cells or not a table at all."""
-    delimiter = "\t" if fmt == "tsv" else _sniff(text)
+    delimiter = "\t" if fmt == "tsv" else sniff_delimiter(text)
     rows, cells = [], 0
     try:
-        for row in csv.reader(text.splitlines(), delimiter=delimiter):
+        for row in csv.reader(text.splitlines(keepends=True), delimiter=delimiter):   # a quoted cell keeps its newlines
             cells += len(row)
             if cells > max_cells:
                 return ()
@@ -103,7 +103,8 @@ def from_delimited(path: str, text: str, fmt: str, max_cells: int) -> tuple[Tabl
     return (found,) if found is not None else ()
 
 
-def _sniff(text: str) -> str:
+def sniff_delimiter(text: str) -> str:
+    """The delimiter of CSV text among , ; | (the one most steady over its first lines)."""
     sample = text[:20000]
     lines = [line for line in sample.splitlines()[:20] if line.strip()]
     best, score = ",", -1
