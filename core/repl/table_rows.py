@@ -7,7 +7,7 @@ document too big to be parsed into rows up front (read a piece at a time, or ove
     where(rows.offset(i))        # "sales.csv:line 1235": cite it as [doc:sales.csv:line 1235]
 
 `rows[i]` is the table's row i (spreadsheet row i + 2, the header is row 1), parsed when
-read, its cells typed as the parsed tables' are (tables.typed) and padded to the header's
+read, its cells typed as the parsed tables' are (core/cell_values.typed) and padded to the header's
 width (a longer row keeps its extra cells). Nothing holds the rows: an index of where every
 CHUNK-th character's row starts (a row count and an offset per 64k characters, ~3,000 pairs
 for 200 MB) is built on first use by counting newlines, outside quoted cells; a row is parsed
@@ -81,7 +81,7 @@ class Rows:
 
     def _rows(self, first: int, count: int | None) -> Iterator[tuple]:
         """Rows `first`.. (header = 0), `count` of them (None: to the end), typed and padded."""
-        from core.ingest.formats.tables import typed
+        from core.cell_values import typed
         self._index()
         if not self._width:
             self.header()
@@ -168,7 +168,7 @@ def lazy_table(path: str, text: str, base: int, chars: int, fmt: str) -> dict[st
     if fmt == "tsv":
         delimiter = "\t"
     else:
-        from core.ingest.formats.tables import sniff_delimiter
+        from core.cell_values import sniff_delimiter
         delimiter = sniff_delimiter(sample)
     rows = Rows(text, base, chars, delimiter)
     header = rows.header()
