@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from core.ingest.bigfile import PARTIAL_PREFIX as PARTIAL, SPOOL_NAME
+from core.store.blobs import found_in
 
 log = logging.getLogger(__name__)
 
@@ -34,14 +35,8 @@ def spool_of(database: Path) -> Path:
 
 
 def named(db: Any, shas: Iterable[str]) -> set[str]:
-    """Those of `shas` some run's sources name, asked 500 at a time."""
-    wanted = sorted(set(shas))
-    found: set[str] = set()
-    for at in range(0, len(wanted), 500):
-        chunk = wanted[at:at + 500]
-        found.update(row[0] for row in db.execute(
-            f"SELECT DISTINCT text_sha256 FROM sources WHERE text_sha256 IN ({', '.join('?' * len(chunk))})", chunk))
-    return found
+    """Those of `shas` some run's sources name."""
+    return found_in(db, "SELECT DISTINCT text_sha256 FROM sources WHERE text_sha256 IN ({})", shas)
 
 
 def run_texts(db: Any, run_id: str) -> set[str]:
