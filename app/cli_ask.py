@@ -151,6 +151,8 @@ async def _read_and_run(args: argparse.Namespace, config: Any) -> int:
         from core.store import opened_cache
         with opened_cache() as cache:            # what earlier runs read of the same files
             found = await ingest(args.paths, options, on_progress=progress, cache=cache)
+        from core.ingest.workers import stop_fork_server  # lazy: imported above already (ingest)
+        stop_fork_server()                     # no further reading in this command
     except FileNotFoundError as exc:
         return _fail(args, str(exc), 2)
     if show:

@@ -30,16 +30,19 @@ def locate(document: Document, address: str) -> tuple[int, int] | None:
     return locate_in(document.text, document.spans, address)
 
 
-def address_in(text: str, spans: Sequence[SpanLike], fmt: str, offset: int) -> str:
-    """Where `offset` (a char offset into text) sits. Inside a block (page, sheet,
-    slide, message, chapter) lines count from the block's first line after its
-    "--- ... ---" marker; spreadsheets say "row N"."""
-    offset = max(0, min(offset, len(text)))
+def address_in(text: str, spans: Sequence[SpanLike], fmt: str, offset: int,
+               base: int = 0, chars: int | None = None) -> str:
+    """Where `offset` (a char offset into the document's text) sits. Inside a block (page,
+    sheet, slide, message, chapter) lines count from the block's first line after its
+    "--- ... ---" marker; spreadsheets say "row N". The document's text is
+    text[base:base + chars] (the REPL's joined `context`, not cut out of it)."""
+    chars = len(text) - base if chars is None else chars
+    offset = max(0, min(offset, chars))
     span = _span_at(_triples(spans), offset)
     if span is None:
-        return f"line {text.count(chr(10), 0, offset) + 1}"
+        return f"line {text.count(chr(10), base, base + offset) + 1}"
     start, _end, address = span
-    line = text.count("\n", start, offset)
+    line = text.count("\n", base + start, base + offset)
     if line == 0:
         return address
     if fmt == "xlsx":

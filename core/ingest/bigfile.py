@@ -37,7 +37,7 @@ BLOCK = 4 * 1024 * 1024
 TICK_S = 0.5                      # progress is told at least this often while pieces are handled
 STREAM_FORMATS = ("text", "markdown", "code", "csv", "tsv", "jsonl", "mbox")
 SPOOL_NAME = "texts"              # in the data folder (core/paths.py)
-_PARTIAL = ".partial-"
+PARTIAL_PREFIX = ".partial-"
 
 
 def streams(fmt: str, size: int, options: IngestOptions) -> bool:
@@ -56,7 +56,7 @@ def partial_path(options: IngestOptions, source_path: str) -> str:
     """Where a sidecar of `source_path` is written until it is complete (the parent and the
     worker both derive it, so the parent can remove it after stopping the worker)."""
     key = hashlib.sha256(source_path.encode("utf-8", "surrogatepass")).hexdigest()[:24]
-    return os.path.join(spool_dir(options), _PARTIAL + key)
+    return os.path.join(spool_dir(options), PARTIAL_PREFIX + key)
 
 
 def remove_partial(options: IngestOptions, source_path: str) -> None:

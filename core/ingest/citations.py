@@ -125,7 +125,7 @@ def resolve_citations(answer: str, documents: Sequence[Any]) -> list[Citation]:
                                    f"no document {path!r} in this run"))
             continue
         doc = documents[index]
-        span = locate_address(_field(doc, "text", ""), _field(doc, "spans", ()) or (), address)
+        span = locate_address(_text_or_window(doc), _field(doc, "spans", ()) or (), address)
         if span is None:
             result.append(Citation(reference, a, b, path, address, False,
                                    f"{path} has no {address!r}", document=index))
@@ -145,9 +145,19 @@ def cited_passages(answer: str, documents: Sequence[Any]) -> list[str]:
     for c in resolve_citations(answer, documents) if documents else ():
         if c.ok and c.document is not None and c.start is not None:
             if c.document not in texts:
-                texts[c.document] = _text_of(documents[c.document])
+                texts[c.document] = _text_or_window(documents[c.document], _text_of)
             passages.append(texts[c.document][c.start:c.end])
     return passages
+
+
+def _text_or_window(doc: Any, whole: Any = None) -> Any:
+    """A big read-back document's text read by offsets (core/ingest/text_back.TextWindow), or
+    its text, whole."""
+    from core.ingest.text_back import text_window
+    window = text_window(doc)
+    if window is not None:
+        return window
+    return whole(doc) if whole is not None else _field(doc, "text", "")
 
 
 def _text_of(doc: Any) -> str:

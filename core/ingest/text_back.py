@@ -124,3 +124,62 @@ def check_unchanged(documents: Any) -> None:
             raise DocumentChanged(_changed(doc, exc.strerror or str(exc))) from None
         if st.st_size != doc.size or st.st_mtime_ns != doc.mtime_ns:
             raise DocumentChanged(_changed(doc, "its size or modification time differs"))
+
+
+class TextWindow:
+    """A read-back document's text as citations read it (len, find, slices), each read from
+    its UTF-8 file by offsets, never whole: for a text of one byte per character (ASCII),
+    whose file's size is its character count. text_window(doc) gives one or None."""
+
+    BLOCK = 1 << 20
+
+    def __init__(self, path: str, chars: int) -> None:
+        self.path, self.chars = path, chars
+
+    def __len__(self) -> int:
+        return self.chars
+
+    def _read(self, start: int, end: int) -> str:
+        start, end = max(start, 0), min(end, self.chars)
+        if end <= start:
+            return ""
+        with open(self.path, "rb") as f:
+            return os.pread(f.fileno(), end - start, start).decode("utf-8", "replace")
+
+    def __getitem__(self, index: Any) -> str:
+        if not isinstance(index, slice) or index.step not in (None, 1):
+            raise TypeError("a TextWindow is read by [start:end] slices")
+        start, end, _ = index.indices(self.chars)
+        return self._read(start, end)
+
+    def find(self, sub: str, start: int = 0, end: int | None = None) -> int:
+        end = self.chars if end is None else min(end, self.chars)
+        at = max(start, 0)
+        while at < end:
+            stop = min(at + self.BLOCK, end)
+            piece = self._read(at, min(stop + len(sub) - 1, end))
+            found = piece.find(sub)
+            if found >= 0:
+                return at + found
+            at = stop
+        return -1
+
+
+def text_window(doc: Any) -> TextWindow | None:
+    """A TextWindow on a read-back document whose text is ASCII in a file (its sidecar, or its
+    own file when the file's bytes are the text), unchanged since it was read; else None."""
+    if not isinstance(doc, Document) or doc.held or not doc.chars:
+        return None
+    reader = doc.__dict__.get("_text_from")
+    path = getattr(reader, "path", None)                 # a sidecar (core/ingest/bigfile.py)
+    if path is None and isinstance(reader, FileText) and doc.sha256 and doc.text_sha256 == doc.sha256:
+        path = doc.source_path
+    if path is None:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if st.st_size != doc.chars or (path == doc.source_path and st.st_mtime_ns != doc.mtime_ns):
+        return None
+    return TextWindow(path, doc.chars)

@@ -17,6 +17,7 @@ import logging
 import multiprocessing
 import os
 import signal
+import sys
 import time
 import traceback
 from collections.abc import Callable
@@ -53,6 +54,24 @@ def _context() -> multiprocessing.context.BaseContext:
         context.set_forkserver_preload(PRELOAD)   # only takes effect when the server starts
         return context
     return multiprocessing.get_context("spawn")
+
+
+def stop_fork_server() -> None:
+    """Stop multiprocessing's fork server and resource tracker once no ingest worker runs, so
+    their memory (the parsers the server preloaded: ~55 MB resident, and ~13 MB) is not held
+    beside a run's REPL; the next ingestion starts them again. Only the CLI's one-question
+    commands call it: the window reads again and again."""
+    for name, attr, pid in (("multiprocessing.forkserver", "_forkserver", "_forkserver_pid"),
+                            ("multiprocessing.resource_tracker", "_resource_tracker", "_pid")):
+        module = sys.modules.get(name)                      # not imported: none started
+        server = getattr(module, attr, None)
+        stop = getattr(server, "_stop", None)   # private (CPython's own tests use it); absent: kept
+        if stop is None or getattr(server, pid, None) is None:
+            continue
+        try:
+            stop()
+        except OSError as exc:
+            log.debug("%s not stopped: %s", name, exc)
 
 
 def worker_main(conn: Connection, extractor: Extractor | None = None) -> None:

@@ -25,7 +25,7 @@ import json
 import os
 import sys
 
-from core.repl.document_dict import DocumentDict
+from core.repl.document_dict import DocumentDict, Messages
 
 # No pathlib, dataclasses or typing here: the worker imports this module at its start, where
 # they cost ~20 ms of CPU (tests/bench/bench_sandbox.py). write_context (the engine's) imports pathlib.
@@ -40,6 +40,7 @@ TABLES_NAME = "context.tables.json"
 BLOCK_BYTES = 4 * 1024 * 1024    # read and decoded at a time by the worker
 JOIN_COST = 1.25                 # context_form: joined, unless that costs more than this
 JOIN_SLACK_BYTES = 64 * 1024 * 1024   # ... and more than this on top (small corpora stay joined)
+LAZY_TABLE_CHARS = 1 << 20       # a CSV/TSV this big without parsed tables: core/repl/table_rows.py
 _WIDE_HEAD = sys.getsizeof("\xe9") - 2   # a non-ASCII str's header: its size less (1 + 1) x 1 byte
 
 
@@ -338,28 +339,6 @@ def _read_apart(f: Any, index: list[dict[str, Any]]) -> list[str]:
     return texts
 
 
-_MESSAGE_HEADERS = {"from": "from", "to": "to", "cc": "cc", "date": "date", "subject": "subject"}
-
-
-def _messages(text: str, base: int, spans: list[Any]) -> list[dict[str, Any]]:
-    """A mailbox's messages, one DocumentDict each ({"number", "text", "from", "to", "cc", "date",
-    "subject", "offset", "chars"}), "text" cut from `text` when read: the messages addressable
-    without cutting the mailbox into strings. `base`: the mailbox text's offset in `text`."""
-    messages: list[dict[str, Any]] = []
-    for number, (start, end, _address) in enumerate(spans, 1):
-        offset = base + int(start)
-        message = DocumentDict(text, number=number, offset=offset, chars=int(end) - int(start))
-        head = text[offset:min(offset + 2048, base + int(end))]
-        for line in head.split("\n")[1:]:            # after "--- message N ---"
-            name, sep, value = line.partition(": ")
-            key = _MESSAGE_HEADERS.get(name.lower()) if sep else None
-            if key is None:
-                break
-            message[key] = value
-        messages.append(message)
-    return messages
-
-
 def read_context(path: str, index_path: str, form: str = "str") -> tuple[str | list[str], list[dict[str, Any]]]:
     """Return (context, documents) as the worker exposes them: for form "str", `context`
     one str with `documents` reading their text out of it (DocumentDict); for "list" (the
@@ -400,9 +379,15 @@ def read_context(path: str, index_path: str, form: str = "str") -> tuple[str | l
             doc["format"] = entry.get("format") or "text"
             doc["spans"] = entry.get("spans") or []
         if entry.get("format") == "mbox" and entry.get("spans"):
-            doc["messages"] = _messages(context if isinstance(context, str) else context[i],
-                                        start if isinstance(context, str) else 0, entry["spans"])
+            doc["messages"] = Messages(context if isinstance(context, str) else context[i],
+                                       start if isinstance(context, str) else 0, entry["spans"])
         if entry.get("tables"):                     # taken out again by Namespace.set_context
             doc["tables"], tables = tables[:int(entry["tables"])], tables[int(entry["tables"]):]
+        elif entry.get("format") in ("csv", "tsv") and chars >= LAZY_TABLE_CHARS:
+            # too big to be parsed into rows up front: rows parsed from the text when read
+            from core.repl.table_rows import lazy_table
+            found = lazy_table(entry["path"], *((context, start) if isinstance(context, str)
+                                                else (context[i], 0)), chars, entry["format"])
+            doc["tables"] = [found] if found else []
         documents.append(doc)
     return context, documents

@@ -120,3 +120,56 @@ class DocumentDict(dict):
 
     def __repr__(self) -> str:
         return repr(dict(self.items()))
+
+
+_MESSAGE_HEADERS = {"from": "from", "to": "to", "cc": "cc", "date": "date", "subject": "subject"}
+
+
+class Messages:
+    """A mailbox's messages, `documents[i]["messages"]`: a sequence (len, [i], [a:b], for)
+    whose items are built when read, one DocumentDict each ({"number", "text", "from", "to",
+    "cc", "date", "subject", "offset", "chars"}), from the message spans the context index
+    holds anyway. A list of 200,000 dicts with their headers held ~190 MB beside the text."""
+
+    __slots__ = ("_text", "_base", "_spans")
+
+    def __init__(self, text: str, base: int, spans: list) -> None:
+        self._text, self._base, self._spans = text, base, spans
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self._message(i) for i in range(*index.indices(len(self._spans)))]
+        count = len(self._spans)
+        at = index + count if index < 0 else index
+        if not 0 <= at < count:
+            raise IndexError(f"message index {index} out of range (0..{count - 1})")
+        return self._message(at)
+
+    def __iter__(self) -> Iterator[Any]:
+        return map(self._message, range(len(self._spans)))
+
+    def __reversed__(self) -> Iterator[Any]:
+        return map(self._message, range(len(self._spans) - 1, -1, -1))
+
+    def __bool__(self) -> bool:
+        return bool(self._spans)
+
+    def __repr__(self) -> str:
+        return (f"<{len(self._spans)} messages: each a dict of number, text, from, to, cc, date, "
+                "subject, offset, chars; read them with [i], [a:b] or a for loop>")
+
+    def _message(self, i: int) -> DocumentDict:
+        start, end = int(self._spans[i][0]), int(self._spans[i][1])
+        offset = self._base + start
+        message = DocumentDict(self._text, number=i + 1, offset=offset, chars=end - start)
+        head = self._text[offset:min(offset + 2048, self._base + end)]
+        for line in head.split("\n")[1:]:            # after "--- message N ---"
+            name, sep, value = line.partition(": ")
+            key = _MESSAGE_HEADERS.get(name.lower()) if sep else None
+            if key is None:
+                break
+            message[key] = value
+        return message

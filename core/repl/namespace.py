@@ -48,6 +48,12 @@ ALIASES = {"final": "FINAL", "final_var": "FINAL_VAR", "Final": "FINAL", "Final_
            "Final_Var": "FINAL_VAR"}
 
 
+def _chars(doc: dict[str, Any]) -> int:
+    """A document's characters: its "chars", else (a plain dict without it) its text's length."""
+    chars = doc.get("chars")
+    return int(chars) if chars is not None else len(doc.get("text", ""))
+
+
 def _prompt(value: Any, func: str) -> str:
     if value is None:
         raise TypeError(f"{func}: a prompt must be a string, got None")
@@ -119,7 +125,9 @@ class Namespace:
         # Spans and formats (from the context index) serve where(); model code sees the documents
         # as {"path", "text", "chars", "offset"}.
         # (offset is None when `context` is a list, one str per document: context_file.context_form)
-        self._addresses = [(int(d.get("offset") or 0), int(d.get("chars", len(d.get("text", "")))),
+        # "chars" is read, never len(d["text"]): a DocumentDict's "text" is a cut of `context`,
+        # a copy of the whole corpus for a one-file corpus (the worker's load peaked at 2x).
+        self._addresses = [(int(d.get("offset") or 0), _chars(d),
                             str(d.get("path")), str(d.pop("format", None) or "text"), d.pop("spans", None) or [])
                            for d in documents]
         self._ends = [offset + chars + 2 for offset, chars, *_ in self._addresses]
@@ -214,8 +222,11 @@ class Namespace:
             if not found:
                 raise ValueError(f"where: no document with path {str(path)[:200]!r}")
             start, chars, name, fmt, spans = docs[found[0]]
-            text = self._names["documents"][found[0]]["text"]
             local = offset
+            if isinstance(context, str):               # the document's text, not cut out of it
+                text = context
+            else:
+                text, start = context[found[0]], 0
         elif not isinstance(context, str):
             raise ValueError("where: `context` is a list here, one str per document: "
                              "give the document, where(offset, path)")
@@ -225,13 +236,13 @@ class Namespace:
             if index >= len(docs):
                 raise ValueError(f"where: offset {offset} is outside `context` (0..{len(context) - 1})")
             start, chars, name, fmt, spans = docs[index]
-            text = context[start:start + chars]
+            text = context
             local = min(max(offset - start, 0), chars)
         if not 0 <= local <= chars:
             raise ValueError(f"where: offset {offset} is outside {name} (0..{chars})")
         from core.ingest.address import address_in   # imported on first use only
         local = min(local, max(chars - 1, 0))          # the "\n\n" after a text: its last character
-        return f"{name}:{address_in(text, spans, fmt, local)}"
+        return f"{name}:{address_in(text, spans, fmt, local, start, chars)}"
 
     def FINAL(self, value: Any) -> None:   # noqa: N802 - the name the model uses
         """End the run with str(value) as the answer (the cell still finishes)."""

@@ -48,12 +48,17 @@ def has_blob(db: sqlite_utils.Database, sha: str) -> bool:
 
 def stored_blobs(db: sqlite_utils.Database, shas: Iterable[str | None]) -> set[str]:
     """Those of `shas` that are stored, asked 500 at a time."""
-    wanted = sorted({sha for sha in shas if sha})
+    return found_in(db, "SELECT sha256 FROM blobs WHERE sha256 IN ({})", shas)
+
+
+def found_in(db: sqlite_utils.Database, sql: str, values: Iterable[str | None]) -> set[str]:
+    """The first column of `sql` (its `{}` the placeholders of an IN list) for `values`,
+    asked 500 at a time."""
+    wanted = sorted({value for value in values if value})
     found: set[str] = set()
     for at in range(0, len(wanted), 500):
         chunk = wanted[at:at + 500]
-        found.update(row[0] for row in db.execute(
-            f"SELECT sha256 FROM blobs WHERE sha256 IN ({', '.join('?' * len(chunk))})", chunk))
+        found.update(row[0] for row in db.execute(sql.format(", ".join("?" * len(chunk))), chunk))
     return found
 
 

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Iterator
 
 from core import paths
 from core.events import Event
-from core.store import extracts, queries
+from core.store import extracts, queries, sidecars
 from core.store.blobs import (Blob, PreparedSource, collect_garbage, get_blob, has_blob, iter_sources, put_blob,
                               SOURCE_BLOB_BATCH, stored_blobs, write_sources)
 from core.store.db import connect, write_transaction
@@ -69,7 +69,13 @@ class RunStore:
     def open(cls, path: Path | None = None) -> "RunStore":
         store = cls(Path(path) if path is not None else paths.database_path())
         store.recover()
+        store.sweep_sidecars()
         return store
+
+    def sweep_sidecars(self) -> int:
+        """Remove sidecar texts no run names (core/store/sidecars.py). Returns how many went."""
+        with self._lock:
+            return sidecars.sweep(self.db, sidecars.spool_of(self.path))
 
     def recover(self) -> list[str]:
         """Mark runs left 'running' by a process that is gone as 'interrupted'."""
@@ -231,10 +237,13 @@ class RunStore:
             if row is not None and row[0] == "running" and owner_alive(self.path, row[1]):
                 raise RunBusyError(f"run {run_id} is still running; stop it before deleting it")
             with write_transaction(self.db):
+                texts = sidecars.run_texts(self.db, run_id)
                 for table in ("events", "calls", "sources"):
                     self.db.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
                 deleted = self.db.execute("DELETE FROM runs WHERE id = ?", [run_id]).rowcount
                 collect_garbage(self.db)
+                unused = texts - sidecars.named(self.db, texts)
+            sidecars.remove(sidecars.spool_of(self.path), unused)   # once the rows are gone
             return deleted > 0
 
     def import_json(self, path: Path) -> str:

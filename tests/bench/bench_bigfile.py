@@ -14,6 +14,8 @@ ERROR lines, the refunded rows) and answers. Printed per run, all from outside t
   peak MB   resident memory summed over the CLI's whole process tree (REPL worker, ingest
             workers, fork server), sampled from /proc every 20 ms
   x file    that peak over the file's size
+  CPU s     user + system time of the CLI and the processes it waited for (getrusage of
+            the children): what the run costs whatever the load
 The files are deleted at the end unless --keep.
 """
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -52,7 +55,10 @@ def run_ask(server: ServerProcess, path: Path, home: Path, counting: str, timeou
                PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring")
     cmd = [sys.executable, "-m", "app.main", "ask", "How many?", str(path), "--root", "openai/root",
            "--sub", "openai/sub", "--api-base", server.url, "--mode", "rlm", "--json", "--quiet", *extra]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc, out, err, started, wall, sampler = run_measured(cmd, timeout_s, cwd=ROOT, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     roots = [r for r in server.log() if r["model"].endswith("root")]
     try:
         data = json.loads(out)
@@ -60,7 +66,7 @@ def run_ask(server: ServerProcess, path: Path, home: Path, counting: str, timeou
         status = data.get("status") + (f": {str(data.get('error'))[:160]}" if data.get("error") else "")
     except ValueError:
         answer, status = None, f"exit {proc.returncode}: {err.strip().splitlines()[-1:] or out[:200]}"
-    return {"wall": wall, "first": roots[0]["started"] - started if roots else None,
+    return {"wall": wall, "cpu": cpu, "first": roots[0]["started"] - started if roots else None,
             "peak_mb": sampler.peak_kb / 1024, "repl_mb": sampler.repl_peak_kb / 1024,
             "rest_mb": sampler.rest_peak_kb / 1024, "answer": answer, "status": status}
 
@@ -83,8 +89,8 @@ def main() -> None:
     info = machine_info()
     print(f"{info['cpus']} cpus, {info['cpu']}, {info['memory_gb']} GB RAM, python {info['python']}; "
           f"{free / 2**30:,.0f} GB free in {folder}")
-    print("| file | run | wall s | first request s | peak MB (REPL + rest) | x file | answer | load |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| file | run | wall s | CPU s | first request s | peak MB (REPL + rest) | x file | answer | load |")
+    print("|---|---|---|---|---|---|---|---|---|")
     sizes = {"mbox": args.mbox_mb, "log": args.log_mb, "csv": args.csv_mb}
     with ServerProcess() as server:
         for kind in args.kinds.split(","):
@@ -102,7 +108,7 @@ def main() -> None:
                         ok = "right" if r["answer"] == str(expected) else \
                             f"WRONG ({r['answer']!r}, {r['status']})"
                         first = "-" if r["first"] is None else f"{r['first']:.1f}"
-                        print(f"| {name} {size / 2**20:,.0f} MB | {run} | {r['wall']:.1f} | {first} | "
+                        print(f"| {name} {size / 2**20:,.0f} MB | {run} | {r['wall']:.1f} | {r['cpu']:.1f} | {first} | "
                               f"{r['peak_mb']:,.0f} ({r['repl_mb']:,.0f} + {r['rest_mb']:,.0f}) | "
                               f"{r['peak_mb'] * 2**20 / size:.2f} | {ok} | {os.getloadavg()[0]:.1f} |", flush=True)
             finally:

@@ -25,7 +25,49 @@ _MESSAGE_ERRORS = (ValueError, TypeError, IndexError, AttributeError, LookupErro
 
 
 def parse_message(data: bytes) -> EmailMessage:
-    return BytesParser(policy=policy.default).parsebytes(data)
+    message = _single_part(data)
+    return message if message is not None else BytesParser(policy=policy.default).parsebytes(data)
+
+
+_HEADER_LINE = re.compile(r"[\041-\071\073-\176]+:")     # the stdlib parser's, a name required
+_BLANK_LINE = re.compile(rb"\n\r?\n")
+_PARSED_BODIES = ("multipart", "message")
+
+
+def _single_part(data: bytes) -> EmailMessage | None:
+    """The message the stdlib parser makes of `data`, built without it when the body is one
+    part (not multipart/ or message/): its header lines as the parser stores them
+    (policy.header_source_parse, set_raw) and the body as its payload, unsplit. The parser
+    feeds a body line by line, most of the time a mailbox took. None when the parser must
+    judge: no header block ending in a blank line, a line that is not a header, a body it
+    parses into parts."""
+    blank = _BLANK_LINE.search(data)
+    if blank is None or blank.start() == 0:
+        return None
+    head = data[:blank.start() + 1]
+    if b"\r" in head.replace(b"\r\n", b""):
+        return None
+    groups: list[list[str]] = []
+    for line in head.decode("ascii", "surrogateescape").split("\n")[:-1]:
+        line += "\n"
+        if line[0] in " \t":
+            if not groups:
+                return None
+            groups[-1].append(line)
+        elif line.startswith("From ") or not _HEADER_LINE.match(line):
+            return None
+        else:
+            groups.append([line])
+    message = EmailMessage(policy=policy.default)
+    for group in groups:
+        message.set_raw(*policy.default.header_source_parse(group))
+    try:
+        if message.get_content_maintype() in _PARSED_BODIES:
+            return None
+    except _MESSAGE_ERRORS:
+        return None
+    message.set_payload(data[blank.end():].decode("ascii", "surrogateescape"))
+    return message
 
 
 def message_text(message: EmailMessage, depth: int = 0) -> str:

@@ -11,50 +11,10 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import re
 from collections.abc import Iterable, Sequence
 
+from core.cell_values import sniff_delimiter, typed  # noqa: F401 (typed: this module's API too)
 from core.ingest.model import Table
-
-_INT = re.compile(r"^[+-]?(?:0|[1-9]\d*)$")
-_FLOAT = re.compile(r"^[+-]?(?:0|[1-9]\d*)?\.\d+(?:[eE][+-]?\d+)?$|^[+-]?(?:0|[1-9]\d*)(?:\.\d*)?[eE][+-]?\d+$|^[+-]?(?:0|[1-9]\d*)\.\d*$")
-
-
-_NUMBER_START = frozenset("+-.0123456789")
-
-
-def typed(text: str) -> object:
-    """A CSV cell as a value: None, int, float or the text itself."""
-    if not text:
-        return None
-    if text[0] not in _NUMBER_START:          # most text cells: decided by one character
-        if not text[0].isspace():
-            return text
-        value = text.strip()
-        if not value:
-            return None
-        if value[0] not in _NUMBER_START:
-            return text
-    else:
-        value = text.strip() if text[-1].isspace() else text
-    if value.isascii():
-        if value.isdigit():                   # the common cases without a regex
-            return int(value) if len(value) < 19 and (value[0] != "0" or len(value) == 1) \
-                else text
-        head, dot, tail = value.partition(".")
-        if dot and tail.isdigit() and (head.isdigit() or not head) and \
-                (len(head) < 2 or head[0] != "0"):
-            return float(value)
-        if "-" in value[1:] and "e" not in value and "E" not in value:
-            return text                       # dates, ranges, phone numbers
-    if len(value) < 19 and _INT.match(value):
-        return int(value)
-    if len(value) < 40 and _FLOAT.match(value):
-        number = float(value)
-        if number == number and number not in (float("inf"), float("-inf")):
-            return number
-    return text
-
 
 def xlsx_value(value: object) -> object:
     if value is None or (isinstance(value, str) and not value.strip()):
@@ -89,10 +49,10 @@ def table(path: str, sheet: str | None, rows: Iterable[Sequence[object]]) -> Tab
 def from_delimited(path: str, text: str, fmt: str, max_cells: int) -> tuple[Table, ...]:
     """CSV (delimiter sniffed among , ; |) or TSV text as one Table; () when it is
     over max_cells or not a table at all."""
-    delimiter = "\t" if fmt == "tsv" else _sniff(text)
+    delimiter = "\t" if fmt == "tsv" else sniff_delimiter(text)
     rows, cells = [], 0
     try:
-        for row in csv.reader(text.splitlines(), delimiter=delimiter):
+        for row in csv.reader(text.splitlines(keepends=True), delimiter=delimiter):   # a quoted cell keeps its newlines
             cells += len(row)
             if cells > max_cells:
                 return ()
@@ -101,19 +61,6 @@ def from_delimited(path: str, text: str, fmt: str, max_cells: int) -> tuple[Tabl
         return ()
     found = table(path, None, rows)
     return (found,) if found is not None else ()
-
-
-def _sniff(text: str) -> str:
-    sample = text[:20000]
-    lines = [line for line in sample.splitlines()[:20] if line.strip()]
-    best, score = ",", -1
-    for candidate in (",", ";", "|"):
-        counts = [line.count(candidate) for line in lines]
-        if counts and min(counts) > 0:
-            steady = sum(1 for c in counts if c == counts[0])
-            if steady > score:
-                best, score = candidate, steady
-    return best
 
 
 def from_document_text(path: str, text: str, fmt: str, spans: Sequence = (),

@@ -81,3 +81,18 @@ def test_no_size_wall_unless_the_user_sets_one(tmp_path):
     assert skip.reason == "too_large"
     assert "over the 1,048,576 byte limit" in skip.detail and "--max-file-mb" in skip.detail \
         and "Settings > Documents > Largest file" in skip.detail
+
+
+def test_the_fork_server_and_resource_tracker_stop_once_reading_is_done(tmp_path):
+    import multiprocessing.forkserver as forkserver
+    import multiprocessing.resource_tracker as resource_tracker
+    from core.ingest.workers import stop_fork_server
+    path = tmp_path / "server.log"
+    write_log(path, 3 << 20)                          # past the in-process size: a worker reads it
+    assert ingest_sync([path], IngestOptions(workers=1)).documents
+    pids = [forkserver._forkserver._forkserver_pid, resource_tracker._resource_tracker._pid]
+    assert all(pids) and all(os.path.exists(f"/proc/{pid}") for pid in pids)
+    stop_fork_server()
+    assert not any(os.path.exists(f"/proc/{pid}") for pid in pids)
+    assert ingest_sync([path], IngestOptions(workers=1)).documents     # started again when needed
+    stop_fork_server()

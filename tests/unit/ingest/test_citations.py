@@ -35,3 +35,31 @@ def test_context_offsets_match_what_the_repl_sees(tmp_path):
     assert context_offsets(DOCS) == [d["offset"] for d in documents]
     cite = resolve_citations("[doc:report.pdf:page 2, line 2]", DOCS)[0]
     assert context[cite.context_start:cite.context_end] == "Costs stayed flat."
+
+
+def test_citations_to_a_big_file_read_it_by_offsets_not_whole(tmp_path, monkeypatch):
+    from core.ingest import IngestOptions, ingest_sync
+    from core.ingest.bigfile import SidecarText
+    from core.ingest.citations import cited_passages, resolve_citations
+    from core.ingest.text_back import FileText
+    from tests.support.big_files import write_log, write_mbox
+    write_mbox(tmp_path / "export.mbox", 400_000, body=2_000)
+    write_log(tmp_path / "server.log", 400_000)
+    options = IngestOptions(workers=1, stream_min_bytes=100_000, spool_dir=str(tmp_path / "texts"))
+    docs = ingest_sync([tmp_path / "export.mbox", tmp_path / "server.log"], options).documents
+    held = [type(d)(**{**{f: getattr(d, f) for f in d.__dataclass_fields__}, "text": d.text}) for d in docs]
+    assert not any(d.held for d in docs) and all(d.held for d in held)
+    answer = ("Seven [doc:export.mbox:message 7], its second line [doc:export.mbox:message 7, line 2], "
+              "a log line [doc:server.log:line 1000], lines [doc:server.log:lines 20-22], "
+              "none [doc:server.log:line 99999999]")
+    whole = [(c.ok, c.start, c.end) for c in resolve_citations(answer, held)]
+    passages = cited_passages(answer, held)
+
+    def never(self, doc):
+        raise AssertionError(f"{doc.path} read whole")
+    monkeypatch.setattr(SidecarText, "__call__", never)
+    monkeypatch.setattr(FileText, "__call__", never)
+    assert [(c.ok, c.start, c.end) for c in resolve_citations(answer, docs)] == whole
+    assert whole[-1][0] is False and all(ok for ok, _, _ in whole[:-1])
+    assert cited_passages(answer, docs) == passages
+    assert passages[0].startswith("--- message 7 ---") and passages[2].endswith(" ms")

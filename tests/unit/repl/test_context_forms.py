@@ -85,6 +85,22 @@ async def test_a_joined_context_costs_the_corpus_once(make_repl):
     assert grew < 1.5 * 60 * MB, f"the worker grew by {grew / MB:.0f} MB for 60 MB of text"
 
 
+async def test_one_big_document_costs_its_text_once(make_repl):
+    # One document is the whole of `context`: cutting its "text" once while loading (its
+    # length) held the corpus twice at the load's peak.
+    repl = await make_repl(docs=None)
+    before = int(await _run(repl, RSS_KB + "print(rss_kb())"))
+    await repl.load_context([{"path": "big.log", "text": "a line of the log\n" * (60 * MB // 18)}])
+    out = await _run(repl, PEAK_KB + "found = (documents[0]['offset'] + documents[0]['chars'] + 2 == len(context),"
+                                     " where(len(context) // 2), where(18 * 1000, 'big.log'))\n"
+                                     "print(*found, peak_kb(), sep='|')")
+    same, middle, thousand, peak = out.strip().split("|")
+    assert (same, thousand) == ("True", "big.log:line 1001")
+    assert middle == f"big.log:line {60 * MB // 18 // 2 + 1}"    # where() cuts no copy either
+    grew = (int(peak) - before) * 1024
+    assert grew < 1.4 * 60 * MB, f"the worker grew by {grew / MB:.0f} MB for 60 MB of text"   # not twice
+
+
 async def test_a_large_corpus_with_a_few_emoji_is_held_per_document(make_repl, monkeypatch):
     monkeypatch.setattr(context_file, "JOIN_SLACK_BYTES", 0)      # as a corpus of gigabytes would
     repl = await make_repl(docs=None)

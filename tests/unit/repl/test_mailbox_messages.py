@@ -33,3 +33,10 @@ def test_each_message_is_addressable_with_its_headers(tmp_path, form):
     assert eighth["text"] == text[start:end] and address == "message 8 (Report 7)"
     assert sum(PLANT in m["text"] for m in found) == planted
     assert "text" not in dict.keys(eighth)              # cut when read, not held apart
+    # A sequence whose dicts are built when read: the headers are not held for every message.
+    assert [m["number"] for m in found[-2:]] == [messages - 1, messages]
+    assert found[-1]["subject"] == f"Report {messages - 1}" and list(reversed(found))[0]["number"] == messages
+    assert [m["number"] for m in found][:3] == [1, 2, 3] and found[7] == eighth
+    assert repr(found).startswith(f"<{messages} messages: ")
+    with pytest.raises(IndexError, match=f"message index {messages} out of range"):
+        found[messages]

@@ -1,0 +1,61 @@
+"""Sidecar texts (texts/<sha256>.txt beside the database) go once no stored run names them:
+when a run is deleted, and when the store is opened (old ones only, a bounded number), on a
+real store with sidecars written by real ingestion."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from core.ingest import IngestOptions, ingest_sync
+from core.store import RunStore, sidecars
+from tests.support.big_files import write_mbox
+
+
+def _mailbox(tmp_path, name: str, home) -> object:
+    """A mailbox read as a big file: its text goes to a sidecar in the store's folder."""
+    path = tmp_path / name
+    write_mbox(path, 300_000, body=2_000 + sum(map(ord, name)))      # each its own text
+    options = IngestOptions(workers=1, stream_min_bytes=100_000, spool_dir=str(home / "texts"))
+    [doc] = ingest_sync([path], options).documents
+    assert os.path.exists(doc.__dict__["_text_from"].path)
+    return doc
+
+
+def _sidecar(home, doc) -> str:
+    return str(home / "texts" / (doc.text_sha256 + ".txt"))
+
+
+def test_deleting_a_run_removes_the_sidecars_no_other_run_names(tmp_path, home, store: RunStore):
+    a, b = _mailbox(tmp_path, "a.mbox", home), _mailbox(tmp_path, "b.mbox", home)
+    store.save_sources("r1", [a, b], [])
+    store.save_sources("r2", [b], [])
+    store.delete_run("r1")
+    assert not os.path.exists(_sidecar(home, a))
+    assert os.path.exists(_sidecar(home, b))                 # r2 still reads it
+    assert [d.path for d in store.documents("r2")] == ["b.mbox"]
+    store.delete_run("r2")
+    assert os.listdir(home / "texts") == []
+
+
+def test_opening_the_store_removes_old_unnamed_sidecars_a_bounded_number_at_a_time(tmp_path, home):
+    store = RunStore.open()
+    named = _mailbox(tmp_path, "named.mbox", home)
+    store.save_sources("r1", [named], [])
+    orphans = [_mailbox(tmp_path, f"orphan{i}.mbox", home) for i in range(3)]
+    fresh = _mailbox(tmp_path, "fresh.mbox", home)           # in Sources, asked about later
+    partial = home / "texts" / ".partial-0123"
+    partial.write_bytes(b"a read that crashed")
+    day_ago = time.time() - sidecars.GRACE_S - 60
+    for path in [_sidecar(home, d) for d in (named, *orphans)] + [str(partial)]:
+        os.utime(path, (day_ago, day_ago))
+    store.close()
+    unswept = RunStore(store.path)                           # opened without its sweep
+    assert sidecars.sweep(unswept.db, home / "texts", limit=2) <= 2      # bounded: two looked at
+    unswept.close()
+    assert len(os.listdir(home / "texts")) >= 4
+    store = RunStore.open()                                  # the rest at the next start
+    assert sorted(os.listdir(home / "texts")) == sorted(
+        os.path.basename(_sidecar(home, d)) for d in (named, fresh))
+    assert store.documents("r1")[0].text.startswith("--- message 1 ---")
+    store.close()
