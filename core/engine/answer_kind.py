@@ -15,7 +15,9 @@ question's wording, the answer and what the run's cells printed.
   beside "matches", "lines", "found"...) or computed with len()/count(): a count of what
   was found, not what was found.
 - The question asks for a number (how many, how much, the total, the average...) and the
-  answer holds no number at all.
+  answer holds no number at all; or it asks which year, date, day or month (in English) and
+  the answer holds no digit and no month or weekday name: the real 1.5B model printed the
+  line with the year, took the line's last word ("tender.") and answered that.
 - The answer is 0 or nothing (none, [], n/a) right after a cell whose search matched
   nothing (it printed 0 or an empty list): the search is the likelier fault.
 
@@ -54,6 +56,12 @@ _WHOLE_NUMBER = re.compile(r"^\s*[\"'`(\[]*\s*([-+]?\d[\d,_]*)\s*[\"'`)\]]*\s*\.
 _NUMBER_WORDS = re.compile(
     r"\d|(?<![\w])(zero|none|no|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|hundred"
     r"|thousand|million|null|kein[e]?|aucun[e]?|ningun[oa]?|nessun[oa]?|geen|nenhum[a]?)(?![\w])", re.IGNORECASE)
+# "which year", "on which date", "what day": a date is asked for (English questions only)
+_DATE_ASKED = re.compile(r"(?<![\w])(which|what)\s+(year|date|day|month)\b", re.IGNORECASE)
+_DATE_WORDS = re.compile(
+    r"\d|(?<![\w])(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june|july"
+    r"|august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+    r"|today|yesterday|tomorrow)(?![\w])", re.IGNORECASE)
 _NOTHING = {"0", "0.0", "none", "[]", "{}", "n/a", "nothing", "null", "no matches", "no results", "not found"}
 # A printed line that shows a search matched nothing: "0", "[]", "hits: 0", "matches = []", "set()".
 _EMPTY_SEARCH = re.compile(r"^\s*(?:[\w ]{0,40}[:=]\s*)?(0|\[\]|\{\}|set\(\)|\(\))\s*$")
@@ -64,6 +72,10 @@ _COUNTING_CODE = re.compile(r"\blen\(|\.count\(|\bsum\(\s*1\b|Counter\(")
 
 def asks_for_number(question: str) -> bool:
     return bool(_NUMBER_ASKED.search(question or ""))
+
+
+def asks_for_date(question: str) -> bool:
+    return bool(_DATE_ASKED.search(question or ""))
 
 
 def asks_for_content(question: str) -> bool:
@@ -89,6 +101,11 @@ def _searched_nothing(printed: str | None) -> bool:
     return any(_EMPTY_SEARCH.match(line) for line in (printed or "").splitlines())
 
 
+def searched_nothing(stdout: str | None) -> bool:
+    """A cell's whole stdout is one empty result (`0`, `[]`, `hits: 0`): its search matched nothing."""
+    return bool(_EMPTY_SEARCH.match((stdout or "").strip())) and "\n" not in (stdout or "").strip()
+
+
 def sent_back_note(question: str, answer: str, outputs: list[str], last_printed: str | None,
                    code: str) -> str | None:
     """The note that sends `answer` back, or None when its kind fits the question (or cannot be told).
@@ -105,6 +122,8 @@ def sent_back_note(question: str, answer: str, outputs: list[str], last_printed:
             return prompts.fill("answer_is_a_count.md", answer=text[:40])
     if asks_for_number(question) and text and not _NUMBER_WORDS.search(text):
         return prompts.fill("answer_needs_a_number.md")
+    if asks_for_date(question) and text and not _DATE_WORDS.search(text):
+        return prompts.fill("answer_needs_a_date.md", answer=text[:40])
     return None
 
 

@@ -3,6 +3,7 @@ fills `$placeholders` (string.Template, so code braces need no escaping)."""
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 from functools import lru_cache
 from pathlib import Path
@@ -104,18 +105,39 @@ HEAD_LINES = 2          # first non-empty lines shown per document to a small mo
 HEAD_LINE_CHARS = 160
 
 
-def first_turn_small(question: str, documents: Sequence[tuple[str, str]]) -> str:
+TABLE_COLUMNS = 12      # column names shown per table to a small model
+
+
+def table_lines(tables_per_document: Sequence[Sequence[dict]]) -> dict[int, list[str]]:
+    """For each document index, a line per table it puts in `tables` (numbered across the
+    documents, in order, as the REPL numbers them): `tables[0]`, its columns and rows."""
+    lines: dict[int, list[str]] = {}
+    number = 0
+    for index, tables in enumerate(tables_per_document):
+        for t in tables:
+            header = [h for h in t.get("header") or () if h is not None]
+            shown = ", ".join(repr(h) for h in header[:TABLE_COLUMNS]) + (", ..." if len(header) > TABLE_COLUMNS else "")
+            lines.setdefault(index, []).append(
+                f"a table: `tables[{number}]`, columns [{shown}], {len(t.get('rows') or ()):,} rows")
+            number += 1
+    return lines
+
+
+def first_turn_small(question: str, documents: Sequence[tuple[str, str]],
+                     tables: dict[int, list[str]] | None = None) -> str:
     """A small model's first turn (core/local_defaults.py: small_prompt): each listed document's
     name, size and first lines instead of 500 characters of `context`, which showed only the
     first document: the real 1.5B model guessed a CSV's columns and a log's line format. Each
-    is listed with its index, as it then picked `documents[5]` for the log (it is [9]). Then a
-    few lines that hold words of the question (core/engine/question_lines.py): it guessed the
-    format of the lines it had to count."""
+    is listed with its index, as it then picked `documents[5]` for the log (it is [9]). A table
+    (`tables`: table_lines) is named with its columns: it summed a CSV column by splitting one
+    line of its text. Then a few lines that hold words of the question
+    (core/engine/question_lines.py): it guessed the format of the lines it had to count."""
     total = sum(len(text) for _, text in documents)
     shown = []
     for index, (path, text) in enumerate(documents[:LISTED_DOCUMENTS]):
         lines = [ln[:HEAD_LINE_CHARS] for ln in text.splitlines()[:20] if ln.strip()][:HEAD_LINES]
-        shown.append(f"- documents[{index}]: {path} ({len(text):,} chars):" + "".join(f"\n    {ln}" for ln in lines))
+        shown.append(f"- documents[{index}]: {path} ({len(text):,} chars):" + "".join(f"\n    {ln}" for ln in lines)
+                     + "".join(f"\n  {ln}" for ln in (tables or {}).get(index, ())))
     if len(documents) > LISTED_DOCUMENTS:
         shown.append(f"- ... and {len(documents) - LISTED_DOCUMENTS:,} more (see `documents`)")
     found = question_lines(question, documents)
@@ -137,17 +159,27 @@ def no_code() -> str:
 
 
 LAST_OUTPUT_CHARS = 100
+REPEATED_OUTPUT_CHARS = 400    # a passage a repeated block printed, offered as the answer
 
 
-def last_output(stdout: str | None) -> str | None:
+def last_output(stdout: str | None, max_chars: int = LAST_OUTPUT_CHARS) -> str | None:
     """After a small root's reply without code: the line that ends the run with what its last
     block printed, when that was one short line (last_output_small.md); else None. The real
     1.5B model printed 92 (right), then wrote "The number of card payments failed ... is 2."
-    twice: it copies literal lines it is given (stated_final.md), not advice."""
+    twice: it copies literal lines it is given (stated_final.md), not advice. A printed list
+    of one string (`['Gritting. Crews grit ...']`) is offered as that string."""
     value = (stdout or "").strip()
-    if not value or "\n" in value or len(value) > LAST_OUTPUT_CHARS:
+    if value.startswith(("['", '["')) and value.endswith(("']", '"]')):
+        try:
+            items = ast.literal_eval(value)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            items = None
+        if isinstance(items, list) and len(items) == 1 and isinstance(items[0], str):
+            value = items[0].strip()
+    if not value or "\n" in value or len(value) > max_chars:
         return None
-    return fill("last_output_small.md", value=value, literal=repr(value))
+    return fill("last_output_small.md", value=value if len(value) <= LAST_OUTPUT_CHARS else "that line",
+                literal=repr(value))
 
 
 def stated_final(value: str) -> str:

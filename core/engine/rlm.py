@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from core import events as ev
 from core.call_ids import CallId
 from core.engine import prompts, reply_reader
-from core.engine.answer_kind import AnswerKindCheck
+from core.engine.answer_kind import AnswerKindCheck, searched_nothing
 from core.engine.budget import BudgetExceeded, Tally
 from core.engine.costs import ROOT_FLOOR_TOKENS, CallMeter, explain_no_fit, root_reserve, worst_case
 from core.engine.cell_output import cell_output
@@ -27,7 +27,7 @@ from core.engine.subcalls import SubCaller
 from core.engine.turn_state import RootMemory, Turn
 from core.lifecycle import finish
 from core.local_defaults import repeat_temperature, root_temperature, small_prompt
-from core.repl.context_file import chars_of, form_of, head_of
+from core.repl.context_file import chars_of, form_of, head_of, tables_of
 from core.routing import extra_sub_call_models
 
 if TYPE_CHECKING:
@@ -192,7 +192,8 @@ class Rlm:
                     can_llm=self.can_llm, can_rlm=self.can_rlm, model=cfg.root_model,
                     user_notes=cfg.prompt_notes, sub_models=extra_sub_call_models(cfg))},
                 {"role": "user", "content": prompts.first_turn_small(
-                    self.question, [(d.path, d.text) for d in self.documents])
+                    self.question, [(d.path, d.text) for d in self.documents],
+                    prompts.table_lines([tables_of(d) for d in self.documents[:prompts.LISTED_DOCUMENTS]]))
                  if small_prompt(cfg.root_model) else prompts.first_turn(
                     self.question, [(d.path, chars_of(d)) for d in self.documents], self._prefix(),
                     context_form=form_of(self.documents))},
@@ -311,6 +312,10 @@ class Rlm:
                 break
         if turn.repeated == "code":
             turn.outputs.append(prompts.repeated_reply(turn.repeated_turn, memory.last_ran[2]))
+            # a small root copies a literal line, not advice: the line that ends the run with it
+            offer = prompts.last_output(memory.printed, prompts.REPEATED_OUTPUT_CHARS) if small_prompt(self.config.root_model) else None
+            if offer and not searched_nothing(memory.printed):
+                turn.notes.append(offer)
         elif cells:
             memory.last_ran = (turn.iteration, cells, tuple(turn.outputs))
         memory.last_prose = (turn.iteration, "" if cells else " ".join(turn.reply.text.split()))

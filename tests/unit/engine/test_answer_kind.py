@@ -50,3 +50,14 @@ def test_zero_after_an_empty_search_is_sent_back_and_zero_after_a_real_count_is_
     assert sent_back_note("What is the total?", "[]", ["[]"], "[]", "")
     assert sent_back_note("How many orders failed?", "0", ["failed orders checked, none in 412 lines"],
                           "failed orders checked, none in 412 lines", "") is None
+
+
+def test_a_date_question_without_a_date_is_sent_back():
+    # The real 1.5B model printed the line with the year, then answered with its last word.
+    note = sent_back_note("In which year did the storm tear the pier loose?", "tender.", [], "", "")
+    assert note and note.startswith("FINAL(tender.) did not end the run: the question asks for a date or a year")
+    assert sent_back_note("On which date did the engine fail?", "nobody logged it", [], "", "")
+    for answer in ("1987", "the 17th", "first Monday of November", "in Sept.", "2024-09-17"):
+        assert sent_back_note("Which year or date was it?", answer, [], "", "") is None, answer
+    # "when" asks for a condition as often as for a date: not checked
+    assert sent_back_note("When must crews grit the deck?", "below two degrees", [], "", "") is None
