@@ -127,6 +127,17 @@ def sent_back_note(question: str, answer: str, outputs: list[str], last_printed:
     return None
 
 
+def _printed(output: str) -> bool:
+    """A cell output the root was shown holds something the cell printed to stdout: not only
+    its header and a note on stderr (`Final(...)` taken as FINAL says so there, and hid the
+    empty search before it from the check on the real 1.5B model)."""
+    body = output.split("\n[stderr]\n", 1)[0].rstrip()
+    lines = body.splitlines()
+    if lines and lines[0].startswith("[block ") and lines[0].endswith("]"):
+        lines = lines[1:]
+    return bool(lines) and "\n".join(lines).strip() != NOTHING_PRINTED
+
+
 class AnswerKindCheck:
     """One RLM's check: it sends a final answer back at most once."""
 
@@ -150,7 +161,7 @@ class AnswerKindCheck:
         if self.told or not (answer or "").strip():
             return answer
         code = "\n".join(m.get("content") or "" for m in rlm.messages if m.get("role") == "assistant")
-        printed = [o for o in shown if not o.rstrip().endswith(NOTHING_PRINTED)]
+        printed = [o for o in shown if _printed(o)]
         note = sent_back_note(self.question, answer, list(shown), printed[-1] if printed else None, code)
         if note is None:
             return answer

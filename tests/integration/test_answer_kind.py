@@ -69,6 +69,18 @@ async def test_zero_right_after_a_search_that_found_nothing_is_sent_back(server)
     assert any("'0' was sent back once" in n.message for n in of_type(events, "Notice"))
 
 
+async def test_zero_after_an_empty_search_is_sent_back_when_the_final_cell_printed_a_note(server):
+    # The real 1.5B model printed 0 and wrote `Final("0")`: the cell that took it as FINAL said so
+    # on stderr, and that note hid the empty search from the check.
+    log = [Doc("log.txt", "09:00 Ferry A DELAYED\n09:10 Ferry B ON TIME\n")]
+    empty = "hits = [l for l in context.splitlines() if 'late' in l.lower()]\nprint(len(hits))"
+    server.script("root", replies=[code(empty), code('Final("0")'), code("FINAL('1')")])
+    result, events = await run(server, "How many crossings were delayed?", log, mode="rlm")
+    assert result.answer == "1"
+    assert "the search, not the documents, is the likelier fault" in root_prompts(server)[2]
+    assert "`Final(...)` was taken as `FINAL(...)`" in root_prompts(server)[2]
+
+
 async def test_a_how_many_answer_without_a_number_is_sent_back(server):
     server.script("root", replies=[code(SEARCH), code("FINAL('the plan line')"), code("FINAL('1')")])
     result, events = await run(server, "How many lines mention the plan?", NOTES, mode="rlm")
