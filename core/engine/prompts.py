@@ -167,19 +167,31 @@ def last_output(stdout: str | None, max_chars: int = LAST_OUTPUT_CHARS) -> str |
     block printed, when that was one short line (last_output_small.md); else None. The real
     1.5B model printed 92 (right), then wrote "The number of card payments failed ... is 2."
     twice: it copies literal lines it is given (stated_final.md), not advice. A printed list
-    of one string (`['Gritting. Crews grit ...']`) is offered as that string."""
+    of strings (`['Gritting. Crews grit ...']`) is offered as its items joined by "; " when
+    they fit in `max_chars`, else as its first item."""
     value = (stdout or "").strip()
-    if value.startswith(("['", '["')) and value.endswith(("']", '"]')):
+    if value.startswith(("['", '["')) and value.endswith(("']", '"]')) and len(value) <= LIST_SCANNED_CHARS:
         try:
             items = ast.literal_eval(value)
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             items = None
-        if isinstance(items, list) and len(items) == 1 and isinstance(items[0], str):
-            value = items[0].strip()
+        if isinstance(items, list) and items and all(isinstance(i, str) for i in items):
+            joined = "; ".join(i.strip() for i in items)
+            if len(joined) <= max_chars:
+                value, what = joined, ("one line" if len(items) == 1 else f"{len(items)} items")
+            else:
+                value, what = items[0].strip(), f"{len(items)} lines; this is the first"
+            if value and "\n" not in value and len(value) <= max_chars:
+                return fill("last_output_line_small.md", what=what, literal=repr(value))
+            return None
     if not value or "\n" in value or len(value) > max_chars:
         return None
-    return fill("last_output_small.md", value=value if len(value) <= LAST_OUTPUT_CHARS else "that line",
-                literal=repr(value))
+    if len(value) > LAST_OUTPUT_CHARS:
+        return fill("last_output_line_small.md", what="one line", literal=repr(value))
+    return fill("last_output_small.md", value=value, literal=repr(value))
+
+
+LIST_SCANNED_CHARS = 100_000   # a printed list longer than this is not read for an offer
 
 
 def stated_final(value: str) -> str:
