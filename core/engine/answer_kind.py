@@ -20,6 +20,10 @@ question's wording, the answer and what the run's cells printed.
   line with the year, took the line's last word ("tender.") and answered that.
 - The answer is 0 or nothing (none, [], n/a) right after a cell whose search matched
   nothing (it printed 0 or an empty list): the search is the likelier fault.
+- The answer says the documents do not hold it ("Not in the documents.") right after a cell
+  that printed lines: the real 1.5B model printed the very passage that answered, re-sent the
+  block and, asked for its answer, copied the prompt's not-found line. The note offers the
+  printed line as the FINAL line to copy.
 
 The question's kind is read from its wording in English, German, French, Spanish, Italian,
 Dutch and Portuguese; a question of none of these kinds (a yes/no question, an instruction
@@ -62,6 +66,10 @@ _DATE_WORDS = re.compile(
     r"\d|(?<![\w])(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june|july"
     r"|august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday"
     r"|today|yesterday|tomorrow)(?![\w])", re.IGNORECASE)
+# "Not in the documents.", "The documents do not mention it", "No information found"
+_SAYS_NOT_FOUND = re.compile(
+    r"(?<![\w])(not\s+(in\s+the\s+(documents?|texts?|files?)|found|mentioned|stated|given)|no\s+(mention|information"
+    r"|record|such)|(do|does)\s*(not|n't)\s+(say|mention|contain|state|give|hold))", re.IGNORECASE)
 _NOTHING = {"0", "0.0", "none", "[]", "{}", "n/a", "nothing", "null", "no matches", "no results", "not found"}
 # A printed line that shows a search matched nothing: "0", "[]", "hits: 0", "matches = []", "set()".
 _EMPTY_SEARCH = re.compile(r"^\s*(?:[\w ]{0,40}[:=]\s*)?(0|\[\]|\{\}|set\(\)|\(\))\s*$")
@@ -106,14 +114,25 @@ def searched_nothing(stdout: str | None) -> bool:
     return bool(_EMPTY_SEARCH.match((stdout or "").strip())) and "\n" not in (stdout or "").strip()
 
 
+def _printed_lines(shown: str | None) -> bool:
+    """A cell output the root was shown printed something that is not an empty result or an error."""
+    body = (shown or "").split("\n[stderr]\n", 1)[0].split("\n[error]\n", 1)[0].split("\n[SyntaxError]\n", 1)[0]
+    lines = [ln for ln in body.splitlines() if ln.strip() and not (ln.startswith("[block ") and ln.endswith("]"))]
+    return bool(lines) and "\n".join(lines).strip() != NOTHING_PRINTED and not _searched_nothing("\n".join(lines))
+
+
 def sent_back_note(question: str, answer: str, outputs: list[str], last_printed: str | None,
-                   code: str) -> str | None:
+                   code: str, offer: str | None = None) -> str | None:
     """The note that sends `answer` back, or None when its kind fits the question (or cannot be told).
     `outputs`: every cell output the root was shown; `last_printed`: the last of them that printed
-    something (the cell with the final answer often prints nothing); `code`: every block the root wrote."""
+    something (the cell with the final answer often prints nothing); `code`: every block the root wrote;
+    `offer`: the FINAL line to copy that what the last cell printed makes (core/engine/prompts.py: last_output)."""
     text = (answer or "").strip()
     if text.lower().strip(" .") in _NOTHING and _searched_nothing(last_printed):
         return prompts.fill("answer_after_empty_search.md", answer=text[:40])
+    if _SAYS_NOT_FOUND.search(text) and len(text) <= 120 and _printed_lines(last_printed):
+        note = prompts.fill("answer_not_found_after_lines.md", answer=text[:40])
+        return note + ("\n" + offer if offer else "")
     whole = _WHOLE_NUMBER.match(text)
     if whole and asks_for_content(question):
         value = int(whole.group(1).replace(",", "").replace("_", ""))
@@ -127,15 +146,21 @@ def sent_back_note(question: str, answer: str, outputs: list[str], last_printed:
     return None
 
 
+def _stdout_of(output: str) -> str:
+    """What a cell printed to stdout, from the output the root was shown (its header and stderr cut)."""
+    body = output.split("\n[stderr]\n", 1)[0]
+    lines = body.splitlines()
+    if lines and lines[0].startswith("[block ") and lines[0].endswith("]"):
+        lines = lines[1:]
+    return "\n".join(lines)
+
+
 def _printed(output: str) -> bool:
     """A cell output the root was shown holds something the cell printed to stdout: not only
     its header and a note on stderr (`Final(...)` taken as FINAL says so there, and hid the
     empty search before it from the check on the real 1.5B model)."""
-    body = output.split("\n[stderr]\n", 1)[0].rstrip()
-    lines = body.splitlines()
-    if lines and lines[0].startswith("[block ") and lines[0].endswith("]"):
-        lines = lines[1:]
-    return bool(lines) and "\n".join(lines).strip() != NOTHING_PRINTED
+    printed = _stdout_of(output).strip()
+    return bool(printed) and printed != NOTHING_PRINTED
 
 
 class AnswerKindCheck:
@@ -162,7 +187,8 @@ class AnswerKindCheck:
             return answer
         code = "\n".join(m.get("content") or "" for m in rlm.messages if m.get("role") == "assistant")
         printed = [o for o in shown if _printed(o)]
-        note = sent_back_note(self.question, answer, list(shown), printed[-1] if printed else None, code)
+        offer = prompts.last_output(_stdout_of(printed[-1]), prompts.REPEATED_OUTPUT_CHARS) if printed else None
+        note = sent_back_note(self.question, answer, list(shown), printed[-1] if printed else None, code, offer)
         if note is None:
             return answer
         self.told = True

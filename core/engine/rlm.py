@@ -390,7 +390,8 @@ class Rlm:
                           message=f"The root answered {answer[:80]!r} before any code ran; it was asked once to "
                                   "check it with code first.")
             return None
-        if not turn.final_request:     # a final answer of the wrong kind is sent back once (answer_kind.py)
+        if turn.iteration <= self.config.max_iterations:   # not at the cap: a final answer of the wrong
+            # kind is sent back once (answer_kind.py), when the root was asked for it because it was stuck too
             answer = self.answer_kind.review(self, answer, turn.id, self.memory.shown)
             if answer is None:
                 return None

@@ -105,3 +105,24 @@ def test_the_check_shows_in_the_cli_transcript_live_and_stored(server, tmp_path)
     shown = subprocess.run(cmd[:3] + ["runs", "show", run_id], capture_output=True, text=True, timeout=60, env=env)
     assert shown.returncode == 0, shown.stderr
     assert "was sent back once" in shown.stdout + shown.stderr
+
+
+async def test_not_found_after_printed_lines_is_sent_back_when_the_stuck_root_is_asked_for_its_answer(server):
+    # The real 1.5B model printed the passage that answers, sent the block twice more, and asked for
+    # its final answer copied "Not in the documents." from the prompt. The check runs at that request
+    # too (not at the turn cap), and offers the printed line to copy.
+    memo = [Doc("memo.txt", "Intro.\nGritting. Crews grit the deck below two degrees.\nEnd.\n")]
+    block = code("hits = [l for l in documents[0]['text'].splitlines() if 'grit' in l.lower()]\nprint(hits)")
+    server.script("tiny-1.5b", replies=[block, block, block, code("FINAL('Not in the documents.')"),
+                                        code("FINAL('Gritting. Crews grit the deck below two degrees.')")])
+    result, events = await run(server, "When must crews grit the deck?", memo, mode="rlm",
+                               root_model="openai/tiny-1.5b")
+    assert result.answer == "Gritting. Crews grit the deck below two degrees."
+    requests = server.requests_for("tiny-1.5b")
+    assert len(requests) == 5
+    assert "Give your final answer now" in requests[3].messages[-1]["content"]
+    last = requests[4].messages[-1]["content"]
+    assert "your last block printed lines from the documents, so the answer may be in them" in last
+    offered = "reply with exactly this line and nothing else:\nFINAL('Gritting. Crews grit the deck below two degrees.')"
+    assert last.index("so the answer may be in them") < last.index(offered)
+    assert any("'Not in the documents.' was sent back once" in n.message for n in of_type(events, "Notice"))

@@ -61,3 +61,19 @@ def test_a_date_question_without_a_date_is_sent_back():
         assert sent_back_note("Which year or date was it?", answer, [], "", "") is None, answer
     # "when" asks for a condition as often as for a date: not checked
     assert sent_back_note("When must crews grit the deck?", "below two degrees", [], "", "") is None
+
+
+def test_not_found_right_after_printed_lines_is_sent_back_with_the_line_to_copy():
+    # The real 1.5B model printed the passage that answered, re-sent the block, and when asked
+    # for its answer copied the prompt's "Not in the documents.".
+    shown = "[block 1 of 1: ran]\n['Gritting. Crews grit the deck below two degrees.']"
+    offer = "Your last block printed one line. ...\nFINAL('Gritting. Crews grit the deck below two degrees.')"
+    for answer in ("Not in the documents.", "The memo does not say.", "No information found"):
+        note = sent_back_note("When must crews grit?", answer, [shown], shown, "", offer)
+        assert note and "your last block printed lines from the documents" in note and note.endswith(offer), answer
+    # after an empty search, an error or nothing printed, "not found" is a fair answer
+    for last in ("[block 1 of 1: ran]\n[]", "[block 1 of 1: ran]\nhits: 0", "[block 1 of 1: error]\n[error]\nNameError",
+                 None):
+        assert sent_back_note("When must crews grit?", "Not in the documents.", [], last, "", offer) is None, last
+    # an answer that merely holds "not in" is an answer
+    assert sent_back_note("Where do cars park?", "Behind the sheds, not in the lanes", [shown], shown, "") is None
