@@ -14,6 +14,9 @@ question's wording, the answer and what the run's cells printed.
   the answer is only a whole number that the run printed as a count (a line of its own, or
   beside "matches", "lines", "found"...) or computed with len()/count(): a count of what
   was found, not what was found.
+- The question asks for a number and the answer is a number no output holds, while the last
+  cell printed one other number: the real 1.5B model printed 0 (or the right 30) and answered
+  "2" (or "0").
 - The question asks for a number (how many, how much, the total, the average...) and the
   answer holds no number at all; or it asks which year, date, day or month (in English) and
   the answer holds no digit and no month or weekday name: the real 1.5B model printed the
@@ -82,6 +85,13 @@ def asks_for_number(question: str) -> bool:
     return bool(_NUMBER_ASKED.search(question or ""))
 
 
+_NUMBER = re.compile(r"^\s*[\"']?\s*[-+]?\d[\d,_]*(\.\d+)?\s*[\"']?\s*\.?\s*$")
+
+
+def _value(number: str) -> float:
+    return float(re.sub(r"[^\d.+-]", "", number.strip().rstrip(".")))
+
+
 def asks_for_date(question: str) -> bool:
     return bool(_DATE_ASKED.search(question or ""))
 
@@ -139,6 +149,11 @@ def sent_back_note(question: str, answer: str, outputs: list[str], last_printed:
         year_like = 1900 <= value <= 2100
         if not year_like and value >= 0 and _printed_as_count(value, outputs, code):
             return prompts.fill("answer_is_a_count.md", answer=text[:40])
+    last = _stdout_of(last_printed or "").strip()
+    if (asks_for_number(question) and _NUMBER.match(text) and _NUMBER.match(last) and _value(text) != _value(last)
+            and not any(re.search(rf"(?<![\w.]){re.escape(text.strip(chr(39) + chr(34) + ' .'))}(?![\w]|\.\d)", o)
+                        for o in map(_stdout_of, outputs))):
+        return prompts.fill("answer_not_printed.md", answer=text[:40], printed=last)
     if asks_for_number(question) and text and not _NUMBER_WORDS.search(text):
         return prompts.fill("answer_needs_a_number.md")
     if asks_for_date(question) and text and not _DATE_WORDS.search(text):

@@ -10,8 +10,11 @@ not see the mismatch. The meaning is never in doubt, so the worker compares in t
 text was put in, and the cell's stderr says so, the way `open('name')` is served
 (core/repl/near_miss.py):
 
-    [note: line 2 compared 'Inspector' with text made lower-case by .lower(), where it can
-    never match; it was compared as 'inspector'. Write the word in lower case next time.]
+    [note: line 2 searched lower-case text (.lower()) for 'Inspector'; it was searched as
+    'inspector', and the output above is what that found. Write the word in lower case next time.]
+
+An earlier wording ("where it can never match") made the real 1.5B model answer 0 beside
+the right count it had just printed.
 
 What is changed: a string literal with letters of the other case, compared with a call of
 `.lower()`/`.casefold()` (or `.upper()`) by `in`, `not in`, `==`, `!=`, or passed to that
@@ -59,8 +62,8 @@ class _Fixer(ast.NodeTransformer):
             return
         made = "upper-case" if case == "upper" else "lower-case"
         self.notes.append(
-            f"[note: line {getattr(node, 'lineno', '?')} compared {node.value!r} with text made {made} by "
-            f".{case}(), where it can never match; it was compared as {cased!r}. Write the word in "
+            f"[note: line {getattr(node, 'lineno', '?')} searched {made} text (.{case}()) for {node.value!r}; "
+            f"it was searched as {cased!r}, and the output above is what that found. Write the word in "
             f"{made.split('-')[0]} case next time.]")
         node.value = cased
 

@@ -127,10 +127,10 @@ async def test_a_search_for_capitals_in_lowercased_text_is_served_in_lower_case_
     first, second = of_type(events, "CellExecuted")[:2]
     assert first.error is None
     assert first.stdout.strip() == "['Inspector: Agnes Holt. Result: FAILED.'] True 2 True"
-    assert ("[note: line 2 compared 'Inspector' with text made lower-case by .lower(), where it can never "
-            "match; it was compared as 'inspector'. Write the word in lower case next time.]") in first.stderr
-    assert "compared 'PASSED'" in first.stderr and "compared 'inspector' with text made upper-case" in first.stderr
-    assert "compared 'x'" in first.stderr and "compared 'Result'" in first.stderr
+    assert ("[note: line 2 searched lower-case text (.lower()) for 'Inspector'; it was searched as 'inspector', "
+            "and the output above is what that found. Write the word in lower case next time.]") in first.stderr
+    assert "for 'PASSED'" in first.stderr and "searched upper-case text (.upper()) for 'inspector'" in first.stderr
+    assert "for 'x'" in first.stderr and "for 'Result'" in first.stderr
     assert first.stderr.count("[note:") == 5     # the literal compared with text as it is stays
-    assert second.stdout.strip() == "True" and "compared 'INSPECTOR: AGNES HOLT" in second.stderr
-    assert "compared 'Inspector' with text made lower-case" in root_prompts(server)[1]   # the root saw it
+    assert second.stdout.strip() == "True" and "for 'INSPECTOR: AGNES HOLT" in second.stderr
+    assert "searched lower-case text (.lower()) for 'Inspector'" in root_prompts(server)[1]   # the root saw it

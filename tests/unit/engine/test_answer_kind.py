@@ -77,3 +77,17 @@ def test_not_found_right_after_printed_lines_is_sent_back_with_the_line_to_copy(
         assert sent_back_note("When must crews grit?", "Not in the documents.", [], last, "", offer) is None, last
     # an answer that merely holds "not in" is an answer
     assert sent_back_note("Where do cars park?", "Behind the sheds, not in the lanes", [shown], shown, "") is None
+
+
+def test_a_number_no_output_holds_is_sent_back_when_the_last_cell_printed_another():
+    # The real 1.5B model printed 30 (right) and answered "0"; printed 0 and answered "2".
+    shown = "[block 1 of 1: ran]\n30\n[stderr]\n[note: line 2 searched ...]"
+    note = sent_back_note("How many crossings were cancelled?", "0", [shown], shown, "")
+    assert note == ("FINAL(0) did not end the run: your last block printed 30, and 0 is in none of the output. "
+                    "Answer with the number your code computed (reply with FINAL('30') if it answers the question), "
+                    "or compute it again.")
+    assert sent_back_note("How many?", "30", [shown], shown, "") is None                    # what it printed
+    assert sent_back_note("How many?", "4", ["[block 1 of 1: ran]\n4 3", shown], shown, "") is None   # printed before
+    assert sent_back_note("How many?", "12.5", ["[block 1 of 1: ran]\n12.50"], "[block 1 of 1: ran]\n12.50", "") is None
+    assert sent_back_note("Which ship?", "0", [shown], shown, "") is None                   # not a number question
+    assert sent_back_note("How many?", "2", [shown], shown, "")          # a note on stderr is not output
