@@ -202,7 +202,8 @@ class AnswerKindCheck:
             return answer
         code = "\n".join(m.get("content") or "" for m in rlm.messages if m.get("role") == "assistant")
         printed = [o for o in shown if _printed(o)]
-        offer = prompts.last_output(_stdout_of(printed[-1]), prompts.REPEATED_OUTPUT_CHARS) if printed else None
+        offer = (prompts.last_output(_stdout_of(printed[-1]), prompts.REPEATED_OUTPUT_CHARS, self.question)
+                 if printed else None)
         note = sent_back_note(self.question, answer, list(shown), printed[-1] if printed else None, code, offer)
         if note is None:
             return answer

@@ -10,7 +10,7 @@ from pathlib import Path
 from string import Template
 from typing import Sequence
 
-from core.engine.question_lines import question_lines
+from core.engine.question_lines import question_lines, question_words
 from core.local_defaults import small_prompt
 from core.paths import resources_dir
 
@@ -162,13 +162,21 @@ LAST_OUTPUT_CHARS = 100
 REPEATED_OUTPUT_CHARS = 400    # a passage a repeated block printed, offered as the answer
 
 
-def last_output(stdout: str | None, max_chars: int = LAST_OUTPUT_CHARS) -> str | None:
+def _best_item(items: Sequence[str], question: str) -> str:
+    """The item that holds the most words of the question (core/engine/question_lines.py), the
+    first of those tied: the real 1.5B model searched one word, printed ten lines and, offered
+    the first, copied it though the fourth was the one that answered."""
+    stems = question_words(question, ())
+    return max(items, key=lambda item: sum(stem in item.lower() for stem in stems)) if stems else items[0]
+
+
+def last_output(stdout: str | None, max_chars: int = LAST_OUTPUT_CHARS, question: str = "") -> str | None:
     """After a small root's reply without code: the line that ends the run with what its last
     block printed, when that was one short line (last_output_small.md); else None. The real
     1.5B model printed 92 (right), then wrote "The number of card payments failed ... is 2."
     twice: it copies literal lines it is given (stated_final.md), not advice. A printed list
     of strings (`['Gritting. Crews grit ...']`) is offered as its items joined by "; " when
-    they fit in `max_chars`, else as its first item."""
+    they fit in `max_chars`, else as the item that holds most words of `question`."""
     value = (stdout or "").strip()
     if value.startswith(("['", '["')) and value.endswith(("']", '"]')) and len(value) <= LIST_SCANNED_CHARS:
         try:
@@ -180,7 +188,8 @@ def last_output(stdout: str | None, max_chars: int = LAST_OUTPUT_CHARS) -> str |
             if len(joined) <= max_chars:
                 value, what = joined, ("one line" if len(items) == 1 else f"{len(items)} items")
             else:
-                value, what = items[0].strip(), f"{len(items)} lines; this is the first"
+                value = _best_item(items, question).strip()
+                what = f"{len(items)} lines; this one holds most words of the question"
             if value and "\n" not in value and len(value) <= max_chars:
                 return fill("last_output_line_small.md", what=what, literal=repr(value))
             return None

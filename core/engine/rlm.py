@@ -313,7 +313,7 @@ class Rlm:
         if turn.repeated == "code":
             turn.outputs.append(prompts.repeated_reply(turn.repeated_turn, memory.last_ran[2]))
             # a small root copies a literal line, not advice: the line that ends the run with it
-            offer = prompts.last_output(memory.printed, prompts.REPEATED_OUTPUT_CHARS) if small_prompt(self.config.root_model) else None
+            offer = prompts.last_output(memory.printed, prompts.REPEATED_OUTPUT_CHARS, self.question) if small_prompt(self.config.root_model) else None
             if offer and not searched_nothing(memory.printed):
                 turn.notes.append(offer)
         elif cells:
