@@ -92,6 +92,15 @@ def _value(number: str) -> float:
     return float(re.sub(r"[^\d.+-]", "", number.strip().rstrip(".")))
 
 
+def offer_for(question: str, stdout: str | None) -> str | None:
+    """The FINAL line a small root is offered from what a cell printed (prompts.last_output), or
+    None; none when the question asks for a number and the output holds no digit (the real 1.5B
+    model, offered a table's header line for a total, answered with the header)."""
+    if asks_for_number(question) and not re.search(r"\d", stdout or ""):
+        return None
+    return prompts.last_output(stdout, prompts.REPEATED_OUTPUT_CHARS, question)
+
+
 def asks_for_date(question: str) -> bool:
     return bool(_DATE_ASKED.search(question or ""))
 
@@ -202,8 +211,7 @@ class AnswerKindCheck:
             return answer
         code = "\n".join(m.get("content") or "" for m in rlm.messages if m.get("role") == "assistant")
         printed = [o for o in shown if _printed(o)]
-        offer = (prompts.last_output(_stdout_of(printed[-1]), prompts.REPEATED_OUTPUT_CHARS, self.question)
-                 if printed else None)
+        offer = offer_for(self.question, _stdout_of(printed[-1])) if printed else None
         note = sent_back_note(self.question, answer, list(shown), printed[-1] if printed else None, code, offer)
         if note is None:
             return answer

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from core import events as ev
 from core.call_ids import CallId
 from core.engine import prompts, reply_reader
-from core.engine.answer_kind import AnswerKindCheck, searched_nothing
+from core.engine.answer_kind import AnswerKindCheck, offer_for, searched_nothing
 from core.engine.budget import BudgetExceeded, Tally
 from core.engine.costs import ROOT_FLOOR_TOKENS, CallMeter, explain_no_fit, root_reserve, worst_case
 from core.engine.cell_output import cell_output
@@ -313,7 +313,7 @@ class Rlm:
         if turn.repeated == "code":
             turn.outputs.append(prompts.repeated_reply(turn.repeated_turn, memory.last_ran[2]))
             # a small root copies a literal line, not advice: the line that ends the run with it
-            offer = prompts.last_output(memory.printed, prompts.REPEATED_OUTPUT_CHARS, self.question) if small_prompt(self.config.root_model) else None
+            offer = offer_for(self.question, memory.printed) if small_prompt(self.config.root_model) else None
             if offer and not searched_nothing(memory.printed):
                 turn.notes.append(offer)
         elif cells:

@@ -91,3 +91,12 @@ def test_a_number_no_output_holds_is_sent_back_when_the_last_cell_printed_anothe
     assert sent_back_note("How many?", "12.5", ["[block 1 of 1: ran]\n12.50"], "[block 1 of 1: ran]\n12.50", "") is None
     assert sent_back_note("Which ship?", "0", [shown], shown, "") is None                   # not a number question
     assert sent_back_note("How many?", "2", [shown], shown, "")          # a note on stderr is not output
+
+
+def test_no_line_is_offered_for_a_number_question_when_the_output_holds_no_digit():
+    # The real 1.5B model, offered a table's header line for "the total of the passengers column",
+    # answered with the header.
+    from core.engine.answer_kind import offer_for
+    assert offer_for("What is the total of the passengers column?", "['month,route,passengers']") is None
+    assert "FINAL('113917')" in offer_for("What is the total of the passengers column?", "113917")
+    assert "FINAL('month,route,passengers')" in offer_for("Which columns are there?", "['month,route,passengers']")
