@@ -135,9 +135,11 @@ def searched_nothing(stdout: str | None) -> bool:
 
 def _printed_lines(shown: str | None) -> bool:
     """A cell output the root was shown printed something that is not an empty result or an error."""
-    body = (shown or "").split("\n[stderr]\n", 1)[0].split("\n[error]\n", 1)[0].split("\n[SyntaxError]\n", 1)[0]
-    lines = [ln for ln in body.splitlines() if ln.strip() and not (ln.startswith("[block ") and ln.endswith("]"))]
-    return bool(lines) and "\n".join(lines).strip() != NOTHING_PRINTED and not _searched_nothing("\n".join(lines))
+    printed = "\n" + _stdout_of(shown or "")
+    for marker in ("\n[error]\n", "\n[SyntaxError]\n"):
+        printed = printed.split(marker, 1)[0]
+    printed = printed.strip()
+    return bool(printed) and printed != NOTHING_PRINTED and not _searched_nothing(printed)
 
 
 def sent_back_note(question: str, answer: str, outputs: list[str], last_printed: str | None,
