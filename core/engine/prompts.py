@@ -105,39 +105,18 @@ HEAD_LINES = 2          # first non-empty lines shown per document to a small mo
 HEAD_LINE_CHARS = 160
 
 
-TABLE_COLUMNS = 12      # column names shown per table to a small model
-
-
-def table_lines(tables_per_document: Sequence[Sequence[dict]]) -> dict[int, list[str]]:
-    """For each document index, a line per table it puts in `tables` (numbered across the
-    documents, in order, as the REPL numbers them): `tables[0]`, its columns and rows."""
-    lines: dict[int, list[str]] = {}
-    number = 0
-    for index, tables in enumerate(tables_per_document):
-        for t in tables:
-            header = [h for h in t.get("header") or () if h is not None]
-            shown = ", ".join(repr(h) for h in header[:TABLE_COLUMNS]) + (", ..." if len(header) > TABLE_COLUMNS else "")
-            lines.setdefault(index, []).append(
-                f"a table: `tables[{number}]`, columns [{shown}], {len(t.get('rows') or ()):,} rows")
-            number += 1
-    return lines
-
-
-def first_turn_small(question: str, documents: Sequence[tuple[str, str]],
-                     tables: dict[int, list[str]] | None = None) -> str:
+def first_turn_small(question: str, documents: Sequence[tuple[str, str]]) -> str:
     """A small model's first turn (core/local_defaults.py: small_prompt): each listed document's
     name, size and first lines instead of 500 characters of `context`, which showed only the
     first document: the real 1.5B model guessed a CSV's columns and a log's line format. Each
-    is listed with its index, as it then picked `documents[5]` for the log (it is [9]). A table
-    (`tables`: table_lines) is named with its columns: it summed a CSV column by splitting one
-    line of its text. Then a few lines that hold words of the question
+    is listed with its index, as it then picked `documents[5]` for the log (it is [9]). Then a
+    few lines that hold words of the question
     (core/engine/question_lines.py): it guessed the format of the lines it had to count."""
     total = sum(len(text) for _, text in documents)
     shown = []
     for index, (path, text) in enumerate(documents[:LISTED_DOCUMENTS]):
         lines = [ln[:HEAD_LINE_CHARS] for ln in text.splitlines()[:20] if ln.strip()][:HEAD_LINES]
-        shown.append(f"- documents[{index}]: {path} ({len(text):,} chars):" + "".join(f"\n    {ln}" for ln in lines)
-                     + "".join(f"\n  {ln}" for ln in (tables or {}).get(index, ())))
+        shown.append(f"- documents[{index}]: {path} ({len(text):,} chars):" + "".join(f"\n    {ln}" for ln in lines))
     if len(documents) > LISTED_DOCUMENTS:
         shown.append(f"- ... and {len(documents) - LISTED_DOCUMENTS:,} more (see `documents`)")
     found = question_lines(question, documents)

@@ -27,7 +27,7 @@ from core.engine.subcalls import SubCaller
 from core.engine.turn_state import RootMemory, Turn
 from core.lifecycle import finish
 from core.local_defaults import repeat_temperature, root_temperature, small_prompt
-from core.repl.context_file import chars_of, form_of, head_of, tables_of
+from core.repl.context_file import chars_of, form_of, head_of
 from core.routing import extra_sub_call_models
 
 if TYPE_CHECKING:
@@ -192,8 +192,7 @@ class Rlm:
                     can_llm=self.can_llm, can_rlm=self.can_rlm, model=cfg.root_model,
                     user_notes=cfg.prompt_notes, sub_models=extra_sub_call_models(cfg))},
                 {"role": "user", "content": prompts.first_turn_small(
-                    self.question, [(d.path, d.text) for d in self.documents],
-                    prompts.table_lines([tables_of(d) for d in self.documents[:prompts.LISTED_DOCUMENTS]]))
+                    self.question, [(d.path, d.text) for d in self.documents])
                  if small_prompt(cfg.root_model) else prompts.first_turn(
                     self.question, [(d.path, chars_of(d)) for d in self.documents], self._prefix(),
                     context_form=form_of(self.documents))},

@@ -83,12 +83,6 @@ def _tables_of(doc: Any, path: str, text: str | None) -> list[dict[str, Any]]:
     return [t.to_dict() if hasattr(t, "to_dict") else dict(t) for t in tables]
 
 
-def tables_of(doc: Any) -> list[dict[str, Any]]:
-    """The tables `doc` puts in the REPL's `tables` (dicts: path, sheet, header, rows), in order."""
-    path, text = _path_and_text(doc)
-    return _tables_of(doc, path, text)
-
-
 def _path_and_text(doc: Any) -> tuple[str, str]:
     if isinstance(doc, dict):
         path, text = doc["path"], doc["text"]

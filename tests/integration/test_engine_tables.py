@@ -51,23 +51,3 @@ async def test_stored_documents_get_their_tables_again(server):
     server.script("root", replies=[code("FINAL(str(tables[0]['rows']))")])
     result, _ = await run(server, "rows?", docs)
     assert result.answer == "[[1, 'x'], [2, 'y']]"
-
-
-async def test_a_small_roots_first_turn_names_each_table_with_its_columns(server, tmp_path):
-    # The real 1.5B model summed a CSV column by splitting one line of its text and never used
-    # `tables`; its first turn now names each table where it lists the document.
-    docs = await _documents(tmp_path)
-    server.script("tiny-1.5b", replies=[code("print(tables[2]['header'])"), code("FINAL('x')")])
-    await run(server, "What is the total amount in sales.csv?", docs, root_model="openai/tiny-1.5b")
-    first = server.requests_for("tiny-1.5b")[0].messages[1]["content"]
-    book, notes, sales = first.split("- documents[")[1:4]
-    assert book.startswith("0]: book.xlsx") and notes.startswith("1]: notes.txt") and sales.startswith("2]: sales.csv")
-    assert "\n  a table: `tables[0]`, columns ['Date', 'Region', 'Amount', 'Paid', 'Note'], 4 rows\n" in book
-    assert "\n  a table: `tables[1]`, columns ['Item', 'Cost'], 2 rows\n" in book
-    assert "\n  a table: `tables[2]`, columns ['region', 'amount'], 3 rows\n" in sales
-    assert "a table" not in notes
-    second = server.requests_for("tiny-1.5b")[1].messages[-1]["content"]
-    assert "['region', 'amount']" in second        # the numbering is the REPL's
-    server.script("root", replies=[code("FINAL('x')")])
-    await run(server, "What is the total amount in sales.csv?", docs)
-    assert "a table: `tables[" not in server.requests_for("root")[0].messages[1]["content"]
