@@ -14,10 +14,19 @@ question's wording, the answer and what the run's cells printed.
   the answer is only a whole number that the run printed as a count (a line of its own, or
   beside "matches", "lines", "found"...) or computed with len()/count(): a count of what
   was found, not what was found.
+- The question asks for a number and the answer is a number no output holds, while the last
+  cell printed one other number: the real 1.5B model printed 0 (or the right 30) and answered
+  "2" (or "0").
 - The question asks for a number (how many, how much, the total, the average...) and the
-  answer holds no number at all.
+  answer holds no number at all; or it asks which year, date, day or month (in English) and
+  the answer holds no digit and no month or weekday name: the real 1.5B model printed the
+  line with the year, took the line's last word ("tender.") and answered that.
 - The answer is 0 or nothing (none, [], n/a) right after a cell whose search matched
   nothing (it printed 0 or an empty list): the search is the likelier fault.
+- The answer says the documents do not hold it ("Not in the documents.") right after a cell
+  that printed lines: the real 1.5B model printed the very passage that answered, re-sent the
+  block and, asked for its answer, copied the prompt's not-found line. The note offers the
+  printed line as the FINAL line to copy.
 
 The question's kind is read from its wording in English, German, French, Spanish, Italian,
 Dutch and Portuguese; a question of none of these kinds (a yes/no question, an instruction
@@ -54,6 +63,16 @@ _WHOLE_NUMBER = re.compile(r"^\s*[\"'`(\[]*\s*([-+]?\d[\d,_]*)\s*[\"'`)\]]*\s*\.
 _NUMBER_WORDS = re.compile(
     r"\d|(?<![\w])(zero|none|no|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|hundred"
     r"|thousand|million|null|kein[e]?|aucun[e]?|ningun[oa]?|nessun[oa]?|geen|nenhum[a]?)(?![\w])", re.IGNORECASE)
+# "which year", "on which date", "what day": a date is asked for (English questions only)
+_DATE_ASKED = re.compile(r"(?<![\w])(which|what)\s+(year|date|day|month)\b", re.IGNORECASE)
+_DATE_WORDS = re.compile(
+    r"\d|(?<![\w])(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june|july"
+    r"|august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+    r"|today|yesterday|tomorrow)(?![\w])", re.IGNORECASE)
+# "Not in the documents.", "The documents do not mention it", "No information found"
+_SAYS_NOT_FOUND = re.compile(
+    r"(?<![\w])(not\s+(in\s+the\s+(documents?|texts?|files?)|found|mentioned|stated|given)|no\s+(mention|information"
+    r"|record|such)|(do|does)\s*(not|n't)\s+(say|mention|contain|state|give|hold))", re.IGNORECASE)
 _NOTHING = {"0", "0.0", "none", "[]", "{}", "n/a", "nothing", "null", "no matches", "no results", "not found"}
 # A printed line that shows a search matched nothing: "0", "[]", "hits: 0", "matches = []", "set()".
 _EMPTY_SEARCH = re.compile(r"^\s*(?:[\w ]{0,40}[:=]\s*)?(0|\[\]|\{\}|set\(\)|\(\))\s*$")
@@ -64,6 +83,26 @@ _COUNTING_CODE = re.compile(r"\blen\(|\.count\(|\bsum\(\s*1\b|Counter\(")
 
 def asks_for_number(question: str) -> bool:
     return bool(_NUMBER_ASKED.search(question or ""))
+
+
+_NUMBER = re.compile(r"^\s*[\"']?\s*[-+]?\d[\d,_]*(\.\d+)?\s*[\"']?\s*\.?\s*$")
+
+
+def _value(number: str) -> float:
+    return float(re.sub(r"[^\d.+-]", "", number.strip().rstrip(".")))
+
+
+def offer_for(question: str, stdout: str | None) -> str | None:
+    """The FINAL line a small root is offered from what a cell printed (prompts.last_output), or
+    None; none when the question asks for a number and the output holds no digit (the real 1.5B
+    model, offered a table's header line for a total, answered with the header)."""
+    if asks_for_number(question) and not re.search(r"\d", stdout or ""):
+        return None
+    return prompts.last_output(stdout, prompts.REPEATED_OUTPUT_CHARS, question)
+
+
+def asks_for_date(question: str) -> bool:
+    return bool(_DATE_ASKED.search(question or ""))
 
 
 def asks_for_content(question: str) -> bool:
@@ -89,23 +128,65 @@ def _searched_nothing(printed: str | None) -> bool:
     return any(_EMPTY_SEARCH.match(line) for line in (printed or "").splitlines())
 
 
+def searched_nothing(stdout: str | None) -> bool:
+    """A cell's whole stdout is one empty result (`0`, `[]`, `hits: 0`): its search matched nothing."""
+    return bool(_EMPTY_SEARCH.match((stdout or "").strip())) and "\n" not in (stdout or "").strip()
+
+
+def _printed_lines(shown: str | None) -> bool:
+    """A cell output the root was shown printed something that is not an empty result or an error."""
+    printed = "\n" + _stdout_of(shown or "")
+    for marker in ("\n[error]\n", "\n[SyntaxError]\n"):
+        printed = printed.split(marker, 1)[0]
+    printed = printed.strip()
+    return bool(printed) and printed != NOTHING_PRINTED and not _searched_nothing(printed)
+
+
 def sent_back_note(question: str, answer: str, outputs: list[str], last_printed: str | None,
-                   code: str) -> str | None:
+                   code: str, offer: str | None = None) -> str | None:
     """The note that sends `answer` back, or None when its kind fits the question (or cannot be told).
     `outputs`: every cell output the root was shown; `last_printed`: the last of them that printed
-    something (the cell with the final answer often prints nothing); `code`: every block the root wrote."""
+    something (the cell with the final answer often prints nothing); `code`: every block the root wrote;
+    `offer`: the FINAL line to copy that what the last cell printed makes (core/engine/prompts.py: last_output)."""
     text = (answer or "").strip()
     if text.lower().strip(" .") in _NOTHING and _searched_nothing(last_printed):
         return prompts.fill("answer_after_empty_search.md", answer=text[:40])
+    if _SAYS_NOT_FOUND.search(text) and len(text) <= 120 and _printed_lines(last_printed):
+        note = prompts.fill("answer_not_found_after_lines.md", answer=text[:40])
+        return note + ("\n" + offer if offer else "")
     whole = _WHOLE_NUMBER.match(text)
     if whole and asks_for_content(question):
         value = int(whole.group(1).replace(",", "").replace("_", ""))
         year_like = 1900 <= value <= 2100
         if not year_like and value >= 0 and _printed_as_count(value, outputs, code):
             return prompts.fill("answer_is_a_count.md", answer=text[:40])
+    last = _stdout_of(last_printed or "").strip()
+    if (asks_for_number(question) and _NUMBER.match(text) and _NUMBER.match(last) and _value(text) != _value(last)
+            and not any(re.search(rf"(?<![\w.]){re.escape(text.strip(chr(39) + chr(34) + ' .'))}(?![\w]|\.\d)", o)
+                        for o in map(_stdout_of, outputs))):
+        return prompts.fill("answer_not_printed.md", answer=text[:40], printed=last)
     if asks_for_number(question) and text and not _NUMBER_WORDS.search(text):
         return prompts.fill("answer_needs_a_number.md")
+    if asks_for_date(question) and text and not _DATE_WORDS.search(text):
+        return prompts.fill("answer_needs_a_date.md", answer=text[:40])
     return None
+
+
+def _stdout_of(output: str) -> str:
+    """What a cell printed to stdout, from the output the root was shown (its header and stderr cut)."""
+    body = output.split("\n[stderr]\n", 1)[0]
+    lines = body.splitlines()
+    if lines and lines[0].startswith("[block ") and lines[0].endswith("]"):
+        lines = lines[1:]
+    return "\n".join(lines)
+
+
+def _printed(output: str) -> bool:
+    """A cell output the root was shown holds something the cell printed to stdout: not only
+    its header and a note on stderr (`Final(...)` taken as FINAL says so there, and hid the
+    empty search before it from the check on the real 1.5B model)."""
+    printed = _stdout_of(output).strip()
+    return bool(printed) and printed != NOTHING_PRINTED
 
 
 class AnswerKindCheck:
@@ -131,8 +212,9 @@ class AnswerKindCheck:
         if self.told or not (answer or "").strip():
             return answer
         code = "\n".join(m.get("content") or "" for m in rlm.messages if m.get("role") == "assistant")
-        printed = [o for o in shown if not o.rstrip().endswith(NOTHING_PRINTED)]
-        note = sent_back_note(self.question, answer, list(shown), printed[-1] if printed else None, code)
+        printed = [o for o in shown if _printed(o)]
+        offer = offer_for(self.question, _stdout_of(printed[-1])) if printed else None
+        note = sent_back_note(self.question, answer, list(shown), printed[-1] if printed else None, code, offer)
         if note is None:
             return answer
         self.told = True

@@ -3,13 +3,14 @@ fills `$placeholders` (string.Template, so code braces need no escaping)."""
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 from functools import lru_cache
 from pathlib import Path
 from string import Template
 from typing import Sequence
 
-from core.engine.question_lines import question_lines
+from core.engine.question_lines import question_lines, question_words
 from core.local_defaults import small_prompt
 from core.paths import resources_dir
 
@@ -109,8 +110,8 @@ def first_turn_small(question: str, documents: Sequence[tuple[str, str]]) -> str
     name, size and first lines instead of 500 characters of `context`, which showed only the
     first document: the real 1.5B model guessed a CSV's columns and a log's line format. Each
     is listed with its index, as it then picked `documents[5]` for the log (it is [9]). Then a
-    few lines that hold words of the question (core/engine/question_lines.py): it guessed the
-    format of the lines it had to count."""
+    few lines that hold words of the question
+    (core/engine/question_lines.py): it guessed the format of the lines it had to count."""
     total = sum(len(text) for _, text in documents)
     shown = []
     for index, (path, text) in enumerate(documents[:LISTED_DOCUMENTS]):
@@ -137,17 +138,48 @@ def no_code() -> str:
 
 
 LAST_OUTPUT_CHARS = 100
+REPEATED_OUTPUT_CHARS = 400    # a passage a repeated block printed, offered as the answer
 
 
-def last_output(stdout: str | None) -> str | None:
+def _best_item(items: Sequence[str], question: str) -> str:
+    """The item that holds the most words of the question (core/engine/question_lines.py), the
+    first of those tied: the real 1.5B model searched one word, printed ten lines and, offered
+    the first, copied it though the fourth was the one that answered."""
+    stems = question_words(question, ())
+    return max(items, key=lambda item: sum(stem in item.lower() for stem in stems)) if stems else items[0]
+
+
+def last_output(stdout: str | None, max_chars: int = LAST_OUTPUT_CHARS, question: str = "") -> str | None:
     """After a small root's reply without code: the line that ends the run with what its last
     block printed, when that was one short line (last_output_small.md); else None. The real
     1.5B model printed 92 (right), then wrote "The number of card payments failed ... is 2."
-    twice: it copies literal lines it is given (stated_final.md), not advice."""
+    twice: it copies literal lines it is given (stated_final.md), not advice. A printed list
+    of strings (`['Gritting. Crews grit ...']`) is offered as its items joined by "; " when
+    they fit in `max_chars`, else as the item that holds most words of `question`."""
     value = (stdout or "").strip()
-    if not value or "\n" in value or len(value) > LAST_OUTPUT_CHARS:
+    if value.startswith(("['", '["')) and value.endswith(("']", '"]')) and len(value) <= LIST_SCANNED_CHARS:
+        try:
+            items = ast.literal_eval(value)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            items = None
+        if isinstance(items, list) and items and all(isinstance(i, str) for i in items):
+            joined = "; ".join(i.strip() for i in items)
+            if len(joined) <= max_chars:
+                value, what = joined, ("one line" if len(items) == 1 else f"{len(items)} items")
+            else:
+                value = _best_item(items, question).strip()
+                what = f"{len(items)} lines; this one holds most words of the question"
+            if value and "\n" not in value and len(value) <= max_chars:
+                return fill("last_output_line_small.md", what=what, literal=repr(value))
+            return None
+    if not value or "\n" in value or len(value) > max_chars:
         return None
+    if len(value) > LAST_OUTPUT_CHARS:
+        return fill("last_output_line_small.md", what="one line", literal=repr(value))
     return fill("last_output_small.md", value=value, literal=repr(value))
+
+
+LIST_SCANNED_CHARS = 100_000   # a printed list longer than this is not read for an offer
 
 
 def stated_final(value: str) -> str:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from core import events as ev
 from core.call_ids import CallId
 from core.engine import prompts, reply_reader
-from core.engine.answer_kind import AnswerKindCheck
+from core.engine.answer_kind import AnswerKindCheck, offer_for, searched_nothing
 from core.engine.budget import BudgetExceeded, Tally
 from core.engine.costs import ROOT_FLOOR_TOKENS, CallMeter, explain_no_fit, root_reserve, worst_case
 from core.engine.cell_output import cell_output
@@ -311,6 +311,10 @@ class Rlm:
                 break
         if turn.repeated == "code":
             turn.outputs.append(prompts.repeated_reply(turn.repeated_turn, memory.last_ran[2]))
+            # a small root copies a literal line, not advice: the line that ends the run with it
+            offer = offer_for(self.question, memory.printed) if small_prompt(self.config.root_model) else None
+            if offer and not searched_nothing(memory.printed):
+                turn.notes.append(offer)
         elif cells:
             memory.last_ran = (turn.iteration, cells, tuple(turn.outputs))
         memory.last_prose = (turn.iteration, "" if cells else " ".join(turn.reply.text.split()))
@@ -385,7 +389,8 @@ class Rlm:
                           message=f"The root answered {answer[:80]!r} before any code ran; it was asked once to "
                                   "check it with code first.")
             return None
-        if not turn.final_request:     # a final answer of the wrong kind is sent back once (answer_kind.py)
+        if turn.iteration <= self.config.max_iterations:   # not at the cap: a final answer of the wrong
+            # kind is sent back once (answer_kind.py), when the root was asked for it because it was stuck too
             answer = self.answer_kind.review(self, answer, turn.id, self.memory.shown)
             if answer is None:
                 return None

@@ -31,7 +31,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:   # (typing costs the worker's start ~8 ms of CPU)
     from typing import Any, BinaryIO
 
-from core.repl import cell_origin
+from core.repl import case_blind, cell_origin
 from core.repl import protocol as P
 from core.repl.capture import CappedText, DiscardText
 from core.repl.context_file import ContextFileError, read_context
@@ -256,7 +256,7 @@ class Worker:
         started = time.monotonic()
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
         try:
-            body, last = self._compile(code, filename)
+            body, last, notes = self._compile(code, filename)
         except SyntaxError as exc:
             if exc.text is None and exc.lineno:
                 lines = code.splitlines()
@@ -267,6 +267,8 @@ class Worker:
             result.update(error=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__,
                           is_syntax_error=isinstance(exc, ValueError))
         else:
+            for note in notes:         # a search served in the case it meant (core/repl/case_blind.py)
+                print(note, file=err)
             self._run(body, last, out, err, result)
         restored = self.ns.restore()
         if restored:
@@ -280,14 +282,15 @@ class Worker:
         self._refill_reserve()
 
     @staticmethod
-    def _compile(code: str, filename: str) -> tuple[Any, Any]:
+    def _compile(code: str, filename: str) -> tuple[Any, Any, list[str]]:
         """Compile the cell; a trailing expression is compiled apart so its
-        value can be echoed like an interactive prompt does."""
-        tree = ast.parse(code, filename, "exec")
+        value can be echoed like an interactive prompt does. Also the notes of the
+        case-blind searches it served in the case they meant (core/repl/case_blind.py)."""
+        tree, notes = case_blind.fix(ast.parse(code, filename, "exec"))
         last = None
         if tree.body and isinstance(tree.body[-1], ast.Expr):
             last = compile(ast.Expression(tree.body.pop().value), filename, "eval")
-        return compile(tree, filename, "exec"), last
+        return compile(tree, filename, "exec"), last, notes
 
     def _run(self, body: Any, last: Any, out: CappedText, err: CappedText,
              result: dict[str, Any]) -> None:

@@ -69,6 +69,18 @@ async def test_zero_right_after_a_search_that_found_nothing_is_sent_back(server)
     assert any("'0' was sent back once" in n.message for n in of_type(events, "Notice"))
 
 
+async def test_zero_after_an_empty_search_is_sent_back_when_the_final_cell_printed_a_note(server):
+    # The real 1.5B model printed 0 and wrote `Final("0")`: the cell that took it as FINAL said so
+    # on stderr, and that note hid the empty search from the check.
+    log = [Doc("log.txt", "09:00 Ferry A DELAYED\n09:10 Ferry B ON TIME\n")]
+    empty = "hits = [l for l in context.splitlines() if 'late' in l.lower()]\nprint(len(hits))"
+    server.script("root", replies=[code(empty), code('Final("0")'), code("FINAL('1')")])
+    result, events = await run(server, "How many crossings were delayed?", log, mode="rlm")
+    assert result.answer == "1"
+    assert "the search, not the documents, is the likelier fault" in root_prompts(server)[2]
+    assert "`Final(...)` was taken as `FINAL(...)`" in root_prompts(server)[2]
+
+
 async def test_a_how_many_answer_without_a_number_is_sent_back(server):
     server.script("root", replies=[code(SEARCH), code("FINAL('the plan line')"), code("FINAL('1')")])
     result, events = await run(server, "How many lines mention the plan?", NOTES, mode="rlm")
@@ -93,3 +105,24 @@ def test_the_check_shows_in_the_cli_transcript_live_and_stored(server, tmp_path)
     shown = subprocess.run(cmd[:3] + ["runs", "show", run_id], capture_output=True, text=True, timeout=60, env=env)
     assert shown.returncode == 0, shown.stderr
     assert "was sent back once" in shown.stdout + shown.stderr
+
+
+async def test_not_found_after_printed_lines_is_sent_back_when_the_stuck_root_is_asked_for_its_answer(server):
+    # The real 1.5B model printed the passage that answers, sent the block twice more, and asked for
+    # its final answer copied "Not in the documents." from the prompt. The check runs at that request
+    # too (not at the turn cap), and offers the printed line to copy.
+    memo = [Doc("memo.txt", "Intro.\nGritting. Crews grit the deck below two degrees.\nEnd.\n")]
+    block = code("hits = [l for l in documents[0]['text'].splitlines() if 'grit' in l.lower()]\nprint(hits)")
+    server.script("tiny-1.5b", replies=[block, block, block, code("FINAL('Not in the documents.')"),
+                                        code("FINAL('Gritting. Crews grit the deck below two degrees.')")])
+    result, events = await run(server, "When must crews grit the deck?", memo, mode="rlm",
+                               root_model="openai/tiny-1.5b")
+    assert result.answer == "Gritting. Crews grit the deck below two degrees."
+    requests = server.requests_for("tiny-1.5b")
+    assert len(requests) == 5
+    assert "Give your final answer now" in requests[3].messages[-1]["content"]
+    last = requests[4].messages[-1]["content"]
+    assert "your last block printed lines from the documents, so the answer may be in them" in last
+    offered = "reply with exactly this line and nothing else:\nFINAL('Gritting. Crews grit the deck below two degrees.')"
+    assert last.index("so the answer may be in them") < last.index(offered)
+    assert any("'Not in the documents.' was sent back once" in n.message for n in of_type(events, "Notice"))

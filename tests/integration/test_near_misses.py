@@ -108,3 +108,29 @@ async def test_a_run_capped_after_a_sent_back_answer_carries_that_answer(server)
     assert result.status == "capped" and "wall-clock" in result.error
     assert result.answer == "2023-Q4"
     assert of_type(events, "CellStarted") and not of_type(events, "CellExecuted")   # capped inside the cell
+
+
+async def test_a_search_for_capitals_in_lowercased_text_is_served_in_lower_case_and_told(server):
+    # The real 1.5B model searched `"Inspector" in line.lower()` (never true), printed [] and sent
+    # the same block until the time cap. The literal is compared in the case the text was put in.
+    docs = [Doc("report.md", "Inspector: Cora Vinter. Result: passed.\nInspector: Agnes Holt. Result: FAILED.\n")]
+    server.script("root", replies=[
+        code('lines = documents[0]["text"].splitlines()\n'
+             'hits = [l for l in lines if "Inspector" in l.lower() and not "PASSED" in l.lower()]\n'
+             'print(hits, [l for l in lines if l.upper().startswith(("inspector", "x"))] == lines,\n'
+             '      sum(l.lower().count("Result") for l in lines), "Inspector" in lines[0])'),
+        code('print(lines[1].lower() == "INSPECTOR: AGNES HOLT. RESULT: FAILED.")'),
+        code("FINAL(hits[0])"),
+    ])
+    result, events = await run(server, "Which inspector failed a ship?", docs, mode="rlm")
+    assert result.status == "finished" and result.answer == "Inspector: Agnes Holt. Result: FAILED."
+    first, second = of_type(events, "CellExecuted")[:2]
+    assert first.error is None
+    assert first.stdout.strip() == "['Inspector: Agnes Holt. Result: FAILED.'] True 2 True"
+    assert ("[note: line 2 searched lower-case text (.lower()) for 'Inspector'; it was searched as 'inspector', "
+            "and the output above is what that found. Write the word in lower case next time.]") in first.stderr
+    assert "for 'PASSED'" in first.stderr and "searched upper-case text (.upper()) for 'inspector'" in first.stderr
+    assert "for 'x'" in first.stderr and "for 'Result'" in first.stderr
+    assert first.stderr.count("[note:") == 5     # the literal compared with text as it is stays
+    assert second.stdout.strip() == "True" and "for 'INSPECTOR: AGNES HOLT" in second.stderr
+    assert "searched lower-case text (.lower()) for 'Inspector'" in root_prompts(server)[1]   # the root saw it

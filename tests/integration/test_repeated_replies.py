@@ -85,3 +85,23 @@ async def test_a_root_that_repeats_itself_twice_running_is_asked_for_its_answer_
     assert [t.final_request for t in turns] == [False, False, False, True]
     assert any("same reply 3 times running; it was asked for its final answer now" in n.message
                for n in of_type(events, "Notice"))
+
+
+async def test_a_small_root_that_repeats_a_block_is_given_the_line_that_ends_the_run_with_its_output(server):
+    # The real 1.5B model printed 4 (right), then sent the same block twice more before it was
+    # asked for its answer: it copies a literal line, not advice. An empty search is not offered.
+    counting = "hits = [l for l in context.splitlines() if 'error' in l.lower()]\nprint(len(hits))"
+    server.script("tiny-1.5b", replies=[code(counting), code(counting), code("FINAL('1')")])
+    result, _ = await run(server, "How many?", DOCS, mode="rlm", root_model="openai/tiny-1.5b")
+    assert result.answer == "1"
+    prompts = [r.messages[-1]["content"] for r in server.requests_for("tiny-1.5b")]
+    offer = "Your last block printed 1. If 1 answers the question, reply with exactly this line and nothing else:\nFINAL('1')"
+    assert offer not in prompts[1] and offer in prompts[2]
+    empty = "hits = [l for l in context.splitlines() if 'warning' in l.lower()]\nprint(len(hits))"
+    server.script("tiny-1.5b", replies=[code(empty), code(empty), code("FINAL('none')")])
+    await run(server, "How many?", DOCS, mode="rlm", root_model="openai/tiny-1.5b")
+    third = server.requests_for("tiny-1.5b")[5].messages[-1]["content"]
+    assert "not run again" in third and "Your last block printed" not in third
+    server.script("root", replies=[code(counting), code(counting), code("FINAL('1')")])
+    await run(server, "How many?", DOCS, mode="rlm")                 # a large root is told as before
+    assert "Your last block printed" not in root_prompts(server)[2]

@@ -50,3 +50,53 @@ def test_zero_after_an_empty_search_is_sent_back_and_zero_after_a_real_count_is_
     assert sent_back_note("What is the total?", "[]", ["[]"], "[]", "")
     assert sent_back_note("How many orders failed?", "0", ["failed orders checked, none in 412 lines"],
                           "failed orders checked, none in 412 lines", "") is None
+
+
+def test_a_date_question_without_a_date_is_sent_back():
+    # The real 1.5B model printed the line with the year, then answered with its last word.
+    note = sent_back_note("In which year did the storm tear the pier loose?", "tender.", [], "", "")
+    assert note and note.startswith("FINAL(tender.) did not end the run: the question asks for a date or a year")
+    assert sent_back_note("On which date did the engine fail?", "nobody logged it", [], "", "")
+    for answer in ("1987", "the 17th", "first Monday of November", "in Sept.", "2024-09-17"):
+        assert sent_back_note("Which year or date was it?", answer, [], "", "") is None, answer
+    # "when" asks for a condition as often as for a date: not checked
+    assert sent_back_note("When must crews grit the deck?", "below two degrees", [], "", "") is None
+
+
+def test_not_found_right_after_printed_lines_is_sent_back_with_the_line_to_copy():
+    # The real 1.5B model printed the passage that answered, re-sent the block, and when asked
+    # for its answer copied the prompt's "Not in the documents.".
+    shown = "[block 1 of 1: ran]\n['Gritting. Crews grit the deck below two degrees.']"
+    offer = "Your last block printed one line. ...\nFINAL('Gritting. Crews grit the deck below two degrees.')"
+    for answer in ("Not in the documents.", "The memo does not say.", "No information found"):
+        note = sent_back_note("When must crews grit?", answer, [shown], shown, "", offer)
+        assert note and "your last block printed lines from the documents" in note and note.endswith(offer), answer
+    # after an empty search, an error or nothing printed, "not found" is a fair answer
+    for last in ("[block 1 of 1: ran]\n[]", "[block 1 of 1: ran]\nhits: 0", "[block 1 of 1: error]\n[error]\nNameError",
+                 None):
+        assert sent_back_note("When must crews grit?", "Not in the documents.", [], last, "", offer) is None, last
+    # an answer that merely holds "not in" is an answer
+    assert sent_back_note("Where do cars park?", "Behind the sheds, not in the lanes", [shown], shown, "") is None
+
+
+def test_a_number_no_output_holds_is_sent_back_when_the_last_cell_printed_another():
+    # The real 1.5B model printed 30 (right) and answered "0"; printed 0 and answered "2".
+    shown = "[block 1 of 1: ran]\n30\n[stderr]\n[note: line 2 searched ...]"
+    note = sent_back_note("How many crossings were cancelled?", "0", [shown], shown, "")
+    assert note == ("FINAL(0) did not end the run: your last block printed 30, and 0 is in none of the output. "
+                    "Answer with the number your code computed (reply with FINAL('30') if it answers the question), "
+                    "or compute it again.")
+    assert sent_back_note("How many?", "30", [shown], shown, "") is None                    # what it printed
+    assert sent_back_note("How many?", "4", ["[block 1 of 1: ran]\n4 3", shown], shown, "") is None   # printed before
+    assert sent_back_note("How many?", "12.5", ["[block 1 of 1: ran]\n12.50"], "[block 1 of 1: ran]\n12.50", "") is None
+    assert sent_back_note("Which ship?", "0", [shown], shown, "") is None                   # not a number question
+    assert sent_back_note("How many?", "2", [shown], shown, "")          # a note on stderr is not output
+
+
+def test_no_line_is_offered_for_a_number_question_when_the_output_holds_no_digit():
+    # The real 1.5B model, offered a table's header line for "the total of the passengers column",
+    # answered with the header.
+    from core.engine.answer_kind import offer_for
+    assert offer_for("What is the total of the passengers column?", "['month,route,passengers']") is None
+    assert "FINAL('113917')" in offer_for("What is the total of the passengers column?", "113917")
+    assert "FINAL('month,route,passengers')" in offer_for("Which columns are there?", "['month,route,passengers']")
