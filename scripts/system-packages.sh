@@ -6,7 +6,8 @@ PKGS=(python3-venv libglib2.0-0 libgl1 libegl1 libfontconfig1 libxkbcommon0 libd
       fonts-dejavu-core libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0
       libxcb-render-util0 libxcb-shape0 libxkbcommon-x11-0 dbus gnome-keyring xvfb xauth
       tesseract-ocr tesseract-ocr-eng   # tesseract: OCR of scanned pages (optional for users)
-      acl)   # acl: setfacl, for the security suite run as an unprivileged user
+      acl    # acl: setfacl, for the security suite run as an unprivileged user
+      gcc libc6-dev)   # the bundle's launcher (packaging/launcher.c)
 command -v dpkg-query >/dev/null 2>&1 || { echo "not a Debian/Ubuntu system: install the Qt 6 runtime libraries yourself" >&2; exit 0; }
 missing=()
 for p in "${PKGS[@]}"; do
