@@ -212,7 +212,11 @@ class RunService:
             await asyncio.to_thread(preload_engine, False)   # the engine's import off this loop; litellm's
                                                              # goes on beside the run (preload_engine)
         from app.runner import QuestionRun      # the engine's modules: lazy, ~80 ms of CPU before the
-        store = self._store()                   # window's first paint otherwise (measured, docs/dev/run-path.md)
+                                                # window's first paint otherwise (measured, docs/dev/run-path.md)
+        # lazy: loaded already where documents were read
+        from core.ingest.bigfile import keep_sidecars
+        keep_sidecars(request.documents)        # their sidecars in use before the store's sweep
+        store = self._store()
         session = None                                # a rebuilt session this service owns until the run has it
         try:
             question, documents, skipped = request.question, list(request.documents), list(request.skipped)

@@ -118,6 +118,9 @@ class QuestionRun:
         Engine(self.config, emit=lambda _e: None, key_for=lambda _m: None).check(self.documents)   # ConfigError: nothing stored
         key_for = await resolved_before_run(self._key_for or route_key_for(self.config), self.config)
         store = writer = None
+        # lazy: loaded already where documents were read
+        from core.ingest.bigfile import keep_sidecars
+        keep_sidecars(self.documents)        # before a store's sweep of unnamed sidecars
         if self._persist:
             # lazy: free in the window, +191 modules in ask (where it runs)
             from core.store import RunStore

@@ -95,6 +95,15 @@ class SidecarText:
         except OSError:
             return None
 
+    def keep(self) -> None:
+        """Mark the sidecar as in use now: the store's sweep (core/store/sidecars.py) removes
+        only unnamed sidecars untouched for a day, and a document held in Sources that long
+        is still wanted by the run about to read it."""
+        try:
+            os.utime(self.path)
+        except OSError:                 # gone already: the run's read says so in words
+            pass
+
     def __eq__(self, other: Any) -> bool:
         return isinstance(other, SidecarText) and other.path == self.path
 
@@ -103,6 +112,14 @@ class SidecarText:
 
     def __repr__(self) -> str:
         return f"SidecarText({self.path!r})"
+
+
+def keep_sidecars(documents: Any) -> None:
+    """Mark the sidecars of read-back documents in use before a store is opened (its sweep)."""
+    for doc in documents:
+        keep = getattr(getattr(doc, "text_reader", None), "keep", None)
+        if keep is not None:
+            keep()
 
 
 def _utf8_head(path: str, n: int) -> str:

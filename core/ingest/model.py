@@ -97,6 +97,12 @@ class Document:
         """True when the text is in memory, False when it is read back on demand."""
         return "text" in self.__dict__
 
+    @property
+    def text_reader(self) -> Callable[["Document"], str] | None:
+        """What reads a read-back document's text (e.g. core/ingest/bigfile.py's SidecarText),
+        or None when the text is held."""
+        return self.__dict__.get("_text_from")
+
     def without_text(self, reader: Callable[["Document"], str]) -> "Document":
         """This document holding no text: `reader(doc)` gives it back when asked (a picklable
         object: Documents cross process boundaries)."""

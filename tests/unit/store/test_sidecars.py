@@ -59,3 +59,22 @@ def test_opening_the_store_removes_old_unnamed_sidecars_a_bounded_number_at_a_ti
         os.path.basename(_sidecar(home, d)) for d in (named, fresh))
     assert store.documents("r1")[0].text.startswith("--- message 1 ---")
     store.close()
+
+
+async def test_a_document_held_in_sources_for_days_keeps_its_sidecar_for_its_run(tmp_path, home, server):
+    """The run opens its store (and so sweeps) before it reads its documents back: a big
+    file read two days ago and asked about now still has its text (the run marks its
+    sidecars in use first), and a sidecar no document holds still goes."""
+    from app.run_service import RunRequest, RunService
+    from tests.support.trust_runs import code, config
+    import asyncio
+    held, orphan = await asyncio.to_thread(lambda: [_mailbox(tmp_path, n, home) for n in ("held.mbox", "orphan.mbox")])
+    two_days_ago = time.time() - 2 * sidecars.GRACE_S
+    for doc in (held, orphan):
+        os.utime(_sidecar(home, doc), (two_days_ago, two_days_ago))
+    server.script("root", replies=[code("FINAL(str(len(context)))")])
+    outcome = await RunService().run(RunRequest.ask("How many characters are there?", [held], config(server)))
+    assert outcome.status == "finished", outcome.error
+    assert int(outcome.answer) >= held.chars             # the whole text was read back into context
+    assert os.path.exists(_sidecar(home, held))
+    assert not os.path.exists(_sidecar(home, orphan))
