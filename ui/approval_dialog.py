@@ -14,9 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QDialog, QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QSpinBox,
+from PySide6.QtWidgets import (QDialog, QHBoxLayout, QLabel, QPushButton, QSpinBox,
                                QVBoxLayout, QWidget)
 
+from ui.dollar_spin import DollarSpin
 from ui.cost_meter import money
 from ui.flow_layout import FlowLayout
 
@@ -105,11 +106,7 @@ class ApprovalThresholds(QWidget):
         self.calls_spin.setSpecialValueText("never")
         self.calls_spin.setSuffix(" calls")
         self.calls_spin.setAccessibleName("Ask before batches of more sub-calls than")
-        self.usd_spin = QDoubleSpinBox(self)
-        self.usd_spin.setRange(0, 10_000)
-        self.usd_spin.setDecimals(2)
-        self.usd_spin.setPrefix("$")
-        self.usd_spin.setSpecialValueText("never")
+        self.usd_spin = DollarSpin(self, none_text="never")
         self.usd_spin.setAccessibleName("Ask before batches that may cost more than")
         self.setToolTip("The run pauses and asks you before a batch of sub-calls larger than this "
                         "(calls, or worst-case dollars). 'never' switches the question off.")
@@ -124,9 +121,8 @@ class ApprovalThresholds(QWidget):
         self.usd_spin.valueChanged.connect(self._emit)
 
     def values(self) -> dict:
-        usd = self.usd_spin.value()
         return {"approve_batch_calls": self.calls_spin.value() or None,
-                "approve_batch_usd": round(usd, 2) if usd > 0 else None}
+                "approve_batch_usd": self.usd_spin.amount()}
 
     def set_values(self, caps: dict) -> None:
         for spin, key in ((self.calls_spin, "approve_batch_calls"), (self.usd_spin, "approve_batch_usd")):

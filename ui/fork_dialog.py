@@ -13,10 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtGui import QFontDatabase
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox,
                                QFormLayout, QHBoxLayout, QLabel, QPlainTextEdit, QSpinBox,
                                QVBoxLayout, QWidget)
 
+from ui.dollar_spin import DollarSpin
 from ui.model_picker import ModelChoice, ModelPicker
 from ui.window_fit import sized_to_screen
 
@@ -84,10 +85,7 @@ class ForkDialog(QDialog):
         self.depth_spin = QSpinBox(self)
         self.depth_spin.setRange(0, 3)
         self.depth_spin.setValue(int(caps.get("max_depth", 1) or 0))
-        self.cost_spin = QDoubleSpinBox(self)
-        self.cost_spin.setRange(0, 10_000)
-        self.cost_spin.setPrefix("$")
-        self.cost_spin.setSpecialValueText("no cap")
+        self.cost_spin = DollarSpin(self)
         self.cost_spin.setValue(float(caps.get("max_cost_usd") or 0))
         self.iter_spin = QSpinBox(self)
         self.iter_spin.setRange(1, 200)
@@ -118,9 +116,8 @@ class ForkDialog(QDialog):
         turn = int(self.turn_combo.currentData())
         code = self.code_edit.toPlainText()
         edited = self.edit_check.isChecked() and code != self._codes.get(turn, "")
-        cost = self.cost_spin.value()
         return ForkChoice(turn=turn, code=code if edited else None,
                           root_model=self.root_picker.model_id(), sub_model=self.sub_picker.model_id(),
                           caps={"max_depth": self.depth_spin.value(),
-                                "max_cost_usd": round(cost, 2) if cost > 0 else None,
+                                "max_cost_usd": self.cost_spin.amount(),
                                 "max_iterations": self.iter_spin.value()})

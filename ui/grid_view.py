@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QComboBox, QDialog, QDoubleSpinBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem,
+    QComboBox, QDialog, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem,
     QPushButton, QSplitter, QTableView, QVBoxLayout, QWidget,
 )
 
+from ui.dollar_spin import DollarSpin
 from ui.grid_model import GridTableModel
 
 GRID_ID_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -44,10 +45,7 @@ class GridView(QDialog):
         self.browse_button.clicked.connect(self._browse)
         top.addWidget(self.browse_button)
         top.addWidget(QLabel("Grid cap $"))
-        self.cap_box = QDoubleSpinBox()
-        self.cap_box.setDecimals(4)
-        self.cap_box.setRange(0.0, 100000.0)
-        self.cap_box.setSpecialValueText("none")
+        self.cap_box = DollarSpin(maximum=100_000.0, none_text="none")
         self.cap_box.setAccessibleName("One dollar cap for the whole grid")
         top.addWidget(self.cap_box)
         self.run_button = QPushButton("Run over Sources")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (
-    QCheckBox, QDoubleSpinBox, QFormLayout, QFrame, QHBoxLayout, QLabel, QPlainTextEdit,
+    QCheckBox, QFormLayout, QFrame, QHBoxLayout, QLabel, QPlainTextEdit,
     QPushButton, QScrollArea, QSpinBox, QVBoxLayout, QWidget,
 )
 
+from ui.dollar_spin import DollarSpin, dollar_text
 from ui import icons
 from ui.flow_layout import FlowLayout
 from ui.fold import Fold
@@ -134,12 +135,8 @@ class QuestionPanel(QWidget):
         self.depth_spin.setValue(1)
         self.depth_spin.setAccessibleName("Recursion depth")
         self.depth_spin.setToolTip("0: the REPL only · 1: sub-calls · 2-3: nested RLMs")
-        self.cost_spin = QDoubleSpinBox()
-        self.cost_spin.setRange(0, 10_000)
-        self.cost_spin.setDecimals(2)
+        self.cost_spin = DollarSpin()
         self.cost_spin.setSingleStep(0.5)
-        self.cost_spin.setPrefix("$")
-        self.cost_spin.setSpecialValueText("no cap")
         self.cost_spin.setValue(1.0)
         self.cost_spin.setAccessibleName("Dollar cap")
         self.cost_spin.setToolTip("The run stops when it has spent this much (0: no cap)")
@@ -239,7 +236,7 @@ class QuestionPanel(QWidget):
     def _sum_up_caps(self, *_args) -> None:
         cost = self.cost_spin.value()
         self.advanced.set_summary(f"depth {self.depth_spin.value()} · "
-                                  f"{f'${cost:,.2f} cap' if cost > 0 else 'no cap'} · "
+                                  f"{f'${dollar_text(cost)} cap' if cost > 0 else 'no cap'} · "
                                   f"{counted(self.iter_spin.value(), 'iteration')}")
 
     def focus_chain(self) -> list[QWidget]:
@@ -298,9 +295,8 @@ class QuestionPanel(QWidget):
         self.sub_price.setText(self.sub_picker.price_of(self.sub_model()))
 
     def caps(self) -> dict:
-        cost = self.cost_spin.value()
         return {"max_depth": self.depth_spin.value(),
-                "max_cost_usd": round(cost, 2) if cost > 0 else None,
+                "max_cost_usd": self.cost_spin.amount(),
                 "max_iterations": self.iter_spin.value()}
 
     def set_reply_tokens(self, tokens: int | None) -> None:

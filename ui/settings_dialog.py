@@ -12,11 +12,12 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemDelegate, QAbstractItemView, QButtonGroup, QCheckBox, QComboBox, QDialog, QDialogButtonBox,
-    QDoubleSpinBox, QFormLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton,
+    QFormLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton,
     QRadioButton, QSpinBox, QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget,
 )
 
 from core.local_defaults import one_block_default
+from ui.dollar_spin import DollarSpin
 from ui import icons
 from ui.documents_page import DocumentsPage, OcrInfo
 from ui.endpoints_page import EndpointsPage
@@ -326,10 +327,7 @@ class CapsPage(QWidget):
         self.iterations = QSpinBox()
         self.iterations.setRange(1, 200)
         self.iterations.setValue(int(caps.get("max_iterations", 20)))
-        self.cost = QDoubleSpinBox()
-        self.cost.setRange(0, 10_000)
-        self.cost.setPrefix("$")
-        self.cost.setSpecialValueText("no cap")
+        self.cost = DollarSpin()
         self.cost.setValue(float(caps.get("max_cost_usd") or 0))
         self.sub_calls = QSpinBox()
         self.sub_calls.setRange(0, 1_000_000)
@@ -365,7 +363,7 @@ class CapsPage(QWidget):
 
     def caps(self) -> dict:
         return {**self._original, "max_depth": self.depth.value(), "max_iterations": self.iterations.value(),
-                "max_cost_usd": round(self.cost.value(), 2) or None,
+                "max_cost_usd": self.cost.amount(),
                 "max_sub_calls": self.sub_calls.value() or None,
                 "max_wall_seconds": self.wall.value() or None,
                 "cell_timeout_s": float(self.cell_timeout.value()),
