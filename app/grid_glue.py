@@ -151,8 +151,8 @@ class GridGlue:
     def _prepare(self, columns_path: str, cap: float | None) -> tuple:
         # lazy: free in the window (where it runs)
         from app.settings import build_run_config
-        # lazy: +21 modules in the window (where it runs)
-        from core.engine.run import ConfigError, Engine
+        # lazy: the engine's start check (core.engine.prepare), re-measure with scripts/lazy_imports.py
+        from core.engine.prepare import ConfigError, check_config
         # lazy: +22 modules, 59 ms at load 12 (first use only)
         from core.grid.model import Row
         # lazy: +1 modules (first use only)
@@ -167,7 +167,7 @@ class GridGlue:
         config = build_run_config(self.settings(), root=root, sub=sub or root,
                                   overrides={**caps, "max_cost_usd": cap})
         try:
-            Engine(config, emit=lambda _e: None, key_for=lambda _m: None).check()
+            check_config(config)
         except (ValueError, ConfigError) as exc:
             raise ValueError(f"The grid cannot start: {exc}") from None
         rows = [Row(d.path, d.sha256, d.chars) for d in documents]

@@ -181,7 +181,7 @@ class RunGlue(QObject):
         # lazy: free in the window (where it runs)
         from core.store.errors import StoreError
         # lazy: +9 modules in the window (where it runs)
-        from core.trust.rebuild import RebuildError
+        from core.engine.rebuild import RebuildError
         if request.kind == "fork" and isinstance(exc, (RebuildError, StoreError, OSError, ValueError)):
             self.notifier.error(f"The fork could not start: {exc}")
             qp.set_status("The fork could not start.")

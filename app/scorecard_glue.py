@@ -91,8 +91,8 @@ class ScorecardGlue:
     def _prepare(self, spec: EvaluationSpec) -> tuple[Any, list, Callable[[Any], Any]]:
         # lazy: free in the window (where it runs)
         from app.settings import build_run_config
-        # lazy: +21 modules in the window (where it runs)
-        from core.engine.run import ConfigError, Engine
+        # lazy: the engine's start check (core.engine.prepare), re-measure with scripts/lazy_imports.py
+        from core.engine.prepare import ConfigError, check_config
         # lazy: +3 modules in the window (where it runs)
         from core.evaluation import QuestionSetError, load_question_set
         # lazy: +12 modules in the window (where it runs)
@@ -127,7 +127,7 @@ class ScorecardGlue:
             return build_run_config(settings, root=pair.root, sub=pair.sub, overrides=dict(caps))
         for pair in pairs:                       # an unpriced model under a cap etc.: refused before any run
             try:
-                Engine(config_for(pair), emit=lambda _e: None, key_for=lambda _m: None).check()
+                check_config(config_for(pair))
             except (ValueError, ConfigError) as exc:
                 raise ValueError(f"{pair.root} → {pair.sub} cannot run: {exc}") from None
         return qset, pairs, config_for

@@ -98,7 +98,7 @@ class TrustActions:
         # lazy: free in the window (where it runs)
         from core.store.errors import StoreError
         # lazy: +9 modules in the window (where it runs)
-        from core.trust.rebuild import RebuildError
+        from core.engine.rebuild import RebuildError
         # lazy: +10 modules in the window (where it runs)
         from core.trust.verify import verify_run
         try:
@@ -141,7 +141,7 @@ class TrustActions:
         if not run_id:
             return None
         # lazy: +9 modules in the window (where it runs)
-        from core.trust.rebuild import load_record
+        from core.engine.rebuild import load_record
         store = self.history.store()
         record = load_record(store, run_id)
         if not record.top_turns():
@@ -171,9 +171,9 @@ class TrustActions:
             self.notifier.warning("A run is in progress.", "Stop it before starting a fork.")
             return None
         # lazy: +10 modules in the window (where it runs)
-        from core.trust.fork import ForkError, fork_config
-        # lazy: free here, core.trust.fork (above) imports it
-        from core.trust.rebuild import load_record
+        from core.engine.prepare import fork_config
+        # lazy: free here, core.engine.prepare (above) imports it
+        from core.engine.rebuild import ForkError, load_record
         try:
             record = load_record(self.history.store(), run_id)
             config = fork_config(record)
