@@ -122,7 +122,7 @@ async def _eval(args: argparse.Namespace, qset: Any, pairs: list, windows: dict[
     from app.run_service import RunService
     # lazy: +30 modules in the command (where it runs)
     from app.settings import ingest_options, load_settings
-    # lazy: the engine's start check (core.engine.prepare), re-measure with scripts/lazy_imports.py
+    # lazy: +97 modules in the command (where it runs)
     from core.engine.prepare import ConfigError, check_config
     # lazy: +208 modules in the command (where it runs)
     from core.evaluation.runner import Evaluation

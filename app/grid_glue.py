@@ -151,7 +151,7 @@ class GridGlue:
     def _prepare(self, columns_path: str, cap: float | None) -> tuple:
         # lazy: free in the window (where it runs)
         from app.settings import build_run_config
-        # lazy: the engine's start check (core.engine.prepare), re-measure with scripts/lazy_imports.py
+        # lazy: +13 modules in the window (where it runs)
         from core.engine.prepare import ConfigError, check_config
         # lazy: +22 modules, 59 ms at load 12 (first use only)
         from core.grid.model import Row

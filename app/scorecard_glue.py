@@ -91,7 +91,7 @@ class ScorecardGlue:
     def _prepare(self, spec: EvaluationSpec) -> tuple[Any, list, Callable[[Any], Any]]:
         # lazy: free in the window (where it runs)
         from app.settings import build_run_config
-        # lazy: the engine's start check (core.engine.prepare), re-measure with scripts/lazy_imports.py
+        # lazy: +13 modules in the window (where it runs)
         from core.engine.prepare import ConfigError, check_config
         # lazy: +3 modules in the window (where it runs)
         from core.evaluation import QuestionSetError, load_question_set

@@ -1,6 +1,6 @@
 """Bench: the fork's walk through the layers (prints figures; asserts nothing).
 
-    .venv/bin/python -m tests.bench.bench_fork_walk
+    .venv/bin/python -m tests.bench.bench_fork_walk [--pairs]    # --pairs: every stop, named
     PYTHONPATH=/path/to/old/tree .venv/bin/python -m tests.bench.bench_fork_walk   # the same on another tree
 
 A stored run (3 turns, one batch of sub-calls) is forked at turn 2 with edited code that
@@ -88,6 +88,9 @@ async def main() -> None:
         print(f"modules entered: {len(modules)}; caller->callee module pairs (stops): {len(walk.pairs)}; "
               f"climbs back up a layer: {len(climbs)}, of which by import {len(by_import)}, "
               f"by callback {len(climbs) - len(by_import)}")
+        if "--pairs" in sys.argv:              # every stop, to diff two trees' walks
+            for caller, callee in sorted(walk.pairs):
+                print(f"  pair {layer(caller)}->{layer(callee)}: {caller} -> {callee}")
         for caller, callee in climbs:
             how = "import" if (caller, callee) in by_import else "callback"
             print(f"  {how:8} {layer(caller)}->{layer(callee)}: {caller} -> {callee} "

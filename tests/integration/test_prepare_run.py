@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
 
 import pytest
 
@@ -17,6 +16,7 @@ from core.engine.request import RunRequest
 from core.engine.run import Engine
 from core.run_names import title_of
 from core.store import RunStore
+from tests.support.leaks import worker_processes
 from tests.support.trust_runs import DOCS, KEY, code, config, stored_run, three_turn_run as _parent
 
 @pytest.fixture
@@ -35,18 +35,6 @@ class StoreReads:
     def __getattr__(self, name: str):
         self.reads.append(name)
         return getattr(self.store, name)
-
-
-def _children() -> set[int]:
-    """This process's child processes (the REPL workers it started)."""
-    found: set[int] = set()
-    for task in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{task}/children") as f:
-                found |= {int(p) for p in f.read().split()}
-        except OSError:
-            pass
-    return found
 
 
 async def test_a_fork_is_prepared_from_its_parents_record_and_the_engine_runs_it(openai_server, store):
@@ -84,11 +72,11 @@ async def test_a_fork_without_a_config_is_refused_before_anything_is_re_executed
     no worker started)."""
     parent = await _parent(openai_server, store)
     reads = StoreReads(store)
-    before = _children()
+    before = set(worker_processes())
     with pytest.raises(ConfigError, match="No price is known for model"):
         await prepare_run(RunRequest.fork(parent, 2, fork_overrides={"max_cost_usd": 1.0}), runs=reads)
     assert reads.reads == ["iter_events"]
-    assert _children() <= before
+    assert set(worker_processes()) <= before
 
 
 async def test_a_fork_of_a_turn_that_does_not_exist_says_which_turns_there_are(openai_server, store):
@@ -137,19 +125,19 @@ async def test_a_fork_or_a_rebuild_without_the_stored_runs_says_so(openai_server
 async def test_cancelling_a_rebuild_while_it_re_executes_closes_its_worker(openai_server, store):
     openai_server.script("root", replies=[code("import time\ntime.sleep(4)\nx = 1"), code("FINAL('slow')")])
     parent = (await stored_run(openai_server, store)).run_id
-    before = _children()
+    before = set(worker_processes())
     task = asyncio.ensure_future(prepare_run(RunRequest.rebuild(parent, "q", config(openai_server)), runs=store))
     for _ in range(200):                                    # until its worker is up (re-executing the sleep)
-        if _children() - before:
+        if set(worker_processes()) - before:
             break
         await asyncio.sleep(0.05)
-    assert _children() - before, "the rebuild started no worker"
+    assert set(worker_processes()) - before, "the rebuild started no worker"
     await asyncio.sleep(0.5)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     for _ in range(100):
-        if not _children() - before:
+        if not set(worker_processes()) - before:
             break
         await asyncio.sleep(0.05)
-    assert _children() - before == set()
+    assert set(worker_processes()) - before == set()
