@@ -32,6 +32,7 @@ from core.run_record import RunRecord
 
 log = logging.getLogger(__name__)
 
+
 class ConfigError(ValueError):
     """The run cannot start as configured (message says how to fix it)."""
 
