@@ -173,13 +173,14 @@ async def _prepare_fork(request: RunRequest, runs: StoredRuns, worker_command: l
         recorded = answers.begin([s for c in target.cells for s in c.sub_calls()])
         return EditedTurn(code=request.edited_code, reply=replace_runnable(target.reply or "", request.edited_code),
                           recorded=recorded, origin=f"turn {turn} of run {run_id[:12]}")
-    documents = tuple(runs.documents(run_id))
+    # Everything read before the REPL starts: from there on it is ours to close on any error.
+    documents, skipped = tuple(runs.documents(run_id)), tuple(runs.skipped(run_id))
+    messages, title = record.conversation(upto=turn), title_of(runs, run_id)
     repl, report, edit = await _rebuilt_repl(runs, record, documents, config, before_turn=turn,
                                              worker_command=worker_command, edited=edited)
-    return PreparedRun("fork", record.meta.question, documents, tuple(runs.skipped(run_id)),
-                       config, session=Session(repl, record.conversation(upto=turn), edit),
-                       parent_run_id=run_id, turn=turn,
-                       forked_from={"run_id": run_id, "turn": turn, "title": title_of(runs, run_id)},
+    return PreparedRun("fork", record.meta.question, documents, skipped, config,
+                       session=Session(repl, messages, edit), parent_run_id=run_id, turn=turn,
+                       forked_from={"run_id": run_id, "turn": turn, "title": title},
                        replayed_cells=report.cells, unmatched=tuple(report.unmatched))
 
 
@@ -188,11 +189,11 @@ async def _prepare_rebuild(request: RunRequest, runs: StoredRuns, worker_command
     (the app was restarted, the run opened from History)."""
     run_id = request.parent_run_id
     record = load_record(runs, run_id)
-    documents = tuple(runs.documents(run_id))
+    documents, skipped, messages = tuple(runs.documents(run_id)), tuple(runs.skipped(run_id)), record.conversation()
     repl, report, _ = await _rebuilt_repl(runs, record, documents, request.config, before_turn=None,
                                           worker_command=worker_command)
     log.info("rebuilt the REPL of run %s: %d cells, %d off the record", run_id, report.cells,
              len(report.unmatched))
-    return PreparedRun("rebuild", request.question, documents, tuple(runs.skipped(run_id)),
-                       request.config, session=Session(repl, record.conversation()), follow_up=True,
-                       parent_run_id=run_id, replayed_cells=report.cells, unmatched=tuple(report.unmatched))
+    return PreparedRun("rebuild", request.question, documents, skipped, request.config,
+                       session=Session(repl, messages), follow_up=True, parent_run_id=run_id,
+                       replayed_cells=report.cells, unmatched=tuple(report.unmatched))
