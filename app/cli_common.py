@@ -238,10 +238,10 @@ async def run_request(request: Any, args: argparse.Namespace, service: Any, *, s
             print(f"rlm-studio: note: {hint}", file=sys.stderr)
     prepared = handle.prepared
     if prepared is not None and request.kind == "fork":
-        run_forked = getattr(handle.run, "forked_from", None) or {}
+        run_forked = prepared.forked_from or {}
         report.update(forked_from={**run_forked, "line": fork_line(run_forked)} if run_forked else None,
                       fork_turn=prepared.turn, replayed_cells=prepared.replayed_cells,
-                      unmatched=prepared.unmatched, edited_output=prepared.edited_output)
+                      unmatched=list(prepared.unmatched), edited_output=handle.edited_output)
     if request.parent_run_id:
         report.setdefault("parent_run_id", request.parent_run_id)
     return report_outcome(outcome, as_json=args.json, **report)

@@ -122,8 +122,8 @@ async def _eval(args: argparse.Namespace, qset: Any, pairs: list, windows: dict[
     from app.run_service import RunService
     # lazy: +30 modules in the command (where it runs)
     from app.settings import ingest_options, load_settings
-    # lazy: +109 modules in the command (where it runs)
-    from core.engine.run import ConfigError, Engine
+    # lazy: +97 modules in the command (where it runs)
+    from core.engine.prepare import ConfigError, check_config
     # lazy: +208 modules in the command (where it runs)
     from core.evaluation.runner import Evaluation
     # lazy: +111 modules in the command (where it runs)
@@ -141,7 +141,7 @@ async def _eval(args: argparse.Namespace, qset: Any, pairs: list, windows: dict[
     try:
         config_for = _config_for(args, windows)
         for pair in pairs:                     # unknown prices with a cap etc.: refuse before any run
-            Engine(config_for(pair), emit=lambda e: None, key_for=lambda m: None).check()
+            check_config(config_for(pair))
     except (ValueError, ConfigError) as exc:
         return _fail(f"cannot start: {exc}")
     try:

@@ -166,7 +166,7 @@ async def _grid(args: argparse.Namespace, columns: list, out: Any = None) -> int
     # lazy: counted in the line above the first of these imports
     from app.settings import ingest_options, load_settings
     # lazy: counted in the line above the first of these imports
-    from core.engine.run import ConfigError, Engine
+    from core.engine.prepare import ConfigError, check_config
     # lazy: counted in the line above the first of these imports
     from core.engine_process import prepare_engine_process
     # lazy: counted in the line above the first of these imports
@@ -190,7 +190,7 @@ async def _grid(args: argparse.Namespace, columns: list, out: Any = None) -> int
     prepare_engine_process()
     try:
         config = _config(args)
-        Engine(config, emit=lambda e: None, key_for=lambda m: None).check()
+        check_config(config)
     except (ValueError, ConfigError) as exc:
         return _fail(f"cannot start: {exc}")
     try:

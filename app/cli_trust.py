@@ -60,8 +60,8 @@ def register_trust(actions: argparse._SubParsersAction) -> None:
 def _with_run(prefixes: list[str], body: Callable[..., int]) -> int:
     # lazy: +191 modules in the command (where it runs)
     from core.store import AmbiguousRunId, MissingTextsError, RunNotFound, RunStore
-    # lazy: +88 modules in the command (where it runs)
-    from core.trust.rebuild import RebuildError
+    # lazy: +16 modules in the command (where it runs)
+    from core.engine.rebuild import RebuildError
     with RunStore.open() as store:
         try:
             ids = [store.resolve_id(p) for p in prefixes]
@@ -120,10 +120,10 @@ def cmd_fork(args: argparse.Namespace) -> int:
 async def _fork(args: argparse.Namespace, store: Any, run_id: str, edited: str | None) -> int:
     # lazy: +70 modules in the command (where it runs)
     from app.run_service import RunRequest, RunService
-    # lazy: +89 modules in the command (where it runs)
-    from core.trust.fork import fork_config
-    # lazy: free here, core.trust.fork (above) imports it
-    from core.trust.rebuild import load_record
+    # lazy: +33 modules in the command (where it runs)
+    from core.engine.prepare import fork_config
+    # lazy: free here, core.engine.prepare (above) imports it
+    from core.engine.rebuild import load_record
     try:
         # lazy: +30 modules in the command (where it runs)
         from app.settings import load_settings, priced_now

@@ -115,7 +115,7 @@ class Controller(QObject):
         w.settings_requested.connect(self.open_settings)
         w.leave_replay_requested.connect(h.leave_replay)
         w.closing.connect(self.save_state)
-        w.close_guard = self._may_close
+        w.guard_close(self._may_close)
         self.theme.changed.connect(self._restyle)
         self.notifier.action_requested.connect(self._on_notice_action)
         self.settings_glue.applied.connect(self._settings_applied)

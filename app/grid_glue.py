@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -26,6 +27,17 @@ from ui import icons
 from ui.grid_view import GridView
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class GridStart:
+    """A grid checked and ready to run: its columns, one row per document, the run config
+    every cell uses (checked: core.engine.prepare.check_config) and the grid's dollar cap."""
+    columns: list
+    rows: list
+    documents: list
+    config: Any
+    cap: float | None
 
 
 class GridGlue:
@@ -145,14 +157,14 @@ class GridGlue:
             return None
         self._stopped = False
         view.set_running(True)
-        self.task = asyncio.ensure_future(self._run(*prepared))
+        self.task = asyncio.ensure_future(self._run(prepared))
         return self.task
 
-    def _prepare(self, columns_path: str, cap: float | None) -> tuple:
+    def _prepare(self, columns_path: str, cap: float | None) -> GridStart:
         # lazy: free in the window (where it runs)
         from app.settings import build_run_config
-        # lazy: +21 modules in the window (where it runs)
-        from core.engine.run import ConfigError, Engine
+        # lazy: +13 modules in the window (where it runs)
+        from core.engine.prepare import ConfigError, check_config
         # lazy: +22 modules, 59 ms at load 12 (first use only)
         from core.grid.model import Row
         # lazy: +1 modules (first use only)
@@ -167,13 +179,13 @@ class GridGlue:
         config = build_run_config(self.settings(), root=root, sub=sub or root,
                                   overrides={**caps, "max_cost_usd": cap})
         try:
-            Engine(config, emit=lambda _e: None, key_for=lambda _m: None).check()
+            check_config(config)
         except (ValueError, ConfigError) as exc:
             raise ValueError(f"The grid cannot start: {exc}") from None
         rows = [Row(d.path, d.sha256, d.chars) for d in documents]
-        return columns, rows, documents, config, cap
+        return GridStart(columns, rows, documents, config, cap)
 
-    async def _run(self, columns: list, rows: list, documents: list, config: Any, cap: float | None) -> Any:
+    async def _run(self, start: GridStart) -> Any:
         # lazy: +3 modules in the window (where it runs)
         from core.grid import store as gs
         # lazy: +4 modules in the window (where it runs)
@@ -182,6 +194,7 @@ class GridGlue:
         from core.grid.preview import preview
         # lazy: free in the window (where it runs)
         from core.store.db import connect
+        columns, rows, documents, config, cap = start.columns, start.rows, start.documents, start.config, start.cap
         view, gui = self.view, asyncio.get_running_loop()
         path = self.store().path
         db = connect(path)

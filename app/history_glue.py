@@ -39,7 +39,7 @@ class HistoryGlue:
         self._runs = runs
         self._sources = sources
         self.replaying: str | None = None       # the run shown in the panes, if a stored one
-        window.run_documents = self.document_paths
+        window.know_run_documents(self.document_paths)
 
     def store(self) -> Any:
         return self._store.store()

@@ -180,8 +180,8 @@ class RunGlue(QObject):
         qp.set_running(False)
         # lazy: free in the window (where it runs)
         from core.store.errors import StoreError
-        # lazy: +9 modules in the window (where it runs)
-        from core.trust.rebuild import RebuildError
+        # lazy: +8 modules in the window (where it runs)
+        from core.engine.rebuild import RebuildError
         if request.kind == "fork" and isinstance(exc, (RebuildError, StoreError, OSError, ValueError)):
             self.notifier.error(f"The fork could not start: {exc}")
             qp.set_status("The fork could not start.")

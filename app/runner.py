@@ -23,6 +23,7 @@ from core.engine.run import RunResult
 from core.events import Event
 from core.lifecycle import finish
 from app.key_routing import resolved_before_run
+from core.engine.prepare import check_config
 from core.engine.run import Engine
 from core.background import low_priority_steps
 
@@ -115,7 +116,7 @@ class QuestionRun:
         (a refused run leaves no source rows and makes nobody wait for compression); a
         record that is not whole says so in `store_error`: events the writer could not
         write or was never handed, sources that could not be saved."""
-        Engine(self.config, emit=lambda _e: None, key_for=lambda _m: None).check(self.documents)   # ConfigError: nothing stored
+        check_config(self.config, self.documents)          # ConfigError: nothing stored
         key_for = await resolved_before_run(self._key_for or route_key_for(self.config), self.config)
         store = writer = None
         # lazy: loaded already where documents were read

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -24,6 +25,15 @@ from core.lifecycle import stop_then_wait
 from ui.scorecard_run import EvaluateDialog, EvaluationSpec, JobShown
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class EvaluationStart:
+    """An evaluation checked and ready to run: its question set, the model pairs, and the
+    run config of a pair (each checked: core.engine.prepare.check_config)."""
+    qset: Any
+    pairs: list
+    config_for: Callable[[Any], Any]
 
 
 class ScorecardGlue:
@@ -85,14 +95,14 @@ class ScorecardGlue:
             return None
         self._stopped = False
         dialog.set_running(True, "Reading the documents…")
-        self.task = asyncio.ensure_future(self._run(spec, *prepared))
+        self.task = asyncio.ensure_future(self._run(spec, prepared))
         return self.task
 
-    def _prepare(self, spec: EvaluationSpec) -> tuple[Any, list, Callable[[Any], Any]]:
+    def _prepare(self, spec: EvaluationSpec) -> EvaluationStart:
         # lazy: free in the window (where it runs)
         from app.settings import build_run_config
-        # lazy: +21 modules in the window (where it runs)
-        from core.engine.run import ConfigError, Engine
+        # lazy: +13 modules in the window (where it runs)
+        from core.engine.prepare import ConfigError, check_config
         # lazy: +3 modules in the window (where it runs)
         from core.evaluation import QuestionSetError, load_question_set
         # lazy: +12 modules in the window (where it runs)
@@ -127,10 +137,10 @@ class ScorecardGlue:
             return build_run_config(settings, root=pair.root, sub=pair.sub, overrides=dict(caps))
         for pair in pairs:                       # an unpriced model under a cap etc.: refused before any run
             try:
-                Engine(config_for(pair), emit=lambda _e: None, key_for=lambda _m: None).check()
+                check_config(config_for(pair))
             except (ValueError, ConfigError) as exc:
                 raise ValueError(f"{pair.root} → {pair.sub} cannot run: {exc}") from None
-        return qset, pairs, config_for
+        return EvaluationStart(qset, pairs, config_for)
 
     async def _documents(self, spec: EvaluationSpec) -> tuple[list, list]:
         if spec.documents == "sources":
@@ -147,7 +157,8 @@ class ScorecardGlue:
             raise ValueError(f"No readable documents in {folder}.")
         return list(found.documents), list(found.skipped)
 
-    async def _run(self, spec: EvaluationSpec, qset: Any, pairs: list, config_for: Callable) -> str | None:
+    async def _run(self, spec: EvaluationSpec, start: EvaluationStart) -> str | None:
+        qset, pairs, config_for = start.qset, start.pairs, start.config_for
         dialog, gui = self.dialog, asyncio.get_running_loop()
         questions = {q.id: q.question for q in qset.questions}
 

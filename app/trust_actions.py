@@ -97,8 +97,8 @@ class TrustActions:
     async def _verify(self, run_id: str) -> None:
         # lazy: free in the window (where it runs)
         from core.store.errors import StoreError
-        # lazy: +9 modules in the window (where it runs)
-        from core.trust.rebuild import RebuildError
+        # lazy: +8 modules in the window (where it runs)
+        from core.engine.rebuild import RebuildError
         # lazy: +10 modules in the window (where it runs)
         from core.trust.verify import verify_run
         try:
@@ -140,8 +140,8 @@ class TrustActions:
         builds it without running it (tests drive it, then call `start_fork`)."""
         if not run_id:
             return None
-        # lazy: +9 modules in the window (where it runs)
-        from core.trust.rebuild import load_record
+        # lazy: +8 modules in the window (where it runs)
+        from core.engine.rebuild import load_record
         store = self.history.store()
         record = load_record(store, run_id)
         if not record.top_turns():
@@ -155,9 +155,7 @@ class TrustActions:
         sub = h.unroute(meta.sub_model, config.get("sub_api_base") or config.get("api_base"))
         dialog = ForkDialog(self.window, run_title=title_of(self.history.store(), run_id), turns=turns,
                             turn=turn or turns[-1][0], root_model=root, sub_model=sub, caps=config,
-                            choices=self.window.question_panel.root_picker.all_choices())
-        dialog.run_id = run_id                        # type: ignore[attr-defined]
-        dialog.original_models = (root, sub)          # type: ignore[attr-defined]
+                            choices=self.window.question_panel.root_picker.all_choices(), run_id=run_id)
         self.fork_dialog = dialog
         if show:
             dialog.accepted.connect(lambda: self.start_fork(run_id, dialog.values(), (root, sub)))
@@ -170,10 +168,10 @@ class TrustActions:
         if self._launcher.running:
             self.notifier.warning("A run is in progress.", "Stop it before starting a fork.")
             return None
-        # lazy: +10 modules in the window (where it runs)
-        from core.trust.fork import ForkError, fork_config
-        # lazy: free here, core.trust.fork (above) imports it
-        from core.trust.rebuild import load_record
+        # lazy: +13 modules in the window (where it runs)
+        from core.engine.prepare import fork_config
+        # lazy: free here, core.engine.prepare (above) imports it
+        from core.engine.rebuild import ForkError, load_record
         try:
             record = load_record(self.history.store(), run_id)
             config = fork_config(record)

@@ -136,7 +136,7 @@ class TrustGlue:
     def resolve_citations(self, text: str) -> list[CitationMark]:
         # lazy: +1 modules in the window (where it runs)
         from core.ingest.citations import resolve_citations
-        self.citations.error_color = PALETTES["dark" if is_dark() else "light"]["error"]
+        self.citations.set_error_color(PALETTES["dark" if is_dark() else "light"]["error"])
         return [mark_of(c) for c in resolve_citations(text, self.documents_for())]
 
     def open_citation(self, href: str) -> SourceViewer:
@@ -204,7 +204,7 @@ class TrustGlue:
         if work.generation != obs.generation:        # the panes were reset meanwhile
             self.schedule_refresh()
             return
-        obs.coverage, obs.folded = work.coverage, work.folded
+        obs.caught_up(work.coverage, work.folded)
         self._finder = work.finder
         self.show_coverage(work.report)
         if work.rows is not None:

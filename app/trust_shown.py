@@ -41,6 +41,10 @@ class PaneObserver:
         self._projected = 0
         self.glue.schedule_refresh()
 
+    def caught_up(self, coverage: Any, folded: int) -> None:
+        """The coverage fold a refresh built, over the first `folded` events."""
+        self.coverage, self.folded = coverage, folded
+
     def feed(self, events: Sequence[Any]) -> None:
         self.events.extend(events)
         self.glue.schedule_refresh()

@@ -15,20 +15,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from PySide6.QtCore import QObject, Signal
 
 from app.engine_thread import EngineThread, EventBridge, FullCollectionsHeld
-from app.run_service import Prepared, RunHandle, RunRequest, RunService
+from app.run_service import RunHandle, RunRequest, RunService
 from dataclasses import replace
+
+if TYPE_CHECKING:
+    from core.engine.prepare import PreparedRun
 
 log = logging.getLogger(__name__)
 
 
 class WindowRuns(QObject):
     started = Signal(object)              # RunRequest, before anything runs
-    prepared = Signal(object, object)     # RunRequest, Prepared (a fork or rebuild is ready to go live)
+    prepared = Signal(object, object)     # RunRequest, PreparedRun (a fork or rebuild is ready to go live)
     ended = Signal(object, object)        # RunRequest, RunOutcome (a run that began, whatever its end)
     failed = Signal(object, object)       # RunRequest, the exception that kept it from running
     stopped_early = Signal(object)        # RunRequest cancelled before the run began
@@ -81,7 +84,7 @@ class WindowRuns(QObject):
         self.task = asyncio.ensure_future(self._run(request, self.handle))
         return self.task
 
-    def _prepared_in_engine(self, prepared: Prepared) -> None:
+    def _prepared_in_engine(self, prepared: PreparedRun) -> None:
         request, loop = self.request, self._gui_loop
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(self.prepared.emit, request, prepared)

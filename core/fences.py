@@ -1,7 +1,7 @@
 """The one fence grammar: where a reply's code fences are, which lines open and close
 runnable code, and the reply's prose without them. A leaf (re only): the engine's parser
 (core/engine/parse.py), its streaming reader, the record's fold (core/run_nodes.py), the
-fork's edit (core/trust/fork.py) and the export renderer (core/exports/answer_render.py)
+fork's edit (core/engine/prepare.py) and the export renderer (core/exports/answer_render.py)
 all read it.
 
     for piece in split_fences(text):      # str: a line of prose; Block: a fenced block

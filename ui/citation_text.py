@@ -63,6 +63,10 @@ class CitationText:
         self.last_marks: list[CitationMark] = []
         self._reasons: dict[str, str] = {}
 
+    def set_error_color(self, color: str) -> None:
+        """The colour a dangling citation is struck in (the theme's error colour)."""
+        self.error_color = color
+
     def markdown(self, text: str) -> tuple[str, list[CitationMark]]:
         """The Markdown with citations turned into links (dangling ones struck).
         One bracket may hold several citations: they become links side by side."""

@@ -43,8 +43,10 @@ def _run_model(model: str, choices) -> list[ModelChoice]:
 class ForkDialog(QDialog):
     def __init__(self, parent: QWidget | None, *, run_title: str, turns: list[tuple[int, str]], turn: int,
                  root_model: str, sub_model: str, caps: dict,
-                 choices: list[ModelChoice] | tuple = ()) -> None:
+                 choices: list[ModelChoice] | tuple = (), run_id: str = "") -> None:
         super().__init__(parent)
+        self.run_id = run_id                          # the run forked
+        self.original_models = (root_model, sub_model)   # the run's own, before the user picks others
         self.setObjectName("forkDialog")
         self.setWindowTitle(f"Fork {run_title}")
         sized_to_screen(self, 720, 560)

@@ -51,7 +51,7 @@ class MainWindow(QMainWindow):
         self.resize(fitting_size())
         self.notifier = notifier or Notifier(self)
         self._painted = False
-        self.close_guard: Callable[[], bool] | None = None   # False keeps the window open
+        self._close_guard: Callable[[], bool] | None = None   # False keeps the window open
 
         self.sources_pane = SourcesPane()
         self.question_panel = QuestionPanel()
@@ -102,8 +102,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._keep_messages_current()
         self.history_pane.confirm_rerun = self._confirm_rerun
-        # Set by the glue: the document paths of a stored run (None: not known).
-        self.run_documents: Callable[[str], list[str] | None] | None = None
+        self._run_documents: Callable[[str], list[str] | None] | None = None   # guard_rerun's lookup
         self._tab_timer = QTimer(self)
         self._tab_timer.setSingleShot(True)
         self._tab_timer.setInterval(0)
@@ -256,13 +255,22 @@ class MainWindow(QMainWindow):
         for signal in (model.modelReset, model.rowsRemoved):
             signal.connect(sources_changed)
 
+    def guard_close(self, may_close: Callable[[], bool]) -> None:
+        """Ask `may_close()` before the window closes: False keeps it open."""
+        self._close_guard = may_close
+
+    def know_run_documents(self, paths_of: Callable[[str], list[str] | None]) -> None:
+        """How to read a stored run's document paths (None: not known): a re-run of a run whose
+        documents are the ones listed replaces nothing, so it is not confirmed."""
+        self._run_documents = paths_of
+
     def _confirm_rerun(self) -> bool:
         """Ask before a re-run replaces the listed sources, unless they are that run's own."""
         rows = [r for r in self.sources_pane.rows() if r.status == "read"]
         if not rows:
             return True
         run_id = self.history_pane.selected_id()
-        theirs = self.run_documents(run_id) if self.run_documents is not None and run_id else None
+        theirs = self._run_documents(run_id) if self._run_documents is not None and run_id else None
         if theirs is not None and set(theirs) == {r.path for r in rows}:
             return True                      # the same documents: nothing would be replaced
         name = self.history_pane.selected_question()
@@ -411,7 +419,7 @@ class MainWindow(QMainWindow):
         return super().eventFilter(obj, event)
 
     def closeEvent(self, event) -> None:
-        if self.close_guard is not None and not self.close_guard():
+        if self._close_guard is not None and not self._close_guard():
             event.ignore()
             return
         self.closing.emit()

@@ -1,6 +1,6 @@
 """A fork's edited turn, run by the engine as the fork's first turn.
 
-When the user edits the code of the turn a fork starts from (core/trust/fork.py), that
+When the user edits the code of the turn a fork starts from (core/engine/prepare.py), that
 turn is not asked of the root: the engine runs the edited code as turn 1 of the fork, in
 the REPL rebuilt up to that turn, and shows the root its output. Its sub-calls are the
 engine's own (core/engine/subcalls.py): a prompt the stored turn asked is answered from

@@ -1,7 +1,6 @@
 """Answers from a record: the slots a stored cell's sub-calls got, matched to the prompts
-a cell asks again (a replay, core/trust/replay.py; a fork's edited turn,
-core/engine/edited_turn.py). Here, in the engine, so that serving them is the engine's
-own code and no call climbs back up into trust/.
+a cell asks again (a replay, core/engine/replay.py; a fork's edited turn,
+core/engine/edited_turn.py).
 
 A prompt takes first the next unused recorded call if its prompt is the same (same
 code, same order), else any unused recorded call with that prompt (threads may

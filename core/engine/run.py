@@ -23,16 +23,12 @@ from core.config import RunConfig
 from core.engine.budget import Budget
 from core.engine.context import Counters, EventSink, RunContext  # noqa: F401  (named here before)
 from core.engine.outcome import RlmOutcome
+from core.engine.prepare import ConfigError, check_config, run_models  # noqa: F401  (ConfigError: named here before)
 from core.engine.shared_budget import run_budget
 from core.engine.rlm import Rlm
 from core.repl.context_file import chars_of
 
 log = logging.getLogger(__name__)
-
-
-
-class ConfigError(ValueError):
-    """The run cannot start as configured (message says how to fix it)."""
 
 
 @dataclass(frozen=True)
@@ -69,36 +65,9 @@ class Engine:
         self._task: asyncio.Task | None = None
         self._cancel_requested = False
 
-    def check(self, documents: Sequence[Any] | None = None) -> Any:
-        """Validate the config (and, given them, that the documents fit the REPL worker's
-        memory: core/engine/corpus_fit.py) before anything runs; returns the PriceBook."""
-        from core.llm.pricing import PriceBook
-        prices = PriceBook.for_config(self.config)
-        if self.config.max_cost_usd is not None:
-            models = {self.config.root_model}
-            if self.config.max_depth >= 1:
-                models.add(self.config.sub_model)
-            for model in sorted(models):
-                if prices.price(model) is None:
-                    name = self.config.label(model)      # the name the user picked (its spec's)
-                    raise ConfigError(
-                        f"No price is known for model '{name}', and a dollar cap is set. "
-                        f"Give it a price with --price {name}=IN,OUT (USD per million tokens), "
-                        f"mark it free with --price {name}=0,0 (local models), or drop --max-cost.")
-        if documents:
-            from core.engine.corpus_fit import CorpusTooLarge, check_fits
-            from core.ingest.text_back import DocumentChanged, check_unchanged
-            try:
-                check_fits(documents, self.config.memory_limit_mb)
-                check_unchanged(documents)        # texts read back from files (core/ingest/text_back.py)
-            except (CorpusTooLarge, DocumentChanged) as exc:
-                raise ConfigError(str(exc)) from None
-        return prices
-
     def unpriced(self, prices: Any) -> list[str]:
         """The run's models that have no known price: their cost is unknown, never $0."""
-        models = [self.config.root_model] + ([self.config.sub_model] if self.config.max_depth >= 1 else [])
-        return sorted({m for m in models if prices.price(m) is None})
+        return sorted(m for m in run_models(self.config) if prices.price(m) is None)
 
     @property
     def budget(self) -> Budget | None:
@@ -130,7 +99,7 @@ class Engine:
         """Answer `question`. With `session` (rlm.Session) the top-level RLM continues in
         that live REPL and conversation: `follow_up=True` asks a new question there; without
         it the conversation goes on as it stands (a fork)."""
-        prices = self.check(None if session is not None else list(documents))
+        prices = check_config(self.config, None if session is not None else list(documents))
         if self._llm is None:
             from core.llm.client import ModelClient
             self._llm = ModelClient(key_for=self._key_for, api_base_for=self.config.api_base_for,

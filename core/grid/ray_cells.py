@@ -104,9 +104,9 @@ class RayCells:
         self.lost = 0                        # tasks whose worker or node was lost
 
     async def run_cell(self, question: str, document: Any, config: Any, budget: Any, run_id: str) -> Any:
-        from core.engine.run import Engine
+        from core.engine.prepare import check_config
         from core.grid.ray_budget import budget_actor
-        Engine(config, emit=lambda _e: None, key_for=lambda _m: None).check([document])   # ConfigError: said
+        check_config(config, [document])                   # ConfigError: said
         if self.actor is None:
             self.actor = budget_actor(self.ray, cap_usd=budget.max_cost_usd, spent_usd=budget.spent_usd)
         retried = False

@@ -10,8 +10,8 @@ import difflib
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from core.engine.rebuild import inherited_replies, load_record
 from core.run_record import RunRecord
-from core.trust.rebuild import inherited_replies, load_record
 
 
 @dataclass(frozen=True)

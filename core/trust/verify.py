@@ -13,9 +13,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
+from core.engine.rebuild import PrefixReport, default_timeout, load_record, replay_inherited
+from core.engine.replay import RecordedAnswers, cell_differences, replay_cell
 from core.run_record import RunRecord
-from core.trust.rebuild import PrefixReport, default_timeout, load_record, replay_inherited
-from core.trust.replay import RecordedAnswers, cell_differences, replay_cell
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Bench: the fork's walk through the layers (prints figures; asserts nothing).
 
-    .venv/bin/python -m tests.bench.bench_fork_walk
+    .venv/bin/python -m tests.bench.bench_fork_walk [--pairs]    # --pairs: every stop, named
     PYTHONPATH=/path/to/old/tree .venv/bin/python -m tests.bench.bench_fork_walk   # the same on another tree
 
 A stored run (3 turns, one batch of sub-calls) is forked at turn 2 with edited code that
@@ -63,15 +63,9 @@ async def main() -> None:
     from app.run_service import RunRequest, RunService
     from core.store import RunStore
     from tests.support.openai_server import ScriptedOpenAI
-    from tests.support.trust_runs import code, stored_run
+    from tests.support.trust_runs import code, three_turn_run
     with ScriptedOpenAI() as server, RunStore.open() as store:
-        server.script("root", replies=[
-            code("lines = context.splitlines()\nprint(len(lines), 'lines')"),
-            code("rev = [l for l in lines if 'Revenue in Q3' in l]\n"
-                 "answers = llm_query_batched(['Extract the number: ' + r for r in rev])\nprint(answers)"),
-            code("FINAL('parent says ' + answers[0])")])
-        server.script("sub", fn=lambda r: "42" if "Revenue" in r.prompt else f"new:{r.prompt}")
-        parent = await stored_run(server, store)
+        parent_id = await three_turn_run(server, store)
         server.script("root", replies=[code("FINAL(' | '.join(answers))")])
         edited = ("rev = [l for l in lines if 'Revenue in Q3' in l]\n"
                   "answers = llm_query_batched(['Extract the number: ' + r for r in rev] + ['a new prompt'])\n"
@@ -81,7 +75,7 @@ async def main() -> None:
         sys.setprofile(walk.hook)
         threading.setprofile(walk.hook)
         try:
-            outcome = await service.run(RunRequest.fork(parent.run_id, 2, edited_code=edited))
+            outcome = await service.run(RunRequest.fork(parent_id, 2, edited_code=edited))
         finally:
             sys.setprofile(None)
             threading.setprofile(None)
@@ -94,6 +88,9 @@ async def main() -> None:
         print(f"modules entered: {len(modules)}; caller->callee module pairs (stops): {len(walk.pairs)}; "
               f"climbs back up a layer: {len(climbs)}, of which by import {len(by_import)}, "
               f"by callback {len(climbs) - len(by_import)}")
+        if "--pairs" in sys.argv:              # every stop, to diff two trees' walks
+            for caller, callee in sorted(walk.pairs):
+                print(f"  pair {layer(caller)}->{layer(callee)}: {caller} -> {callee}")
         for caller, callee in climbs:
             how = "import" if (caller, callee) in by_import else "callback"
             print(f"  {how:8} {layer(caller)}->{layer(callee)}: {caller} -> {callee} "

@@ -13,7 +13,7 @@ from tests.gui.test_trust_fork import SCRIPT, parent, until_idle  # noqa: F401
 from tests.support.gui_app import qloop, run_async, studio, studio_home, wait_until  # noqa: F401
 from tests.support.trust_gui import KEY, code
 
-import core.trust.fork  # noqa: F401,E402 - a missing module must fail, not skip
+import core.engine.prepare  # noqa: F401,E402 - a missing module must fail, not skip
 
 
 def test_an_edited_fork_gets_live_budgeted_sub_calls(parent, qloop, openai_server):

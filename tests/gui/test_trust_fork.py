@@ -10,7 +10,7 @@ import pytest
 from tests.support.gui_app import qloop, run_async, studio, studio_home, wait_until  # noqa: F401
 from tests.support.trust_gui import code, setup_lab
 
-import core.trust.fork  # noqa: F401,E402 - a missing module must fail, not skip
+import core.engine.prepare  # noqa: F401,E402 - a missing module must fail, not skip
 
 SCRIPT = [
     code("lines = context.splitlines()\nprint(len(lines), 'lines')"),

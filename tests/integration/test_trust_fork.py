@@ -4,19 +4,13 @@ record, and the root continuing live as a new run linked to its parent."""
 import pytest
 
 from app.runner import QuestionRun
+from core.engine.prepare import fork_config, prepare_run
+from core.engine.rebuild import ForkError, load_record
+from core.engine.request import RunRequest
 from core.store import RunStore
 from core.trust.compare import compare_runs
-from core.trust.fork import ForkError, fork_config, prepare_fork
-from core.trust.rebuild import load_record
 from core.trust.verify import verify_run
-from tests.support.trust_runs import KEY, code, stored_run
-
-SCRIPT = [
-    code("lines = context.splitlines()\nprint(len(lines), 'lines')"),
-    code("rev = [l for l in lines if 'Revenue in Q3' in l]\n"
-         "answers = llm_query_batched(['Extract the number: ' + r for r in rev])\nprint(answers)"),
-    code("FINAL('parent says ' + answers[0])"),
-]
+from tests.support.trust_runs import KEY, THREE_TURNS as SCRIPT, code, stored_run, three_turn_run as _parent
 
 
 @pytest.fixture
@@ -25,12 +19,9 @@ def store():
         yield s
 
 
-async def _parent(openai_server, store):
-    openai_server.script("root", replies=list(SCRIPT))
-    openai_server.script("sub", fn=lambda r: "42" if "Revenue" in r.prompt else f"new:{r.prompt}")
-    outcome = await stored_run(openai_server, store)
-    assert outcome.answer == "parent says 42"
-    return outcome.run_id
+async def prepare_fork(store, parent, turn, **fork):
+    """The fork's preparation as the run path makes it (RunService.run): the engine's prepare_run."""
+    return await prepare_run(RunRequest.fork(parent, turn, **fork), runs=store)
 
 
 async def _run_fork(plan, store):
@@ -43,7 +34,7 @@ async def test_fork_continues_live_from_turn_n_with_the_rebuilt_state(openai_ser
     parent = await _parent(openai_server, store)
     subs_before = len(openai_server.requests_for("sub"))
     plan = await prepare_fork(store, parent, 3)
-    assert plan.replayed_cells == 2 and plan.unmatched == []
+    assert plan.replayed_cells == 2 and plan.unmatched == ()
     assert len(openai_server.requests_for("sub")) == subs_before      # the rebuild called no model
     openai_server.script("root", replies=[code("FINAL(f'fork says {answers[0]} from {len(lines)} lines')")])
     outcome = await _run_fork(plan, store)

@@ -110,7 +110,7 @@ def test_an_imported_run_file_sends_no_key_and_no_request_to_its_server(tmp_path
         assert evil.url in proc.stderr
         # what forks, verify and rebuilds read (the RunStarted event's config) is cleaned too
         from core.store import RunStore
-        from core.trust.rebuild import load_record
+        from core.engine.rebuild import load_record
         with RunStore.open(home / "runs.db") as store:
             record = load_record(store, run_id)
             stored = store.get_run(run_id)["config"]

@@ -47,6 +47,26 @@ async def stored_run(server: Any, store: Any, question: str = "What was Q3 reven
     return await run.execute()
 
 
+# Three turns that build `lines` and `answers` (one batch of sub-calls): the run the fork
+# and preparation tests fork, rebuild and verify.
+THREE_TURNS = [
+    code("lines = context.splitlines()\nprint(len(lines), 'lines')"),
+    code("rev = [l for l in lines if 'Revenue in Q3' in l]\n"
+         "answers = llm_query_batched(['Extract the number: ' + r for r in rev])\nprint(answers)"),
+    code("FINAL('parent says ' + answers[0])"),
+]
+
+
+async def three_turn_run(server: Any, store: Any) -> str:
+    """THREE_TURNS stored as a real run (sub-calls: "42" for the revenue line, "new:PROMPT"
+    for any other); its run id."""
+    server.script("root", replies=list(THREE_TURNS))
+    server.script("sub", fn=lambda r: "42" if "Revenue" in r.prompt else f"new:{r.prompt}")
+    outcome = await stored_run(server, store)
+    assert outcome.answer == "parent says 42"
+    return outcome.run_id
+
+
 def tamper_event(store: Any, run_id: str, event_type: str, nth: int, field: str, value: Any) -> None:
     """Change one field of the nth (0-based) event of a type, as someone editing the database would."""
     rows = store.db.execute("SELECT id, payload_json FROM events WHERE run_id = ? AND type = ? ORDER BY seq",

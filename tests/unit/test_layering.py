@@ -303,6 +303,45 @@ def test_glue_takes_ports_not_callables():
     assert bad == {}
 
 
+# The objects app/ may set a field on, besides itself: its own plain data, by the name it
+# always has there (argparse's args; the settings and their entries; the run's RunHandle,
+# app/run_service.py; the log handler app/gui.py tags) and the interpreter's hooks.
+OWN_DATA = {"sys", "threading", "args", "s", "settings", "entry", "endpoint", "handle", "handler"}
+
+
+def field_assignments(source: str) -> list[str]:
+    """Where app/ code sets a field of another object (`window.x = ...`, `self.view.x = ...`):
+    a widget (or any object app/ does not own as data) is told through a method or a
+    signal, never edited from outside."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        for target in targets:
+            for each in (target.elts if isinstance(target, ast.Tuple) else [target]):
+                if not isinstance(each, ast.Attribute):
+                    continue
+                base = each.value
+                if isinstance(base, ast.Name) and (base.id in ("self", "cls") or base.id in OWN_DATA):
+                    continue
+                found.append(f"line {node.lineno}: {ast.unparse(each)}")
+    return found
+
+
+def test_the_field_rule_finds_what_it_forbids():
+    source = ("def wire(w, glue):\n    w.close_guard = glue.may_close\n    self.citations.color = 'red'\n"
+              "    dialog.run_id, self.ok = 'r1', 1\n    args.paths = []\n    handle.run = None\n")
+    assert field_assignments(source) == ["line 2: w.close_guard", "line 3: self.citations.color",
+                                         "line 4: dialog.run_id"]
+
+
+def test_app_sets_no_field_of_a_widget_or_another_object():
+    """The glue wires signals and calls methods; it does not set another object's fields
+    (a window's close guard, a dialog's run id): the widget offers a method for each."""
+    bad = {p.name: v for p in sorted((ROOT / "app").glob("*.py")) if (v := field_assignments(p.read_text(encoding="utf-8")))}
+    assert bad == {}
+
+
 def test_app_modules_stay_small():
     """app/ is a thin composition root: no module over 400 lines, the controller under 300."""
     lines = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in (ROOT / "app").glob("*.py")}

@@ -1,4 +1,4 @@
-"""What a RunRequest refuses when it is made (app/run_service.py): each with the reason."""
+"""What a RunRequest refuses when it is made (core/engine/request.py): each with the reason."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
     (dict(kind="follow-up", parent_run_id="r1", question="q"), "live session"),
     (dict(kind="fork", parent_run_id="r1"), "turn to fork from"),
     (dict(kind="re-run", question="q"), "needs the run it comes from"),
+    (dict(kind="rebuild", parent_run_id="r1", question="q"), "needs the config its follow-up runs with"),
     (dict(kind="ask", question="  "), "the question is empty"),
     (dict(kind="ask", question="q"), "no readable documents"),
 ])

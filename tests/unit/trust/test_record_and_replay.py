@@ -2,7 +2,7 @@ from core.repl.client import SubCallRequest
 from core.call_ids import CallId
 from core.run_nodes import Node
 from core.run_record import fold_record
-from core.trust.replay import RecordedAnswers, recorded_slot
+from core.engine.replay import RecordedAnswers, recorded_slot
 from tests.unit.trust.events import Run
 
 

@@ -1,4 +1,4 @@
-"""Rebuilding a stored run's REPL state by re-execution (for verify and fork).
+"""Rebuilding a stored run's REPL state by re-execution (a fork, a rebuild, verify).
 
 A run that continued another one (a fork, a follow-up) began with the parent's
 live REPL; its first turn's `new_messages` hold the whole conversation it
@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable, Protocol
 
 from core.call_ids import CallId
+from core.engine.parse import parse_reply
+from core.engine.replay import RecordedAnswers, replay_cell
 from core.run_record import RunRecord, fold_record
-from core.trust.replay import RecordedAnswers, replay_cell
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +28,23 @@ class RebuildError(Exception):
     """The state cannot be rebuilt (missing parent run, bad turn number...)."""
 
 
+class ForkError(RebuildError):
+    """The fork cannot be prepared (turn out of range, run without a stored config...)."""
+
+
+class StoredRuns(Protocol):
+    """The reads a fork or a rebuild makes of stored runs (core.store.RunStore has them):
+    the engine imports no store, it is handed one."""
+
+    def iter_events(self, run_id: str) -> Iterable[Any]: ...
+
+    def get_run(self, run_id: str) -> dict | None: ...
+
+    def documents(self, run_id: str) -> list[Any]: ...
+
+    def skipped(self, run_id: str) -> list[Any]: ...
+
+
 @dataclass
 class PrefixReport:
     cells: int = 0
@@ -34,7 +52,7 @@ class PrefixReport:
     parents: list[str] = field(default_factory=list)
 
 
-def load_record(store: Any, run_id: str) -> RunRecord:
+def load_record(store: StoredRuns, run_id: str) -> RunRecord:
     """The fold of a stored run (core/run_record.py), as verify, fork, compare and a
     rebuild read it."""
     record = fold_record(store.iter_events(run_id))
@@ -54,7 +72,7 @@ def default_timeout(record: RunRecord) -> float:
     return float(record.meta.config.get("cell_timeout_s") or 120.0)
 
 
-async def replay_turns(store: Any, record: RunRecord, repl: Any, answers: RecordedAnswers, *,
+async def replay_turns(store: StoredRuns, record: RunRecord, repl: Any, answers: RecordedAnswers, *,
                        before_turn: int | None, report: PrefixReport, level: int = 0) -> None:
     """Replay `record`'s inherited prefix, then its own turns before `before_turn` (all: None)."""
     await replay_inherited(store, record, repl, answers, report=report, level=level)
@@ -71,7 +89,7 @@ async def replay_turns(store: Any, record: RunRecord, repl: Any, answers: Record
                 report.unmatched.append(f"{record.meta.run_id[:12]}:{cell.id}")
 
 
-async def replay_inherited(store: Any, record: RunRecord, repl: Any, answers: RecordedAnswers, *,
+async def replay_inherited(store: StoredRuns, record: RunRecord, repl: Any, answers: RecordedAnswers, *,
                            report: PrefixReport, level: int = 0) -> None:
     replies = inherited_replies(record)
     if not replies:
@@ -82,7 +100,6 @@ async def replay_inherited(store: Any, record: RunRecord, repl: Any, answers: Re
     if not meta.parent_run_id or store.get_run(meta.parent_run_id) is None:
         raise RebuildError(f"run {meta.run_id} continues run {meta.parent_run_id}, which is not in the "
                            "store; its REPL state cannot be rebuilt")
-    from core.engine.parse import parse_reply
     parent = load_record(store, meta.parent_run_id)
     report.parents.append(parent.meta.run_id)
     await replay_inherited(store, parent, repl, answers, report=report, level=level + 1)

@@ -1,7 +1,7 @@
 """Re-executing recorded cells in a fresh REPL worker, sub-calls answered from the record.
 
-Used by verify (every cell, compared with the record) and fork (the turns before
-the fork point, to rebuild the REPL's state). No model is called and nothing costs.
+Used by a fork and a rebuild (the turns before the fork point, to rebuild the REPL's
+state: core/engine/rebuild.py) and by verify (every cell, compared with the record). No model is called and nothing costs.
 
 A sub-call is matched within the cell being replayed: first the next unused
 recorded call of that cell if its prompt is the same (the usual case: same code,
