@@ -147,7 +147,9 @@ class TrustGlue:
         if self.viewer is None:
             self.viewer = SourceViewer(self.window)
         viewer = self.viewer
-        viewer.set_documents(docs)
+        # lazy: a big read-back document is shown by offsets, never read whole
+        from core.ingest.text_window import text_window
+        viewer.set_documents(docs, text_window)
         mark = marks[0] if marks else None
         if mark is not None and mark.ok and mark.doc_range is not None:
             viewer.show_passage(mark.path, *mark.doc_range,

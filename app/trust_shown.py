@@ -65,6 +65,7 @@ class PaneObserver:
 
 HEAVY_EVENTS = 1000         # more new events than this: fold them in a thread
 HEAVY_SOURCES = 50          # more sub-call prompts to trace to their source than this: same
+HEAVY_TEXT_CHARS = 32 << 20  # a read-back text this big: its offsets index may be built first (~1.4 s a GB)
 
 
 class RefreshWork:
@@ -81,7 +82,10 @@ class RefreshWork:
 
     def heavy(self) -> bool:
         calls = sum(1 for e in self.events if e.type == "SubCallStarted") if self.want_rows else 0
-        return len(self.events) - self.folded > HEAVY_EVENTS or calls - len(self.sources) > HEAVY_SOURCES
+        return len(self.events) - self.folded > HEAVY_EVENTS or calls - len(self.sources) > HEAVY_SOURCES \
+            or (self.coverage is None and bool(self.events) and any(
+                getattr(d, "held", True) is False and (getattr(d, "chars", 0) or 0) > HEAVY_TEXT_CHARS
+                for d in self.documents))
 
     def run(self) -> "RefreshWork":
         if self.events and self.documents:

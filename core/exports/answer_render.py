@@ -20,7 +20,7 @@ from typing import Any, Sequence
 import markdown
 
 from core.fences import split_fences
-from core.ingest.citations import Citation, resolve_citations
+from core.ingest.citations import Citation, cited_text, resolve_citations
 
 PASSAGE_CHARS = 1200
 _HEADING = re.compile(r"^(#{1,6})(\s)")
@@ -110,7 +110,7 @@ def answer_html(answer: str, documents: Sequence[Any] = ()) -> tuple[str, list[P
             anchor = anchors.get(c.text)
             if anchor is None:
                 anchor = anchors[c.text] = f"cite-{len(anchors) + 1}"
-                doc_text = _field(documents[c.document], "text", "") if c.document is not None else ""
+                doc_text = cited_text(documents[c.document]) if c.document is not None else ""
                 quoted = doc_text[c.start:c.end] if c.start is not None else ""
                 if len(quoted) > PASSAGE_CHARS:
                     quoted = quoted[:PASSAGE_CHARS] + " […]"
@@ -119,7 +119,3 @@ def answer_html(answer: str, documents: Sequence[Any] = ()) -> tuple[str, list[P
         return "[" + "; ".join(parts) + "]"
 
     return _TOKEN_RE.sub(link, safe_links(body)), passages
-
-
-def _field(doc: Any, name: str, default: Any = None) -> Any:
-    return doc.get(name, default) if isinstance(doc, dict) else getattr(doc, name, default)

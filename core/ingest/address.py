@@ -87,12 +87,18 @@ def _line_range(text: str, start: int, end: int, number: int) -> tuple[int, int]
     """Range of line `number` (1-based) within text[start:end]."""
     if number < 1:
         return None
-    position = start
-    for _ in range(number - 1):
-        position = text.find("\n", position, end)
+    skip = getattr(text, "after_newlines", None)          # a text read by offsets (text_window.py)
+    if skip is not None:
+        position = skip(start, end, number - 1)
         if position < 0:
             return None
-        position += 1
+    else:
+        position = start
+        for _ in range(number - 1):
+            position = text.find("\n", position, end)
+            if position < 0:
+                return None
+            position += 1
     if position > end or (position == end and number > 1):
         return None
     stop = text.find("\n", position, end)

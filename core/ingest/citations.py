@@ -145,15 +145,21 @@ def cited_passages(answer: str, documents: Sequence[Any]) -> list[str]:
     for c in resolve_citations(answer, documents) if documents else ():
         if c.ok and c.document is not None and c.start is not None:
             if c.document not in texts:
-                texts[c.document] = _text_or_window(documents[c.document], _text_of)
+                texts[c.document] = cited_text(documents[c.document])
             passages.append(texts[c.document][c.start:c.end])
     return passages
 
 
+def cited_text(doc: Any) -> Any:
+    """What to cut a cited passage from: a big read-back document's TextWindow (read by offsets),
+    else its text ("" when it cannot be read back: logged)."""
+    return _text_or_window(doc, _text_of)
+
+
 def _text_or_window(doc: Any, whole: Any = None) -> Any:
-    """A big read-back document's text read by offsets (core/ingest/text_back.TextWindow), or
+    """A big read-back document's text read by offsets (core/ingest/text_window.TextWindow), or
     its text, whole."""
-    from core.ingest.text_back import text_window
+    from core.ingest.text_window import text_window
     window = text_window(doc)
     if window is not None:
         return window

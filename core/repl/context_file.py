@@ -37,7 +37,10 @@ if TYPE_CHECKING:
 CONTEXT_NAME = "context.txt"
 INDEX_NAME = "context.index.json"
 TABLES_NAME = "context.tables.json"
-BLOCK_BYTES = 4 * 1024 * 1024    # read and decoded at a time by the worker
+# Read and decoded at a time by the worker. Its block and decoded piece are the worker's only
+# transient memory beside the text: 256 KB, not 4 MB, took 12 MB off a 200 MB CSV's peak
+# (226.8 -> 212.0 MB, the text being 200.3) and decodes faster (0.23 s of CPU against 0.37 s).
+BLOCK_BYTES = 256 * 1024
 JOIN_COST = 1.25                 # context_form: joined, unless that costs more than this
 JOIN_SLACK_BYTES = 64 * 1024 * 1024   # ... and more than this on top (small corpora stay joined)
 LAZY_TABLE_CHARS = 1 << 20       # a CSV/TSV this big without parsed tables: core/repl/table_rows.py

@@ -189,8 +189,12 @@ def sources(db: sqlite_utils.Database, run_id: str) -> list[dict[str, Any]]:
     return [dict(zip(names, r)) for r in cursor]
 
 
-def documents(db: sqlite_utils.Database, run_id: str) -> list[StoredDocument]:
-    docs, missing = [], []
+def documents(db: sqlite_utils.Database, run_id: str, spool: str | None = None) -> list[Any]:
+    """The run's documents: StoredDocuments from their blobs, or, for a big text the store did
+    not copy (blobs.BLOB_MAX_CHARS), a Document that reads it back from its sidecar in `spool`
+    or its own unchanged file (read_back)."""
+    docs: list[Any] = []
+    missing = []
     rows = sources(db, run_id)
     aliases: dict[str, list[str]] = {}
     for row in rows:
@@ -202,14 +206,18 @@ def documents(db: sqlite_utils.Database, run_id: str) -> list[StoredDocument]:
         if row["status"] != "read":
             continue
         data = get_blob(db, row["text_sha256"]) if row["text_sha256"] else None
-        if data is None:
-            missing.append(row["path"])
-            continue
         spans: tuple[Span, ...] = ()
         if row["spans_sha256"]:
             raw = get_blob(db, row["spans_sha256"])
             if raw is not None:
                 spans = tuple(Span(int(a), int(b), str(c)) for a, b, c in json.loads(raw))
+        if data is None:
+            doc = read_back(db, row, spans, tuple(aliases.get(row["path"], ())), spool)
+            if doc is None:
+                missing.append(row["path"])
+            else:
+                docs.append(doc)
+            continue
         text = data.decode("utf-8")
         docs.append(StoredDocument(path=row["path"], text=text, format=row["format"],
                                    chars=row["chars"] or len(text), sha256=row["sha256"],
@@ -221,6 +229,38 @@ def documents(db: sqlite_utils.Database, run_id: str) -> list[StoredDocument]:
             f"run {run_id} has no stored text for {len(missing)} document(s) (e.g. {missing[0]}); "
             "it was probably imported from an export made without --include-texts")
     return docs
+
+
+def read_back(db: sqlite_utils.Database, row: dict[str, Any], spans: tuple, duplicates: tuple,
+              spool: str | None) -> Any:
+    """A sources row's document whose text is kept in a file, not in the store: its sidecar
+    (`<text sha256>.txt` in `spool`), else the file it was read from when that file's bytes are
+    the text and it is unchanged since (size, and the modification time the extracts table
+    holds for it); None when neither is there."""
+    import os
+    from core.ingest.bigfile import SidecarText, sidecar_of
+    from core.ingest.model import Document
+    from core.ingest.text_back import READER
+    text_sha, source = row["text_sha256"], row["source_path"]
+    if not text_sha or not row["chars"]:
+        return None
+    doc = Document(path=row["path"], source_path=source or "", format=row["format"] or "text", text="",
+                   chars=int(row["chars"]), size=int(row["size"] or 0), sha256=row["sha256"] or "",
+                   spans=spans, duplicates=duplicates, text_sha256=text_sha)
+    sidecar = sidecar_of(spool, text_sha) if spool else None
+    if sidecar and os.path.exists(sidecar):
+        return doc.without_text(SidecarText(sidecar))
+    extract = db.execute("SELECT size, mtime_ns, sha256 FROM extracts WHERE source_path = ?",
+                         [source]).fetchone() if source and text_sha == row["sha256"] else None
+    if extract is None or extract[0] != row["size"] or extract[2] != row["sha256"]:
+        return None
+    try:
+        st = os.stat(source)
+    except OSError:
+        return None
+    if (st.st_size, st.st_mtime_ns) != (extract[0], extract[1]):
+        return None
+    return doc.but(mtime_ns=int(extract[1])).without_text(READER)
 
 
 def skipped(db: sqlite_utils.Database, run_id: str) -> list[StoredSkip]:

@@ -26,7 +26,7 @@ from core.store.db import connect, write_transaction
 from core.store.errors import RunBusyError
 from core.store.migrations import migrate
 from core.store.owners import owner_alive
-from core.store.queries import StoredDocument, StoredSkip
+from core.store.queries import StoredSkip
 from core.store.writer import EventWriter
 
 log = logging.getLogger(__name__)
@@ -211,9 +211,10 @@ class RunStore:
         with self._lock:
             return queries.sources(self.db, run_id)
 
-    def documents(self, run_id: str) -> list[StoredDocument]:
+    def documents(self, run_id: str) -> list[Any]:
+        """StoredDocuments, and read-back Documents for big texts kept in files (queries.documents)."""
         with self._lock:
-            return queries.documents(self.db, run_id)
+            return queries.documents(self.db, run_id, str(sidecars.spool_of(self.path)))
 
     def has_blob(self, sha256: str) -> bool:
         with self._lock:

@@ -3,7 +3,7 @@
 It reads the one fold of a run's events (core/run_record.py), event by event, so the
 GUI can update it live and a replay gives the same result:
 
-    cov = Coverage(documents)                # the run's documents (texts needed)
+    cov = Coverage(documents)                # the run's documents (a big read-back text is read by offsets)
     for event in events: changed = cov.apply(event)
     cov.report()                             # per document: read/unread intervals, percent; total; warnings
 
@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Sequence
 
 from core.run_record import RunRecord
+from core.trust.joined import joined_context
 
 MIN_CHARS = 40
 FORWARD_WARN = 0.8
@@ -95,9 +96,10 @@ class Intervals:
 
 
 class ContextMatcher:
-    """Finds stretches of `context` inside a text (printed output, a prompt)."""
+    """Finds stretches of `context` inside a text (printed output, a prompt). `context` is a
+    str, or a core.trust.joined.JoinedText whose big texts are read by offsets."""
 
-    def __init__(self, context: str, *, min_chars: int = MIN_CHARS) -> None:
+    def __init__(self, context: Any, *, min_chars: int = MIN_CHARS) -> None:
         self.context = context
         self.min_chars = min_chars
         self._lines: dict[str, list[int]] | None = None
@@ -105,11 +107,16 @@ class ContextMatcher:
     def _index(self) -> dict[str, list[int]]:
         if self._lines is None:
             lines: dict[str, list[int]] = {}
-            position = 0
-            for line in self.context.split("\n"):
-                if len(line) >= self.min_chars:
-                    lines.setdefault(line, []).append(position)
-                position += len(line) + 1
+            if isinstance(self.context, str):
+                position = 0
+                for line in self.context.split("\n"):
+                    if len(line) >= self.min_chars:
+                        lines.setdefault(line, []).append(position)
+                    position += len(line) + 1
+            else:                       # a JoinedText (core/trust/joined.py): big texts are searched
+                for line, position in self.context.held_lines():
+                    if len(line) >= self.min_chars:
+                        lines.setdefault(line, []).append(position)
             self._lines = lines
         return self._lines
 
@@ -159,7 +166,7 @@ class ContextMatcher:
         return found
 
     def _blocks(self, lines: list[str], budget: list[int]) -> list[tuple[int, int]]:
-        """A run of printed lines: the whole run, else without its first or last line (a
+        """A run of printed lines: the whole run, else without its first or last line or both (a
         "[cell output]" header, a remark), else each half; single long lines are grown."""
         while lines and not lines[0]:
             lines = lines[1:]
@@ -176,7 +183,7 @@ class ContextMatcher:
             budget[0] -= 1
             grown = self._grow(block)
             return [grown] if grown else []
-        for part in (lines[1:], lines[:-1]):
+        for part in (lines[1:], lines[:-1], lines[1:-1]):
             text = "\n".join(part)
             if len(text) >= self.min_chars and budget[0] > 0:
                 budget[0] -= 1
@@ -216,21 +223,8 @@ def _field(doc: Any, name: str, default: Any = None) -> Any:
 class Coverage:
     def __init__(self, documents: Sequence[Any], *, min_chars: int = MIN_CHARS,
                  forward_warn: float = FORWARD_WARN) -> None:
-        parts, self.bounds = [], []
-        position = 0
-        self.warnings: list[str] = []
-        for d in documents:
-            path = str(_field(d, "path"))
-            try:
-                text = _field(d, "text", "") or ""
-            except OSError as exc:       # read back from a file that changed or went: say so, measure the rest
-                text = ""
-                self.warnings.append(f"{path} is not measured: {exc}")
-            head = f"=== {path} ===\n"
-            parts += [head, text, "\n\n"]
-            self.bounds.append((path, position + len(head), position + len(head) + len(text)))
-            position += len(head) + len(text) + 2
-        self.matcher = ContextMatcher("".join(parts), min_chars=min_chars)
+        context, self.bounds, self.warnings = joined_context(documents)
+        self.matcher = ContextMatcher(context, min_chars=min_chars)
         self.total_chars = sum(b - a for _, a, b in self.bounds)
         self.forward_warn = forward_warn
         self.read = Intervals()
@@ -271,9 +265,13 @@ class Coverage:
         prompts = [m.get("content") for m in messages
                    if m.get("role") == "user" and isinstance(m.get("content"), str)]
         changed = False
+        longest = max(map(len, prompts), default=0)
         for path, lo, hi in self.bounds:
-            whole = self.matcher.context[lo - len(f"=== {path} ===\n"):hi]
-            if hi > lo and any(whole in text for text in prompts if len(text) >= len(whole)):
+            head = len(f"=== {path} ===\n")
+            if not 0 < hi - lo <= longest - head:           # no prompt could hold it whole: not read
+                continue
+            whole = self.matcher.context[lo - head:hi]
+            if any(whole in text for text in prompts if len(text) >= len(whole)):
                 changed = self._add([(lo, hi)]) or changed
                 self.searched.add(path)
         return changed

@@ -17,6 +17,7 @@ from typing import Any, Iterable, Sequence
 
 from core.ingest.address import address_in
 from core.trust.coverage import ContextMatcher, _field
+from core.trust.joined import joined_context
 from core.run_record import fold_record
 
 
@@ -51,14 +52,9 @@ class SourceFinder:
 
     def __init__(self, documents: Sequence[Any], *, min_chars: int = 20) -> None:
         self.docs = list(documents)
-        parts, self.bounds, position = [], [], 0
-        for i, d in enumerate(self.docs):
-            head = f"=== {_field(d, 'path')} ===\n"
-            text = _field(d, "text", "") or ""
-            parts += [head, text, "\n\n"]
-            self.bounds.append((i, position + len(head), position + len(head) + len(text)))
-            position += len(head) + len(text) + 2
-        self.matcher = ContextMatcher("".join(parts), min_chars=min_chars)
+        context, bounds, _unread = joined_context(self.docs)
+        self.bounds = [(i, lo, hi) for i, (_path, lo, hi) in enumerate(bounds)]
+        self.matcher = ContextMatcher(context, min_chars=min_chars)
 
     def find(self, prompt: str) -> tuple[str, str, int | None, int | None]:
         spans = self.matcher.spans(prompt)
@@ -73,10 +69,11 @@ class SourceFinder:
         if best is None:
             return "", "", None, None
         doc = self.docs[best[0]]
-        path, text = str(_field(doc, "path")), _field(doc, "text", "")
+        _i, lo, hi = self.bounds[best[0]]
+        path, context = str(_field(doc, "path")), self.matcher.context
         spans_, fmt = _field(doc, "spans", ()) or (), _field(doc, "format", "text") or "text"
-        first = address_in(text, spans_, fmt, best[1])
-        last = address_in(text, spans_, fmt, max(best[1], best[2] - 1))
+        first = address_in(context, spans_, fmt, best[1], base=lo, chars=hi - lo)
+        last = address_in(context, spans_, fmt, max(best[1], best[2] - 1), base=lo, chars=hi - lo)
         label = f"{path}:{first}" if first == last else f"{path}:{first} - {path}:{last}"
         return label, path, best[1], best[2]
 

@@ -8,7 +8,9 @@ Generates a mailbox (10 kB messages: 2 GB is about 200,000), a server log and a 
 their size), then runs `ask` on each twice with one fresh home, so the second run takes the
 unchanged file back from the first (its extracts row and sidecar). The scripted root counts in
 its first cell (the planted word message by message through documents[0]["messages"], the
-ERROR lines, the refunded rows) and answers. Printed per run, all from outside the CLI:
+ERROR lines, the refunded rows and the CSV's `tables` rows) and answers (tests/support/big_files.py
+COUNTS, the same as tests/integration/test_big_files.py). One command runs the three files named
+by the issue (2 GB mailbox, 1 GB log, 512 MB CSV), each twice; a table row per run, with the load. Printed per run, all from outside the CLI:
   wall      launch to exit
   first     launch to the first model request (the scripted server's request log)
   peak MB   resident memory summed over the CLI's whole process tree (REPL worker, ingest
@@ -36,16 +38,8 @@ sys.path.insert(0, str(ROOT))
 
 from tests.bench.machine import machine_info  # noqa: E402
 from tests.bench.server_proc import ServerProcess  # noqa: E402
-from tests.support.big_files import PLANT, write_csv, write_log, write_mbox  # noqa: E402
+from tests.support.big_files import COUNTS  # noqa: E402
 from tests.support.proc_tree import run_measured  # noqa: E402
-
-KINDS = {
-    "mbox": ("export.mbox", write_mbox,
-             f"sum({PLANT!r} in m['text'] for d in documents for m in d.get('messages', ()))"),
-    "log": ("server.log", write_log, "context.count(' ERROR ')"),
-    "csv": ("sales.csv", write_csv, "context.count(',refunded\\n')"),
-}
-
 
 def run_ask(server: ServerProcess, path: Path, home: Path, counting: str, timeout_s: float,
             extra: list[str]) -> dict:
@@ -94,10 +88,10 @@ def main() -> None:
     sizes = {"mbox": args.mbox_mb, "log": args.log_mb, "csv": args.csv_mb}
     with ServerProcess() as server:
         for kind in args.kinds.split(","):
-            name, write, counting = KINDS[kind]
+            name, write, counting, right = COUNTS[kind]
             path = folder / name
             made = time.monotonic()
-            _, expected = write(path, sizes[kind] << 20)
+            expected = right(*write(path, sizes[kind] << 20))
             size = path.stat().st_size
             print(f"(generated {name}: {size:,} bytes in {time.monotonic() - made:.0f} s)", flush=True)
             try:
@@ -105,7 +99,7 @@ def main() -> None:
                     for run in range(1, args.runs + 1):
                         extra = ["--memory-limit-mb", str(args.memory_limit_mb)] if args.memory_limit_mb else []
                         r = run_ask(server, path, Path(home), counting, args.timeout, extra)
-                        ok = "right" if r["answer"] == str(expected) else \
+                        ok = "right" if r["answer"] == expected else \
                             f"WRONG ({r['answer']!r}, {r['status']})"
                         first = "-" if r["first"] is None else f"{r['first']:.1f}"
                         print(f"| {name} {size / 2**20:,.0f} MB | {run} | {r['wall']:.1f} | {r['cpu']:.1f} | {first} | "

@@ -96,3 +96,62 @@ def _readers() -> list[int]:
         except OSError:
             pass
     return found
+
+
+def _memory_kb() -> dict[str, int]:
+    with open("/proc/self/status") as f:
+        return {k: int(v.split()[0]) for k, v in (line.split(":", 1) for line in f) if k in ("VmRSS", "VmHWM")}
+
+
+def test_a_big_non_ascii_file_is_cited_shown_and_covered_by_offsets(studio, qloop, openai_server, tmp_path):
+    """Read from Sources, asked about, then its citation opened and its coverage shown: the
+    window reads only the ranges it shows (its text as a str would take 4 bytes a character:
+    accents, CJK and emoji), and highlights the passage by Qt's positions."""
+    from tests.support.big_files import log_line
+    from tests.support.trust_gui import code, hrefs, run_in_window, setup_lab
+    from ui.source_viewer import EXCERPT
+    window, controller = studio
+    log = tmp_path / "server.log"
+    write_log(log, 60 << 20, intl=True)
+    size = log.stat().st_size
+    rows = _read(controller, window.sources_pane, qloop, log)
+    assert rows["server.log"].status == "read"
+    [doc] = controller.sources.documents.values()
+    assert not doc.held                                    # read back from its file
+    printed, cited = 100_000, 300_000                      # log lines i: line i + 1
+    answer = f"The trace is TR{cited:07d}X [doc:server.log:line {cited + 1}]."
+    openai_server.script("root", replies=[
+        code(f"i = context.find(' request {printed} ')\nprint(context[context.rfind(chr(10), 0, i) + 1:i + 1500])"),
+        code(f"FINAL({answer!r})")])
+    setup_lab(window, controller, openai_server, "Which trace?", docs=[doc])
+    outcome = run_async(qloop, run_in_window(window, controller), timeout=300)
+    assert outcome.status == "finished" and outcome.answer == answer, window.notifier.history
+
+    with open("/proc/self/clear_refs", "w") as f:          # the peak from here on
+        f.write("5")
+    before = _memory_kb()["VmRSS"]
+    controller.history.refresh()                           # the run opened again: coverage built anew
+    window.history_pane.select(outcome.run_id)
+    window.history_pane.open_button.click()
+    assert controller.history.replaying == outcome.run_id
+    trust = controller.trust
+    trust.refresh()
+    run_async(qloop, wait_until(lambda: trust._job is None and trust.observer.coverage is not None,
+                                timeout=120, what="coverage"), timeout=150)
+    report = trust.observer.coverage.report()
+    assert type(trust.observer.coverage.matcher.context).__name__ == "JoinedText"      # not joined whole
+    body = window.run_panes.transcript.answer_card.body
+    [link] = hrefs(body)
+    body.linkActivated.emit(link)
+    viewer = trust.viewer
+    line = log_line(cited, intl=True)
+    assert viewer.current_path == "server.log" and viewer.selected_text() == line
+    assert viewer.text.extraSelections()[0].cursor.selectedText() == line      # Qt's positions (emoji: 2)
+    assert type(viewer._window).__name__ == "TextWindow" and viewer._window.marks is not None
+    assert viewer.shown_from > 0 and len(viewer.text.toPlainText()) <= EXCERPT
+    assert "Showing characters" in viewer.note.text()
+    grew = (_memory_kb()["VmHWM"] - before) * 1024
+    print(f"the window's peak grew {grew / (1 << 20):,.1f} MB for a {size / (1 << 20):,.0f} MB file")
+    assert grew < 0.5 * size, f"the window grew {grew / size:.2f}x the file: its text was read whole"
+    start = log.read_text(encoding="utf-8").index(log_line(printed, intl=True))
+    assert any(a <= start < b for a, b in report.documents[0].read), report.documents[0].read

@@ -78,3 +78,24 @@ async def test_a_document_held_in_sources_for_days_keeps_its_sidecar_for_its_run
     assert int(outcome.answer) >= held.chars             # the whole text was read back into context
     assert os.path.exists(_sidecar(home, held))
     assert not os.path.exists(_sidecar(home, orphan))
+
+
+def test_an_offsets_index_goes_with_its_text_and_alone_once_old_and_unnamed(tmp_path, home, store: RunStore):
+    from core.ingest.text_window import text_window
+    options = IngestOptions(workers=1, stream_min_bytes=100_000, spool_dir=str(home / "texts"))
+    for name, body in (("a.mbox", 2_000), ("b.mbox", 2_100)):
+        write_mbox(tmp_path / name, 300_000, body=body, intl=True)      # not ASCII: an index is built
+    a, b = ingest_sync([tmp_path / "a.mbox", tmp_path / "b.mbox"], options).documents
+    assert text_window(a) is not None and text_window(b) is not None
+    index = {d.path: home / "texts" / (d.text_sha256 + ".idx") for d in (a, b)}
+    assert all(p.exists() for p in index.values())
+    store.save_sources("r1", [a], [])
+    day_ago = time.time() - sidecars.GRACE_S - 60
+    for path in index.values():                      # b's text is young: held in Sources
+        os.utime(path, (day_ago, day_ago))
+    sidecars.sweep(store.db, home / "texts")
+    assert index["a.mbox"].exists() and not index["b.mbox"].exists()
+    assert os.path.exists(_sidecar(home, b))
+    assert text_window(b)[:17] == "--- message 1 ---" and index["b.mbox"].exists()     # built again
+    store.delete_run("r1")
+    assert not os.path.exists(_sidecar(home, a)) and not index["a.mbox"].exists()
