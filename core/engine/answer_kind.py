@@ -23,6 +23,8 @@ question's wording, the answer and what the run's cells printed.
   line with the year, took the line's last word ("tender.") and answered that.
 - The answer is 0 or nothing (none, [], n/a) right after a cell whose search matched
   nothing (it printed 0 or an empty list): the search is the likelier fault.
+- The answer holds no word and no number any cell printed, right after a search that matched
+  nothing: a guess (the real 1.5B model printed `[]` and answered with a name).
 - The answer says the documents do not hold it ("Not in the documents.") right after a cell
   that printed lines: the real 1.5B model printed the very passage that answered, re-sent the
   block and, asked for its answer, copied the prompt's not-found line. The note offers the
@@ -143,14 +145,17 @@ def _printed_lines(shown: str | None) -> bool:
 
 
 def sent_back_note(question: str, answer: str, outputs: list[str], last_printed: str | None,
-                   code: str, offer: str | None = None) -> str | None:
+                   code: str, offer: str | None = None, hinted: str = "") -> str | None:
     """The note that sends `answer` back, or None when its kind fits the question (or cannot be told).
     `outputs`: every cell output the root was shown; `last_printed`: the last of them that printed
     something (the cell with the final answer often prints nothing); `code`: every block the root wrote;
-    `offer`: the FINAL line to copy that what the last cell printed makes (core/engine/prompts.py: last_output)."""
+    `offer`: the FINAL line to copy that what the last cell printed makes (core/engine/prompts.py: last_output);
+    `hinted`: lines of the documents the engine showed the root (core/engine/search_help.py), not a guess's source."""
     text = (answer or "").strip()
     if text.lower().strip(" .") in _NOTHING and _searched_nothing(last_printed):
         return prompts.fill("answer_after_empty_search.md", answer=text[:40])
+    if _searched_nothing(last_printed) and _unprinted(text, outputs + [hinted]):
+        return prompts.fill("answer_guess_after_empty_search.md", answer=text[:60])
     if _SAYS_NOT_FOUND.search(text) and len(text) <= 120 and _printed_lines(last_printed):
         note = prompts.fill("answer_not_found_after_lines.md", answer=text[:40])
         return note + ("\n" + offer if offer else "")
@@ -170,6 +175,19 @@ def sent_back_note(question: str, answer: str, outputs: list[str], last_printed:
     if asks_for_date(question) and text and not _DATE_WORDS.search(text):
         return prompts.fill("answer_needs_a_date.md", answer=text[:40])
     return None
+
+
+def _unprinted(answer: str, outputs: list[str]) -> bool:
+    """No word (three letters or more) and no number of `answer` is in anything the cells printed, and
+    it does not say the documents lack it: a guess. The real 1.5B model searched, printed `[]`, and
+    answered with a name no output held."""
+    if _SAYS_NOT_FOUND.search(answer):
+        return False
+    tokens = {t.lower() for t in re.findall(r"[^\W_]+", answer) if len(t) >= 3 or t.isdigit()}
+    if not tokens:
+        return False
+    printed = "\n".join(_stdout_of(o) for o in outputs).lower()
+    return not any(re.search(rf"(?<![^\W_]){re.escape(t)}(?![^\W_])", printed) for t in tokens)
 
 
 def _stdout_of(output: str) -> str:
@@ -214,7 +232,8 @@ class AnswerKindCheck:
         code = "\n".join(m.get("content") or "" for m in rlm.messages if m.get("role") == "assistant")
         printed = [o for o in shown if _printed(o)]
         offer = offer_for(self.question, _stdout_of(printed[-1])) if printed else None
-        note = sent_back_note(self.question, answer, list(shown), printed[-1] if printed else None, code, offer)
+        note = sent_back_note(self.question, answer, list(shown), printed[-1] if printed else None, code, offer,
+                              rlm.memory.hinted)
         if note is None:
             return answer
         self.told = True

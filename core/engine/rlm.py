@@ -22,6 +22,7 @@ from core.engine.cell_output import cell_output
 from core.engine.edited_turn import run_edited_turn
 from core.engine.parse import parse_reply, stated_final
 from core.engine.screen import screen_block
+from core.engine.search_help import empty_search_note, next_hop_note
 from core.engine.outcome import RlmOutcome, RootCallRefused, Session, TextDocument  # noqa: F401
 from core.engine.subcalls import SubCaller
 from core.engine.turn_state import RootMemory, Turn
@@ -318,6 +319,22 @@ class Rlm:
         elif cells:
             memory.last_ran = (turn.iteration, cells, tuple(turn.outputs))
         memory.last_prose = (turn.iteration, "" if cells else " ".join(turn.reply.text.split()))
+        if cells and turn.final is None and small_prompt(self.config.root_model):
+            self._search_help(turn, memory.printed if turn.repeated else turn.printed)
+
+    def _search_help(self, turn: Turn, printed: str | None) -> None:
+        """A small root's search that matched nothing: the lines holding its words in any order; one
+        that printed a code the question does not name: the search for it (core/engine/search_help.py)."""
+        code = "\n".join(self.memory.last_ran[1])
+        if printed is None or not code:
+            return
+        if searched_nothing(printed):
+            note = empty_search_note(code, [(d.path, d.text) for d in self.documents])
+        else:
+            note = next_hop_note(self.question, code, printed)
+        if note:
+            turn.notes.append(note)
+            self.memory.hinted += note + "\n"
 
     async def run_cell(self, turn_id: str, index: int, of: int, code: str, *,
                        recorded: Any = None) -> tuple[Any, str]:
@@ -343,6 +360,8 @@ class Rlm:
         self._count(result)
         if not result.error and not result.fault:
             self.memory.printed = result.stdout
+        if self._this_turn is not None:
+            self._this_turn.printed = None if result.error or result.fault else result.stdout
         self.ctx.emit(ev.CellExecuted, call_id=cell_id, parent_id=turn_id, index=index, code=code,
                       stdout=result.stdout, stderr=result.stderr, error=result.error,
                       is_syntax_error=result.is_syntax_error, duration_ms=result.duration_ms,
