@@ -17,6 +17,9 @@ question's wording, the answer and what the run's cells printed.
 - The question asks for a number and the answer is a number no output holds, while the last
   cell printed one other number: the real 1.5B model printed 0 (or the right 30) and answered
   "2" (or "0").
+- The question asks for a number and the answer is a number no output holds (not even rounded),
+  while the last output printed numbers: the real 1.5B model printed `48 113917` (the rows and
+  the total asked for) and then copied the prompt example's FINAL line, an average.
 - The question asks for a number (how many, how much, the total, the average...) and the
   answer holds no number at all; or it asks which year, date, day or month (in English) and
   the answer holds no digit and no month or weekday name: the real 1.5B model printed the
@@ -170,11 +173,35 @@ def sent_back_note(question: str, answer: str, outputs: list[str], last_printed:
             and not any(re.search(rf"(?<![\w.]){re.escape(text.strip(chr(39) + chr(34) + ' .'))}(?![\w]|\.\d)", o)
                         for o in map(_stdout_of, outputs))):
         return prompts.fill("answer_not_printed.md", answer=text[:40], printed=last)
+    if asks_for_number(question) and _NUMBER.match(text) and _value(text) != 0:   # 0 is "none found", in words
+        numbers = _numbers(([ln for ln in last.splitlines() if _numbers(ln)] or [""])[-1])   # its last line with one
+        if numbers and not any(_rounds_to(p, text) for o in outputs for p in _numbers(_stdout_of(o))):
+            return prompts.fill("answer_not_printed_many.md", answer=text[:40],
+                                numbers=", ".join(dict.fromkeys(numbers))[:200])
     if asks_for_number(question) and text and not _NUMBER_WORDS.search(text):
         return prompts.fill("answer_needs_a_number.md")
     if asks_for_date(question) and text and not _DATE_WORDS.search(text):
         return prompts.fill("answer_needs_a_date.md", answer=text[:40])
     return None
+
+
+_PRINTED_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,_]*(?:\.\d+)?(?![\w]|\.\d)")
+
+
+def _numbers(printed: str) -> list[str]:
+    """The numbers an output holds, as written (thousands separators dropped), at most 50."""
+    return [n.replace(",", "").replace("_", "") for n in _PRINTED_NUMBER.findall(printed or "")][:50]
+
+
+def _rounds_to(printed: str, answer: str) -> bool:
+    """`answer` is `printed`, or `printed` rounded to the answer's decimals (2151.4166 -> 2151.42)."""
+    text = answer.strip().strip("'\" .")
+    try:
+        value, shown = float(printed), _value(text)
+    except ValueError:
+        return False
+    decimals = len(text.split(".", 1)[1]) if "." in text else 0
+    return value == shown or round(value, decimals) == shown
 
 
 def _unprinted(answer: str, outputs: list[str]) -> bool:

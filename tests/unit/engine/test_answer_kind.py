@@ -100,3 +100,25 @@ def test_no_line_is_offered_for_a_number_question_when_the_output_holds_no_digit
     assert offer_for("What is the total of the passengers column?", "['month,route,passengers']") is None
     assert "FINAL('113917')" in offer_for("What is the total of the passengers column?", "113917")
     assert "FINAL('month,route,passengers')" in offer_for("Which columns are there?", "['month,route,passengers']")
+
+
+def test_a_number_no_output_holds_is_sent_back_with_the_numbers_the_last_line_printed():
+    # The real 1.5B model printed the rows and the total asked for, then copied the prompt's average.
+    printed = "['month', 'n'] [['2024-01', 3256]]\n48 113917\n"
+    note = sent_back_note("What is the total of the n column?", "2373.27", [printed], printed, "")
+    assert note and note.startswith("FINAL(2373.27) did not end the run: 2373.27 is in none of the output, "
+                                    "and your last block printed the numbers 48, 113917.")
+
+
+def test_a_printed_number_or_one_rounded_from_it_is_kept():
+    assert sent_back_note("What is the total of n?", "113917", ["48 113917"], "48 113917", "") is None
+    assert sent_back_note("What is the average of n?", "2151.42", ["12 2151.41666"], "12 2151.41666", "") is None
+    assert sent_back_note("What is the total of n?", "113,917", ["48 113917"], "48 113917", "") is None
+
+
+def test_a_guess_right_after_an_empty_search_is_sent_back_and_a_printed_or_shown_answer_is_not():
+    note = sent_back_note("Who kept the light?", "Ada Holm", ["[]"], "[]", "")
+    assert note and "no output of yours holds it, so it is a guess" in note
+    assert sent_back_note("Who kept the light?", "Ada Holm", ["['Ada Holm kept it']", "[]"], "[]", "") is None
+    assert sent_back_note("Who kept the light?", "Ada Holm", ["[]"], "[]", "", hinted="- line 3: Ada Holm") is None
+    assert sent_back_note("Who kept the light?", "Not in the documents.", ["[]"], "[]", "") is None
