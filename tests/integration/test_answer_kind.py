@@ -132,7 +132,8 @@ async def test_a_number_no_output_holds_is_sent_back_with_the_printed_numbers(se
     # The real 1.5B model printed the rows and the total asked for, then copied the prompt example's
     # FINAL line of an average.
     table = [Doc("sales.csv", "month,revenue\n2024-01,10\n2024-02,15\n")]
-    total = "t = tables[0]\nvalues = [r[1] for r in t['rows']]\nprint(len(values), sum(values))"
+    total = ("rows = documents[0]['text'].splitlines()[1:]\nvalues = [int(r.split(',')[1]) for r in rows]\n"
+             "print(len(values), sum(values))")
     server.script("tiny-1.5b", replies=[code(total), code("FINAL(str(round(sum(values) / len(values), 2)))"),
                                         code("FINAL('25')")])
     result, events = await run(server, "What is the total of the revenue column?", table, mode="rlm",
