@@ -8,8 +8,9 @@ where the log writes "FAULT engine", `"child's single ticket"`), gets `[]` and s
 block again until the time cap, whatever the note: it copies literal text, not advice. So
 after a search that matched nothing, the engine itself looks for lines that hold every word of
 the searched phrases, in any order (the stems of core/engine/question_lines.py, so "payments"
-finds "payment"), and shows a few; when no line holds them all, it says so, and that the
-answer may then not be in the documents.
+finds "payment"), shows a few and offers the first as the FINAL line to copy (it copies
+literal lines, not advice); when no line holds them all, it says so, and that the answer may
+then not be in the documents.
 
 Asked a question of two hops ("the home port of the vessel that X commands"), it found the
 line of the first hop ("X commands vessel AB-12"), then sent that search again, or answered
@@ -109,7 +110,7 @@ def empty_search_note(code: str, documents: Sequence[tuple[str, str]]) -> str | 
     if not found:
         return fill("search_words_none_small.md", searched=shown, words=words)
     lines = "\n".join(f"- documents[{i}] line {n:,}: {line}" for i, n, line in found)
-    return fill("search_words_small.md", searched=shown, words=words, lines=lines)
+    return fill("search_words_small.md", searched=shown, words=words, lines=lines, literal=repr(found[0][2]))
 
 
 def _short(stdout: str) -> bool:

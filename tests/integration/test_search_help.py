@@ -24,6 +24,7 @@ async def test_an_empty_phrase_search_is_shown_the_lines_holding_its_words_in_an
     second = prompts_of(server)[1]
     assert "Your search for 'brake fault' matched no line." in second
     assert "- documents[0] line 2: 2024-03-02 09:10 Unit B FAULT brake worn" in second
+    assert "FINAL('2024-03-02 09:10 Unit B FAULT brake worn')" in second
 
 
 async def test_when_no_line_holds_the_words_not_found_is_accepted_at_once(server):
