@@ -259,7 +259,7 @@ class Rlm:
         self.ctx.emit(ev.RootTurnStarted, call_id=turn.id, parent_id=self.rlm_id, iteration=iteration,
                       depth=self.depth, model=self.config.root_model, final_request=final_request,
                       new_messages=messages[self._reported:])
-        turn.reply = await self._call_root(messages, turn)
+        turn.reply = await self._call_root(self._asked(messages, turn), turn)
         messages.append({"role": "assistant", "content": turn.reply.text})
         self._reported = len(messages)           # RootReplied carries the reply itself
         turn.parsed = parse_reply(turn.reply.text)
@@ -277,6 +277,20 @@ class Rlm:
         feedback = prompts.turn_feedback(turn.outputs, turn.notes, iteration, self.config.max_iterations,
                                          small=small_prompt(self.config.root_model))
         return None, feedback
+
+    def _asked(self, messages: list[dict], turn: Turn) -> list[dict]:
+        """What the root is sent: the conversation, but for a small root asked for its final answer (stuck,
+        or at the cap) only the system prompt, the question and the last feedback. The real 1.5B model,
+        asked for its answer after sending one block three times, sent it again and again until the
+        time cap: with its own replies in view it copies them; the request's output and offer stay."""
+        if not (turn.final_request and small_prompt(self.config.root_model) and len(messages) > 3
+                and messages[-1].get("role") == "user"):
+            return messages
+        self.ctx.emit(ev.Notice, call_id=turn.id, parent_id=self.rlm_id, level="info",
+                      message="The root was asked for its final answer in a short conversation: the system prompt, "
+                              "the question and the last feedback, without its earlier replies.")
+        return [messages[0], {"role": "user", "content": prompts.fill(
+            "final_request_small.md", question=self.question, feedback=messages[-1]["content"])}]
 
     def _reserve_next_root_call(self, messages: list[dict], blocks: int) -> None:
         """What the next root turn needs at least: its input at worst and a reply of the

@@ -76,3 +76,32 @@ async def test_an_answer_a_cell_printed_before_the_empty_search_is_not_a_guess(s
     result, events = await run(server, "Which unit was on time?", LOG, mode="rlm")
     assert result.answer == "Unit A, ON TIME"
     assert not [n for n in of_type(events, "Notice") if "sent back" in n.message]
+
+
+async def test_a_stuck_small_root_is_asked_for_its_answer_without_its_earlier_replies(server):
+    # The real 1.5B model, asked for its final answer after sending one block three times, sent it again
+    # until the time cap: with its replies in view it copies them.
+    memo = [Doc("memo.txt", "Intro.\nWinter rule. From the first frost the gate opens late.\nEnd.\n")]
+    block = code('hits = [l for l in documents[0]["text"].splitlines() if "winter" in l.lower()]\nprint(hits)')
+    server.script("tiny-1.5b", replies=[block, block, block, code("FINAL(hits[0])")])
+    result, events = await run(server, "From when does the winter rule apply?", memo, mode="rlm", root_model=SMALL)
+    assert result.answer == "Winter rule. From the first frost the gate opens late."
+    requests = server.requests_for("tiny-1.5b")
+    assert [len(r.messages) for r in requests] == [2, 4, 6, 2]
+    asked = requests[3].messages
+    assert asked[0] == requests[0].messages[0] and asked[1]["role"] == "user"
+    assert asked[1]["content"].startswith("Question: From when does the winter rule apply?")
+    assert "Winter rule. From the first frost the gate opens late." in asked[1]["content"]
+    assert "Give your final answer now" in asked[1]["content"]
+    assert [n.message for n in of_type(events, "Notice") if "short conversation" in n.message] == [
+        "The root was asked for its final answer in a short conversation: the system prompt, the question and "
+        "the last feedback, without its earlier replies."]
+
+
+async def test_a_large_root_asked_for_its_answer_keeps_the_whole_conversation(server):
+    block = code('print([l for l in documents[0]["text"].splitlines() if "Unit A" in l])')
+    server.script("root", replies=[block, block, block, code("FINAL('Unit A')")])
+    result, events = await run(server, "Which unit was on time?", LOG, mode="rlm")
+    assert result.answer == "Unit A"
+    assert [len(r.messages) for r in server.requests_for("root")] == [2, 4, 6, 8]
+    assert not [n for n in of_type(events, "Notice") if "short conversation" in n.message]
