@@ -97,13 +97,13 @@ def _value(number: str) -> float:
     return float(re.sub(r"[^\d.+-]", "", number.strip().rstrip(".")))
 
 
-def offer_for(question: str, stdout: str | None) -> str | None:
+def offer_for(question: str, stdout: str | None, seen: str = "") -> str | None:
     """The FINAL line a small root is offered from what a cell printed (prompts.last_output), or
     None; none when the question asks for a number and the output holds no digit (the real 1.5B
     model, offered a table's header line for a total, answered with the header)."""
     if asks_for_number(question) and not re.search(r"\d", stdout or ""):
         return None
-    return prompts.last_output(stdout, prompts.REPEATED_OUTPUT_CHARS, question)
+    return prompts.last_output(stdout, prompts.REPEATED_OUTPUT_CHARS, question, seen)
 
 
 def asks_for_date(question: str) -> bool:
@@ -258,7 +258,8 @@ class AnswerKindCheck:
             return answer
         code = "\n".join(m.get("content") or "" for m in rlm.messages if m.get("role") == "assistant")
         printed = [o for o in shown if _printed(o)]
-        offer = offer_for(self.question, _stdout_of(printed[-1])) if printed else None
+        offer = offer_for(self.question, _stdout_of(printed[-1]), "\n".join(shown[:shown.index(printed[-1])])
+                          ) if printed else None
         note = sent_back_note(self.question, answer, list(shown), printed[-1] if printed else None, code, offer,
                               rlm.memory.hinted)
         if note is None:

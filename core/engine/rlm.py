@@ -327,7 +327,8 @@ class Rlm:
         if turn.repeated == "code":
             turn.outputs.append(prompts.repeated_reply(turn.repeated_turn, memory.last_ran[2]))
             # a small root copies a literal line, not advice: the line that ends the run with it
-            offer = offer_for(self.question, memory.printed) if small_prompt(self.config.root_model) else None
+            earlier = "\n".join(memory.shown[:len(memory.shown) - len(memory.last_ran[2])])
+            offer = offer_for(self.question, memory.printed, earlier) if small_prompt(self.config.root_model) else None
             if offer and not searched_nothing(memory.printed):
                 turn.notes.append(offer)
         elif cells:

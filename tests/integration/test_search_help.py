@@ -105,3 +105,18 @@ async def test_a_large_root_asked_for_its_answer_keeps_the_whole_conversation(se
     assert result.answer == "Unit A"
     assert [len(r.messages) for r in server.requests_for("root")] == [2, 4, 6, 8]
     assert not [n for n in of_type(events, "Notice") if "short conversation" in n.message]
+
+
+async def test_a_repeated_second_hop_is_offered_the_line_the_first_search_had_not_printed(server):
+    pad = " The rest of this line is about other things entirely." * 4
+    docs = [Doc("staff.txt", f"Ann Lee drives unit TR-88 for the depot.{pad}\n"),
+            Doc("units.txt", f"TR-88: kept at depot North.{pad}\n")]
+    first = code('print([l for l in documents[0]["text"].splitlines() if "ann lee" in l.lower()])')
+    hop = code('hits = [line for d in documents for line in d["text"].splitlines() if \'TR-88\' in line]\nprint(hits)')
+    server.script("tiny-1.5b", replies=[first, hop, hop, code("FINAL(hits[1])")])
+    result, _ = await run(server, "Which depot keeps the unit that Ann Lee drives?", docs, mode="rlm",
+                          root_model=SMALL)
+    assert result.answer.startswith("TR-88: kept at depot North.")
+    offered = prompts_of(server)[3]
+    assert "this one holds most words of the question" in offered
+    assert "\nFINAL('TR-88: kept at depot North." in offered
