@@ -174,7 +174,8 @@ def sent_back_note(question: str, answer: str, outputs: list[str], last_printed:
                         for o in map(_stdout_of, outputs))):
         return prompts.fill("answer_not_printed.md", answer=text[:40], printed=last)
     if asks_for_number(question) and _NUMBER.match(text) and _value(text) != 0:   # 0 is "none found", in words
-        numbers = _numbers(([ln for ln in last.splitlines() if _numbers(ln)] or [""])[-1])   # its last line with one
+        clean = ("\n" + last).split("\n[error]\n", 1)[0].split("\n[SyntaxError]\n", 1)[0]   # not a traceback's
+        numbers = _numbers(([ln for ln in clean.splitlines() if _numbers(ln)] or [""])[-1])   # its last line with one
         if numbers and not any(_rounds_to(p, text) for o in outputs for p in _numbers(_stdout_of(o))):
             return prompts.fill("answer_not_printed_many.md", answer=text[:40],
                                 numbers=", ".join(dict.fromkeys(numbers))[:200])

@@ -122,3 +122,8 @@ def test_a_guess_right_after_an_empty_search_is_sent_back_and_a_printed_or_shown
     assert sent_back_note("Who kept the light?", "Ada Holm", ["['Ada Holm kept it']", "[]"], "[]", "") is None
     assert sent_back_note("Who kept the light?", "Ada Holm", ["[]"], "[]", "", hinted="- line 3: Ada Holm") is None
     assert sent_back_note("Who kept the light?", "Not in the documents.", ["[]"], "[]", "") is None
+
+
+def test_the_numbers_of_a_traceback_are_not_printed_numbers():
+    error = "[error]\nTraceback (most recent call last):\n  File \"<cell 1>\", line 1, in <module>\nIndexError: x"
+    assert sent_back_note("How many lines say FAULT?", "2", [error], error, "") is None
