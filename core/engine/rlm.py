@@ -22,7 +22,7 @@ from core.engine.cell_output import cell_output
 from core.engine.edited_turn import run_edited_turn
 from core.engine.parse import parse_reply, stated_final
 from core.engine.screen import screen_block
-from core.engine.search_help import empty_search_note, next_hop_note
+from core.engine.search_help import empty_search_note, next_hop_note, not_a_table_note
 from core.engine.outcome import RlmOutcome, RootCallRefused, Session, TextDocument  # noqa: F401
 from core.engine.subcalls import SubCaller
 from core.engine.turn_state import RootMemory, Turn
@@ -339,11 +339,17 @@ class Rlm:
 
     def _search_help(self, turn: Turn, printed: str | None) -> None:
         """A small root's search that matched nothing: the lines holding its words in any order; one
-        that printed a code the question does not name: the search for it (core/engine/search_help.py)."""
+        that printed a code the question does not name: the search for it; a document taken from
+        `tables` that has none: how to read its lines (core/engine/search_help.py)."""
         code = "\n".join(self.memory.last_ran[1])
-        if printed is None or not code:
+        if not code:
             return
-        if searched_nothing(printed):
+        shown = (self.memory.last_ran[2] or ("",))[-1] if turn.repeated else (turn.outputs or [""])[-1]
+        if turn.repeated and "\n[error]\n" in "\n" + shown:
+            printed = None
+        if printed is None:
+            note = not_a_table_note(code, shown, [(d.path, d.text) for d in self.documents])
+        elif searched_nothing(printed):
             note = empty_search_note(code, [(d.path, d.text) for d in self.documents])
         else:
             note = next_hop_note(self.question, code, printed)

@@ -18,7 +18,11 @@ with that line. After a short output that names one code the question and the se
 (letters then digits, "AB-12", "INV-2041"), the engine offers the block that searches every
 document for it: what was found is the next search.
 
-Both read only the block's code, what it printed and the documents' text; no model call.
+It took a log for a table (`[t for t in tables if t["path"].endswith("webshop.log")][0]`: an
+IndexError) and sent that block again until asked for its answer. After such an error the
+engine says the document has no table and shows the block that reads its lines.
+
+All read only the block's code, what it printed and the documents' text; no model call.
 """
 
 from __future__ import annotations
@@ -140,3 +144,19 @@ def next_hop_note(question: str, code: str, stdout: str | None) -> str | None:
     if len(codes) != 1:
         return None
     return fill("next_hop_small.md", term=codes[0], literal=repr(codes[0]))
+
+
+_TABLE_PICK = re.compile(r"""\btables\b[^\n]*?\.endswith\(\s*["']([^"']+)["']""")
+
+
+def not_a_table_note(code: str, shown: str, documents: Sequence[tuple[str, str]]) -> str | None:
+    """After a block that picked a document from `tables` by its name and failed with an IndexError:
+    that document has no table, and the block that reads its lines (not_a_table_small.md); else None."""
+    if "IndexError" not in (shown or ""):
+        return None
+    names = {path.rsplit("/", 1)[-1]: path for path, _ in documents}
+    for name in _TABLE_PICK.findall(code):
+        match = next((n for n in names if n.endswith(name)), None)
+        if match:
+            return fill("not_a_table_small.md", document=match, literal=repr(match))
+    return None

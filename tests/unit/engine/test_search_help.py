@@ -57,3 +57,13 @@ def test_no_next_hop_for_a_code_the_question_names_two_codes_or_a_long_output():
     assert next_hop_note("Who is Ann?", code, "['Ann drives TR-88 and TR-89.']") is None
     assert next_hop_note("Who is Ann?", code, "\n".join(f"Ann drives TR-{i}" for i in range(10, 15))) is None
     assert next_hop_note("Who is Ann?", code, "['Ann parks behind the sheds.']") is None
+
+
+def test_a_document_taken_from_tables_that_has_none_is_named_with_the_block_that_reads_it():
+    from core.engine.search_help import not_a_table_note
+    block = 't = [t for t in tables if t["path"].endswith("log.txt")][0]\nprint(t["header"])'
+    note = not_a_table_note(block, "[error]\nTraceback ...\nIndexError: list index out of range", DOCS)
+    assert note.startswith("`tables` holds no table of log.txt: it is not a CSV or TSV file.")
+    assert 'if d["path"].endswith(\'log.txt\')][0]' in note
+    assert not_a_table_note(block, "[error]\nKeyError: 'x'", DOCS) is None
+    assert not_a_table_note('t = tables[0]', "IndexError", DOCS) is None
