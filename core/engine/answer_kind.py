@@ -17,9 +17,11 @@ question's wording, the answer and what the run's cells printed.
 - The question asks for a number and the answer is a number no output holds, while the last
   cell printed one other number: the real 1.5B model printed 0 (or the right 30) and answered
   "2" (or "0").
-- The question asks for a number and the answer is a number no output holds (not even rounded),
-  while the last output printed numbers: the real 1.5B model printed `48 113917` (the rows and
-  the total asked for) and then copied the prompt example's FINAL line, an average.
+- The question asks for a number and no number of the answer is one an output holds (not even
+  rounded; a traceback's numbers do not count): the real 1.5B model printed `48 113917` (the
+  rows and the total asked for) and then copied the prompt example's FINAL line, an average;
+  after a block that failed it answered with a total no cell had computed. The note gives the
+  numbers of the last line that printed any, or asks for the number to be computed and printed.
 - The question asks for a number (how many, how much, the total, the average...) and the
   answer holds no number at all; or it asks which year, date, day or month (in English) and
   the answer holds no digit and no month or weekday name: the real 1.5B model printed the
@@ -173,12 +175,14 @@ def sent_back_note(question: str, answer: str, outputs: list[str], last_printed:
             and not any(re.search(rf"(?<![\w.]){re.escape(text.strip(chr(39) + chr(34) + ' .'))}(?![\w]|\.\d)", o)
                         for o in map(_stdout_of, outputs))):
         return prompts.fill("answer_not_printed.md", answer=text[:40], printed=last)
-    if asks_for_number(question) and _NUMBER.match(text) and _value(text) != 0:   # 0 is "none found", in words
-        clean = ("\n" + last).split("\n[error]\n", 1)[0].split("\n[SyntaxError]\n", 1)[0]   # not a traceback's
-        numbers = _numbers(([ln for ln in clean.splitlines() if _numbers(ln)] or [""])[-1])   # its last line with one
-        if numbers and not any(_rounds_to(p, text) for o in outputs for p in _numbers(_stdout_of(o))):
+    given = [n for n in _numbers(text) if _value(n) != 0]     # 0 is "none found", said in words
+    if asks_for_number(question) and given and last_printed and not any(
+            _rounds_to(p, n) for n in given for o in outputs for p in _numbers(_untraced(_stdout_of(o)))):
+        numbers = _numbers(([ln for ln in _untraced(last).splitlines() if _numbers(ln)] or [""])[-1])
+        if numbers:        # the numbers of the last line that printed any
             return prompts.fill("answer_not_printed_many.md", answer=text[:40],
                                 numbers=", ".join(dict.fromkeys(numbers))[:200])
+        return prompts.fill("answer_not_computed.md", answer=text[:40])
     if asks_for_number(question) and text and not _NUMBER_WORDS.search(text):
         return prompts.fill("answer_needs_a_number.md")
     if asks_for_date(question) and text and not _DATE_WORDS.search(text):
@@ -192,6 +196,11 @@ _PRINTED_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,_]*(?:\.\d+)?(?![\w]|\.\d)")
 def _numbers(printed: str) -> list[str]:
     """The numbers an output holds, as written (thousands separators dropped), at most 50."""
     return [n.replace(",", "").replace("_", "") for n in _PRINTED_NUMBER.findall(printed or "")][:50]
+
+
+def _untraced(output: str) -> str:
+    """An output without its traceback (line numbers of an error are not numbers the code computed)."""
+    return ("\n" + output).split("\n[error]\n", 1)[0].split("\n[SyntaxError]\n", 1)[0].strip("\n")
 
 
 def _rounds_to(printed: str, answer: str) -> bool:

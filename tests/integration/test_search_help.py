@@ -124,7 +124,8 @@ async def test_a_repeated_second_hop_is_offered_the_line_the_first_search_had_no
 
 async def test_a_log_taken_from_tables_is_named_and_the_note_comes_again_on_a_repeat(server):
     pick = code('t = [t for t in tables if t["path"].endswith("log.txt")][0]\nprint(t["header"])')
-    server.script("tiny-1.5b", replies=[pick, pick, code("FINAL('2')")])
+    count = code('print(sum("FAULT" in l for l in documents[0]["text"].splitlines()))')
+    server.script("tiny-1.5b", replies=[pick, pick, count, code("FINAL('2')")])
     result, _ = await run(server, "How many lines say FAULT?", LOG, mode="rlm", root_model=SMALL)
     assert result.answer == "2"
     prompts = prompts_of(server)

@@ -126,4 +126,15 @@ def test_a_guess_right_after_an_empty_search_is_sent_back_and_a_printed_or_shown
 
 def test_the_numbers_of_a_traceback_are_not_printed_numbers():
     error = "[error]\nTraceback (most recent call last):\n  File \"<cell 1>\", line 1, in <module>\nIndexError: x"
-    assert sent_back_note("How many lines say FAULT?", "2", [error], error, "") is None
+    note = sent_back_note("How many lines say FAULT?", "2", [error], error, "")
+    assert "no output of yours holds that number" in note and "printed the numbers" not in note
+
+
+def test_a_number_no_cell_computed_after_a_failed_block_is_sent_back():
+    # The real 1.5B model's block failed (KeyError), then it answered with a total it made up.
+    error = "[error]\nTraceback (most recent call last):\n  File \"<cell 1>\", line 2\nKeyError: 'header'"
+    note = sent_back_note("What is the total of the passengers column?", "The total is 32,560.", [error], error, "")
+    assert note and note.startswith("FINAL(The total is 32,560.) did not end the run: no output of yours holds that "
+                                    "number, so no code computed it.")
+    assert sent_back_note("How many failed?", "4 inspections failed.", ["4"], "4", "") is None
+    assert sent_back_note("How many failed?", "In 2023, 4 failed.", ["4"], "4", "") is None
