@@ -24,7 +24,7 @@ def test_lines_holding_every_word_in_any_order_are_shown_first_in_document_order
     assert "(brake, fault, unit)" in note
     assert "- documents[1] line 2: 2024-03-02 09:10 Unit B FAULT brake worn" in note.splitlines()[1]
     assert "documents[1] line 3:" in note
-    assert "FINAL('2024-03-02 09:10 Unit B FAULT brake worn')" in note
+    assert "```repl\nFINAL('2024-03-02 09:10 Unit B FAULT brake worn')\n```" in note
 
 
 def test_a_stem_finds_another_form_of_the_word_and_only_the_named_document_is_searched():
