@@ -99,13 +99,13 @@ def _value(number: str) -> float:
     return float(re.sub(r"[^\d.+-]", "", number.strip().rstrip(".")))
 
 
-def offer_for(question: str, stdout: str | None, seen: str = "") -> str | None:
+def offer_for(question: str, stdout: str | None, seen: str = "", whole: bool = False) -> str | None:
     """The FINAL line a small root is offered from what a cell printed (prompts.last_output), or
     None; none when the question asks for a number and the output holds no digit (the real 1.5B
     model, offered a table's header line for a total, answered with the header)."""
     if asks_for_number(question) and not re.search(r"\d", stdout or ""):
         return None
-    return prompts.last_output(stdout, prompts.REPEATED_OUTPUT_CHARS, question, seen)
+    return prompts.last_output(stdout, prompts.REPEATED_OUTPUT_CHARS, question, seen, whole)
 
 
 def asks_for_date(question: str) -> bool:

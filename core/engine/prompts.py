@@ -153,14 +153,14 @@ def _best_item(items: Sequence[str], question: str, seen: str = "") -> str:
 
 
 def last_output(stdout: str | None, max_chars: int = LAST_OUTPUT_CHARS, question: str = "",
-                seen: str = "") -> str | None:
+                seen: str = "", whole: bool = False) -> str | None:
     """After a small root's reply without code: the line that ends the run with what its last
     block printed, when that was one short line (last_output_small.md); else None. The real
     1.5B model printed 92 (right), then wrote "The number of card payments failed ... is 2."
     twice: it copies literal lines it is given (stated_final.md), not advice. A printed list
     of strings (`['Gritting. Crews grit ...']`) is offered as its items joined by "; " when
     they fit in `max_chars`, else as the item that holds most words of `question` (one that
-    `seen`, the earlier outputs, did not hold first)."""
+    `seen`, the earlier outputs, did not hold first; `whole`: only the whole output, or None)."""
     value = (stdout or "").strip()
     if value.startswith(("['", '["')) and value.endswith(("']", '"]')) and len(value) <= LIST_SCANNED_CHARS:
         try:
@@ -171,6 +171,8 @@ def last_output(stdout: str | None, max_chars: int = LAST_OUTPUT_CHARS, question
             joined = "; ".join(i.strip() for i in items)
             if len(joined) <= max_chars:
                 value, what = joined, ("one line" if len(items) == 1 else f"{len(items)} items")
+            elif whole:                     # only the whole output is offered, not one of its lines
+                return None
             else:
                 value = _best_item(items, question, seen).strip()
                 what = f"{len(items)} lines; this one holds most words of the question"

@@ -340,7 +340,9 @@ class Rlm:
     def _search_help(self, turn: Turn, printed: str | None) -> None:
         """A small root's search that matched nothing: the lines holding its words in any order; one
         that printed a code the question does not name: the search for it; a document taken from
-        `tables` that has none: how to read its lines (core/engine/search_help.py)."""
+        `tables` that has none: how to read its lines (core/engine/search_help.py); else a short output
+        is offered as the FINAL line at once (the real 1.5B model sent the block that printed the answer
+        again, turn after turn, and was offered it only then)."""
         code = "\n".join(self.memory.last_ran[1])
         if not code:
             return
@@ -356,6 +358,10 @@ class Rlm:
         if note:
             turn.notes.append(note)
             self.memory.hinted += note + "\n"
+        elif printed and not turn.repeated:     # a short whole output: the FINAL line to copy, at once
+            offer = offer_for(self.question, printed, "\n".join(self.memory.shown[:-1]), whole=True)
+            if offer:
+                turn.notes.append(offer)
 
     async def run_cell(self, turn_id: str, index: int, of: int, code: str, *,
                        recorded: Any = None) -> tuple[Any, str]:

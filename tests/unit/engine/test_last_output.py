@@ -41,3 +41,9 @@ def test_an_item_an_earlier_output_held_comes_after_the_new_ones():
     offered = last_output(str([first, answer]), REPEATED_OUTPUT_CHARS, question, seen=str([first]))
     assert f"FINAL({answer!r})" in offered
     assert f"FINAL({first!r})" in last_output(str([first]), REPEATED_OUTPUT_CHARS, question, seen=str([first]))
+
+
+def test_whole_offers_only_the_whole_output():
+    assert last_output(str([LINE] * 30), REPEATED_OUTPUT_CHARS, whole=True) is None
+    assert "FINAL('Birger Lamm; Dagny Strand')" in last_output(str(["Birger Lamm", "Dagny Strand"]),
+                                                                REPEATED_OUTPUT_CHARS, whole=True)
