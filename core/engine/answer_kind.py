@@ -108,6 +108,17 @@ def offer_for(question: str, stdout: str | None, seen: str = "", whole: bool = F
     return prompts.last_output(stdout, prompts.REPEATED_OUTPUT_CHARS, question, seen, whole)
 
 
+def offer_at_once(question: str, stdout: str | None, seen: str = "") -> str | None:
+    """The FINAL line offered right after a short whole output (offer_for), only when its kind fits the
+    question: a number for a how-many question, words for a what/which question. A count printed for a
+    question that compares ("Did 2023 or 2024 record more? Answer with the year") is not offered."""
+    bare = bool(_NUMBER.match((stdout or "").strip()))
+    if (asks_for_number(question) and not bare) or (asks_for_content(question) and bare) or not (
+            asks_for_number(question) or asks_for_content(question)):
+        return None
+    return offer_for(question, stdout, seen, whole=True)
+
+
 def asks_for_date(question: str) -> bool:
     return bool(_DATE_ASKED.search(question or ""))
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from core import events as ev
 from core.call_ids import CallId
 from core.engine import prompts, reply_reader
-from core.engine.answer_kind import AnswerKindCheck, offer_for, searched_nothing
+from core.engine.answer_kind import AnswerKindCheck, offer_at_once, offer_for, searched_nothing
 from core.engine.budget import BudgetExceeded, Tally
 from core.engine.costs import ROOT_FLOOR_TOKENS, CallMeter, explain_no_fit, root_reserve, worst_case
 from core.engine.cell_output import cell_output
@@ -359,7 +359,7 @@ class Rlm:
             turn.notes.append(note)
             self.memory.hinted += note + "\n"
         elif printed and not turn.repeated:     # a short whole output: the FINAL line to copy, at once
-            offer = offer_for(self.question, printed, "\n".join(self.memory.shown[:-1]), whole=True)
+            offer = offer_at_once(self.question, printed, "\n".join(self.memory.shown[:-1]))
             if offer:
                 turn.notes.append(offer)
 

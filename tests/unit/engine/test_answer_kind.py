@@ -138,3 +138,12 @@ def test_a_number_no_cell_computed_after_a_failed_block_is_sent_back():
                                     "number, so no code computed it.")
     assert sent_back_note("How many failed?", "4 inspections failed.", ["4"], "4", "") is None
     assert sent_back_note("How many failed?", "In 2023, 4 failed.", ["4"], "4", "") is None
+
+
+def test_an_output_is_offered_at_once_only_when_its_kind_fits_the_question():
+    from core.engine.answer_kind import offer_at_once
+    assert "FINAL('126')" in offer_at_once("How many crossings were late?", "126\n")
+    assert offer_at_once("How many crossings were late?", "['a line', 'another']") is None
+    assert "FINAL('Ann Lee; Bo Rask')" in offer_at_once("Which drivers are listed?", "['Ann Lee', 'Bo Rask']")
+    assert offer_at_once("Which drivers are listed?", "2\n") is None
+    assert offer_at_once("Did 2023 or 2024 record more? Answer with the year.", "3\n") is None
