@@ -161,12 +161,14 @@ def _printed_lines(shown: str | None) -> bool:
 
 
 def sent_back_note(question: str, answer: str, outputs: list[str], last_printed: str | None,
-                   code: str, offer: str | None = None, hinted: str = "") -> str | None:
+                   code: str, offer: str | None = None, hinted: str = "", by_variable: bool = False) -> str | None:
     """The note that sends `answer` back, or None when its kind fits the question (or cannot be told).
     `outputs`: every cell output the root was shown; `last_printed`: the last of them that printed
     something (the cell with the final answer often prints nothing); `code`: every block the root wrote;
     `offer`: the FINAL line to copy that what the last cell printed makes (core/engine/prompts.py: last_output);
-    `hinted`: lines of the documents the engine showed the root (core/engine/search_help.py), not a guess's source."""
+    `hinted`: lines of the documents the engine showed the root (core/engine/search_help.py), not a guess's source;
+    `by_variable`: the answer is a variable's value (FINAL_VAR), computed by the cells: a number in it
+    that no output holds is not sent back for that."""
     text = (answer or "").strip()
     if text.lower().strip(" .") in _NOTHING and _searched_nothing(last_printed):
         return prompts.fill("answer_after_empty_search.md", answer=text[:40])
@@ -187,7 +189,7 @@ def sent_back_note(question: str, answer: str, outputs: list[str], last_printed:
                         for o in map(_stdout_of, outputs))):
         return prompts.fill("answer_not_printed.md", answer=text[:40], printed=last)
     given = [n for n in _numbers(text) if _value(n) != 0]     # 0 is "none found", said in words
-    if asks_for_number(question) and given and last_printed and not any(
+    if asks_for_number(question) and given and last_printed and not by_variable and not any(
             _rounds_to(p, n) for n in given for o in outputs for p in _numbers(_untraced(_stdout_of(o)))):
         numbers = _numbers(([ln for ln in _untraced(last).splitlines() if _numbers(ln)] or [""])[-1])
         if numbers:        # the numbers of the last line that printed any
@@ -272,7 +274,7 @@ class AnswerKindCheck:
         answer, self.sent_back = self.sent_back[1], None
         return answer
 
-    def review(self, rlm: Any, answer: str, turn_id: str, shown: list[str]) -> str | None:
+    def review(self, rlm: Any, answer: str, turn_id: str, shown: list[str], by_variable: bool = False) -> str | None:
         """`answer`, or None when it is sent back (the note is added to the root's feedback and the
         run's events say so). `shown`: the cell outputs the root was shown, in order."""
         if self.told or not (answer or "").strip():
@@ -282,7 +284,7 @@ class AnswerKindCheck:
         offer = offer_for(self.question, _stdout_of(printed[-1]), "\n".join(shown[:shown.index(printed[-1])])
                           ) if printed else None
         note = sent_back_note(self.question, answer, list(shown), printed[-1] if printed else None, code, offer,
-                              rlm.memory.hinted)
+                              rlm.memory.hinted, by_variable)
         if note is None:
             return answer
         self.told = True

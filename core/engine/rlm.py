@@ -437,7 +437,8 @@ class Rlm:
             return None
         if turn.iteration <= self.config.max_iterations:   # not at the cap: a final answer of the wrong
             # kind is sent back once (answer_kind.py), when the root was asked for it because it was stuck too
-            answer = self.answer_kind.review(self, answer, turn.id, self.memory.shown)
+            by_variable = (turn.final or {}).get("kind") == "FINAL_VAR" or getattr(parsed.final, "kind", "") == "FINAL_VAR"
+            answer = self.answer_kind.review(self, answer, turn.id, self.memory.shown, by_variable)
             if answer is None:
                 return None
         if answer.strip():
