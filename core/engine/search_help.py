@@ -19,8 +19,10 @@ with that line. After a short output that names one code the question and the se
 document for it: what was found is the next search.
 
 It took a log for a table (`[t for t in tables if t["path"].endswith("webshop.log")][0]`: an
-IndexError) and sent that block again until asked for its answer. After such an error the
-engine says the document has no table and shows the block that reads its lines.
+IndexError) and sent that block again until asked for its answer; it picked a document by a
+name none has (`endswith("reports/2023-Q1.md")`, an IndexError) and answered "Not in the
+documents.". After such an error the engine says the document has no table and shows the
+block that reads its lines, or that no document is named so and which are.
 
 All read only the block's code, what it printed and the documents' text; no model call.
 """
@@ -159,4 +161,20 @@ def not_a_table_note(code: str, shown: str, documents: Sequence[tuple[str, str]]
         match = next((n for n in names if n.endswith(name)), None)
         if match:
             return fill("not_a_table_small.md", document=match, literal=repr(match))
+    return None
+
+
+_DOCUMENT_PICK = re.compile(r"""\bdocuments\b[^\n]*?\.endswith\(\s*["']([^"']+)["']""")
+LISTED = 10
+
+
+def no_such_document_note(code: str, shown: str, documents: Sequence[tuple[str, str]]) -> str | None:
+    """After a block that picked from `documents` by a name no document's path ends with and failed
+    with an IndexError: that no document is named so, and the names there are (no_such_document_small.md)."""
+    if "IndexError" not in (shown or ""):
+        return None
+    for name in _DOCUMENT_PICK.findall(code):
+        if not any(path.endswith(name) for path, _ in documents):
+            names = ", ".join(path for path, _ in documents[:LISTED]) + (", ..." if len(documents) > LISTED else "")
+            return fill("no_such_document_small.md", document=repr(name), names=names)
     return None

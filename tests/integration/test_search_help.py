@@ -131,3 +131,11 @@ async def test_a_log_taken_from_tables_is_named_and_the_note_comes_again_on_a_re
     prompts = prompts_of(server)
     assert "IndexError" in prompts[1] and "`tables` holds no table of log.txt" in prompts[1]
     assert "`tables` holds no table of log.txt" in prompts[2] and "was not run again" in prompts[2]
+
+
+async def test_a_document_picked_by_a_name_none_has_is_told_the_names_there_are(server):
+    pick = code('doc = [d for d in documents if d["path"].endswith("reports/q1.md")][0]\nprint(doc["text"][:50])')
+    server.script("tiny-1.5b", replies=[pick, code("FINAL('Not in the documents.')")])
+    result, _ = await run(server, "What does the first report say?", LOG, mode="rlm", root_model=SMALL)
+    assert "No document's name ends with 'reports/q1.md'. The documents are: log.txt." in prompts_of(server)[1]
+    assert result.answer == "Not in the documents."

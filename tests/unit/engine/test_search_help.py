@@ -67,3 +67,12 @@ def test_a_document_taken_from_tables_that_has_none_is_named_with_the_block_that
     assert 'if d["path"].endswith(\'log.txt\')][0]' in note
     assert not_a_table_note(block, "[error]\nKeyError: 'x'", DOCS) is None
     assert not_a_table_note('t = tables[0]', "IndexError", DOCS) is None
+
+
+def test_a_document_picked_by_a_name_none_has_is_told_with_the_names_there_are():
+    from core.engine.search_help import no_such_document_note
+    block = 'doc = [d for d in documents if d["path"].endswith("reports/2023-Q1.md")][0]'
+    note = no_such_document_note(block, "[error]\nIndexError: list index out of range", DOCS)
+    assert note.startswith("No document's name ends with 'reports/2023-Q1.md'. The documents are: notes.txt, log.txt.")
+    assert no_such_document_note(block.replace("reports/2023-Q1.md", "log.txt"), "IndexError", DOCS) is None
+    assert no_such_document_note(block, "KeyError", DOCS) is None
