@@ -22,7 +22,8 @@ from core.engine.cell_output import cell_output
 from core.engine.edited_turn import run_edited_turn
 from core.engine.parse import parse_reply, stated_final
 from core.engine.screen import screen_block
-from core.engine.search_help import empty_search_note, next_hop_note, no_such_document_note, not_a_table_note
+from core.engine.search_help import (empty_search_note, next_hop_note, no_such_document_note, not_a_table_note,
+                                      table_in_documents_note)
 from core.engine.outcome import RlmOutcome, RootCallRefused, Session, TextDocument  # noqa: F401
 from core.engine.subcalls import SubCaller
 from core.engine.turn_state import RootMemory, Turn
@@ -351,7 +352,8 @@ class Rlm:
             printed = None
         if printed is None:
             docs = [(d.path, d.text) for d in self.documents]
-            note = not_a_table_note(code, shown, docs) or no_such_document_note(code, shown, docs)
+            note = (not_a_table_note(code, shown, docs) or no_such_document_note(code, shown, docs)
+                    or table_in_documents_note(code, shown, docs))
         elif searched_nothing(printed):
             note = empty_search_note(code, [(d.path, d.text) for d in self.documents])
         else:

@@ -21,8 +21,10 @@ document for it: what was found is the next search.
 It took a log for a table (`[t for t in tables if t["path"].endswith("webshop.log")][0]`: an
 IndexError) and sent that block again until asked for its answer; it picked a document by a
 name none has (`endswith("reports/2023-Q1.md")`, an IndexError) and answered "Not in the
-documents.". After such an error the engine says the document has no table and shows the
-block that reads its lines, or that no document is named so and which are.
+documents."; it read `doc["header"]` of a CSV taken from `documents` (a KeyError). After such
+an error the engine says the document has no table and shows the block that reads its lines,
+that no document is named so and which are, or shows the block that takes the table from
+`tables`.
 
 All read only the block's code, what it printed and the documents' text; no model call.
 """
@@ -178,3 +180,20 @@ def no_such_document_note(code: str, shown: str, documents: Sequence[tuple[str, 
             names = ", ".join(path for path, _ in documents[:LISTED]) + (", ..." if len(documents) > LISTED else "")
             return fill("no_such_document_small.md", document=repr(name), names=names)
     return None
+
+
+_TABLE_KEY = re.compile(r"KeyError: '(header|rows)'")
+
+
+def table_in_documents_note(code: str, shown: str, documents: Sequence[tuple[str, str]]) -> str | None:
+    """After a block that read `header` or `rows` of a `documents` entry (a KeyError): a document has
+    only its path and text, the table is in `tables` (table_in_documents_small.md); else None."""
+    if not _TABLE_KEY.search(shown or "") or "documents" not in code:
+        return None
+    named = [n for n in _DOCUMENT_PICK.findall(code) if n.lower().endswith((".csv", ".tsv"))
+             and any(path.endswith(n) for path, _ in documents)]
+    tabular = [path.rsplit("/", 1)[-1] for path, _ in documents if path.lower().endswith((".csv", ".tsv"))]
+    name = (named or tabular or [None])[0]
+    if name is None:
+        return None
+    return fill("table_in_documents_small.md", literal=repr(name))

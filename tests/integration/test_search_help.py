@@ -139,3 +139,12 @@ async def test_a_document_picked_by_a_name_none_has_is_told_the_names_there_are(
     result, _ = await run(server, "What does the first report say?", LOG, mode="rlm", root_model=SMALL)
     assert "No document's name ends with 'reports/q1.md'. The documents are: log.txt." in prompts_of(server)[1]
     assert result.answer == "Not in the documents."
+
+
+async def test_a_table_read_from_documents_is_shown_how_to_take_it_from_tables(server):
+    docs = [Doc("fares.csv", "month,n\n2024-01,3\n2024-02,4\n")]
+    wrong = code('doc = [d for d in documents if d["path"].endswith("fares.csv")][0]\nprint(doc["header"])')
+    server.script("tiny-1.5b", replies=[wrong, code("print(3 + 4)"), code("FINAL('7')")])
+    result, _ = await run(server, "What is the total of the n column?", docs, mode="rlm", root_model=SMALL)
+    assert 'A document in `documents` has only "path" and "text".' in prompts_of(server)[1]
+    assert result.answer == "7"

@@ -76,3 +76,15 @@ def test_a_document_picked_by_a_name_none_has_is_told_with_the_names_there_are()
     assert note.startswith("No document's name ends with 'reports/2023-Q1.md'. The documents are: notes.txt, log.txt.")
     assert no_such_document_note(block.replace("reports/2023-Q1.md", "log.txt"), "IndexError", DOCS) is None
     assert no_such_document_note(block, "KeyError", DOCS) is None
+
+
+def test_a_table_read_from_documents_is_shown_the_block_that_takes_it_from_tables():
+    from core.engine.search_help import table_in_documents_note
+    docs = [("fares.csv", "month,n\n2024-01,3\n"), ("memo.txt", "x\n")]
+    block = 'doc = [d for d in documents if d["path"].endswith("fares.csv")][0]\ncol = doc["header"].index("n")'
+    note = table_in_documents_note(block, "[error]\nKeyError: 'header'", docs)
+    assert note.startswith('A document in `documents` has only "path" and "text".')
+    assert "if t[\"path\"].endswith('fares.csv')][0]" in note
+    assert table_in_documents_note("doc = documents[0]\nprint(doc['rows'])", "KeyError: 'rows'", docs)
+    assert table_in_documents_note(block, "[error]\nKeyError: 'x'", docs) is None
+    assert table_in_documents_note(block, "KeyError: 'header'", [("memo.txt", "x")]) is None
