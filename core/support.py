@@ -258,8 +258,8 @@ class SupportCorpus:
     def _message(self, message: dict) -> None:
         content = message.get("content")
         text = content if isinstance(content, str) else str(content or "")
-        if message.get("role") == "user":
-            self.read.append(text)
+        if message.get("role") == "user":       # not a note that sent an answer back: it quotes the answer
+            self.read.append("\n".join(ln for ln in text.splitlines() if "did not end the run" not in ln))
         elif message.get("role") == "assistant":
             self.written.append(typed_text(text))
 

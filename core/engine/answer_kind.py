@@ -17,12 +17,19 @@ question's wording, the answer and what the run's cells printed.
 - The question asks for a number and the answer is a number no output holds, while the last
   cell printed one other number: the real 1.5B model printed 0 (or the right 30) and answered
   "2" (or "0").
+- The question asks for a number and no number of the answer is one an output holds (not even
+  rounded; a traceback's numbers do not count): the real 1.5B model printed `48 113917` (the
+  rows and the total asked for) and then copied the prompt example's FINAL line, an average;
+  after a block that failed it answered with a total no cell had computed. The note gives the
+  numbers of the last line that printed any, or asks for the number to be computed and printed.
 - The question asks for a number (how many, how much, the total, the average...) and the
   answer holds no number at all; or it asks which year, date, day or month (in English) and
   the answer holds no digit and no month or weekday name: the real 1.5B model printed the
   line with the year, took the line's last word ("tender.") and answered that.
 - The answer is 0 or nothing (none, [], n/a) right after a cell whose search matched
   nothing (it printed 0 or an empty list): the search is the likelier fault.
+- The answer holds no word and no number any cell printed, right after a search that matched
+  nothing: a guess (the real 1.5B model printed `[]` and answered with a name).
 - The answer says the documents do not hold it ("Not in the documents.") right after a cell
   that printed lines: the real 1.5B model printed the very passage that answered, re-sent the
   block and, asked for its answer, copied the prompt's not-found line. The note offers the
@@ -92,13 +99,24 @@ def _value(number: str) -> float:
     return float(re.sub(r"[^\d.+-]", "", number.strip().rstrip(".")))
 
 
-def offer_for(question: str, stdout: str | None) -> str | None:
+def offer_for(question: str, stdout: str | None, seen: str = "", whole: bool = False) -> str | None:
     """The FINAL line a small root is offered from what a cell printed (prompts.last_output), or
     None; none when the question asks for a number and the output holds no digit (the real 1.5B
     model, offered a table's header line for a total, answered with the header)."""
     if asks_for_number(question) and not re.search(r"\d", stdout or ""):
         return None
-    return prompts.last_output(stdout, prompts.REPEATED_OUTPUT_CHARS, question)
+    return prompts.last_output(stdout, prompts.REPEATED_OUTPUT_CHARS, question, seen, whole)
+
+
+def offer_at_once(question: str, stdout: str | None, seen: str = "") -> str | None:
+    """The FINAL line offered right after a short whole output (offer_for), only when its kind fits the
+    question: a number for a how-many question, words for a what/which question. A count printed for a
+    question that compares ("Did 2023 or 2024 record more? Answer with the year") is not offered."""
+    bare = bool(_NUMBER.match((stdout or "").strip()))
+    if (asks_for_number(question) and not bare) or (asks_for_content(question) and bare) or not (
+            asks_for_number(question) or asks_for_content(question)):
+        return None
+    return offer_for(question, stdout, seen, whole=True)
 
 
 def asks_for_date(question: str) -> bool:
@@ -143,14 +161,19 @@ def _printed_lines(shown: str | None) -> bool:
 
 
 def sent_back_note(question: str, answer: str, outputs: list[str], last_printed: str | None,
-                   code: str, offer: str | None = None) -> str | None:
+                   code: str, offer: str | None = None, hinted: str = "", by_variable: bool = False) -> str | None:
     """The note that sends `answer` back, or None when its kind fits the question (or cannot be told).
     `outputs`: every cell output the root was shown; `last_printed`: the last of them that printed
     something (the cell with the final answer often prints nothing); `code`: every block the root wrote;
-    `offer`: the FINAL line to copy that what the last cell printed makes (core/engine/prompts.py: last_output)."""
+    `offer`: the FINAL line to copy that what the last cell printed makes (core/engine/prompts.py: last_output);
+    `hinted`: lines of the documents the engine showed the root (core/engine/search_help.py), not a guess's source;
+    `by_variable`: the answer is a variable's value (FINAL_VAR), computed by the cells: a number in it
+    that no output holds is not sent back for that."""
     text = (answer or "").strip()
     if text.lower().strip(" .") in _NOTHING and _searched_nothing(last_printed):
         return prompts.fill("answer_after_empty_search.md", answer=text[:40])
+    if _searched_nothing(last_printed) and _unprinted(text, outputs + [hinted]):
+        return prompts.fill("answer_guess_after_empty_search.md", answer=text[:60])
     if _SAYS_NOT_FOUND.search(text) and len(text) <= 120 and _printed_lines(last_printed):
         note = prompts.fill("answer_not_found_after_lines.md", answer=text[:40])
         return note + ("\n" + offer if offer else "")
@@ -165,11 +188,56 @@ def sent_back_note(question: str, answer: str, outputs: list[str], last_printed:
             and not any(re.search(rf"(?<![\w.]){re.escape(text.strip(chr(39) + chr(34) + ' .'))}(?![\w]|\.\d)", o)
                         for o in map(_stdout_of, outputs))):
         return prompts.fill("answer_not_printed.md", answer=text[:40], printed=last)
+    given = [n for n in _numbers(text) if _value(n) != 0]     # 0 is "none found", said in words
+    if asks_for_number(question) and given and last_printed and not by_variable and not any(
+            _rounds_to(p, n) for n in given for o in outputs for p in _numbers(_untraced(_stdout_of(o)))):
+        numbers = _numbers(([ln for ln in _untraced(last).splitlines() if _numbers(ln)] or [""])[-1])
+        if numbers:        # the numbers of the last line that printed any
+            return prompts.fill("answer_not_printed_many.md", answer=text[:40],
+                                numbers=", ".join(dict.fromkeys(numbers))[:200])
+        return prompts.fill("answer_not_computed.md", answer=text[:40])
     if asks_for_number(question) and text and not _NUMBER_WORDS.search(text):
         return prompts.fill("answer_needs_a_number.md")
     if asks_for_date(question) and text and not _DATE_WORDS.search(text):
         return prompts.fill("answer_needs_a_date.md", answer=text[:40])
     return None
+
+
+_PRINTED_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,_]*(?:\.\d+)?(?![\w]|\.\d)")
+
+
+def _numbers(printed: str) -> list[str]:
+    """The numbers an output holds, as written (thousands separators dropped), at most 50."""
+    return [n.replace(",", "").replace("_", "") for n in _PRINTED_NUMBER.findall(printed or "")][:50]
+
+
+def _untraced(output: str) -> str:
+    """An output without its traceback (line numbers of an error are not numbers the code computed)."""
+    return ("\n" + output).split("\n[error]\n", 1)[0].split("\n[SyntaxError]\n", 1)[0].strip("\n")
+
+
+def _rounds_to(printed: str, answer: str) -> bool:
+    """`answer` is `printed`, or `printed` rounded to the answer's decimals (2151.4166 -> 2151.42)."""
+    text = answer.strip().strip("'\" .")
+    try:
+        value, shown = float(printed), _value(text)
+    except ValueError:
+        return False
+    decimals = len(text.split(".", 1)[1]) if "." in text else 0
+    return value == shown or round(value, decimals) == shown
+
+
+def _unprinted(answer: str, outputs: list[str]) -> bool:
+    """No word (three letters or more) and no number of `answer` is in anything the cells printed, and
+    it does not say the documents lack it: a guess. The real 1.5B model searched, printed `[]`, and
+    answered with a name no output held."""
+    if _SAYS_NOT_FOUND.search(answer):
+        return False
+    tokens = {t.lower() for t in re.findall(r"[^\W_]+", answer) if len(t) >= 3 or t.isdigit()}
+    if not tokens:
+        return False
+    printed = "\n".join(_stdout_of(o) for o in outputs).lower()
+    return not any(re.search(rf"(?<![^\W_]){re.escape(t)}(?![^\W_])", printed) for t in tokens)
 
 
 def _stdout_of(output: str) -> str:
@@ -206,15 +274,17 @@ class AnswerKindCheck:
         answer, self.sent_back = self.sent_back[1], None
         return answer
 
-    def review(self, rlm: Any, answer: str, turn_id: str, shown: list[str]) -> str | None:
+    def review(self, rlm: Any, answer: str, turn_id: str, shown: list[str], by_variable: bool = False) -> str | None:
         """`answer`, or None when it is sent back (the note is added to the root's feedback and the
         run's events say so). `shown`: the cell outputs the root was shown, in order."""
         if self.told or not (answer or "").strip():
             return answer
         code = "\n".join(m.get("content") or "" for m in rlm.messages if m.get("role") == "assistant")
         printed = [o for o in shown if _printed(o)]
-        offer = offer_for(self.question, _stdout_of(printed[-1])) if printed else None
-        note = sent_back_note(self.question, answer, list(shown), printed[-1] if printed else None, code, offer)
+        offer = offer_for(self.question, _stdout_of(printed[-1]), "\n".join(shown[:shown.index(printed[-1])])
+                          ) if printed else None
+        note = sent_back_note(self.question, answer, list(shown), printed[-1] if printed else None, code, offer,
+                              rlm.memory.hinted, by_variable)
         if note is None:
             return answer
         self.told = True

@@ -141,21 +141,26 @@ LAST_OUTPUT_CHARS = 100
 REPEATED_OUTPUT_CHARS = 400    # a passage a repeated block printed, offered as the answer
 
 
-def _best_item(items: Sequence[str], question: str) -> str:
+def _best_item(items: Sequence[str], question: str, seen: str = "") -> str:
     """The item that holds the most words of the question (core/engine/question_lines.py), the
     first of those tied: the real 1.5B model searched one word, printed ten lines and, offered
-    the first, copied it though the fourth was the one that answered."""
+    the first, copied it though the fourth was the one that answered. An item an earlier output
+    already held (`seen`) comes after the new ones: the line of a question's first hop holds most
+    of its words, the line the second search found holds the answer."""
     stems = question_words(question, ())
-    return max(items, key=lambda item: sum(stem in item.lower() for stem in stems)) if stems else items[0]
+    fresh = [item for item in items if item.strip() not in seen] or list(items)
+    return max(fresh, key=lambda item: sum(stem in item.lower() for stem in stems)) if stems else fresh[0]
 
 
-def last_output(stdout: str | None, max_chars: int = LAST_OUTPUT_CHARS, question: str = "") -> str | None:
+def last_output(stdout: str | None, max_chars: int = LAST_OUTPUT_CHARS, question: str = "",
+                seen: str = "", whole: bool = False) -> str | None:
     """After a small root's reply without code: the line that ends the run with what its last
     block printed, when that was one short line (last_output_small.md); else None. The real
     1.5B model printed 92 (right), then wrote "The number of card payments failed ... is 2."
     twice: it copies literal lines it is given (stated_final.md), not advice. A printed list
     of strings (`['Gritting. Crews grit ...']`) is offered as its items joined by "; " when
-    they fit in `max_chars`, else as the item that holds most words of `question`."""
+    they fit in `max_chars`, else as the item that holds most words of `question` (one that
+    `seen`, the earlier outputs, did not hold first; `whole`: only the whole output, or None)."""
     value = (stdout or "").strip()
     if value.startswith(("['", '["')) and value.endswith(("']", '"]')) and len(value) <= LIST_SCANNED_CHARS:
         try:
@@ -166,8 +171,10 @@ def last_output(stdout: str | None, max_chars: int = LAST_OUTPUT_CHARS, question
             joined = "; ".join(i.strip() for i in items)
             if len(joined) <= max_chars:
                 value, what = joined, ("one line" if len(items) == 1 else f"{len(items)} items")
+            elif whole:                     # only the whole output is offered, not one of its lines
+                return None
             else:
-                value = _best_item(items, question).strip()
+                value = _best_item(items, question, seen).strip()
                 what = f"{len(items)} lines; this one holds most words of the question"
             if value and "\n" not in value and len(value) <= max_chars:
                 return fill("last_output_line_small.md", what=what, literal=repr(value))

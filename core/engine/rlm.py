@@ -15,13 +15,15 @@ from typing import TYPE_CHECKING, Any, Sequence
 from core import events as ev
 from core.call_ids import CallId
 from core.engine import prompts, reply_reader
-from core.engine.answer_kind import AnswerKindCheck, offer_for, searched_nothing
+from core.engine.answer_kind import AnswerKindCheck, offer_at_once, offer_for, searched_nothing
 from core.engine.budget import BudgetExceeded, Tally
 from core.engine.costs import ROOT_FLOOR_TOKENS, CallMeter, explain_no_fit, root_reserve, worst_case
 from core.engine.cell_output import cell_output
 from core.engine.edited_turn import run_edited_turn
 from core.engine.parse import parse_reply, stated_final
 from core.engine.screen import screen_block
+from core.engine.search_help import (empty_search_note, next_hop_note, no_such_document_note, not_a_table_note,
+                                      table_in_documents_note)
 from core.engine.outcome import RlmOutcome, RootCallRefused, Session, TextDocument  # noqa: F401
 from core.engine.subcalls import SubCaller
 from core.engine.turn_state import RootMemory, Turn
@@ -258,7 +260,7 @@ class Rlm:
         self.ctx.emit(ev.RootTurnStarted, call_id=turn.id, parent_id=self.rlm_id, iteration=iteration,
                       depth=self.depth, model=self.config.root_model, final_request=final_request,
                       new_messages=messages[self._reported:])
-        turn.reply = await self._call_root(messages, turn)
+        turn.reply = await self._call_root(self._asked(messages, turn), turn)
         messages.append({"role": "assistant", "content": turn.reply.text})
         self._reported = len(messages)           # RootReplied carries the reply itself
         turn.parsed = parse_reply(turn.reply.text)
@@ -276,6 +278,20 @@ class Rlm:
         feedback = prompts.turn_feedback(turn.outputs, turn.notes, iteration, self.config.max_iterations,
                                          small=small_prompt(self.config.root_model))
         return None, feedback
+
+    def _asked(self, messages: list[dict], turn: Turn) -> list[dict]:
+        """What the root is sent: the conversation, but for a small root asked for its final answer (stuck,
+        or at the cap) only the system prompt, the question and the last feedback. The real 1.5B model,
+        asked for its answer after sending one block three times, sent it again and again until the
+        time cap: with its own replies in view it copies them; the request's output and offer stay."""
+        if not (turn.final_request and small_prompt(self.config.root_model) and len(messages) > 3
+                and messages[-1].get("role") == "user"):
+            return messages
+        self.ctx.emit(ev.Notice, call_id=turn.id, parent_id=self.rlm_id, level="info",
+                      message="The root was asked for its final answer in a short conversation: the system prompt, "
+                              "the question and the last feedback, without its earlier replies.")
+        return [messages[0], {"role": "user", "content": prompts.fill(
+            "final_request_small.md", question=self.question, feedback=messages[-1]["content"])}]
 
     def _reserve_next_root_call(self, messages: list[dict], blocks: int) -> None:
         """What the next root turn needs at least: its input at worst and a reply of the
@@ -312,12 +328,43 @@ class Rlm:
         if turn.repeated == "code":
             turn.outputs.append(prompts.repeated_reply(turn.repeated_turn, memory.last_ran[2]))
             # a small root copies a literal line, not advice: the line that ends the run with it
-            offer = offer_for(self.question, memory.printed) if small_prompt(self.config.root_model) else None
+            earlier = "\n".join(memory.shown[:len(memory.shown) - len(memory.last_ran[2])])
+            offer = offer_for(self.question, memory.printed, earlier) if small_prompt(self.config.root_model) else None
             if offer and not searched_nothing(memory.printed):
                 turn.notes.append(offer)
         elif cells:
             memory.last_ran = (turn.iteration, cells, tuple(turn.outputs))
         memory.last_prose = (turn.iteration, "" if cells else " ".join(turn.reply.text.split()))
+        if cells and turn.final is None and small_prompt(self.config.root_model):
+            self._search_help(turn, memory.printed if turn.repeated else turn.printed)
+
+    def _search_help(self, turn: Turn, printed: str | None) -> None:
+        """A small root's search that matched nothing: the lines holding its words in any order; one
+        that printed a code the question does not name: the search for it; a document taken from
+        `tables` that has none: how to read its lines (core/engine/search_help.py); else a short output
+        is offered as the FINAL line at once (the real 1.5B model sent the block that printed the answer
+        again, turn after turn, and was offered it only then)."""
+        code = "\n".join(self.memory.last_ran[1])
+        if not code:
+            return
+        shown = (self.memory.last_ran[2] or ("",))[-1] if turn.repeated else (turn.outputs or [""])[-1]
+        if turn.repeated and "\n[error]\n" in "\n" + shown:
+            printed = None
+        if printed is None:
+            docs = [(d.path, d.text) for d in self.documents]
+            note = (not_a_table_note(code, shown, docs) or no_such_document_note(code, shown, docs)
+                    or table_in_documents_note(code, shown, docs))
+        elif searched_nothing(printed):
+            note = empty_search_note(code, [(d.path, d.text) for d in self.documents])
+        else:
+            note = next_hop_note(self.question, code, printed)
+        if note:
+            turn.notes.append(note)
+            self.memory.hinted += note + "\n"
+        elif printed and not turn.repeated:     # a short whole output: the FINAL line to copy, at once
+            offer = offer_at_once(self.question, printed, "\n".join(self.memory.shown[:-1]))
+            if offer:
+                turn.notes.append(offer)
 
     async def run_cell(self, turn_id: str, index: int, of: int, code: str, *,
                        recorded: Any = None) -> tuple[Any, str]:
@@ -343,6 +390,8 @@ class Rlm:
         self._count(result)
         if not result.error and not result.fault:
             self.memory.printed = result.stdout
+        if self._this_turn is not None:
+            self._this_turn.printed = None if result.error or result.fault else result.stdout
         self.ctx.emit(ev.CellExecuted, call_id=cell_id, parent_id=turn_id, index=index, code=code,
                       stdout=result.stdout, stderr=result.stderr, error=result.error,
                       is_syntax_error=result.is_syntax_error, duration_ms=result.duration_ms,
@@ -391,7 +440,8 @@ class Rlm:
             return None
         if turn.iteration <= self.config.max_iterations:   # not at the cap: a final answer of the wrong
             # kind is sent back once (answer_kind.py), when the root was asked for it because it was stuck too
-            answer = self.answer_kind.review(self, answer, turn.id, self.memory.shown)
+            by_variable = (turn.final or {}).get("kind") == "FINAL_VAR" or getattr(parsed.final, "kind", "") == "FINAL_VAR"
+            answer = self.answer_kind.review(self, answer, turn.id, self.memory.shown, by_variable)
             if answer is None:
                 return None
         if answer.strip():

@@ -30,6 +30,7 @@ class Turn:
     final: dict | None = None             # a FINAL/FINAL_VAR that a cell ran: {kind, value}
     repeated: str | None = None           # "code" | "prose" when the reply repeated an earlier one
     repeated_turn: int = 0                # the turn it repeated
+    printed: str | None = None            # stdout of the turn's last cell (None: it failed, or none ran)
 
 
 @dataclass
@@ -42,3 +43,4 @@ class RootMemory:
     hot: bool = False                     # the next root call follows a repeated reply
     unseen_told: bool = False             # a final answer before any code was sent back once
     best_answer: str | None = None        # the last answer that did not end the run
+    hinted: str = ""                      # lines of the documents the engine showed (search_help.py)

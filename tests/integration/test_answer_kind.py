@@ -126,3 +126,18 @@ async def test_not_found_after_printed_lines_is_sent_back_when_the_stuck_root_is
     offered = "reply with exactly this line and nothing else:\nFINAL('Gritting. Crews grit the deck below two degrees.')"
     assert last.index("so the answer may be in them") < last.index(offered)
     assert any("'Not in the documents.' was sent back once" in n.message for n in of_type(events, "Notice"))
+
+
+async def test_a_number_no_output_holds_is_sent_back_with_the_printed_numbers(server):
+    # The real 1.5B model printed the rows and the total asked for, then copied the prompt example's
+    # FINAL line of an average.
+    table = [Doc("sales.csv", "month,revenue\n2024-01,10\n2024-02,15\n")]
+    total = ("rows = documents[0]['text'].splitlines()[1:]\nvalues = [int(r.split(',')[1]) for r in rows]\n"
+             "print(len(values), sum(values))")
+    server.script("tiny-1.5b", replies=[code(total), code("FINAL(str(round(sum(values) / len(values), 2)))"),
+                                        code("FINAL('25')")])
+    result, events = await run(server, "What is the total of the revenue column?", table, mode="rlm",
+                               root_model="openai/tiny-1.5b")
+    assert result.answer == "25"
+    third = server.requests_for("tiny-1.5b")[2].messages[-1]["content"]
+    assert "12.5 is in none of the output, and your last block printed the numbers 2, 25." in third

@@ -61,7 +61,7 @@ async def test_a_small_roots_reply_without_code_is_given_the_line_that_ends_the_
     line = "Your last block printed 92. If 92 answers the question, reply with exactly this line and " \
            "nothing else:\nFINAL('92')"
     sent = [r.messages[-1]["content"] for r in server.requests_for("tiny-1.5b")]
-    assert line not in sent[1] and line in sent[2]
+    assert line in sent[1] and line in sent[2]     # offered at once, and again after the prose
     # Not for a large root; not when the last output is more than one short line.
     server.script("root", replies=replies)
     await run(server, "How many?", DOCS, mode="rlm")
@@ -96,7 +96,7 @@ async def test_a_small_root_that_repeats_a_block_is_given_the_line_that_ends_the
     assert result.answer == "1"
     prompts = [r.messages[-1]["content"] for r in server.requests_for("tiny-1.5b")]
     offer = "Your last block printed 1. If 1 answers the question, reply with exactly this line and nothing else:\nFINAL('1')"
-    assert offer not in prompts[1] and offer in prompts[2]
+    assert offer in prompts[1] and offer in prompts[2]      # at once, and again with the repeat
     empty = "hits = [l for l in context.splitlines() if 'warning' in l.lower()]\nprint(len(hits))"
     server.script("tiny-1.5b", replies=[code(empty), code(empty), code("FINAL('none')")])
     await run(server, "How many?", DOCS, mode="rlm", root_model="openai/tiny-1.5b")

@@ -100,3 +100,50 @@ def test_no_line_is_offered_for_a_number_question_when_the_output_holds_no_digit
     assert offer_for("What is the total of the passengers column?", "['month,route,passengers']") is None
     assert "FINAL('113917')" in offer_for("What is the total of the passengers column?", "113917")
     assert "FINAL('month,route,passengers')" in offer_for("Which columns are there?", "['month,route,passengers']")
+
+
+def test_a_number_no_output_holds_is_sent_back_with_the_numbers_the_last_line_printed():
+    # The real 1.5B model printed the rows and the total asked for, then copied the prompt's average.
+    printed = "['month', 'n'] [['2024-01', 3256]]\n48 113917\n"
+    note = sent_back_note("What is the total of the n column?", "2373.27", [printed], printed, "")
+    assert note and note.startswith("FINAL(2373.27) did not end the run: 2373.27 is in none of the output, "
+                                    "and your last block printed the numbers 48, 113917.")
+
+
+def test_a_printed_number_or_one_rounded_from_it_is_kept():
+    assert sent_back_note("What is the total of n?", "113917", ["48 113917"], "48 113917", "") is None
+    assert sent_back_note("What is the average of n?", "2151.42", ["12 2151.41666"], "12 2151.41666", "") is None
+    assert sent_back_note("What is the total of n?", "113,917", ["48 113917"], "48 113917", "") is None
+
+
+def test_a_guess_right_after_an_empty_search_is_sent_back_and_a_printed_or_shown_answer_is_not():
+    note = sent_back_note("Who kept the light?", "Ada Holm", ["[]"], "[]", "")
+    assert note and "no output of yours holds it, so it is a guess" in note
+    assert sent_back_note("Who kept the light?", "Ada Holm", ["['Ada Holm kept it']", "[]"], "[]", "") is None
+    assert sent_back_note("Who kept the light?", "Ada Holm", ["[]"], "[]", "", hinted="- line 3: Ada Holm") is None
+    assert sent_back_note("Who kept the light?", "Not in the documents.", ["[]"], "[]", "") is None
+
+
+def test_the_numbers_of_a_traceback_are_not_printed_numbers():
+    error = "[error]\nTraceback (most recent call last):\n  File \"<cell 1>\", line 1, in <module>\nIndexError: x"
+    note = sent_back_note("How many lines say FAULT?", "2", [error], error, "")
+    assert "no output of yours holds that number" in note and "printed the numbers" not in note
+
+
+def test_a_number_no_cell_computed_after_a_failed_block_is_sent_back():
+    # The real 1.5B model's block failed (KeyError), then it answered with a total it made up.
+    error = "[error]\nTraceback (most recent call last):\n  File \"<cell 1>\", line 2\nKeyError: 'header'"
+    note = sent_back_note("What is the total of the passengers column?", "The total is 32,560.", [error], error, "")
+    assert note and note.startswith("FINAL(The total is 32,560.) did not end the run: no output of yours holds that "
+                                    "number, so no code computed it.")
+    assert sent_back_note("How many failed?", "4 inspections failed.", ["4"], "4", "") is None
+    assert sent_back_note("How many failed?", "In 2023, 4 failed.", ["4"], "4", "") is None
+
+
+def test_an_output_is_offered_at_once_only_when_its_kind_fits_the_question():
+    from core.engine.answer_kind import offer_at_once
+    assert "FINAL('126')" in offer_at_once("How many crossings were late?", "126\n")
+    assert offer_at_once("How many crossings were late?", "['a line', 'another']") is None
+    assert "FINAL('Ann Lee; Bo Rask')" in offer_at_once("Which drivers are listed?", "['Ann Lee', 'Bo Rask']")
+    assert offer_at_once("Which drivers are listed?", "2\n") is None
+    assert offer_at_once("Did 2023 or 2024 record more? Answer with the year.", "3\n") is None

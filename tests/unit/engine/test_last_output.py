@@ -29,3 +29,21 @@ def test_a_printed_list_is_offered_as_its_items_or_its_first_line():
     assert last_output(str([LINE])) is None                       # longer than a short value
     assert last_output(str(["x" * 500]), REPEATED_OUTPUT_CHARS) is None
     assert "FINAL('[1, 2]')" in last_output("[1, 2]")          # not strings: offered as printed
+
+
+def test_an_item_an_earlier_output_held_comes_after_the_new_ones():
+    # A second hop: the first search printed the unit's line; the search for its code printed that
+    # line again beside the one that answers.
+    first = "Ann Lee drives unit TR-88 of the depot fleet." + " x" * 150
+    answer = "TR-88: kept at depot North." + " x" * 150
+    question = "Which depot keeps the unit that Ann Lee drives?"
+    assert f"FINAL({first!r})" in last_output(str([first, answer]), REPEATED_OUTPUT_CHARS, question)
+    offered = last_output(str([first, answer]), REPEATED_OUTPUT_CHARS, question, seen=str([first]))
+    assert f"FINAL({answer!r})" in offered
+    assert f"FINAL({first!r})" in last_output(str([first]), REPEATED_OUTPUT_CHARS, question, seen=str([first]))
+
+
+def test_whole_offers_only_the_whole_output():
+    assert last_output(str([LINE] * 30), REPEATED_OUTPUT_CHARS, whole=True) is None
+    assert "FINAL('Birger Lamm; Dagny Strand')" in last_output(str(["Birger Lamm", "Dagny Strand"]),
+                                                                REPEATED_OUTPUT_CHARS, whole=True)
