@@ -157,6 +157,15 @@ async def _read_and_run(args: argparse.Namespace, config: Any) -> int:
         from core.repl import spare  # lazy: imported by _ask already
         spare.warm_up(memory_limit_mb=config.memory_limit_mb, require_full_sandbox=config.require_full_sandbox)
         await asyncio.sleep(0)                  # its first step spawns the worker
+    # lazy: +191 modules in the command (where it runs)
+    from core.store import opened_cache
+    # One store for the reading (what earlier runs read of the same files) and for the run:
+    # opened once before the first request, not twice.
+    with opened_cache() as cache:
+        return await _read_then_run(args, config, cache)
+
+
+async def _read_then_run(args: argparse.Namespace, config: Any, cache: Any) -> int:
     # lazy: +70 modules in the command (where it runs)
     from app.run_service import RunRequest, RunService
     # lazy: +111 modules in the command (where it runs)
@@ -169,10 +178,7 @@ async def _read_and_run(args: argparse.Namespace, config: Any) -> int:
         from app.settings import ingest_options, load_settings
         options = ingest_options(load_settings(), ocr=True if getattr(args, "ocr", False) else None,
                                  max_file_mb=getattr(args, "max_file_mb", None))
-        # lazy: +191 modules in the command (where it runs)
-        from core.store import opened_cache
-        with opened_cache() as cache:            # what earlier runs read of the same files
-            found = await ingest(args.paths, options, on_progress=progress, cache=cache)
+        found = await ingest(args.paths, options, on_progress=progress, cache=cache)
         from core.ingest.workers import stop_fork_server  # lazy: imported above already (ingest)
         stop_fork_server()                     # no further reading in this command
     except FileNotFoundError as exc:
@@ -200,7 +206,9 @@ async def _read_and_run(args: argparse.Namespace, config: Any) -> int:
         request = RunRequest.ask(args.question, found.documents, config, skipped=found.skipped)
     except ValueError as exc:
         return _fail(args, str(exc), 2)
-    return await run_request(request, args, RunService())
+    # the store is lent to the run (closed here, once the run is recorded); a store that could
+    # not be opened for the cache is opened by the run, which says why it cannot
+    return await run_request(request, args, RunService(store=cache.store if cache is not None else None))
 
 
 def _progress_printer():
