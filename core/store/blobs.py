@@ -24,7 +24,10 @@ import zstandard
 # (or lzma, none) are read as they are: the codec is stored with each blob.
 CODEC = "zstd"
 ZSTD_LEVEL = 1
-SOURCE_BLOB_BATCH = 16 * 1024 * 1024   # compressed bytes of source texts stored per transaction
+# Compressed bytes of source texts stored per transaction. Each batch is held until it is
+# written: the 40 MB run's engine peaked at 96 MB with 16 MB batches, 80 MB with 4 MB (and
+# 75 MB with 2 MB; the same exit time; load 8, speed-round-7.md).
+SOURCE_BLOB_BATCH = 4 * 1024 * 1024
 # A text read back from a file (the document's own, or the sidecar a big file's text was
 # written to, core/ingest/bigfile.py) past this many characters is not copied into the store:
 # compressing it would hold it whole in the engine beside the REPL's copy.
