@@ -78,6 +78,21 @@ def config_from_args(args: argparse.Namespace) -> Any:
 SPARE_MIN_BYTES = 4_000_000     # reading this much takes longer than the worker's start
 
 
+def idle_cpu(load1: float | None = None, cpus: int | None = None) -> bool:
+    """Whether a whole CPU is free on average over the last minute (1-minute load at most
+    the CPUs less one): then the REPL worker's start runs beside this process's own start
+    instead of taking CPU from it."""
+    import os  # lazy: free (os is always loaded)
+    if load1 is None:
+        try:
+            load1 = os.getloadavg()[0]
+        except OSError:          # not known here: as if busy
+            return False
+    if cpus is None:
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return cpus >= 2 and load1 <= cpus - 1
+
+
 def run_ask(args: argparse.Namespace) -> int:
     # lazy: +59 modules in the command (where it runs)
     import asyncio
@@ -115,9 +130,11 @@ async def _ask(args: argparse.Namespace, config: Any) -> int:
 
 def _spare_for_big_contexts(config: Any, show: Any) -> Any:
     """A progress callback: once the files counted reach SPARE_MIN_BYTES the REPL worker starts,
-    while the rest is read (core/repl/spare.py). A small context's worker starts beside the
-    root's first call, as in every run: started here it only took CPU from the way to the first
-    request (10 kB at load 12: 2.56 s against 2.15 s to the first request)."""
+    while the rest is read (core/repl/spare.py). On a busy machine a small context's worker
+    starts beside the root's first call, as in every run: started here it only took CPU from
+    the way to the first request (10 kB at load 12: 2.56 s against 2.15 s to the first
+    request). With a CPU free it starts first thing (_read_and_run): a model that answers at
+    once then finds the worker started instead of waiting for it in the first cell."""
     import asyncio  # lazy: imported by run_ask already
     from core.repl import spare  # lazy: imported by _ask already
     loop = asyncio.get_running_loop()
@@ -135,6 +152,20 @@ def _spare_for_big_contexts(config: Any, show: Any) -> Any:
 
 
 async def _read_and_run(args: argparse.Namespace, config: Any) -> int:
+    if idle_cpu():
+        import asyncio  # lazy: imported by run_ask already
+        from core.repl import spare  # lazy: imported by _ask already
+        spare.warm_up(memory_limit_mb=config.memory_limit_mb, require_full_sandbox=config.require_full_sandbox)
+        await asyncio.sleep(0)                  # its first step spawns the worker
+    # lazy: +191 modules in the command (where it runs)
+    from core.store import opened_cache
+    # One store for the reading (what earlier runs read of the same files) and for the run:
+    # opened once before the first request, not twice.
+    with opened_cache() as cache:
+        return await _read_then_run(args, config, cache)
+
+
+async def _read_then_run(args: argparse.Namespace, config: Any, cache: Any) -> int:
     # lazy: +70 modules in the command (where it runs)
     from app.run_service import RunRequest, RunService
     # lazy: +111 modules in the command (where it runs)
@@ -147,10 +178,7 @@ async def _read_and_run(args: argparse.Namespace, config: Any) -> int:
         from app.settings import ingest_options, load_settings
         options = ingest_options(load_settings(), ocr=True if getattr(args, "ocr", False) else None,
                                  max_file_mb=getattr(args, "max_file_mb", None))
-        # lazy: +191 modules in the command (where it runs)
-        from core.store import opened_cache
-        with opened_cache() as cache:            # what earlier runs read of the same files
-            found = await ingest(args.paths, options, on_progress=progress, cache=cache)
+        found = await ingest(args.paths, options, on_progress=progress, cache=cache)
         from core.ingest.workers import stop_fork_server  # lazy: imported above already (ingest)
         stop_fork_server()                     # no further reading in this command
     except FileNotFoundError as exc:
@@ -178,7 +206,9 @@ async def _read_and_run(args: argparse.Namespace, config: Any) -> int:
         request = RunRequest.ask(args.question, found.documents, config, skipped=found.skipped)
     except ValueError as exc:
         return _fail(args, str(exc), 2)
-    return await run_request(request, args, RunService())
+    # the store is lent to the run (closed here, once the run is recorded); a store that could
+    # not be opened for the cache is opened by the run, which says why it cannot
+    return await run_request(request, args, RunService(store=cache.store if cache is not None else None))
 
 
 def _progress_printer():

@@ -14,13 +14,20 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 import sqlite_utils
+import zstandard
 
-CODEC = "zlib"          # lzma would be 3x smaller, 20x slower
-# Level 1, not 6: the sources of a run are compressed beside the run's first turns, and on a
-# 2-core machine that CPU is taken from them. Measured on 20 MB of mixed log/CSV/prose text:
-# level 1 0.40 s CPU, ratio 0.545; level 6 0.93 s, ratio 0.507 (7% more disk, once per text).
-ZLIB_LEVEL = 1
-SOURCE_BLOB_BATCH = 16 * 1024 * 1024   # compressed bytes of source texts stored per transaction
+# Zstandard level 1. The sources of a run are compressed beside the run and, what is left,
+# between its last event and the process's exit, on a 2-core machine. Measured on the 40 MB
+# corpus of tests/bench/bench_reference.py (40 files of mixed log, CSV and prose lines):
+# zstd level 1 0.15 s of CPU, ratio 0.52; zlib level 1 (the codec before) 0.79-0.91 s, ratio
+# 0.55; zstd 2 0.22 s, 0.41. Decompressing: zstd 0.05 s, zlib 0.28 s. Blobs stored with zlib
+# (or lzma, none) are read as they are: the codec is stored with each blob.
+CODEC = "zstd"
+ZSTD_LEVEL = 1
+# Compressed bytes of source texts stored per transaction. Each batch is held until it is
+# written: the 40 MB run's engine peaked at 96 MB with 16 MB batches, 80 MB with 4 MB (and
+# 75 MB with 2 MB; the same exit time; load 8, speed-round-7.md).
+SOURCE_BLOB_BATCH = 4 * 1024 * 1024
 # A text read back from a file (the document's own, or the sidecar a big file's text was
 # written to, core/ingest/bigfile.py) past this many characters is not copied into the store:
 # compressing it would hold it whole in the engine beside the REPL's copy.
@@ -28,10 +35,13 @@ BLOB_MAX_CHARS = 32 * 1024 * 1024
 
 
 def encode(data: bytes) -> tuple[str, bytes]:
-    return CODEC, zlib.compress(data, ZLIB_LEVEL)
+    return CODEC, zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(data)
 
 
 def decode(codec: str, content: bytes) -> bytes:
+    if codec == "zstd":
+        # the size is in the frame's header (ZstdCompressor.compress writes it)
+        return zstandard.ZstdDecompressor().decompress(content)
     if codec == "zlib":
         return zlib.decompress(content)
     if codec == "lzma":

@@ -143,3 +143,32 @@ def test_ask_over_a_big_and_a_small_folder_answers_from_the_whole_context_and_le
     assert json.loads(out)["answer"] == str(files * size)
     procs, dirs = _left_by(proc.pid)
     assert not procs and not dirs
+
+
+@pytest.mark.parametrize("idle", [True, False])
+def test_with_a_cpu_free_ask_starts_the_worker_before_it_reads_even_a_small_context(
+        server, tmp_path, monkeypatch, idle):
+    """A free CPU (app/cli_ask.py: idle_cpu): the worker starts first thing, beside the reading
+    and the rest of the start, and the run takes it; on a busy machine a 10 kB context's worker
+    starts beside the root's first call. The real ingestion runs; it is only watched."""
+    import core.ingest
+    from app import cli, cli_ask
+    (tmp_path / "notes.txt").write_text("apples: 3\n" * 1000)
+    real_ingest, seen = core.ingest.ingest, []
+
+    async def watched(*args, **kwargs):
+        seen.append(spare._spare is not None)
+        return await real_ingest(*args, **kwargs)
+    monkeypatch.setattr(core.ingest, "ingest", watched)
+    monkeypatch.setattr(cli_ask, "idle_cpu", lambda: idle)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-cli-test")
+    server.script("root", replies=[code("FINAL(str(len(context)))")])
+    cmd, _env = ask(server, tmp_path, tmp_path / "notes.txt", "--json", "--quiet")
+    assert cli.main(cmd[3:]) == 0
+    assert seen == [idle] and spare._spare is None        # started before the reading (or not); taken
+
+
+def test_a_free_cpu_is_a_whole_one_on_average():
+    from app.cli_ask import idle_cpu
+    assert idle_cpu(0.4, 2) and idle_cpu(1.0, 2) and idle_cpu(2.9, 4)
+    assert not idle_cpu(1.3, 2) and not idle_cpu(0.0, 1) and not idle_cpu(3.5, 4)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import zlib
+
 import pytest
 
 from core.ingest.model import Document, Skip, Span
@@ -46,6 +48,23 @@ def test_a_text_is_stored_once_and_compressed(store: RunStore):
     size, stored = store.db.execute(
         "SELECT size, length(content) FROM blobs WHERE sha256 = ?", [store.sources("r1")[1]["text_sha256"]]).fetchone()
     assert stored < size / 5
+
+
+def test_texts_are_stored_as_zstandard_and_older_zlib_blobs_still_read(store: RunStore):
+    """Blobs carry their codec: new texts are zstd; a store written before keeps its zlib
+    blobs, and a run that names one reads it back unchanged."""
+    store.save_sources("r1", docs(), [])
+    assert {row[0] for row in store.db.execute("SELECT codec FROM blobs")} == {"zstd"}
+    text_sha = store.sources("r1")[1]["text_sha256"]
+    # the blob as an earlier version stored it: zlib level 1, codec 'zlib'
+    data = docs()[1].text.encode("utf-8")
+    store.db.execute("UPDATE blobs SET codec = 'zlib', content = ? WHERE sha256 = ?", [zlib.compress(data, 1), text_sha])
+    store.db.conn.commit()
+    assert [d.text for d in store.documents("r1")] == [d.text for d in docs()]
+    store.db.execute("UPDATE blobs SET codec = 'brotli' WHERE sha256 = ?", [text_sha])
+    store.db.conn.commit()
+    with pytest.raises(ValueError, match="unknown blob codec 'brotli'"):
+        store.documents("r1")
 
 
 def test_deleting_a_run_keeps_texts_other_runs_use(store: RunStore):
