@@ -155,6 +155,7 @@ def rows_of(found: Any) -> tuple[list[Any], list[Any]]:
 
 
 async def _grid(args: argparse.Namespace, columns: list, out: Any = None) -> int:
+    suffix = Path(args.out).suffix.lower()
     # lazy: each alone +59 (asyncio) to +118 (export_grid) modules, mostly shared, in the command (where it runs)
     import asyncio
     # lazy: counted in the line above the first of these imports
@@ -225,15 +226,15 @@ async def _grid(args: argparse.Namespace, columns: list, out: Any = None) -> int
             again = gs.requeue(db, grid_id, ("done", "failed", "limited"), [(r, col) for r in range(len(rows))])
             _say(args, f"running the {again} cells of column {name!r} again")
         queued = gs.queued_cells(db, grid_id)
-        data = gs.load_grid(db, grid_id)
         if not created:
-            ended = sum(1 for c in data.cells.values() if c["state"] in ("done", "failed", "limited"))
-            _say(args, f"resuming grid {grid_id[:12]}: {ended} of {len(data.cells)} cells already ended")
+            counts = gs.cell_counts(db, grid_id)
+            ended = counts["done"] + counts["failed"] + counts["limited"]
+            _say(args, f"resuming grid {grid_id[:12]}: {ended} of {sum(counts.values())} cells already ended")
         for r in rows:
             if r.error:
                 _say(args, f"warning: {r.error}; its cells are failed")
         _say(args, preview(config, columns, documents, queued, cap_usd=args.max_cost,
-                           spent_usd=data.cost_usd).sentence())
+                           spent_usd=gs.grid_cost(db, grid_id)).sentence())
         grid = GridRun(db, grid_id, documents, config, run_cell=run_cell, concurrency=args.concurrency,
                        max_cost_usd=args.max_cost, writer=writer)
         loop = asyncio.get_running_loop()
@@ -248,7 +249,7 @@ async def _grid(args: argparse.Namespace, columns: list, out: Any = None) -> int
                 what = event.error if event.state != "done" else (event.flag or "")
                 _say(args, f"[{done}/{total}] {rows[event.row].path} x {columns[event.col].name}: "
                            f"{event.state}, ${event.cost_usd:.4f}" + (f" ({what})" if what else ""))
-        data = await grid.run(on_cell=progress)
+        data = await grid.run(on_cell=progress, citations=suffix != ".csv")     # a CSV has none
         loop.remove_signal_handler(signal.SIGINT)
         written = write_grid(data, Path(args.out), comments=not args.no_comments)
     finally:
