@@ -209,7 +209,7 @@ async def _grid(args: argparse.Namespace, columns: list, out: Any = None) -> int
         run_cell = GridCells(RunService(store=store, writer=writer)).run_cell
         if args.ray:                   # the cluster and the keys checked before the grid is opened
             try:
-                run_cell = ray_cells(args, config, store).run_cell
+                run_cell = ray_cells(args, config, writer).run_cell
             except (ValueError, RuntimeError) as exc:
                 return _fail(f"cannot run on Ray: {exc}")
         grid_id, created = gs.open_grid(db, columns, rows, max_cost_usd=args.max_cost,
@@ -277,9 +277,10 @@ async def _grid(args: argparse.Namespace, columns: list, out: Any = None) -> int
     return EXIT_LIMITED if counts["failed"] or counts["limited"] else 0
 
 
-def ray_cells(args: argparse.Namespace, config: Any, store: Any) -> Any:
+def ray_cells(args: argparse.Namespace, config: Any, writer: Any) -> Any:
     """The cells' runner on the cluster at --ray, with only the keys --ray-send-key allows:
-    a model whose calls need a key that was not allowed is refused before anything runs."""
+    a model whose calls need a key that was not allowed is refused before anything runs. The
+    cells' runs are written by `writer`, the grid's one EventWriter."""
     # lazy: +1 modules in the command (where it runs)
     from app.key_routing import keys_to_send
     # lazy: free in the command (where it runs)
@@ -287,7 +288,7 @@ def ray_cells(args: argparse.Namespace, config: Any, store: Any) -> Any:
     # lazy: ray itself is imported only when the cluster answers (`pip install 'rlm-studio[ray]'`)
     from core.grid.ray_cells import RayCells, connect
     keys = keys_to_send(config, set(args.ray_send_key))
-    return RayCells(connect(args.ray), store, keys=keys, version=__version__)
+    return RayCells(connect(args.ray), writer, keys=keys, version=__version__)
 
 
 def _say(args: argparse.Namespace, line: str) -> None:
