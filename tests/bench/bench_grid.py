@@ -203,7 +203,7 @@ def scale(docs: int, latency: float, concurrency: int) -> dict:
             "done": result["summary"]["done"], "load1_before": load_before, "load1_after": load1()}
 
 
-def model_grid(api_base: str, model: str, window: int, concurrency: int) -> dict:
+def model_grid(api_base: str, model: str, window: int, concurrency: int, max_tokens: int | None = None) -> dict:
     import sqlite3
     from tests.support.grid_contracts import COLUMNS as CONTRACT_COLUMNS, expected, law_matches, write_contracts
     tmp = Path(tempfile.mkdtemp(prefix="bench-grid-model-"))
@@ -213,7 +213,8 @@ def model_grid(api_base: str, model: str, window: int, concurrency: int) -> dict
                PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring", LITELLM_LOCAL_MODEL_COST_MAP="True")
     cmd = [sys.executable, "-m", "app.main", "grid", str(cols), str(tmp / "contracts"), "--out", str(tmp / "grid.csv"),
            "--root", model, "--sub", model, "--api-base", api_base, "--context-window", str(window),
-           "--price", f"{model}=0,0", "--concurrency", str(concurrency), "--json"]
+           "--price", f"{model}=0,0", "--concurrency", str(concurrency), "--json",
+           *(["--root-max-tokens", str(max_tokens)] if max_tokens else [])]
     load_before, t0 = load1(), time.monotonic()
     proc = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
     wall = time.monotonic() - t0
@@ -234,6 +235,7 @@ def model_grid(api_base: str, model: str, window: int, concurrency: int) -> dict
                       "answer": (answer or "")[:160]})
     right = {n: sum(c["right"] for c in cells if c["column"] == n) for n in names}
     return {"model": model, "api_base": api_base, "window": window, "concurrency": concurrency,
+            "root_max_tokens": max_tokens,
             "cells": len(cells), "right": sum(right.values()), "right_per_column": right,
             "flagged": sum(1 for c in cells if c["flag"]), "wall_min": round(wall / 60, 2),
             "summary": json.loads(proc.stdout or "{}"), "load1_before": load_before, "load1_after": load1(),
@@ -246,6 +248,7 @@ def main() -> None:
     parser.add_argument("--api-base", default="http://127.0.0.1:8088/v1")
     parser.add_argument("--model", default="openai/qwen2.5-coder-1.5b")
     parser.add_argument("--window", type=int, default=16384)
+    parser.add_argument("--root-max-tokens", type=int, help="model: the cells' --root-max-tokens (default: the app's)")
     parser.add_argument("--docs", type=int)
     parser.add_argument("--latency", type=float)
     parser.add_argument("--concurrency", type=int, help="cells at once (scale: 64, model: 1)")
@@ -254,7 +257,7 @@ def main() -> None:
     if args.what == "strategies":
         result = asyncio.run(_strategies(args.docs or 50, args.latency if args.latency is not None else 0.2))
     elif args.what == "model":
-        result = model_grid(args.api_base, args.model, args.window, args.concurrency or 1)
+        result = model_grid(args.api_base, args.model, args.window, args.concurrency or 1, args.root_max_tokens)
     else:
         result = scale(args.docs or 1000, args.latency if args.latency is not None else 0.5, args.concurrency or 64)
     result["machine"] = machine_info()
