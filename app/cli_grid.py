@@ -155,6 +155,7 @@ def rows_of(found: Any) -> tuple[list[Any], list[Any]]:
 
 
 async def _grid(args: argparse.Namespace, columns: list, out: Any = None) -> int:
+    suffix = Path(args.out).suffix.lower()
     # lazy: each alone +59 (asyncio) to +118 (export_grid) modules, mostly shared, in the command (where it runs)
     import asyncio
     # lazy: counted in the line above the first of these imports
@@ -208,7 +209,7 @@ async def _grid(args: argparse.Namespace, columns: list, out: Any = None) -> int
         run_cell = GridCells(RunService(store=store, writer=writer)).run_cell
         if args.ray:                   # the cluster and the keys checked before the grid is opened
             try:
-                run_cell = ray_cells(args, config, store).run_cell
+                run_cell = ray_cells(args, config, writer).run_cell
             except (ValueError, RuntimeError) as exc:
                 return _fail(f"cannot run on Ray: {exc}")
         grid_id, created = gs.open_grid(db, columns, rows, max_cost_usd=args.max_cost,
@@ -225,17 +226,18 @@ async def _grid(args: argparse.Namespace, columns: list, out: Any = None) -> int
             again = gs.requeue(db, grid_id, ("done", "failed", "limited"), [(r, col) for r in range(len(rows))])
             _say(args, f"running the {again} cells of column {name!r} again")
         queued = gs.queued_cells(db, grid_id)
-        data = gs.load_grid(db, grid_id)
         if not created:
-            ended = sum(1 for c in data.cells.values() if c["state"] in ("done", "failed", "limited"))
-            _say(args, f"resuming grid {grid_id[:12]}: {ended} of {len(data.cells)} cells already ended")
+            counts = gs.cell_counts(db, grid_id)
+            ended = counts["done"] + counts["failed"] + counts["limited"]
+            _say(args, f"resuming grid {grid_id[:12]}: {ended} of {sum(counts.values())} cells already ended")
         for r in rows:
             if r.error:
                 _say(args, f"warning: {r.error}; its cells are failed")
         _say(args, preview(config, columns, documents, queued, cap_usd=args.max_cost,
-                           spent_usd=data.cost_usd).sentence())
+                           spent_usd=gs.grid_cost(db, grid_id)).sentence())
         grid = GridRun(db, grid_id, documents, config, run_cell=run_cell, concurrency=args.concurrency,
                        max_cost_usd=args.max_cost, writer=writer)
+        _collect_often()
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, grid.stop)
         total = len(queued)
@@ -248,7 +250,7 @@ async def _grid(args: argparse.Namespace, columns: list, out: Any = None) -> int
                 what = event.error if event.state != "done" else (event.flag or "")
                 _say(args, f"[{done}/{total}] {rows[event.row].path} x {columns[event.col].name}: "
                            f"{event.state}, ${event.cost_usd:.4f}" + (f" ({what})" if what else ""))
-        data = await grid.run(on_cell=progress)
+        data = await grid.run(on_cell=progress, citations=suffix != ".csv")     # a CSV has none
         loop.remove_signal_handler(signal.SIGINT)
         written = write_grid(data, Path(args.out), comments=not args.no_comments)
     finally:
@@ -276,9 +278,27 @@ async def _grid(args: argparse.Namespace, columns: list, out: Any = None) -> int
     return EXIT_LIMITED if counts["failed"] or counts["limited"] else 0
 
 
-def ray_cells(args: argparse.Namespace, config: Any, store: Any) -> Any:
+def _collect_often() -> None:
+    """Each ended cell leaves its run's objects (~130) to Python's cyclic collector, whose full
+    collection comes after 10 younger ones by default (~500 cells): in this process, which
+    only runs the grid, what was loaded before the cells is frozen out of the collector's
+    walk and a full collection comes after 2 (4 MB less at the peak of 300 x 5, the walk
+    short: docs/dev/grid.md)."""
+    # lazy: free (first use only)
+    import gc
+    gc.collect()
+    gc.freeze()
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, FULL_COLLECTION_EVERY)
+
+
+FULL_COLLECTION_EVERY = 2
+
+
+def ray_cells(args: argparse.Namespace, config: Any, writer: Any) -> Any:
     """The cells' runner on the cluster at --ray, with only the keys --ray-send-key allows:
-    a model whose calls need a key that was not allowed is refused before anything runs."""
+    a model whose calls need a key that was not allowed is refused before anything runs. The
+    cells' runs are written by `writer`, the grid's one EventWriter."""
     # lazy: +1 modules in the command (where it runs)
     from app.key_routing import keys_to_send
     # lazy: free in the command (where it runs)
@@ -286,7 +306,7 @@ def ray_cells(args: argparse.Namespace, config: Any, store: Any) -> Any:
     # lazy: ray itself is imported only when the cluster answers (`pip install 'rlm-studio[ray]'`)
     from core.grid.ray_cells import RayCells, connect
     keys = keys_to_send(config, set(args.ray_send_key))
-    return RayCells(connect(args.ray), store, keys=keys, version=__version__)
+    return RayCells(connect(args.ray), writer, keys=keys, version=__version__)
 
 
 def _say(args: argparse.Namespace, line: str) -> None:

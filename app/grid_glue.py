@@ -278,7 +278,7 @@ class GridGlue:
                 from app.version import __version__
                 # lazy: ray itself was imported when the cluster answered
                 from core.grid.ray_cells import RayCells
-                run_cell = RayCells(cluster[0], store, keys=cluster[1], version=__version__).run_cell
+                run_cell = RayCells(cluster[0], writer, keys=cluster[1], version=__version__).run_cell
             grid = GridRun(db, grid_id, documents, config, run_cell=run_cell,
                            concurrency=max(1, min(config.concurrency, 8)), max_cost_usd=cap, writer=writer)
             self._grid = grid

@@ -192,6 +192,9 @@ class Engine:
         totals = ctx.totals(started)
         totals["mode"], totals["mode_reason"] = choice.value.mode, choice.value.reason
         self._check_support(ctx, answer, docs, totals)
+        # What the run read (its prompts and outputs: its largest texts) is needed no more; the
+        # run's objects may wait for the cyclic collector, its texts do not (a grid runs thousands).
+        ctx.support = None
         if status in ("finished", "capped"):
             ctx.emit(ev.RunFinished, call_id="R", status=status, answer=answer, totals=totals)
         else:

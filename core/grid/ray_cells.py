@@ -1,13 +1,15 @@
 """A grid's cells on a Ray cluster (`pip install 'rlm-studio[ray]'`, `--ray ADDRESS`).
 
     ray = connect("127.0.0.1:6379")                  # RayUnavailable: a sentence saying why not
-    cells = RayCells(ray, store, keys={...})
-    grid = GridRun(db, grid_id, documents, config, run_cell=cells.run_cell, ...)
+    cells = RayCells(ray, writer, keys={...})        # writer: the grid's one EventWriter
+    grid = GridRun(db, grid_id, documents, config, run_cell=cells.run_cell, writer=writer, ...)
 
 Each cell is a Ray task (a shard of one cell: the grid's scheduler bounds how many run at
 once) that runs its own engine and its own sandboxed REPL worker on whichever node Ray
-picks. The task returns the run's events and result; the desktop writes them into the
-local store as each task finishes, so a cell's run is an ordinary stored run here. Every
+picks. The task returns the run's events and result; as each task finishes, the desktop
+hands them to the grid's one EventWriter (the writer of the local grid's cells too), with
+the run's source, before the cell's own row: one thread and one connection write every
+cell, and a cell's run is an ordinary stored run here. Every
 call of every task reserves from the grid's one budget, a Ray actor (core/grid/ray_budget.py).
 A task whose worker or node is lost is run once more, and the cell says so; lost twice,
 the cell fails with the reason. API keys stay on this computer unless `keys` carries them:
@@ -19,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+from functools import partial
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -93,11 +96,11 @@ def run_cell_task(question: str, document: Any, config: Any, run_id: str, actor:
 
 
 class RayCells:
-    def __init__(self, ray: Any, store: Any, *, keys: dict[str, str | None], version: str = "",
+    def __init__(self, ray: Any, writer: Any, *, keys: dict[str, str | None], version: str = "",
                  task_cpus: float = 0.25) -> None:
         self.ray = ray
         self.version = version
-        self.store = store
+        self.writer = writer
         self.keys = dict(keys)
         self.actor: Any = None
         self.task = ray.remote(num_cpus=task_cpus, max_retries=0)(run_cell_task)
@@ -127,7 +130,7 @@ class RayCells:
                 if attempt == 2:
                     raise CellLost(f"the Ray worker running this cell was lost twice ({type(exc).__name__})") from None
                 retried = True
-        await asyncio.to_thread(self._store, run_id, document, out["events"])
+        self._store(run_id, document, out["events"])
         state = await self.actor.state.remote()
         budget.spent_usd = state["spent_usd"]          # the desktop's view of the one budget
         result = out["result"]
@@ -136,11 +139,14 @@ class RayCells:
         return result
 
     def _store(self, run_id: str, document: Any, events: list) -> None:
-        """The task's run into the local store, as a local run's writer stores it."""
-        writer = self.store.writer()
-        try:
-            for event in events:
-                writer(event)
-        finally:
-            writer.close()
-        self.store.save_sources(run_id, [document])
+        """The task's run to the grid's writer (queued, not waited for: committed in its next
+        batch, before the cell's row that the grid hands it next), as a local cell's run is."""
+        from core.store.runstore import write_sources_in
+        self.writer.submit(partial(write_sources_in, run_id=run_id, documents=[document]), _sources_written)
+        for event in events:
+            self.writer(event)
+
+
+def _sources_written(error: BaseException | None) -> None:
+    if error is not None:
+        log.error("the source of a Ray cell's run could not be saved: %s", error)

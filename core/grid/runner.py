@@ -75,7 +75,7 @@ class GridRun:
             config.replace(max_cost_usd=max_cost_usd)
         self.run_cell = run_cell
         self.concurrency = max(1, concurrency)
-        data = gs.load_grid(db, grid_id)
+        data = gs.load_grid(db, grid_id, citations=False)
         self.columns, self.rows = data.columns, data.rows
         # One budget for the grid, across resumes: what earlier sessions spent counts.
         self.budget = Budget(max_cost_usd=max_cost_usd, max_sub_calls=None)
@@ -110,7 +110,10 @@ class GridRun:
         for task in list(self._tasks):
             task.cancel()
 
-    async def run(self, on_cell: Callable[[CellEvent], None] | None = None) -> gs.GridData:
+    async def run(self, on_cell: Callable[[CellEvent], None] | None = None, *,
+                  citations: bool = True) -> gs.GridData:
+        """Run the queued cells; the grid as it ends (`citations=False`: its cells without
+        their citations, gs.load_grid)."""
         emit = on_cell or (lambda _e: None)
         self._write(lambda db: gs.set_status(db, self.grid_id, "running"))
         taken = self._take_interrupted(emit)
@@ -143,13 +146,10 @@ class GridRun:
             self._write(lambda db: gs.set_status(db, self.grid_id, "stopped"))
             raise
         await self._written()
-        data = gs.load_grid(self.db, self.grid_id)
-        counts = data.counts()
-        status = "stopped" if self.stopped or counts["queued"] else "finished"
+        status = "stopped" if self.stopped or gs.cell_counts(self.db, self.grid_id)["queued"] else "finished"
         self._write(lambda db: gs.set_status(db, self.grid_id, status))
         await self._written()
-        data.status = status
-        return data
+        return gs.load_grid(self.db, self.grid_id, citations=citations)
 
     def _take_interrupted(self, emit: Callable[[CellEvent], None]) -> set[tuple[int, int]]:
         """The cells whose run ended before a process died: ended with that run's answer."""
@@ -182,12 +182,20 @@ class GridRun:
                 f"not run: the grid's dollar cap ${self.budget.max_cost_usd:.4f} is spent")))
             return
         try:
-            # The cell's document is held while its cell runs (read once, not once per reader):
-            # the documents in memory are those of the cells in flight.
-            document = document if document.held else document.but(text=document.text)
+            # The cell's document is held while its cell runs (read once, not once per reader),
+            # and let go of when it ends: the texts in memory are those of the cells in flight.
+            held = document if document.held else document.but(text=document.text)
         except OSError as exc:                  # changed or gone since it was read
             self._end(emit, gs.CellResult(row, col, "failed", error=str(exc)))
             return
+        try:
+            await self._held_cell(row, col, column, held, emit)
+        finally:
+            if held is not document:            # the finished run's objects keep the copy, not its text
+                held.let_go_of_text(document.text_reader)
+
+    async def _held_cell(self, row: int, col: int, column: Any, document: Any,
+                         emit: Callable[[CellEvent], None]) -> None:
         run_id = uuid.uuid4().hex
         self._write(lambda db: gs.start_cell(db, self.grid_id, row, col, run_id))
         emit(CellEvent(row, col, "running", run_id=run_id))

@@ -192,7 +192,9 @@ def set_status(db: Any, grid_id: str, status: str) -> None:
     db.execute("UPDATE grids SET status = ?, updated_utc = ? WHERE id = ?", [status, time.time(), grid_id])
 
 
-def load_grid(db: Any, grid_id: str) -> GridData:
+def load_grid(db: Any, grid_id: str, *, citations: bool = True) -> GridData:
+    """The grid with every cell; `citations=False`: the cells without their citations (a CSV
+    needs none, and 5,000 cells' citations with their passages take ~8 MB)."""
     row = db.execute("SELECT id, name, status, max_cost_usd, cost_usd, created_utc, updated_utc FROM grids "
                      "WHERE id = ?", [grid_id]).fetchone()
     if row is None:
@@ -202,14 +204,27 @@ def load_grid(db: Any, grid_id: str) -> GridData:
     rows = [Row(p, s or "", c, e) for p, s, c, e in db.execute(
         "SELECT path, sha256, chars, error FROM grid_rows WHERE grid_id = ? ORDER BY position", [grid_id])]
     names = ("row", "col", "state", "answer", "value_json", "flag", "error", "cost_usd", "run_id",
-             "citations_json")
+             "citations_json" if citations else "'[]'")
     cells = {}
     for values in db.execute(f"SELECT {', '.join(names)} FROM grid_cells WHERE grid_id = ?", [grid_id]):
-        cell = dict(zip(names, values))
+        cell = dict(zip(names[:-1], values))
         cell["value"] = json.loads(cell.pop("value_json") or "null")
-        cell["citations"] = json.loads(cell.pop("citations_json") or "[]")
+        cell["citations"] = json.loads(values[-1] or "[]")
         cells[(cell["row"], cell["col"])] = cell
     return GridData(row[0], row[1], row[2], row[3], row[4] or 0.0, columns, rows, cells, row[5], row[6])
+
+
+def cell_counts(db: Any, grid_id: str) -> dict[str, int]:
+    """How many cells are in each state (GridData.counts without loading the cells)."""
+    out = {s: 0 for s in ("queued", "running", "done", "failed", "limited")}
+    out.update(db.execute("SELECT state, count(*) FROM grid_cells WHERE grid_id = ? GROUP BY state", [grid_id]))
+    return out
+
+
+def grid_cost(db: Any, grid_id: str) -> float:
+    """What the grid's cells have spent (across resumes)."""
+    row = db.execute("SELECT cost_usd FROM grids WHERE id = ?", [grid_id]).fetchone()
+    return float(row[0] or 0.0) if row else 0.0
 
 
 def list_grids(db: Any) -> list[dict]:

@@ -111,6 +111,14 @@ class Document:
         object.__setattr__(new, "_text_from", reader)
         return new
 
+    def let_go_of_text(self, reader: Callable[["Document"], str]) -> None:
+        """In place: this document holds its text no more; `reader(doc)` gives it back when
+        asked. Only for a copy its maker held the text in for a while (a grid cell's
+        `but(text=...)`): whoever still refers to the copy (a finished run's objects, which
+        may wait for the cyclic garbage collector) then holds no text."""
+        self.__dict__.pop("text", None)
+        object.__setattr__(self, "_text_from", reader)
+
     def but(self, **changes: Any) -> "Document":
         """dataclasses.replace that keeps a read-back document's text unread."""
         new = copy.copy(self)

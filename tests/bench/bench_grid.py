@@ -2,6 +2,8 @@
 
     .venv/bin/python tests/bench/bench_grid.py strategies [--docs 50] [--latency 0.2]
     .venv/bin/python tests/bench/bench_grid.py scale [--docs 1000] [--latency 0.5] [--concurrency 64]
+    .venv/bin/python tests/bench/bench_grid.py model --api-base http://127.0.0.1:8088/v1 \
+        [--model openai/qwen2.5-coder-1.5b] [--window 16384] [--concurrency 1]
 
 strategies: one column over N documents run three ways against the scripted server (in its
 own process): (a) per-document runs in Auto, each one plain call (what the grid runs for a
@@ -18,6 +20,11 @@ process, the same niceness) sends as many document-sized requests at the same co
 to the same server: its wall is what the machine allows at that moment (the floor), so
 the grid's wall is given against both the bound and the floor, with the grid's CPU
 seconds per cell (user + system, the child's rusage).
+
+model: a real model (root = sub) on 10 supplier contracts x 3 typed questions (renewal date,
+liability cap, governing law: tests/support/grid_contracts.py) through `rlm-studio grid`;
+each cell's parsed value against the contract's, its flag, and the minutes from process
+start to exit.
 """
 
 from __future__ import annotations
@@ -196,18 +203,63 @@ def scale(docs: int, latency: float, concurrency: int) -> dict:
             "done": result["summary"]["done"], "load1_before": load_before, "load1_after": load1()}
 
 
+def model_grid(api_base: str, model: str, window: int, concurrency: int, max_tokens: int | None = None) -> dict:
+    import sqlite3
+    from tests.support.grid_contracts import COLUMNS as CONTRACT_COLUMNS, expected, law_matches, write_contracts
+    tmp = Path(tempfile.mkdtemp(prefix="bench-grid-model-"))
+    paths = write_contracts(tmp / "contracts")
+    cols = write_columns(tmp / "cols.jsonl", CONTRACT_COLUMNS)
+    env = dict(os.environ, RLMSTUDIO_DESKTOP_HOME=str(tmp / "home"), OPENAI_API_KEY="sk-local",
+               PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring", LITELLM_LOCAL_MODEL_COST_MAP="True")
+    cmd = [sys.executable, "-m", "app.main", "grid", str(cols), str(tmp / "contracts"), "--out", str(tmp / "grid.csv"),
+           "--root", model, "--sub", model, "--api-base", api_base, "--context-window", str(window),
+           "--price", f"{model}=0,0", "--concurrency", str(concurrency), "--json",
+           *(["--root-max-tokens", str(max_tokens)] if max_tokens else [])]
+    load_before, t0 = load1(), time.monotonic()
+    proc = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
+    wall = time.monotonic() - t0
+    if proc.returncode not in (0, 4):       # 4: some cells failed or limited
+        raise SystemExit(f"grid failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    db = sqlite3.connect(next((tmp / "home").rglob("*.db")))
+    order = sorted(p.name for p in paths)
+    names = [c["name"] for c in CONTRACT_COLUMNS]
+    cells = []
+    for row, col, state, answer, value, flag, mode, run_wall in db.execute(
+            "SELECT c.row, c.col, c.state, c.answer, c.value_json, c.flag, json_extract(r.totals_json, '$.mode'), "
+            "r.wall_ms FROM grid_cells c LEFT JOIN runs r ON r.id = c.run_id ORDER BY c.row, c.col"):
+        i = int(order[row][:2]) - 1
+        want, got = expected(i)[names[col]], json.loads(value or "null")
+        right = law_matches(str(got or ""), want) if names[col] == "law" else got == want
+        cells.append({"document": order[row], "column": names[col], "state": state, "value": got, "expected": want,
+                      "right": bool(right), "flag": flag, "mode": mode, "run_s": round((run_wall or 0) / 1000, 1),
+                      "answer": (answer or "")[:160]})
+    right = {n: sum(c["right"] for c in cells if c["column"] == n) for n in names}
+    return {"model": model, "api_base": api_base, "window": window, "concurrency": concurrency,
+            "root_max_tokens": max_tokens,
+            "cells": len(cells), "right": sum(right.values()), "right_per_column": right,
+            "flagged": sum(1 for c in cells if c["flag"]), "wall_min": round(wall / 60, 2),
+            "summary": json.loads(proc.stdout or "{}"), "load1_before": load_before, "load1_after": load1(),
+            "per_cell": cells}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="RLM Studio benchmark: the review grid")
-    parser.add_argument("what", choices=("strategies", "scale"))
+    parser.add_argument("what", choices=("strategies", "scale", "model"))
+    parser.add_argument("--api-base", default="http://127.0.0.1:8088/v1")
+    parser.add_argument("--model", default="openai/qwen2.5-coder-1.5b")
+    parser.add_argument("--window", type=int, default=16384)
+    parser.add_argument("--root-max-tokens", type=int, help="model: the cells' --root-max-tokens (default: the app's)")
     parser.add_argument("--docs", type=int)
     parser.add_argument("--latency", type=float)
-    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--concurrency", type=int, help="cells at once (scale: 64, model: 1)")
     parser.add_argument("--json", metavar="OUT")
     args = parser.parse_args()
     if args.what == "strategies":
         result = asyncio.run(_strategies(args.docs or 50, args.latency if args.latency is not None else 0.2))
+    elif args.what == "model":
+        result = model_grid(args.api_base, args.model, args.window, args.concurrency or 1, args.root_max_tokens)
     else:
-        result = scale(args.docs or 1000, args.latency if args.latency is not None else 0.5, args.concurrency)
+        result = scale(args.docs or 1000, args.latency if args.latency is not None else 0.5, args.concurrency or 64)
     result["machine"] = machine_info()
     print(machine_line(result["machine"]))
     print(json.dumps({k: v for k, v in result.items() if k != "machine"}, indent=1))

@@ -49,6 +49,9 @@ def test_grid_on_a_local_ray_cluster_inside_a_network_namespace(tmp_path):
     assert db.execute("SELECT count(*) FROM grid_cells c JOIN runs r ON r.id = c.run_id "
                       "WHERE r.status = 'finished'").fetchone()[0] == 30
     assert db.execute("SELECT count(*) FROM events").fetchone()[0] > 30
+    # through the grid's one EventWriter, as the local grid's cells: one owner for every run
+    assert db.execute("SELECT count(DISTINCT owner_token) FROM runs").fetchone()[0] == 1
+    assert db.execute("SELECT count(DISTINCT run_id) FROM sources").fetchone()[0] == 30
 
     capped = json.loads(result["capped"]["stdout"])
     assert result["capped_billed"] <= result["cap"] and capped["cost_usd"] <= result["cap"]

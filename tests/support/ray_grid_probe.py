@@ -123,10 +123,14 @@ def bare_cluster(server, out: Path, docs: Path, cols: Path, temp: Path) -> dict:
     (site / "packages_only.pth").write_text(str(Path(ray.__file__).resolve().parents[1]) + "\n")
     bare_env = {k: v for k, v in env(out / "h5").items() if k != "PYTHONPATH"}
     ray_cli = [str(bare / "bin" / "python"), "-c", "from ray.scripts.scripts import main; main()"]
-    start = subprocess.run([*ray_cli, "start", "--head", "--num-cpus", "1", "--include-dashboard=false",
-                            "--disable-usage-stats", "--node-ip-address", "127.0.0.1", "--port", "6391",
-                            "--temp-dir", f"{temp}b"], env=bare_env, cwd=out, capture_output=True, text=True,
-                           timeout=300)
+    for _ in range(2):       # Ray waits 30 s (fixed) for its raylet: on a loaded machine, once more
+        start = subprocess.run([*ray_cli, "start", "--head", "--num-cpus", "1", "--include-dashboard=false",
+                                "--disable-usage-stats", "--node-ip-address", "127.0.0.1", "--port", "6391",
+                                "--temp-dir", f"{temp}b"], env=bare_env, cwd=out, capture_output=True, text=True,
+                               timeout=300)
+        if start.returncode == 0 or "timed out during startup" not in start.stderr:
+            break
+        subprocess.run([*ray_cli, "stop", "--force"], env=bare_env, capture_output=True, timeout=120)
     try:
         cmd = [sys.executable, "-m", "app.main", "grid", str(cols), str(docs), "--out", str(out / "bare.csv"),
                "--root", "openai/m", "--sub", "openai/m", "--api-base", server.url, "--json", "--quiet",
