@@ -27,7 +27,8 @@ fi
 # Each group's output is printed whole when it ends; the exit status is non-zero if any failed.
 workers=${RLM_TEST_WORKERS:-2}
 engine_args=(tests/integration tests/packaging tests/security)
-[ "$workers" -gt 0 ] && engine_args=(-n "$workers" --dist loadfile "${engine_args[@]}")
+# --no-loadscope-reorder: files in the order tests/conftest.py gives (the longest first).
+[ "$workers" -gt 0 ] && engine_args=(-n "$workers" --dist loadfile --no-loadscope-reorder "${engine_args[@]}")
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 declare -A group_of began
