@@ -33,6 +33,17 @@ def pytest_fixture_setup(fixturedef, request):
     return result
 
 
+# Files that take minutes (hundreds of MB read in bounded memory; Ctrl+C swept over a CLI's
+# start): scripts/test.sh hands the engine's tests to two xdist workers a file at a time in this
+# order, so these two start at once on a worker each rather than one after the other at the end.
+FIRST = ("tests/integration/test_big_files.py", "tests/integration/test_sigint_from_start.py")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    rank = {path: i for i, path in enumerate(FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(FIRST)))   # stable: the rest keep their order
+
+
 def reload_keyring() -> None:
     """keyring keeps the backend it chose first for the whole process: choose again from
     PYTHON_KEYRING_BACKEND as it is now, so no test inherits another test's backend."""

@@ -84,7 +84,7 @@ class Budget:
         self.overrun_usd = 0.0  # by how much, in all
         self.estimated_calls = 0  # attempts settled on an estimate (no usage from the provider)
         self.estimated_usd = 0.0
-        self.attempts = 0       # model-call attempts settled or released
+        self.attempts = 0       # model-call attempts settled or released (not those never sent)
         self.waiting = 0        # calls waiting in acquire_call for calls in flight to settle
         self.waiting_worst_usd = 0.0   # the largest worst case among them
         self._on_change = on_change
@@ -237,13 +237,14 @@ class Budget:
         self._on_change()
         self._wake()
 
-    def release(self, reservation: Reservation) -> None:
-        """The call did not happen (error before any usage, or cancelled)."""
+    def release(self, reservation: Reservation, *, attempted: bool = True) -> None:
+        """The call did not happen (error before any usage, or cancelled); `attempted=False`:
+        its request never reached the provider, so it is no attempt either."""
         if reservation.open:
             reservation.open = False
             self.reserved_usd = max(self.reserved_usd - reservation.usd, 0.0)
             self.in_flight -= 1
-            self.attempts += 1
+            self.attempts += 1 if attempted else 0
             self._on_change()
             self._wake()
 

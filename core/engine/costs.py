@@ -175,7 +175,7 @@ class CallMeter:
             self.ctx.budget.shortened += 1
         cost = self.ctx.prices.cost_usd(self.model, usage.input_tokens, usage.output_tokens)
         if not (usage.input_tokens or usage.output_tokens):
-            self.ctx.budget.release(reservation)
+            self.ctx.budget.release(reservation, attempted=getattr(usage, "outcome", None) != "unsent")
             return
         self.ctx.budget.settle(reservation, cost, usage.input_tokens, usage.output_tokens,
                                estimated=usage.estimated)

@@ -43,7 +43,10 @@ This module owns what is around the attempts: retries, the meter, cancellation.
     anything else (a stream cut mid-way, a timeout, a body that is not JSON,
       a cancellation): its input tokens plus the tokens of the text received
       so far, both estimated (usage_estimated=True), since providers bill
-      what they processed and streamed.
+      what they processed and streamed;
+    except an attempt that ended before the whole request was on the connection
+      (a cancel or a timeout while it connects), on a transport that reports it
+      (the direct route): nothing, and outcome "unsent": the provider never saw it.
 """
 
 from __future__ import annotations
@@ -84,7 +87,7 @@ class AttemptUsage:
     input_tokens: int
     output_tokens: int
     estimated: bool           # not the provider's own count
-    outcome: str              # "ok" | "failed" | "cancelled"
+    outcome: str              # "ok" | "failed" | "cancelled" | "unsent" (never reached the provider)
     error: LLMError | None = None
 
 
@@ -94,8 +97,10 @@ class AttemptMeter(Protocol):
 
 
 def attempt_usage(model: str, messages: list[dict], received: str, error: LLMError | None,
-                  *, cancelled: bool = False) -> AttemptUsage:
+                  *, cancelled: bool = False, sent: bool = True) -> AttemptUsage:
     """The usage of an attempt that did not complete (see the module docstring)."""
+    if not sent:
+        return AttemptUsage(0, 0, False, "unsent", error)
     outcome = "cancelled" if cancelled else "failed"
     if error is not None and (error.status is not None or error.kind == "unreachable"):
         return AttemptUsage(0, 0, False, outcome, error)
@@ -137,8 +142,9 @@ class ModelClient:
                 granted = await meter.begin(attempt)      # the cap may grant fewer tokens
                 kwargs["max_tokens"] = granted or max_tokens
             started = time.monotonic()
+            sent = _Sent(not transport.reports_sent)
             try:
-                raw = await transport.send(_request(kwargs, stream, self.timeout_s),
+                raw = await transport.send(_request(kwargs, stream, self.timeout_s, sent),
                                            lambda text: _deliver(text, received, on_delta, stop))
             except CallbackFailed as failed:
                 if meter is not None:
@@ -146,12 +152,13 @@ class ModelClient:
                 raise failed.error from None
             except asyncio.CancelledError:
                 if meter is not None:    # no await here: the task is being cancelled
-                    meter.end(attempt_usage(model, messages, "".join(received), None, cancelled=True))
+                    meter.end(attempt_usage(model, messages, "".join(received), None, cancelled=True,
+                                            sent=sent.done))
                 raise
             except (LLMError, Exception) as exc:
                 error = classify(exc, model, self.api_base_for(model))
                 if meter is not None:
-                    meter.end(attempt_usage(model, messages, "".join(received), error))
+                    meter.end(attempt_usage(model, messages, "".join(received), error, sent=sent.done))
             else:
                 reply = self._completion(model, messages, raw, started, attempt)
                 if meter is not None:
@@ -211,10 +218,22 @@ class ModelClient:
                           usage_estimated=estimated)
 
 
-def _request(kwargs: dict[str, Any], stream: bool, timeout_s: float) -> Request:
+def _request(kwargs: dict[str, Any], stream: bool, timeout_s: float, sent: "_Sent") -> Request:
     return Request(kwargs["model"], kwargs["messages"], kwargs["max_tokens"], stream,
                    kwargs.get("api_base"), kwargs.get("api_key"), timeout_s,
-                   kwargs.get("temperature"), kwargs.get("reasoning_effort"))
+                   kwargs.get("temperature"), kwargs.get("reasoning_effort"),
+                   None if sent.done else sent)
+
+
+class _Sent:
+    """Whether an attempt's whole request went out (Request.on_sent calls it)."""
+    __slots__ = ("done",)
+
+    def __init__(self, done: bool) -> None:
+        self.done = done
+
+    def __call__(self) -> None:
+        self.done = True
 
 
 def _deliver(text: str, parts: list[str], on_delta: Callable[[str], None] | None,

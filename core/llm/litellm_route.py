@@ -23,6 +23,7 @@ from core.llm.transport import BadReply, Reply, Request, typed_errors
 
 class LitellmTransport:
     name = "litellm"
+    reports_sent = False               # litellm does not say when the request went out
 
     async def prepare(self) -> None:
         await litellm_async()       # the first import takes seconds: off the loop, and not part

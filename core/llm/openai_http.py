@@ -109,6 +109,7 @@ def body(model: str, messages: list[dict], *, max_tokens: int, stream: bool,
 class DirectTransport:
     """core/llm/transport.py's Transport over this module."""
     name = "direct"
+    reports_sent = True
 
     async def prepare(self) -> None:
         return None
@@ -124,8 +125,8 @@ class DirectTransport:
         with typed_errors(request):
             async with asyncio.timeout(request.timeout_s):
                 if request.stream:
-                    return await stream(base, sent, payload, request.timeout_s, on_piece)
-                return await post(base, sent, payload, request.timeout_s)
+                    return await stream(base, sent, payload, request.timeout_s, on_piece, request.on_sent)
+                return await post(base, sent, payload, request.timeout_s, request.on_sent)
 
 
 DIRECT = DirectTransport()
@@ -236,17 +237,19 @@ def _close_with_the_loop(loop: asyncio.AbstractEventLoop, found: aiohttp.ClientS
     loop.create_task(gen.__anext__())     # its first step registers it with the loop
 
 
-async def post(api_base: str, sent: dict[str, str], payload: dict[str, Any], timeout_s: float) -> Reply:
-    """A call without streaming; `sent`: the request's headers (`headers(key)` and more)."""
-    return await _cancelled_once(_post(api_base, sent, payload, timeout_s))
+async def post(api_base: str, sent: dict[str, str], payload: dict[str, Any], timeout_s: float,
+               on_sent: Callable[[], None] | None = None) -> Reply:
+    """A call without streaming; `sent`: the request's headers (`headers(key)` and more);
+    `on_sent()` once the whole request is on the connection."""
+    return await _cancelled_once(_post(api_base, sent, payload, timeout_s, on_sent))
 
 
 async def stream(api_base: str, sent: dict[str, str], payload: dict[str, Any], timeout_s: float,
-                 on_piece: Callable[[str], Any]) -> Reply:
+                 on_piece: Callable[[str], Any], on_sent: Callable[[], None] | None = None) -> Reply:
     """A streamed call: `on_piece(text)` for every piece of the reply as it arrives. When it
     returns True the response is closed at once (the server sees the connection go and stops
     generating) and the Reply has what arrived, finish_reason "cut", no usage."""
-    return await _cancelled_once(_stream(api_base, sent, payload, timeout_s, on_piece))
+    return await _cancelled_once(_stream(api_base, sent, payload, timeout_s, on_piece, on_sent))
 
 
 async def _cancelled_once(request: Any) -> Reply:
@@ -272,9 +275,10 @@ def _retrieve(task: "asyncio.Task[Any]") -> None:
         task.exception()        # seen: a failure after the caller left is not "never retrieved"
 
 
-async def _post(api_base: str, sent: dict[str, str], payload: dict[str, Any], timeout_s: float) -> Reply:
+async def _post(api_base: str, sent: dict[str, str], payload: dict[str, Any], timeout_s: float,
+                on_sent: Callable[[], None] | None) -> Reply:
     url = url_for(api_base)
-    async with session().post(url, data=_encode(payload), headers=sent, proxy=proxy_for(url),
+    async with session().post(url, data=_data(payload, on_sent), headers=sent, proxy=proxy_for(url),
                               timeout=_aiohttp().ClientTimeout(total=timeout_s)) as response:
         if response.status != 200:
             _raise_status(response, await response.content.read(MAX_ERROR_BODY))
@@ -300,12 +304,12 @@ def _completion(data: Any) -> Reply:
 
 
 async def _stream(api_base: str, sent: dict[str, str], payload: dict[str, Any], timeout_s: float,
-                  on_piece: Callable[[str], Any]) -> Reply:
+                  on_piece: Callable[[str], Any], on_sent: Callable[[], None] | None) -> Reply:
     finish: str | None = None
     usage: tuple[int | None, int | None] = (None, None)
     parts: list[str] = []
     url = url_for(api_base)
-    async with session().post(url, data=_encode(payload), headers=sent, proxy=proxy_for(url),
+    async with session().post(url, data=_data(payload, on_sent), headers=sent, proxy=proxy_for(url),
                               timeout=_aiohttp().ClientTimeout(total=timeout_s)) as response:
         if response.status != 200:
             _raise_status(response, await response.content.read(MAX_ERROR_BODY))
@@ -377,6 +381,33 @@ async def _events(response: aiohttp.ClientResponse, ended: _Ended) -> AsyncItera
 
 def _encode(payload: dict[str, Any]) -> bytes:
     return json.dumps(payload, ensure_ascii=False).encode("utf-8")
+
+
+def _data(payload: dict[str, Any], on_sent: Callable[[], None] | None) -> Any:
+    """The request's body; with `on_sent`, a body that calls it once aiohttp has written all of
+    it to the connection (a cancel before that, e.g. while the connection is being made, sent
+    the provider nothing)."""
+    data = _encode(payload)
+    if on_sent is None:
+        return data
+    global _SentBody
+    if _SentBody is None:
+        from aiohttp.payload import BytesPayload
+
+        class SentBody(BytesPayload):
+            def __init__(self, value: bytes, on_sent: Callable[[], None]) -> None:
+                super().__init__(value, content_type="application/json")
+                self.on_sent = on_sent
+
+            async def write_with_length(self, writer: Any, content_length: int | None) -> None:
+                await super().write_with_length(writer, content_length)
+                self.on_sent()
+
+        _SentBody = SentBody
+    return _SentBody(data, on_sent)
+
+
+_SentBody: Any = None
 
 
 def _usage(usage: Any) -> tuple[int | None, int | None]:

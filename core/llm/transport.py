@@ -61,6 +61,9 @@ class Request:
     timeout_s: float
     temperature: float | None = None
     reasoning_effort: str | None = None
+    # Called once the whole request has been handed to the connection, by a transport whose
+    # `reports_sent` is True: an attempt cancelled before that never reached the provider.
+    on_sent: Callable[[], None] | None = None
 
 
 @dataclass
@@ -74,6 +77,7 @@ class Reply:
 
 class Transport(Protocol):
     name: str                          # "direct" | "litellm"
+    reports_sent: bool                 # calls Request.on_sent (else every attempt counts as sent)
 
     async def prepare(self) -> None:
         """Whatever must be ready before the first attempt (litellm's import); not timed."""

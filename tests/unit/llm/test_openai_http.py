@@ -6,8 +6,10 @@ import asyncio
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -329,3 +331,45 @@ async def test_a_call_really_goes_through_the_proxy_unless_no_proxy_says_not(ope
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     reply = await client_for(openai_server, max_retries=0).complete("openai/m", MESSAGES, max_tokens=5)
     assert reply.text == "direct" and len(openai_server.history) == 1
+
+
+class RecordingMeter:
+    """An AttemptMeter that records what each attempt was taken to have used."""
+
+    def __init__(self) -> None:
+        self.begun = 0
+        self.ended: list = []
+
+    async def begin(self, attempt: int) -> None:
+        self.begun += 1
+
+    def end(self, usage) -> None:
+        self.ended.append(usage)
+
+
+async def test_a_call_cancelled_while_it_connects_sent_nothing_and_costs_nothing(monkeypatch):
+    """The server's accept queue is full, so the connection is never made and the request never
+    leaves: the attempt is "unsent", costs nothing and is no attempt for the budget (a cancel
+    after the request went out is estimated: test_a_cancelled_direct_call_does_not_stall...)."""
+    monkeypatch.delenv("RLMSTUDIO_DESKTOP_HTTP", raising=False)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    queued = socket.create_connection(listener.getsockname())      # fills the queue: the next connect waits
+    try:
+        meter = RecordingMeter()
+        client = ModelClient(key_for=lambda m: "k", max_retries=0,
+                             api_base_for=lambda m: f"http://127.0.0.1:{listener.getsockname()[1]}/v1")
+        task = asyncio.create_task(client.complete("openai/m", MESSAGES, max_tokens=8, meter=meter))
+        deadline = time.monotonic() + 30
+        while not meter.begun and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.3)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    finally:
+        queued.close()
+        listener.close()
+    [usage] = meter.ended
+    assert (usage.outcome, usage.input_tokens, usage.output_tokens, usage.estimated) == ("unsent", 0, 0, False)

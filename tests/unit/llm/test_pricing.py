@@ -111,6 +111,6 @@ def test_the_estimate_needs_no_tokenizer_and_is_near_a_real_count(name, model):
 
 def test_the_estimate_is_cheap_enough_for_the_event_loop():
     text = SAMPLES["english"] * 100                      # about a million characters
-    started = time.perf_counter()
-    estimate_text_tokens("openai/m", text)
-    assert time.perf_counter() - started < 0.05          # measured: about 5 ms
+    started = time.thread_time()          # this thread's CPU: the wall clock also counts other
+    estimate_text_tokens("openai/m", text)  # processes' turns (0.2 s seen with the suite's groups at once)
+    assert time.thread_time() - started < 0.05          # measured: about 5 ms
