@@ -161,14 +161,17 @@ def _printed_lines(shown: str | None) -> bool:
 
 
 def sent_back_note(question: str, answer: str, outputs: list[str], last_printed: str | None,
-                   code: str, offer: str | None = None, hinted: str = "", by_variable: bool = False) -> str | None:
+                   code: str, offer: str | None = None, hinted: str = "", by_variable: bool = False,
+                   computed: bool = False) -> str | None:
     """The note that sends `answer` back, or None when its kind fits the question (or cannot be told).
     `outputs`: every cell output the root was shown; `last_printed`: the last of them that printed
     something (the cell with the final answer often prints nothing); `code`: every block the root wrote;
     `offer`: the FINAL line to copy that what the last cell printed makes (core/engine/prompts.py: last_output);
     `hinted`: lines of the documents the engine showed the root (core/engine/search_help.py), not a guess's source;
     `by_variable`: the answer is a variable's value (FINAL_VAR), computed by the cells: a number in it
-    that no output holds is not sent back for that."""
+    that no output holds is not sent back for that; `computed`: a cell ran the FINAL and its number is
+    typed nowhere in the code (FINAL(str(len(hits)))): when no output printed a number at all, it is
+    not sent back as a number no cell computed (one that differs from printed numbers still is)."""
     text = (answer or "").strip()
     if text.lower().strip(" .") in _NOTHING and _searched_nothing(last_printed):
         return prompts.fill("answer_after_empty_search.md", answer=text[:40])
@@ -195,7 +198,8 @@ def sent_back_note(question: str, answer: str, outputs: list[str], last_printed:
         if numbers:        # the numbers of the last line that printed any
             return prompts.fill("answer_not_printed_many.md", answer=text[:40],
                                 numbers=", ".join(dict.fromkeys(numbers))[:200])
-        return prompts.fill("answer_not_computed.md", answer=text[:40])
+        if not computed:
+            return prompts.fill("answer_not_computed.md", answer=text[:40])
     if asks_for_number(question) and text and not _NUMBER_WORDS.search(text):
         return prompts.fill("answer_needs_a_number.md")
     if asks_for_date(question) and text and not _DATE_WORDS.search(text):
@@ -274,17 +278,22 @@ class AnswerKindCheck:
         answer, self.sent_back = self.sent_back[1], None
         return answer
 
-    def review(self, rlm: Any, answer: str, turn_id: str, shown: list[str], by_variable: bool = False) -> str | None:
+    def review(self, rlm: Any, answer: str, turn_id: str, shown: list[str], by_variable: bool = False,
+               ran: bool = False) -> str | None:
         """`answer`, or None when it is sent back (the note is added to the root's feedback and the
-        run's events say so). `shown`: the cell outputs the root was shown, in order."""
+        run's events say so). `shown`: the cell outputs the root was shown, in order; `ran`: a cell
+        ran the FINAL (its argument was code, not the reply's text)."""
         if self.told or not (answer or "").strip():
             return answer
         code = "\n".join(m.get("content") or "" for m in rlm.messages if m.get("role") == "assistant")
+        # FINAL(str(len(hits)) + ' files') computed its number in the cell; FINAL('1416963.5') typed it.
+        computed = ran and not any(re.search(rf"(?<![\w.]){re.escape(n)}(?![\w]|\.\d)", code)
+                                   for n in _numbers(answer))
         printed = [o for o in shown if _printed(o)]
         offer = offer_for(self.question, _stdout_of(printed[-1]), "\n".join(shown[:shown.index(printed[-1])])
                           ) if printed else None
         note = sent_back_note(self.question, answer, list(shown), printed[-1] if printed else None, code, offer,
-                              rlm.memory.hinted, by_variable)
+                              rlm.memory.hinted, by_variable, computed)
         if note is None:
             return answer
         self.told = True

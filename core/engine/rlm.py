@@ -441,7 +441,8 @@ class Rlm:
         if turn.iteration <= self.config.max_iterations:   # not at the cap: a final answer of the wrong
             # kind is sent back once (answer_kind.py), when the root was asked for it because it was stuck too
             by_variable = (turn.final or {}).get("kind") == "FINAL_VAR" or getattr(parsed.final, "kind", "") == "FINAL_VAR"
-            answer = self.answer_kind.review(self, answer, turn.id, self.memory.shown, by_variable)
+            answer = self.answer_kind.review(self, answer, turn.id, self.memory.shown, by_variable,
+                                             ran=turn.final is not None)
             if answer is None:
                 return None
         if answer.strip():

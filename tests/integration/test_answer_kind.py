@@ -141,3 +141,17 @@ async def test_a_number_no_output_holds_is_sent_back_with_the_printed_numbers(se
     assert result.answer == "25"
     third = server.requests_for("tiny-1.5b")[2].messages[-1]["content"]
     assert "12.5 is in none of the output, and your last block printed the numbers 2, 25." in third
+
+
+async def test_a_number_computed_in_the_final_line_after_a_failed_block_is_accepted(server):
+    # The cell that ran FINAL computed the count (nothing printed it: the block before failed); a
+    # typed number in the same place is sent back once (the check above), this one is not.
+    docs = [Doc("one.txt", "apples: 3\n"), Doc("two.md", "pears: 4\n")]
+    server.script("root", replies=[code("print(len(documents)"), code("FINAL(str(len(documents)) + ' files')")])
+    result, events = await run(server, "How many files?", docs, mode="rlm")
+    assert result.answer == "2 files" and len(server.requests_for("root")) == 2
+    assert not any("was sent back" in n.message for n in of_type(events, "Notice"))
+    server.script("root", replies=[code("print(len(documents)"), code("FINAL('7 files')"), code("FINAL('2 files')")])
+    result, events = await run(server, "How many files?", docs, mode="rlm")
+    assert result.answer == "2 files"
+    assert any("'7 files' was sent back once" in n.message for n in of_type(events, "Notice"))

@@ -86,7 +86,7 @@ async def test_auto_counts_digits_high_so_a_table_of_numbers_goes_to_the_rlm(ser
     # 3,600 characters (900 tokens at characters / 4, under a quarter of the window) but 3,000
     # digits: Qwen's tokenizer reads each as a token, so it is over a quarter.
     table = [Doc("numbers.csv", "".join(f"{n:05d}\n" for n in range(600)))]
-    server.script("root", replies=[code("print(len(context))"), code("FINAL('600 rows')")])
+    server.script("root", replies=[code("print(len(documents[0]['text'].splitlines()))"), code("FINAL('600 rows')")])
     result, events = await run(server, "How many rows?", table, mode="auto", context_windows={ROOT: WINDOW})
     assert result.totals["mode"] == "rlm" and result.answer == "600 rows"
     assert any(m.startswith("The RLM: the documents (3.") for m in notices(events)), notices(events)

@@ -68,7 +68,7 @@ def test_html_looking_text_is_shown_as_literal_text(studio, qloop, openai_server
     window, controller = studio
     openai_server.script("sub", fn=lambda r: HOSTILE)
     openai_server.script("root", replies=[
-        "Looking.\n" + code(f"print({HOSTILE!r})\nout = llm_query('Amount? ' + context[:80])"),
+        "Looking.\n" + code(f"print({HOSTILE!r}, 100)\nout = llm_query('Amount? ' + context[:80])"),
         HOSTILE + "\n\n" + code(f"FINAL({HOSTILE!r} + ' 100 dollars')")])
     setup_lab(window, controller, openai_server, HOSTILE + " How much?", [doc(HOSTILE_NAME, LEDGER)])
     outcome = run_async(qloop, run_in_window(window, controller))

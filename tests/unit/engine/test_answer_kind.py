@@ -140,6 +140,17 @@ def test_a_number_no_cell_computed_after_a_failed_block_is_sent_back():
     assert sent_back_note("How many failed?", "In 2023, 4 failed.", ["4"], "4", "") is None
 
 
+def test_a_number_a_cell_computed_in_its_final_line_is_not_a_guess_after_a_failed_block():
+    # FINAL(str(len(documents)) + ' files') computed 2 in code: no output printed it, but no cell
+    # typed it either, so it is not sent back as made up; typed, it is.
+    error = "[SyntaxError]\n  File \"<cell 1>\", line 1\n    print(len(documents)\n"
+    assert sent_back_note("How many files?", "2 files", [error], error, "", computed=True) is None
+    assert sent_back_note("How many files?", "2 files", [error], error, "") is not None
+    # A computed number that differs from the numbers the last cell printed is still sent back.
+    note = sent_back_note("What is the total?", "12.5", ["2 25"], "2 25", "", computed=True)
+    assert note and "printed the numbers 2, 25" in note
+
+
 def test_an_output_is_offered_at_once_only_when_its_kind_fits_the_question():
     from core.engine.answer_kind import offer_at_once
     assert "FINAL('126')" in offer_at_once("How many crossings were late?", "126\n")
