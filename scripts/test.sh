@@ -9,7 +9,9 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 started=$SECONDS
 bash scripts/system-packages.sh
 [ -x .venv/bin/python ] || python3 -m venv .venv
-.venv/bin/pip install -q --disable-pip-version-check -e '.[test]'
+# ray: the review grid's test on a real local Ray cluster (tests/integration/test_grid_ray.py) runs,
+# it is not skipped; the bundle never carries Ray (packaging/rlm-studio.spec).
+.venv/bin/pip install -q --disable-pip-version-check -e '.[test,ray]'
 echo "install: $((SECONDS - started)) s (load $(load))"
 export QT_QPA_PLATFORM=offscreen
 # --durations=25: the slowest tests are printed at the end of every run.

@@ -33,10 +33,12 @@ def pytest_fixture_setup(fixturedef, request):
     return result
 
 
-# Files that take minutes (hundreds of MB read in bounded memory; Ctrl+C swept over a CLI's
-# start): scripts/test.sh hands the engine's tests to two xdist workers a file at a time in this
-# order, so these two start at once on a worker each rather than one after the other at the end.
-FIRST = ("tests/integration/test_big_files.py", "tests/integration/test_sigint_from_start.py")
+# Files that take minutes (a real Ray cluster started and stopped several times; hundreds of MB
+# read in bounded memory; Ctrl+C swept over a CLI's start): scripts/test.sh hands the engine's
+# tests to two xdist workers a file at a time in this order, so they start first, spread over the
+# workers, rather than one after the other at the end.
+FIRST = ("tests/integration/test_grid_ray.py", "tests/integration/test_big_files.py",
+         "tests/integration/test_sigint_from_start.py", "tests/integration/test_big_files_trust.py")
 
 
 def pytest_collection_modifyitems(session, config, items):
