@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayout
 
+from ui.dollar_spin import dollar_text
 from ui.window_fit import sized_to_screen
 
 
@@ -16,7 +17,7 @@ def guide_text(defaults: dict | None = None) -> str:
     defaults = defaults or {}
     cost = defaults.get("max_cost_usd")
     values = {"depth": defaults.get("max_depth", 1), "iterations": defaults.get("max_iterations", 20),
-              "cap": f"${cost:.2f}" if cost else "no cap",
+              "cap": f"${dollar_text(cost)}" if cost else "no cap",
               "your_numbers": defaults.get("your_numbers") or "*Your numbers appear here after your first "
                               "evaluation with a direct call (or your first runs).*"}
     text = (resources_dir() / "guide.md").read_text(encoding="utf-8")

@@ -41,6 +41,8 @@ def test_each_dollar_field_takes_a_fraction_of_a_cent_and_reads_as_money(studio,
     type_into(qtbot, dialog.caps_page.cost, "0.004")
     assert dialog.values()["caps"]["max_cost_usd"] == 0.004
     dialog.reject()
+    from ui.guide import guide_text                   # the Guide names the default cap as typed
+    assert "$0.004" in guide_text({"max_cost_usd": 0.004}) and "$1.00" in guide_text({"max_cost_usd": 1.0})
 
 
 def test_a_run_gets_the_typed_cap_below_a_cent_and_stays_within_it(studio, qloop, qtbot, server, tmp_path):
