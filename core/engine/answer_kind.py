@@ -58,8 +58,9 @@ _NUMBER_ASKED = re.compile(
     r"|ratio|amount)\b"
     r"|^\s*(count|compute|calculate|sum|add\s+up|total)\b)", re.IGNORECASE)
 # The first word of a question that asks for words, items, a name, a reason, a place or a date.
+# At the start, or after a leading clause: "In memo.txt, when must ...", "X commands a vessel; what is ...".
 _CONTENT_ASKED = re.compile(
-    r"^\W*(what|which|who|whom|whose|why|where|when|list|name|describe|quote|summari[sz]e|explain|give|tell"
+    r"(?:^|[,;:]\s)\W*(what|which|who|whom|whose|why|where|when|list|name|describe|quote|summari[sz]e|explain|give|tell"
     r"|welche[rsmn]?|wer|warum|wo|wann|beschreibe|nenne"
     r"|que|quel(le)?s?|qui|pourquoi|o[uù]|quand|d[ée]cris"
     r"|qu[eé]|cu[aá]l(es)?|qui[eé]n(es)?|por\s+qu[eé]|d[oó]nde|cu[aá]ndo"
@@ -180,6 +181,9 @@ def sent_back_note(question: str, answer: str, outputs: list[str], last_printed:
     if _SAYS_NOT_FOUND.search(text) and len(text) <= 120 and _printed_lines(last_printed):
         note = prompts.fill("answer_not_found_after_lines.md", answer=text[:40])
         return note + ("\n" + offer if offer else "")
+    labelled = wrong_label_note(question, text, outputs) or copied_lines_note(question, text, outputs)
+    if labelled:
+        return labelled
     whole = _WHOLE_NUMBER.match(text)
     if whole and asks_for_content(question):
         value = int(whole.group(1).replace(",", "").replace("_", ""))
@@ -205,6 +209,55 @@ def sent_back_note(question: str, answer: str, outputs: list[str], last_printed:
     if asks_for_date(question) and text and not _DATE_WORDS.search(text):
         return prompts.fill("answer_needs_a_date.md", answer=text[:40])
     return None
+
+
+# "total: 113917", "average = 2373.27", "sum 12": a number printed after the name of what it is.
+_LABELS = {"total": ("total", "sum"), "average": ("average", "mean", "avg")}
+_LABELLED = re.compile(r"(?<![^\W_])(total|sum|average|mean|avg)[^\W\d]{0,12}\W{0,4}?\s*[:=]\s*['\"]?"
+                       r"([-+]?\d[\d,_]*(?:\.\d+)?)", re.IGNORECASE)
+_ASKS_LABEL = {name: re.compile(r"(?<![^\W_])(" + "|".join(words) + r")(?![^\W_])", re.IGNORECASE)
+               for name, words in _LABELS.items()}
+
+
+def _labelled(outputs: list[str]) -> dict[str, list[str]]:
+    """The numbers the outputs printed after a label, by what they are ("total", "average"), last first."""
+    found: dict[str, list[str]] = {}
+    for output in reversed(outputs):
+        for word, number in _LABELLED.findall(_untraced(_stdout_of(output))):
+            name = next(n for n, words in _LABELS.items() if word.lower() in words)
+            found.setdefault(name, []).append(number.replace(",", "").replace("_", ""))
+    return found
+
+
+def wrong_label_note(question: str, answer: str, outputs: list[str]) -> str | None:
+    """The question asks for the total (or the average), the output printed one labelled so, and the
+    answer is the number printed under the other label: the real 1.5B model printed the total a question
+    asked for, then answered with an average, as the one worked example it had seen did."""
+    asked = [name for name, words in _ASKS_LABEL.items() if words.search(question or "")]
+    given = _numbers(answer)
+    if len(asked) != 1 or len(given) != 1:
+        return None
+    labelled = _labelled(outputs)
+    wanted = labelled.get(asked[0])
+    if not wanted or any(_rounds_to(w, given[0]) for w in wanted):
+        return None
+    other = [name for name, values in labelled.items() if name != asked[0] and any(_rounds_to(v, given[0]) for v in values)]
+    if not other:
+        return None
+    return prompts.fill("answer_wrong_label.md", answer=given[0], given=other[0], asked=asked[0], value=wanted[0])
+
+
+def copied_lines_note(question: str, answer: str, outputs: list[str]) -> str | None:
+    """The question asks for a number and the answer is lines the output printed, copied with their many
+    numbers (the real 1.5B model printed four rows of a table and answered with them for their total)."""
+    if not asks_for_number(question) or len(_numbers(answer)) < 4:
+        return None
+    parts = [p.strip(" '\"[],") for p in re.split(r"\n|;\s|',\s'", answer) if len(p.strip()) >= 12]
+    printed = "\n".join(_stdout_of(o) for o in outputs)
+    copied = [p for p in parts if p in printed]
+    if len(copied) < 2:
+        return None
+    return prompts.fill("answer_is_lines.md", lines=len(parts))
 
 
 _PRINTED_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,_]*(?:\.\d+)?(?![\w]|\.\d)")

@@ -9,7 +9,8 @@ Rules (DESIGN section 5):
 - A bare fence whose first line is only `repl`, `python`, `py` or `python3` (small models
   write ``` then the tag on the next line) is that tag: the line is dropped, not run.
 - A final answer written as text is a line OUTSIDE code fences that starts with
-  `FINAL(` or `FINAL_VAR(`. A mention inside prose ("I will call FINAL later",
+  `FINAL(` or `FINAL_VAR(`, in any case (`Final(`, `final(`: the REPL takes those names
+  too, and the real 1.5B model, asked for its answer, wrote `Final('...')` in prose). A mention inside prose ("I will call FINAL later",
   "`FINAL(x)`") never counts. The argument may span several lines up to the
   line that ends with `)`. A quoted Python string literal is unquoted.
 """
@@ -57,13 +58,17 @@ def parse_reply(text: str) -> ParsedReply:
                        final=find_final(prose_lines), unclosed_fence=unclosed)
 
 
+_FINAL_CALL = re.compile(r"(FINAL_VAR|FINAL)\(", re.IGNORECASE)
+
+
 def find_final(lines: list[str]) -> FinalText | None:
-    """The first line (outside fences) that starts with FINAL( or FINAL_VAR(."""
+    """The first line (outside fences) that starts with FINAL( or FINAL_VAR(, in any case."""
     for i, line in enumerate(lines):
         stripped = line.strip()
-        for kind in ("FINAL_VAR", "FINAL"):
-            if stripped.startswith(kind + "("):
-                return _final_argument(kind, stripped[len(kind) + 1:], lines[i + 1:])
+        call = _FINAL_CALL.match(stripped)
+        if call:
+            kind = call.group(1).upper()
+            return _final_argument(kind, stripped[call.end():], lines[i + 1:])
     return None
 
 

@@ -186,6 +186,22 @@ def last_output(stdout: str | None, max_chars: int = LAST_OUTPUT_CHARS, question
     return fill("last_output_small.md", value=value, literal=repr(value))
 
 
+def offered_value(notes: Sequence[str]) -> str | None:
+    """The answer the last of `notes` that offers a FINAL line to copy (`FINAL('...')` alone on a
+    line, as last_output and the send-back notes write it) offers, or None."""
+    for note in reversed(notes):
+        for line in reversed(note.splitlines()):
+            line = line.strip()
+            if line.startswith("FINAL(") and line.endswith(")"):
+                try:
+                    value = ast.literal_eval(line[6:-1])
+                except (ValueError, SyntaxError, MemoryError, RecursionError):
+                    continue
+                if isinstance(value, (str, int, float)) and str(value).strip():
+                    return str(value)
+    return None
+
+
 LIST_SCANNED_CHARS = 100_000   # a printed list longer than this is not read for an offer
 
 

@@ -74,9 +74,17 @@ class Rlm:
 
     @property
     def best_answer(self) -> str | None:
-        """The last answer a turn gave that did not end the run (a FINAL sent back because no
-        code had run yet): the outcome's answer when a cap or a refused root call ends the run."""
-        return self.memory.best_answer
+        """The outcome's answer when a cap or a refused root call ends the run: the last answer a turn
+        gave that did not end the run (a FINAL sent back), else the last FINAL line a small root was
+        offered to copy from what its own code printed and never sent (said in the transcript). The
+        real 1.5B model printed 30 for a how-many question, was offered FINAL('30'), and sent the block
+        that printed it again until the time cap: "no answer" hid the number its code had computed."""
+        if self.memory.best_answer is not None or self.memory.offered is None:
+            return self.memory.best_answer
+        self.ctx.emit(ev.Notice, call_id=self.current_parent, parent_id=self.rlm_id, level="warning",
+                      message=f"No final answer by the cap: the answer is what the root's code printed, "
+                              f"{self.memory.offered[:80]!r}, which it was offered as its answer and did not send.")
+        return self.memory.offered
 
     @property
     def turn_notes(self) -> list[str]:
@@ -235,8 +243,8 @@ class Rlm:
         if answer is not None:
             return RlmOutcome(answer, "capped", f"iteration cap reached ({cfg.max_iterations} turns); "
                                                 "the answer was requested at the cap")
-        return RlmOutcome(None, "capped", f"iteration cap reached ({cfg.max_iterations} turns) "
-                                          "without a final answer")
+        return RlmOutcome(self.best_answer, "capped", f"iteration cap reached ({cfg.max_iterations} turns) "
+                                                      "without a final answer")
 
     def _prefix(self) -> str:
         head = []
@@ -275,6 +283,9 @@ class Rlm:
         if answer is not None:
             return answer, ""
         self._note_no_answer(turn)
+        offered = prompts.offered_value(turn.notes)
+        if offered and not searched_nothing(offered):
+            self.memory.offered = offered
         feedback = prompts.turn_feedback(turn.outputs, turn.notes, iteration, self.config.max_iterations,
                                          small=small_prompt(self.config.root_model))
         return None, feedback
@@ -475,7 +486,8 @@ class Rlm:
         elif parsed.unclosed_fence and reply.finish_reason == "length":
             turn.notes.append("Your reply was cut off at the output-token limit inside a code block; "
                               "write shorter blocks.")
-        if not parsed.cells and parsed.final is None and not stated and small_prompt(cfg.root_model):
+        if not parsed.cells and parsed.final is None and not stated and small_prompt(cfg.root_model) \
+                and not searched_nothing(self.memory.printed):
             printed = prompts.last_output(self.memory.printed)     # the line to copy, for a small root
             if printed:
                 turn.notes.append(printed)

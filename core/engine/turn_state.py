@@ -43,4 +43,5 @@ class RootMemory:
     hot: bool = False                     # the next root call follows a repeated reply
     unseen_told: bool = False             # a final answer before any code was sent back once
     best_answer: str | None = None        # the last answer that did not end the run
+    offered: str | None = None            # the last answer offered as a FINAL line to copy (a small root)
     hinted: str = ""                      # lines of the documents the engine showed (search_help.py)

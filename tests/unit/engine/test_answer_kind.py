@@ -158,3 +158,30 @@ def test_an_output_is_offered_at_once_only_when_its_kind_fits_the_question():
     assert "FINAL('Ann Lee; Bo Rask')" in offer_at_once("Which drivers are listed?", "['Ann Lee', 'Bo Rask']")
     assert offer_at_once("Which drivers are listed?", "2\n") is None
     assert offer_at_once("Did 2023 or 2024 record more? Answer with the year.", "3\n") is None
+
+
+@pytest.mark.parametrize("question", [
+    "In memo.txt, when must crews grit the car deck?", "According to the memo, what does it say about parking?",
+    "Master Kessel commands a vessel; what is its home port?"])
+def test_a_content_question_after_a_leading_clause(question):
+    assert asks_for_content(question)
+
+
+def test_a_number_printed_under_the_other_label_is_sent_back_with_the_one_asked():
+    printed = ["[block 1 of 1: ran]\nrows: 48 total: 113917 average: 2373.27"]
+    note = sent_back_note("What is the total of the passengers column?", "2373.27", printed, printed[0], "")
+    assert "2373.27 is the average your code printed, and the question asks for the total" in note
+    assert note.endswith('FINAL("113917")')
+    note = sent_back_note("What is the mean wait?", "113917", printed, printed[0], "")
+    assert "the question asks for the average" in note and note.endswith('FINAL("2373.27")')
+    # the one asked for, a question naming both, an answer naming no printed label: kept
+    assert sent_back_note("What is the total of the passengers column?", "113917", printed, printed[0], "") is None
+    assert sent_back_note("What are the total and the average?", "2373.27", printed, printed[0], "") is None
+
+
+def test_printed_rows_given_for_a_number_are_sent_back_and_kept_for_a_list():
+    rows = ["2024-07,Kelp Bay,3057,25220.25", "2024-07,Gannet Isle,3979,25863.50"]
+    printed = [str(rows)]
+    note = sent_back_note("What is the total revenue for 2024-07?", "; ".join(rows), printed, printed[0], "")
+    assert "your answer is 2 lines your code printed, and the question asks for one number" in note
+    assert sent_back_note("Which rows are from 2024-07?", "; ".join(rows), printed, printed[0], "") is None

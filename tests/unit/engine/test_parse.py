@@ -1,4 +1,4 @@
-from core.engine.parse import display_prose, parse_reply, truncate_middle
+from core.engine.parse import FinalText, display_prose, parse_reply, truncate_middle
 
 
 def test_repl_python_and_untagged_fences_run_in_order():
@@ -82,3 +82,12 @@ def test_a_fence_opened_at_the_end_of_a_line_of_text_is_code():
     for text in ("Write code in ```repl blocks.\nx\n```\n", "Then: ```\nx\n```\n",
                  "Use `x` and ```text\nx\n```\n"):
         assert parse_reply(text).cells == [], text
+
+
+def test_a_final_written_in_any_case_in_prose_is_a_final():
+    # Asked for its answer, the real 1.5B model wrote Final('...') as text; the REPL takes the name too.
+    assert parse_reply("Final('Gritting. Crews grit the deck below two degrees.')").final == \
+        FinalText("FINAL", "Gritting. Crews grit the deck below two degrees.")
+    assert parse_reply("final(42)").final == FinalText("FINAL", "42")
+    assert parse_reply("Final_Var(total)").final == FinalText("FINAL_VAR", "total")
+    assert parse_reply("I will call Final('x') later").final is None      # not at the line's start

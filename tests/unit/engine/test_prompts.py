@@ -53,3 +53,11 @@ def test_no_prompt_names_what_the_sample_question_set_asks():
         text = path.read_text(encoding="utf-8")
         assert not [w for w in words if w in text], path.name
     assert (samples_dir() / "eval_questions.jsonl").read_text().count("webshop.log") == 2
+
+
+def test_the_value_an_offer_note_offers():
+    assert prompts.offered_value(["Your last block printed 30. If 30 answers the question, reply with exactly "
+                                  "this line and nothing else:\nFINAL('30')\nIf it does not, write one block."]) == "30"
+    assert prompts.offered_value(['a note\nFINAL("113917")', "no offer here"]) == "113917"
+    assert prompts.offered_value(['answer with FINAL("Not in the documents.") when none']) is None  # advice, not an offer
+    assert prompts.offered_value(["FINAL(hits)"]) is None                                        # not a literal

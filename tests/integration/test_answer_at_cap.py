@@ -1,0 +1,78 @@
+"""What a small root's run ends with when it never sends the answer it was offered, a final answer
+written `Final(...)` in prose, an average given for a total, and table rows given for their sum:
+real engine, real REPL worker, scripted server over HTTP. Each case is what the real
+Qwen2.5-Coder-1.5B did on the set of every kind (docs/dev/answers.md)."""
+
+from tests.integration.engine_helpers import Doc, code, of_type, run
+
+LOG = [Doc("ferry_log.txt", "09:00 Ferry A CANCELLED\n09:10 Ferry B ON TIME\n10:00 Ferry C CANCELLED\n")]
+COUNTING = "hits = [l for l in documents[0]['text'].splitlines() if 'cancelled' in l.lower()]\nprint(len(hits))"
+TINY = "openai/tiny-1.5b"
+
+
+async def test_a_small_root_that_never_sends_the_offered_line_ends_at_the_cap_with_it(server):
+    # The real model printed 30 for a how-many question, was offered FINAL('30'), and sent the
+    # block again (and, asked for its answer, echoed the request) until the time cap: no answer.
+    echo = "Your next reply: one repl block and no text outside it."
+    server.script("tiny-1.5b", replies=[code(COUNTING)] * 3 + [echo] + [code(COUNTING)] * 2 + [echo] * 3)
+    result, events = await run(server, "How many crossings were cancelled?", LOG, mode="rlm", root_model=TINY,
+                               max_iterations=6)
+    assert result.status == "capped" and result.answer == "2"
+    warned = [n.message for n in of_type(events, "Notice") if n.message.startswith("No final answer by the cap")]
+    assert warned == ["No final answer by the cap: the answer is what the root's code printed, '2', "
+                      "which it was offered as its answer and did not send."]
+
+
+async def test_a_run_at_the_cap_without_an_offer_still_has_no_answer(server):
+    # An empty search is never offered: nothing the code printed answers, so no answer is made up.
+    empty = "hits = [l for l in documents[0]['text'].splitlines() if 'diesel' in l.lower()]\nprint(hits)"
+    server.script("tiny-1.5b", replies=[code(empty)] * 3 + ["I cannot tell."] + [code(empty)] * 2 + ["No."] * 3)
+    result, events = await run(server, "How many litres of diesel were burnt?", LOG, mode="rlm", root_model=TINY,
+                               max_iterations=6)
+    assert result.status == "capped" and result.answer is None
+    assert not [n for n in of_type(events, "Notice") if n.message.startswith("No final answer by the cap")]
+
+
+async def test_a_final_answer_written_final_in_prose_ends_the_run(server):
+    # Asked for its answer in the short conversation, the real model wrote Final('...') as text.
+    server.script("tiny-1.5b", replies=[code(COUNTING), "Final('2')"])
+    result, _ = await run(server, "How many crossings were cancelled?", LOG, mode="rlm", root_model=TINY)
+    assert result.answer == "2" and result.status == "finished"
+    assert len(server.requests_for("tiny-1.5b")) == 2
+
+
+FARES = [Doc("fares.csv", "month,route,passengers\n2024-01,North,10\n2024-01,South,30\n2024-02,North,20\n")]
+TABLE = ("values = [int(line.split(',')[2]) for line in documents[0]['text'].splitlines()[1:]]\n"
+         "print('rows:', len(values), 'total:', sum(values), 'average:', round(sum(values) / len(values), 2))")
+
+
+async def test_the_average_given_for_a_total_is_sent_back_with_the_printed_total(server):
+    # The real model printed the total asked for, then answered with the average, as the one
+    # table example it had seen did.
+    server.script("root", replies=[code(TABLE), code("FINAL(str(round(sum(values) / len(values), 2)))"),
+                                   'FINAL("60")'])
+    result, events = await run(server, "What is the total of the passengers column in fares.csv?", FARES)
+    assert result.answer == "60"
+    note = server.requests_for("root")[2].messages[-1]["content"]
+    assert ("FINAL(20.0) did not end the run: 20.0 is the average your code printed, and the question asks "
+            "for the total. Your output printed total: 60.") in note and 'FINAL("60")' in note
+    # the other way round, and no note when the answer is the one asked for
+    server.script("root", replies=[code(TABLE), code("FINAL(str(sum(values)))"), 'FINAL("20.0")'])
+    result, _ = await run(server, "What is the average number of passengers in fares.csv?", FARES)
+    assert result.answer == "20.0"
+    assert "is the total your code printed, and the question asks for the average" in \
+        server.requests_for("root")[5].messages[-1]["content"]
+    server.script("root", replies=[code(TABLE), code("FINAL(str(sum(values)))")])
+    result, events = await run(server, "What is the total of the passengers column in fares.csv?", FARES)
+    assert result.answer == "60" and not [n for n in of_type(events, "Notice") if "sent back" in n.message]
+
+
+async def test_table_rows_given_for_their_total_are_sent_back(server):
+    # The real model printed the four rows of a month and answered with them, not their total.
+    rows = "hits = [l for l in documents[0]['text'].splitlines() if '2024-01' in l]\nprint(hits)"
+    server.script("root", replies=[code(rows), code("FINAL('; '.join(hits))"),
+                                   code("FINAL(str(sum(int(h.split(',')[2]) for h in hits)))")])
+    result, _ = await run(server, "What is the total of passengers in fares.csv for the month 2024-01?", FARES)
+    assert result.answer == "40"
+    assert ("your answer is 2 lines your code printed, and the question asks for one number"
+            in server.requests_for("root")[2].messages[-1]["content"])
