@@ -181,7 +181,8 @@ def sent_back_note(question: str, answer: str, outputs: list[str], last_printed:
     if _SAYS_NOT_FOUND.search(text) and len(text) <= 120 and _printed_lines(last_printed):
         note = prompts.fill("answer_not_found_after_lines.md", answer=text[:40])
         return note + ("\n" + offer if offer else "")
-    labelled = wrong_label_note(question, text, outputs) or copied_lines_note(question, text, outputs)
+    labelled = (wrong_label_note(question, text, outputs) or copied_lines_note(question, text, outputs)
+                or first_lines_note(question, text, last_printed, code))
     if labelled:
         return labelled
     whole = _WHOLE_NUMBER.match(text)
@@ -258,6 +259,25 @@ def copied_lines_note(question: str, answer: str, outputs: list[str]) -> str | N
     if len(copied) < 2:
         return None
     return prompts.fill("answer_is_lines.md", lines=len(parts))
+
+
+# print(lines[:5]), print(doc["text"].splitlines()[:10]), print(t["rows"][:3]): a look at the first few
+_HEAD_PRINT = re.compile(r"print\([^\n]*\[\s*:\s*(\d+)\s*\]")
+
+
+def first_lines_note(question: str, answer: str, last_printed: str | None, code: str) -> str | None:
+    """The question asks for content and the answer is two or more of the lines a look at a document's
+    first lines printed (`print(lines[:5])`): the real 1.5B model, asked to list the vessels of a
+    registry, printed its first five lines and answered with them (three of four vessels and the title)."""
+    head = _HEAD_PRINT.findall(code or "")
+    if not head or not asks_for_content(question):
+        return None
+    printed = _stdout_of(last_printed or "")
+    parts = [p.strip(" '\"[],") for p in re.split(r"\n|;\s|',\s'|,\s(?=[A-Z0-9])", answer) if p.strip(" '\"[],")]
+    copied = [p for p in parts if len(p) >= 4 and p in printed]
+    if len(copied) < 2 or len(copied) < len(parts) * 0.8:
+        return None
+    return prompts.fill("answer_from_first_lines.md", lines=head[-1])
 
 
 _PRINTED_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,_]*(?:\.\d+)?(?![\w]|\.\d)")

@@ -21,6 +21,7 @@ from core.engine.costs import ROOT_FLOOR_TOKENS, CallMeter, explain_no_fit, root
 from core.engine.cell_output import cell_output
 from core.engine.edited_turn import run_edited_turn
 from core.engine.parse import parse_reply, stated_final
+from core.engine.printed_so_far import printed_so_far, self_contained
 from core.engine.screen import screen_block
 from core.engine.search_help import (empty_search_note, next_hop_note, no_such_document_note, not_a_table_note,
                                       table_in_documents_note)
@@ -301,8 +302,10 @@ class Rlm:
         self.ctx.emit(ev.Notice, call_id=turn.id, parent_id=self.rlm_id, level="info",
                       message="The root was asked for its final answer in a short conversation: the system prompt, "
                               "the question and the last feedback, without its earlier replies.")
+        earlier = printed_so_far(self.memory.printed_by, [d.path for d in self.documents])
         return [messages[0], {"role": "user", "content": prompts.fill(
-            "final_request_small.md", question=self.question, feedback=messages[-1]["content"])}]
+            "final_request_small.md", question=self.question, feedback=messages[-1]["content"],
+            earlier=prompts.fill("printed_so_far_small.md", blocks=earlier) + "\n\n" if earlier else "")}]
 
     def _reserve_next_root_call(self, messages: list[dict], blocks: int) -> None:
         """What the next root turn needs at least: its input at worst and a reply of the
@@ -337,6 +340,9 @@ class Rlm:
                 turn.final = result.final
                 break
         if turn.repeated == "code":
+            if cells != memory.last_ran[1]:       # an earlier turn's blocks (A, B, A): as if it ran last
+                then, outputs, printed = memory.ran[cells]
+                memory.last_ran, memory.printed = (then, cells, outputs), printed
             turn.outputs.append(prompts.repeated_reply(turn.repeated_turn, memory.last_ran[2]))
             # a small root copies a literal line, not advice: the line that ends the run with it
             earlier = "\n".join(memory.shown[:len(memory.shown) - len(memory.last_ran[2])])
@@ -345,6 +351,7 @@ class Rlm:
                 turn.notes.append(offer)
         elif cells:
             memory.last_ran = (turn.iteration, cells, tuple(turn.outputs))
+            memory.ran[cells] = (turn.iteration, tuple(turn.outputs), memory.printed)
         memory.last_prose = (turn.iteration, "" if cells else " ".join(turn.reply.text.split()))
         if cells and turn.final is None and small_prompt(self.config.root_model):
             self._search_help(turn, memory.printed if turn.repeated else turn.printed)
@@ -401,6 +408,7 @@ class Rlm:
         self._count(result)
         if not result.error and not result.fault:
             self.memory.printed = result.stdout
+            self.memory.printed_by.append((code, result.stdout or ""))
         if self._this_turn is not None:
             self._this_turn.printed = None if result.error or result.fault else result.stdout
         self.ctx.emit(ev.CellExecuted, call_id=cell_id, parent_id=turn_id, index=index, code=code,
@@ -500,7 +508,7 @@ class Rlm:
         sampled hotter (core/local_defaults.py: repeat_temperature), said in the transcript."""
         memory = self.memory
         if cells:
-            kind = "code" if cells == memory.last_ran[1] else None
+            kind = "code" if cells == memory.last_ran[1] or (cells in memory.ran and self_contained(cells)) else None
         elif parsed.final is None and " ".join(text.split()) and " ".join(text.split()) == memory.last_prose[1]:
             kind = "prose"
         else:
@@ -511,7 +519,7 @@ class Rlm:
         memory.repeats += 1
         memory.hot = True
         hotter = repeat_temperature(root_temperature(self.config.root_model, self.config.root_temperature))
-        turn = memory.last_ran[0] if kind == "code" else memory.last_prose[0]
+        turn = memory.ran.get(cells, memory.last_ran)[0] if kind == "code" else memory.last_prose[0]
         what = "code, not run again" if kind == "code" else "text, without code"
         self.ctx.emit(ev.Notice, call_id=turn_id, parent_id=self.rlm_id, level="info",
                       message=f"The root repeated its reply of turn {turn} ({what}); it was told so"

@@ -37,6 +37,8 @@ class Turn:
 class RootMemory:
     shown: list[str] = field(default_factory=list)   # every cell output the root was shown
     last_ran: tuple = (0, (), ())         # the last turn that ran code: its number, blocks, outputs
+    ran: dict = field(default_factory=dict)   # every turn's blocks that ran -> (its number, outputs, stdout)
+    printed_by: list = field(default_factory=list)  # (a block, what it printed) for blocks that ran without error
     last_prose: tuple = (0, "")           # the last turn: its number and its text when it had no code
     printed: str | None = None            # stdout of the last cell that ran without an error
     repeats: int = 0                      # replies in a row that repeated the one before

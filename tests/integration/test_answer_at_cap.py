@@ -76,3 +76,37 @@ async def test_table_rows_given_for_their_total_are_sent_back(server):
     assert result.answer == "40"
     assert ("your answer is 2 lines your code printed, and the question asks for one number"
             in server.requests_for("root")[2].messages[-1]["content"])
+
+
+REPORTS = [Doc("inspections_2023.md", "Inspector: Holt. Result: failed.\nInspector: Lamm. Result: failed.\n"),
+           Doc("inspections_2024.md", "Inspector: Varn. Result: failed.\nInspector: Lamm. Result: passed.\n")]
+A = ('doc = [d for d in documents if d["path"].endswith("2023.md")][0]\n'
+     'print(len([l for l in doc["text"].splitlines() if "failed" in l]))')
+B = A.replace("2023", "2024")
+
+
+async def test_two_blocks_sent_in_turn_are_repeats_and_the_answer_request_shows_both(server):
+    # The real model counted 4 in one file and 3 in the other, then sent those two blocks in turn
+    # until the time cap; asked for its answer with one output in view, it could not compare.
+    server.script("tiny-1.5b", replies=[code(A), code(B), code(A), code(B), "FINAL('2023')"])
+    question = "Did inspections_2023.md or inspections_2024.md record more failed inspections? Answer with the year."
+    result, events = await run(server, question, REPORTS, mode="rlm", root_model=TINY)
+    assert result.answer == "2023"
+    cells = [e for e in of_type(events, "CellExecuted")]
+    assert len(cells) == 2                                   # turns 3 and 4 not run again
+    repeats = [n.message for n in of_type(events, "Notice") if "repeated its reply" in n.message]
+    assert [m.split(" (")[0] for m in repeats] == ["The root repeated its reply of turn 1",
+                                                   "The root repeated its reply of turn 2"]
+    asked = server.requests_for("tiny-1.5b")[-1].messages
+    assert len(asked) == 2 and ("What your blocks printed so far:\n"
+                                "- a block that read inspections_2023.md printed: 2\n"
+                                "- a block that read inspections_2024.md printed: 1") in asked[-1]["content"]
+
+
+async def test_an_earlier_block_that_reads_a_changed_name_is_run_again(server):
+    show = "print(len(hits))"
+    first = 'hits = [l for l in documents[0]["text"].splitlines() if "failed" in l]'
+    server.script("root", replies=[code(first + "\n" + show), code("hits = hits[:1]"), code(show), "FINAL('1')"])
+    await run(server, "Answer from the documents.", REPORTS, mode="rlm")
+    assert len(server.requests_for("root")) == 4
+    assert "1" == server.requests_for("root")[3].messages[-1]["content"].split("[block 1 of 1: ran]\n", 1)[1][:1]

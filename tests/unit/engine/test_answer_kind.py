@@ -185,3 +185,17 @@ def test_printed_rows_given_for_a_number_are_sent_back_and_kept_for_a_list():
     note = sent_back_note("What is the total revenue for 2024-07?", "; ".join(rows), printed, printed[0], "")
     assert "your answer is 2 lines your code printed, and the question asks for one number" in note
     assert sent_back_note("Which rows are from 2024-07?", "; ".join(rows), printed, printed[0], "") is None
+
+
+def test_a_list_answered_from_a_look_at_the_first_lines_is_sent_back():
+    # The real 1.5B model printed a registry's first five lines and listed three of its four vessels.
+    look = "doc = documents[1]\nprint(doc['text'].splitlines()[:5])"
+    printed = str(["VESSEL REGISTRY", "", "VX-201: MV Tern, home port Kelp Bay.", "VX-202: MV Petrel, home port Morrow."])
+    answer = "VESSEL REGISTRY; ; VX-201: MV Tern, home port Kelp Bay.; VX-202: MV Petrel, home port Morrow."
+    note = sent_back_note("List the vessel names in the registry.", answer, [printed], printed, look)
+    assert "copies the first 5 lines your code printed to look at the document" in note
+    # lines a search printed, or one line of the look: kept
+    search = "hits = [l for l in lines if 'MV' in l]\nprint(hits)"
+    assert sent_back_note("List the vessel names in the registry.", answer, [printed], printed, search) is None
+    assert sent_back_note("Which vessel is based in Kelp Bay?", "VX-201: MV Tern, home port Kelp Bay.",
+                          [printed], printed, look) is None
