@@ -4,13 +4,14 @@ fills `$placeholders` (string.Template, so code braces need no escaping)."""
 from __future__ import annotations
 
 import ast
+import re
 import fnmatch
 from functools import lru_cache
 from pathlib import Path
 from string import Template
 from typing import Sequence
 
-from core.engine.question_lines import question_lines, question_words
+from core.engine.question_lines import asks_for_list, question_lines, question_words
 from core.local_defaults import small_prompt
 from core.paths import resources_dir
 
@@ -62,9 +63,12 @@ def model_notes(model: str, user_notes: dict[str, str] | None = None, *, builtin
 
 
 def system_prompt(*, can_llm: bool, can_rlm: bool, model: str,
-                  user_notes: dict[str, str] | None = None, sub_models: Sequence[str] = ()) -> str:
+                  user_notes: dict[str, str] | None = None, sub_models: Sequence[str] = (),
+                  tables: bool = True) -> str:
+    """`tables`: a table is among the documents (has_tables); a small model's prompt names `tables`
+    and shows its table examples only then."""
     if small_prompt(model):       # core/local_defaults.py: a model of at most 4B
-        return _small_system_prompt(can_llm=can_llm, model=model, user_notes=user_notes)
+        return _small_system_prompt(can_llm=can_llm, model=model, user_notes=user_notes, tables=tables)
     if not can_llm:
         subcalls, batching, example = fill("subcalls_none.md"), "", fill("example_code.md")
     elif can_rlm:
@@ -80,12 +84,27 @@ def system_prompt(*, can_llm: bool, can_rlm: bool, model: str,
     return text
 
 
-def _small_system_prompt(*, can_llm: bool, model: str, user_notes: dict[str, str] | None) -> str:
-    """system_small.md: short, one worked example, the names a small model needs. It carries
-    what the built-in notes for small models said, so only the user's own notes are added."""
-    text = fill("system_small.md", subcalls=fill("subcalls_small.md") if can_llm else "")
+def _small_system_prompt(*, can_llm: bool, model: str, user_notes: dict[str, str] | None,
+                         tables: bool = True) -> str:
+    """system_small.md: short, worked examples of several kinds, the names a small model needs. It
+    carries what the built-in notes for small models said, so only the user's own notes are added.
+    The table examples only when a table is among the documents: the real 1.5B model copies the
+    example nearest the question, and asked how many lines of a log say CANCELLED it copied the
+    table example (`tables` of a .txt: IndexError) and looped on it to the time cap."""
+    text = fill("system_small.md", subcalls=fill("subcalls_small.md") if can_llm else "",
+                tables_name=template("tables_name_small.md").template if tables else "",
+                table_examples=template("table_examples_small.md").template if tables else "")
     notes = model_notes(model, user_notes, builtin=False)
     return text + ("\n\n" + "\n\n".join(notes) if notes else "")
+
+
+TABLE_SUFFIXES = (".csv", ".tsv", ".xlsx", ".xlsm", ".xls")
+
+
+def has_tables(documents: Sequence[object]) -> bool:
+    """A document is a table (CSV, TSV, a spreadsheet) or holds tables ingestion parsed."""
+    return any(getattr(d, "tables", None) or str(getattr(d, "path", "")).lower().endswith(TABLE_SUFFIXES)
+               for d in documents)
 
 
 def first_turn(question: str, documents: Sequence[tuple[str, int]], prefix: str,
@@ -169,9 +188,12 @@ def last_output(stdout: str | None, max_chars: int = LAST_OUTPUT_CHARS, question
             items = None
         if isinstance(items, list) and items and all(isinstance(i, str) for i in items):
             joined = "; ".join(i.strip() for i in items)
-            if len(joined) <= max_chars:
+            parts = _first_parts(items, max_chars) if asks_for_list(question) else None
+            if parts:                       # several items asked: the first part of every line
+                value, what = parts, f"{len(items)} lines; this is the first part of each"
+            elif len(joined) <= max_chars:
                 value, what = joined, ("one line" if len(items) == 1 else f"{len(items)} items")
-            elif whole:                     # only the whole output is offered, not one of its lines
+            elif whole or asks_for_list(question):   # only the whole output, not one of its lines
                 return None
             else:
                 value = _best_item(items, question, seen).strip()
@@ -202,6 +224,20 @@ def offered_value(notes: Sequence[str]) -> str | None:
     return None
 
 
+def _first_parts(items: Sequence[str], max_chars: int) -> str | None:
+    """Each line cut at its first ". ", "; " or ", " ("Inspector: Elof Varn. Result: passed ..." ->
+    "Inspector: Elof Varn"), joined by "; ", when each part is short and they differ; else None. The real
+    1.5B model printed the three lines that named the inspectors a question asked for, and offered the
+    one line that held most of the question's words, answered with that one inspector."""
+    parts = list(dict.fromkeys(re.split(r"\.\s|;\s|,\s", item.strip(), maxsplit=1)[0].strip() for item in items))
+    if len(parts) < 2 or any(not p or len(p) > FIRST_PART_CHARS or not _NAMED.search(p) for p in parts):
+        return None          # "The first keeper" names no one: the whole lines are needed
+    joined = "; ".join(parts)
+    return joined if len(joined) <= max_chars else None
+
+
+FIRST_PART_CHARS = 60
+_NAMED = re.compile(r"(?<=\S)\s+[A-Z0-9]|\d")    # a capital or a digit after the part's first word
 LIST_SCANNED_CHARS = 100_000   # a printed list longer than this is not read for an offer
 
 

@@ -92,3 +92,26 @@ def question_lines(question: str, documents: Sequence[tuple[str, str]]) -> list[
         if len(best) >= MAX_LINES:
             break
     return best
+
+
+# "List the ...", "Name the ...", "Which inspectors appear ...", "What lighthouse keepers served ...": the
+# question asks for several items: a plural noun among the three words after which/what, before a verb.
+_LIST_START = re.compile(r"(?:^|[,;:]\s)\W*(list|name|enumerate)\b", re.IGNORECASE)
+_WHICH = re.compile(r"(?:^|[,;:]\s)\W*(?:which|what)\s+(.*)", re.IGNORECASE)
+_STOP = frozenset("""is was are were do does did has have had can could will would should the a an of
+appears gives says shows lists mentions contains holds records states belongs comes goes makes takes uses
+needs runs serves commands keeps costs lies applies means""".split())
+
+
+def asks_for_list(question: str) -> bool:
+    if _LIST_START.search(question or ""):
+        return True
+    found = _WHICH.search(question or "")
+    if not found:
+        return False
+    for word in re.findall(r"[a-z][a-z-]*", found.group(1).lower())[:3]:
+        if word in _STOP:
+            return False
+        if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+            return True
+    return False

@@ -201,7 +201,8 @@ class Rlm:
             messages += [
                 {"role": "system", "content": prompts.system_prompt(
                     can_llm=self.can_llm, can_rlm=self.can_rlm, model=cfg.root_model,
-                    user_notes=cfg.prompt_notes, sub_models=extra_sub_call_models(cfg))},
+                    user_notes=cfg.prompt_notes, sub_models=extra_sub_call_models(cfg),
+                    tables=prompts.has_tables(self.documents))},
                 {"role": "user", "content": prompts.first_turn_small(
                     self.question, [(d.path, d.text) for d in self.documents])
                  if small_prompt(cfg.root_model) else prompts.first_turn(

@@ -110,3 +110,11 @@ async def test_an_earlier_block_that_reads_a_changed_name_is_run_again(server):
     await run(server, "Answer from the documents.", REPORTS, mode="rlm")
     assert len(server.requests_for("root")) == 4
     assert "1" == server.requests_for("root")[3].messages[-1]["content"].split("[block 1 of 1: ran]\n", 1)[1][:1]
+
+
+async def test_a_small_root_sees_the_table_examples_only_beside_a_table(server):
+    server.script("tiny-1.5b", replies=[code(COUNTING), "FINAL('2')", code("print(1)"), "FINAL('1')"])
+    await run(server, "How many crossings were cancelled?", LOG, mode="rlm", root_model=TINY)
+    await run(server, "What is the total of the passengers column?", FARES, mode="rlm", root_model=TINY)
+    systems = [r.messages[0]["content"] for r in server.requests_for("tiny-1.5b")]
+    assert "orders.csv" not in systems[0] and "orders.csv" in systems[2]

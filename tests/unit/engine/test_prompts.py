@@ -61,3 +61,39 @@ def test_the_value_an_offer_note_offers():
     assert prompts.offered_value(['a note\nFINAL("113917")', "no offer here"]) == "113917"
     assert prompts.offered_value(['answer with FINAL("Not in the documents.") when none']) is None  # advice, not an offer
     assert prompts.offered_value(["FINAL(hits)"]) is None                                        # not a literal
+
+
+def test_a_small_models_table_examples_only_when_a_table_is_among_the_documents():
+    # The real 1.5B model, asked to count a log's CANCELLED lines, copied the table example.
+    with_tables = prompts.system_prompt(can_llm=True, can_rlm=False, model="openai/qwen2.5-coder-1.5b")
+    without = prompts.system_prompt(can_llm=True, can_rlm=False, model="openai/qwen2.5-coder-1.5b", tables=False)
+    for text in ("`tables`: CSV/TSV files already parsed", 'tables if t["path"].endswith("orders.csv")'):
+        assert text in with_tables and text not in without
+    assert "$" not in with_tables and "$" not in without
+    assert "Which cities are listed" in without and "letter say about parking" in without
+
+
+def test_which_documents_hold_tables():
+    class Doc:
+        def __init__(self, path, tables=None):
+            self.path, self.tables = path, tables
+    assert prompts.has_tables([Doc("log.txt"), Doc("fares.CSV")])
+    assert prompts.has_tables([Doc("report.pdf", tables=[{"header": ["a"]}])])
+    assert not prompts.has_tables([Doc("log.txt"), Doc("memo.md", tables=[])])
+
+
+def test_a_list_question_is_offered_the_first_part_of_every_printed_line():
+    # The real 1.5B model printed the three lines naming the inspectors asked for, was offered the one
+    # line holding most words of the question, and answered with that one inspector.
+    lines = [f"Inspector: {name}. Result: passed. The harbour office keeps its ledgers in the back room, "
+             "beside the tide tables and a kettle." for name in ("Elof Varn", "Birger Lamm", "Dagny Strand")]
+    offer = prompts.last_output(str(lines), 400, "Which inspectors appear in the 2024 report?", whole=True)
+    assert offer.splitlines()[1] == "FINAL('Inspector: Elof Varn; Inspector: Birger Lamm; Inspector: Dagny Strand')"
+    single = prompts.last_output(str(lines), 400, "Which inspector signed first?", whole=True)   # the whole lines
+    assert "Elof Varn. Result: passed." in single and "Elof Varn; Inspector" not in single
+    # a first part that names no one ("In those years"): the whole lines when they fit, else nothing
+    unnamed = [f"In those years, {name} kept the light." for name in ("Anders Rood", "Inga Haukland")]
+    offer = prompts.last_output(str(unnamed), 400, "Which keepers served the light?")
+    assert offer.splitlines()[1] == "FINAL('In those years, Anders Rood kept the light.; In those years, " \
+                                    "Inga Haukland kept the light.')"
+    assert prompts.last_output(str([u + " " + "x" * 300 for u in unnamed]), 400, "Which keepers served?") is None

@@ -88,3 +88,13 @@ def test_a_table_read_from_documents_is_shown_the_block_that_takes_it_from_table
     assert table_in_documents_note("doc = documents[0]\nprint(doc['rows'])", "KeyError: 'rows'", docs)
     assert table_in_documents_note(block, "[error]\nKeyError: 'x'", docs) is None
     assert table_in_documents_note(block, "KeyError: 'header'", [("memo.txt", "x")]) is None
+
+
+def test_no_next_hop_after_a_look_at_a_documents_first_lines():
+    # The real 1.5B model, asked to list a registry's vessels, printed its first three lines, was
+    # offered the search for the one code they named, and answered with the lines that code is on.
+    look = 'doc = documents[1]\nprint(doc["text"].splitlines()[:3])'
+    printed = "['VESSEL REGISTRY', '', 'VX-201: MV Tern, home port Kelp Bay.']"
+    assert next_hop_note("List the vessel names in vessel_registry.txt.", look, printed) is None
+    search = 'print([l for l in documents[0]["text"].splitlines() if "Kessel" in l])'
+    assert next_hop_note("Which port is Kessel's vessel from?", search, "['Kessel commands VX-201.']")
