@@ -157,8 +157,9 @@ def _printed_lines(shown: str | None) -> bool:
     printed = "\n" + _stdout_of(shown or "")
     for marker in ("\n[error]\n", "\n[SyntaxError]\n"):
         printed = printed.split(marker, 1)[0]
-    printed = printed.strip()
-    return bool(printed) and printed != NOTHING_PRINTED and not _searched_nothing(printed)
+    printed = printed.strip()     # a bare count ("126") is not lines: it holds no word
+    return (bool(printed) and printed != NOTHING_PRINTED and not _searched_nothing(printed)
+            and bool(re.search(r"[^\W\d_]{2}", printed)))
 
 
 def sent_back_note(question: str, answer: str, outputs: list[str], last_printed: str | None,

@@ -123,7 +123,8 @@ def stated_final(text: str) -> str | None:
     after a line that starts with "Final answer", inside a fence or not, or the rest of that
     line itself ("Final answer: 2610"). None when there is no such line. The engine does not
     end the run on it (a passing thought would end it, the seeds warn); it tells the root
-    how to finish (resources/prompts/stated_final.md)."""
+    how to finish (resources/prompts/stated_final.md). Only a reply to the request for the
+    final answer, without code, ends the run with it: there it answers what was asked."""
     lines = text.splitlines()
     for i, line in enumerate(lines):
         match = _FINAL_WORDS.match(line)

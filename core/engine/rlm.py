@@ -445,6 +445,9 @@ class Rlm:
                     turn.notes.append(
                         f"FINAL_VAR({parsed.final.value}) did not end the run: {error or 'no such variable'}. "
                         "Create the variable first, or use FINAL(\"...\").")
+        if answer is None and turn.final_request and not parsed.cells:
+            # asked for its final answer, it wrote "The final answer is 126." without FINAL: that is its answer
+            answer = stated_final(turn.reply.text)
         if answer is None:
             return None
         if answer.strip():

@@ -118,3 +118,15 @@ async def test_a_small_root_sees_the_table_examples_only_beside_a_table(server):
     await run(server, "What is the total of the passengers column?", FARES, mode="rlm", root_model=TINY)
     systems = [r.messages[0]["content"] for r in server.requests_for("tiny-1.5b")]
     assert "orders.csv" not in systems[0] and "orders.csv" in systems[2]
+
+
+async def test_the_final_answer_stated_in_words_when_asked_for_it_ends_the_run(server):
+    # Asked for its answer after three repeats, the real model wrote "The final answer is 126."
+    server.script("tiny-1.5b", replies=[code(COUNTING)] * 3 + ["The final answer is 2.", code("print(0)")])
+    result, _ = await run(server, "How many crossings were cancelled?", LOG, mode="rlm", root_model=TINY)
+    assert result.answer == "2" and result.status == "finished"
+    assert len(server.requests_for("tiny-1.5b")) == 4
+    # not asked for it: a passing "final answer" line does not end the run
+    server.script("tiny-1.5b", replies=[code(COUNTING), "The final answer is 2.", "FINAL('2')"])
+    result, _ = await run(server, "How many crossings were cancelled?", LOG, mode="rlm", root_model=TINY)
+    assert result.answer == "2" and len(server.requests_for("tiny-1.5b")) == 7

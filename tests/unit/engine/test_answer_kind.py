@@ -199,3 +199,13 @@ def test_a_list_answered_from_a_look_at_the_first_lines_is_sent_back():
     assert sent_back_note("List the vessel names in the registry.", answer, [printed], printed, search) is None
     assert sent_back_note("Which vessel is based in Kelp Bay?", "VX-201: MV Tern, home port Kelp Bay.",
                           [printed], printed, look) is None
+
+
+def test_not_found_after_a_printed_count_is_not_told_it_printed_lines():
+    # The real 1.5B model printed 126 (right) and, asked for its answer, said "Not in the documents."
+    # The note that it "printed lines from the documents" was not true of a bare count.
+    note = sent_back_note("How many crossings were delayed?", "Not in the documents.", ["126"], "126", "")
+    assert note is None or "printed lines from the documents" not in note
+    lines = "['09:10 Ferry B DELAYED 20 min']"
+    assert "printed lines from the documents" in sent_back_note("When was ferry B late?", "Not in the documents.",
+                                                                 [lines], lines, "")
