@@ -17,6 +17,7 @@ fence ("I will count.```repl") opens one too; its text is `Block.prefix`.
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass
 from typing import Union
 
@@ -65,11 +66,12 @@ class Block:
 
     def code(self) -> str:
         """The body as a cell runs it: a bare fence whose first line is only a tag
-        (```\\nrepl\\n...) drops that line."""
+        (```\\nrepl\\n...) drops that line; a body indented as a whole is dedented (the real
+        1.5B model wrote ` FINAL('...')` with one space before it: IndentationError)."""
         body = list(self.body)
         if not self.tag and body and body[0].strip().lower() in TAG_LINES:
             body = body[1:]
-        return "\n".join(body)
+        return textwrap.dedent("\n".join(body))
 
     def lines(self) -> list[str]:
         """The block's own lines as written (without an inline fence's prefix)."""

@@ -91,3 +91,10 @@ def test_a_final_written_in_any_case_in_prose_is_a_final():
     assert parse_reply("final(42)").final == FinalText("FINAL", "42")
     assert parse_reply("Final_Var(total)").final == FinalText("FINAL_VAR", "total")
     assert parse_reply("I will call Final('x') later").final is None      # not at the line's start
+
+
+def test_a_block_indented_as_a_whole_is_dedented():
+    # The real 1.5B model wrote ` FINAL('...')` with one space before it: IndentationError.
+    assert parse_reply("```repl\n FINAL('x')\n```").cells == ["FINAL('x')"]
+    assert parse_reply("```repl\n  a = 1\n  if a:\n      print(a)\n```").cells == ["a = 1\nif a:\n    print(a)"]
+    assert parse_reply("```repl\na = 1\n  print(a)\n```").cells == ["a = 1\n  print(a)"]   # its own error, kept
