@@ -23,8 +23,8 @@ from core.engine.edited_turn import run_edited_turn
 from core.engine.parse import parse_reply, stated_final
 from core.engine.printed_so_far import printed_so_far, self_contained
 from core.engine.screen import screen_block
-from core.engine.search_help import (empty_search_note, next_hop_note, no_such_document_note, not_a_table_note,
-                                      table_in_documents_note)
+from core.engine.search_help import (empty_search_note, header_only_note, next_hop_note, no_such_document_note,
+                                      not_a_table_note, table_in_documents_note)
 from core.engine.outcome import RlmOutcome, RootCallRefused, Session, TextDocument  # noqa: F401
 from core.engine.subcalls import SubCaller
 from core.engine.turn_state import RootMemory, Turn
@@ -376,7 +376,8 @@ class Rlm:
         elif searched_nothing(printed):
             note = empty_search_note(code, [(d.path, d.text) for d in self.documents])
         else:
-            note = next_hop_note(self.question, code, printed)
+            note = (next_hop_note(self.question, code, printed)
+                    or header_only_note(code, printed, [(d.path, d.text) for d in self.documents]))
         if note:
             turn.notes.append(note)
             self.memory.hinted += note + "\n"

@@ -201,3 +201,28 @@ def table_in_documents_note(code: str, shown: str, documents: Sequence[tuple[str
     if name is None:
         return None
     return fill("table_in_documents_small.md", literal=repr(name))
+
+
+def header_only_note(code: str, stdout: str | None, documents: Sequence[tuple[str, str]]) -> str | None:
+    """After a search whose only match was a CSV or TSV file's header line (the column's name): the
+    column's values are in `tables`, with the block that adds and averages them (header_only_small.md);
+    else None. The real 1.5B model, asked for the total of a column, searched the file's text for the
+    column's name, printed its header line, sent that block again and made a total up when asked."""
+    try:
+        printed = ast.literal_eval((stdout or "").strip())
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not (isinstance(printed, list) and len(printed) == 1 and isinstance(printed[0], str)):
+        return None
+    for path, text in documents:
+        if not path.lower().endswith((".csv", ".tsv")):
+            continue
+        header = text.lstrip("\ufeff").split("\n", 1)[0].strip()
+        if printed[0].strip() != header:
+            continue
+        columns = [c.strip().strip('"') for c in re.split(r"[,\t;]", header)]
+        searched = [c for c in columns if c and re.search(rf"['\"]{re.escape(c.lower())}['\"]", code.lower())]
+        if searched:
+            return fill("header_only_small.md", document=path.rsplit("/", 1)[-1], column=searched[0],
+                        literal=repr(path.rsplit("/", 1)[-1]), column_literal=repr(searched[0]))
+    return None

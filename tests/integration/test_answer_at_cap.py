@@ -130,3 +130,12 @@ async def test_the_final_answer_stated_in_words_when_asked_for_it_ends_the_run(s
     server.script("tiny-1.5b", replies=[code(COUNTING), "The final answer is 2.", "FINAL('2')"])
     result, _ = await run(server, "How many crossings were cancelled?", LOG, mode="rlm", root_model=TINY)
     assert result.answer == "2" and len(server.requests_for("tiny-1.5b")) == 7
+
+
+async def test_a_search_that_matched_only_a_tables_header_is_shown_the_column_block(server):
+    # The real model searched a CSV's text for the column's name, printed the header line and looped.
+    header = "print([l for l in documents[0]['text'].splitlines() if 'passengers' in l.lower()])"
+    server.script("tiny-1.5b", replies=[code(header), "FINAL('60')"])
+    await run(server, "What is the total of the passengers column in fares.csv?", FARES, mode="rlm", root_model=TINY)
+    note = server.requests_for("tiny-1.5b")[1].messages[-1]["content"]
+    assert "Your search matched only the header line of fares.csv: passengers is a column's name" in note

@@ -98,3 +98,14 @@ def test_no_next_hop_after_a_look_at_a_documents_first_lines():
     assert next_hop_note("List the vessel names in vessel_registry.txt.", look, printed) is None
     search = 'print([l for l in documents[0]["text"].splitlines() if "Kessel" in l])'
     assert next_hop_note("Which port is Kessel's vessel from?", search, "['Kessel commands VX-201.']")
+
+
+def test_a_search_that_matched_only_a_tables_header_is_shown_the_column_block():
+    from core.engine.search_help import header_only_note
+    docs = [("memo.txt", "Memo.\n"), ("data/fares.csv", "month,route,passengers\n2024-01,North,10\n")]
+    code = 'doc = documents[1]\nprint([l for l in doc["text"].splitlines() if "passengers" in l.lower()])'
+    note = header_only_note(code, "['month,route,passengers']", docs)
+    assert note.startswith("Your search matched only the header line of fares.csv: passengers is a column's name")
+    assert "col = t[\"header\"].index('passengers')" in note and "endswith('fares.csv')" in note
+    assert header_only_note(code, "['2024-01,North,10']", docs) is None                      # a row: no note
+    assert header_only_note(code.replace("passengers", "month,route"), "['month,route,passengers']", docs) is None
