@@ -48,6 +48,7 @@ from typing import Any
 from core import events as ev
 from core.engine import prompts
 from core.engine.cell_output import NOTHING_PRINTED
+from core.engine.question_lines import common_words as question_common
 
 _WORD = r"(?<![\w])"
 # "how many", "the total of", "wie viele", "combien", "cuántos", "quanti", "hoeveel", "quantos"
@@ -106,7 +107,11 @@ def offer_for(question: str, stdout: str | None, seen: str = "", whole: bool = F
     model, offered a table's header line for a total, answered with the header)."""
     if asks_for_number(question) and not re.search(r"\d", stdout or ""):
         return None
-    return prompts.last_output(stdout, prompts.REPEATED_OUTPUT_CHARS, question, seen, whole)
+    offer = prompts.last_output(stdout, prompts.REPEATED_OUTPUT_CHARS, question, seen, whole)
+    value = prompts.offered_value([offer]) if offer else None
+    if value and asks_for_number(question) and (len(_numbers(value)) > 2 or len(value) > 60):
+        return None     # a log line offered for "how many litres ...": copied as the answer
+    return offer
 
 
 def offer_at_once(question: str, stdout: str | None, seen: str = "") -> str | None:
@@ -182,7 +187,7 @@ def sent_back_note(question: str, answer: str, outputs: list[str], last_printed:
     if _SAYS_NOT_FOUND.search(text) and len(text) <= 120 and _printed_lines(last_printed):
         note = prompts.fill("answer_not_found_after_lines.md", answer=text[:40])
         return note + ("\n" + offer if offer else "")
-    labelled = (wrong_label_note(question, text, outputs) or copied_lines_note(question, text, outputs)
+    labelled = (wrong_label_note(question, text, outputs) or copied_lines_note(question, text, outputs, code)
                 or first_lines_note(question, text, last_printed, code))
     if labelled:
         return labelled
@@ -249,17 +254,39 @@ def wrong_label_note(question: str, answer: str, outputs: list[str]) -> str | No
     return prompts.fill("answer_wrong_label.md", answer=given[0], given=other[0], asked=asked[0], value=wanted[0])
 
 
-def copied_lines_note(question: str, answer: str, outputs: list[str]) -> str | None:
+def copied_lines_note(question: str, answer: str, outputs: list[str], code: str = "") -> str | None:
     """The question asks for a number and the answer is lines the output printed, copied with their many
-    numbers (the real 1.5B model printed four rows of a table and answered with them for their total)."""
-    if not asks_for_number(question) or len(_numbers(answer)) < 4:
+    numbers: the real 1.5B model printed four rows of a table and answered with them for their total;
+    asked how many litres of diesel a vessel burnt (no document says), it searched the vessel's name and
+    answered with one of its log lines. One line is sent back when it holds five numbers or more; the
+    note names the question's words the code never searched for."""
+    numbers = len(_numbers(answer))
+    if not asks_for_number(question) or numbers < 4:
         return None
     parts = [p.strip(" '\"[],") for p in re.split(r"\n|;\s|',\s'", answer) if len(p.strip()) >= 12]
     printed = "\n".join(_stdout_of(o) for o in outputs)
     copied = [p for p in parts if p in printed]
-    if len(copied) < 2:
+    if len(copied) < 2 and not (copied and numbers >= 5):
         return None
-    return prompts.fill("answer_is_lines.md", lines=len(parts))
+    unsearched = unsearched_words(question, code)
+    return prompts.fill("answer_is_lines.md", lines=f"{len(parts)} lines" if len(parts) > 1 else "a line") + (
+        "\n" + prompts.fill("unsearched_words.md", words=", ".join(unsearched)) if unsearched else "")
+
+
+_NOT_SEARCHED = frozenset("according documents document text texts file files total average".split())
+
+
+def unsearched_words(question: str, code: str) -> list[str]:
+    """The question's words (four letters or more, not its common ones) whose stem the code never holds."""
+    low = (code or "").lower()
+    words = []
+    for word in re.findall(r"[^\W\d_][\w-]{3,}", question or ""):
+        w = word.lower()
+        if w in _NOT_SEARCHED or w in question_common() or "." in w:
+            continue
+        if w[:max(4, len(w) - 2)] not in low and word not in words:
+            words.append(word)
+    return words
 
 
 # print(lines[:5]), print(doc["text"].splitlines()[:10]), print(t["rows"][:3]): a look at the first few

@@ -34,6 +34,11 @@ _DIGIT_COMMA = re.compile(r"(?<=\d)[,_](?=\d{3})")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
+def common_words() -> frozenset[str]:
+    """Words of a question that say what is asked, not what to look for ("which", "many", "names")."""
+    return _COMMON
+
+
 def question_words(question: str, paths: Sequence[str]) -> list[str]:
     """The stems a line is searched for: see the module's docstring."""
     named = {w.lower() for p in paths for w in _WORD.findall(p)}

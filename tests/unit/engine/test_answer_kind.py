@@ -184,6 +184,7 @@ def test_printed_rows_given_for_a_number_are_sent_back_and_kept_for_a_list():
     printed = [str(rows)]
     note = sent_back_note("What is the total revenue for 2024-07?", "; ".join(rows), printed, printed[0], "")
     assert "your answer is 2 lines your code printed, and the question asks for one number" in note
+    assert "Your code has not searched for these words of the question: revenue." in note
     assert sent_back_note("Which rows are from 2024-07?", "; ".join(rows), printed, printed[0], "") is None
 
 
@@ -209,3 +210,25 @@ def test_not_found_after_a_printed_count_is_not_told_it_printed_lines():
     lines = "['09:10 Ferry B DELAYED 20 min']"
     assert "printed lines from the documents" in sent_back_note("When was ferry B late?", "Not in the documents.",
                                                                  [lines], lines, "")
+
+
+def test_one_printed_log_line_given_for_a_how_many_is_sent_back_with_the_words_never_searched():
+    # No document says how much diesel the vessel burnt; the real 1.5B model searched its name
+    # and answered with one of its log lines.
+    line = "2024-09-01 06:59 VX-201 MV Tern    Kelp Bay - Sorrel Point      ON TIME"
+    code = 'hits = [l for l in lines if "MV Tern" in l]\nprint(hits)'
+    note = sent_back_note("How many litres of diesel did MV Tern burn in 2024, according to the documents?",
+                          line, [str([line])], str([line]), code)
+    assert "your answer is a line your code printed, and the question asks for one number" in note
+    assert note.endswith("Your code has not searched for these words of the question: litres, diesel, burn.")
+    # a line with a few numbers that answers a how-much is kept
+    short = "The repair cost $4,200 in 2024."
+    assert sent_back_note("How much did the repair cost?", short, [str([short])], str([short]), "") is None
+
+
+def test_a_how_many_question_is_offered_a_number_not_a_log_line():
+    from core.engine.answer_kind import offer_for
+    line = "['2024-09-01 06:59 VX-201 MV Tern    Kelp Bay - Sorrel Point      ON TIME']"
+    assert offer_for("How many litres of diesel did MV Tern burn?", line) is None
+    assert "FINAL('126')" in offer_for("How many crossings were delayed?", "126")
+    assert "FINAL('Total: 92')" in offer_for("How many payments failed?", "['Total: 92']")
