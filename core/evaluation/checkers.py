@@ -70,7 +70,10 @@ def check(question: Question, answer: str | None) -> CheckResult:
         items = expected if isinstance(expected, list) else [expected]
         folded = answer.casefold()
         missing = [str(i) for i in items if str(i).casefold() not in folded]
-        return CheckResult(not missing, "all found" if not missing else "missing " + ", ".join(map(repr, missing)))
+        if missing:
+            return CheckResult(False, "missing " + ", ".join(map(repr, missing)))
+        extra = [a for a in question.absent if a.casefold() in folded]
+        return CheckResult(not extra, "all found" if not extra else "also names " + ", ".join(map(repr, extra)))
     if kind == "regex":
         ok = re.search(str(expected), answer, re.IGNORECASE | re.DOTALL) is not None
         return CheckResult(ok, "matches" if ok else f"no match for /{expected}/")

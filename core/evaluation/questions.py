@@ -10,7 +10,9 @@ judge; default exact), optional `id` (default q1, q2 ... by line), optional
 the question asks for: lookup, list, count, sum, date, compare, two-hop, not-found...;
 the scorecard gives each kind its own score), optional `documents` (a list of file
 names: the question is asked over those of the given documents only, so one set can ask
-over inputs of different sizes; default all of them). Blank lines and
+over inputs of different sizes; default all of them), optional `absent` (contains checker: texts a
+right answer must not hold, like the one inspector a "which do not appear" question excludes).
+Blank lines and
 lines starting with `#` are skipped. Every problem is reported with its line.
 """
 
@@ -38,6 +40,7 @@ class Question:
     tolerance: float | None = None
     kind: str = ""
     documents: tuple[str, ...] = ()
+    absent: tuple[str, ...] = ()
 
     def public_dict(self) -> dict[str, Any]:
         data = {"id": self.id, "question": self.question, "expected": self.expected,
@@ -48,6 +51,8 @@ class Question:
             data["documents"] = list(self.documents)
         if self.tolerance is not None:
             data["tolerance"] = self.tolerance
+        if self.absent:
+            data["absent"] = list(self.absent)
         return data
 
 
@@ -135,8 +140,13 @@ def _question(data: Any, where: str, default_id: str) -> Question:
     names = data.get("documents") or []
     if not isinstance(names, list) or not all(isinstance(n, str) and n.strip() for n in names):
         raise QuestionSetError(f"{where}: 'documents' must be a list of file names")
+    absent = data.get("absent") or []
+    if not isinstance(absent, list) or not all(isinstance(a, str) and a.strip() for a in absent) or (
+            absent and checker != "contains"):
+        raise QuestionSetError(f"{where}: 'absent' must be a list of texts, with the checker 'contains'")
     return Question(id=qid, question=text.strip(), expected=expected, checker=checker, tolerance=tolerance,
-                    kind=kind.strip().lower(), documents=tuple(n.strip() for n in names))
+                    kind=kind.strip().lower(), documents=tuple(n.strip() for n in names),
+                    absent=tuple(a.strip() for a in absent))
 
 
 def documents_for(question: Question, documents: Sequence[Any]) -> list[Any]:

@@ -222,9 +222,13 @@ def build() -> tuple[dict[str, str], list[dict]]:
              "more-failed": "inspections", "both-years": "inspections", "new-2024": "inspections",
              "varga-port": "crew", "sark-vessel": "crew", "kessel-port": "crew", "no-ticket-price": "memo",
              "no-keeper-1990": "archive", "no-diesel": "all"}
+    # names a right answer must not hold: the other year's inspectors
+    absent = {"inspectors-2024": sorted(set(early) - set(late)), "both-years": sorted(set(early) ^ set(late)),
+              "new-2024": sorted(set(early) & set(late))}
     questions = [{"id": i, "kind": k, "question": text, "expected": exp, "checker": chk}
                  | ({"tolerance": 0.01} if chk == "number" and isinstance(exp, float) else {})
                  | ({"documents": over[where[i]]} if over[where[i]] else {})
+                 | ({"absent": absent[i]} if i in absent else {})
                  for i, k, text, exp, chk in q]
     return files, questions
 

@@ -87,3 +87,18 @@ def test_pairs_split_at_the_colon_that_starts_the_sub_model():
     assert parse_pair("openai/gpt-4o").sub == "openai/gpt-4o"
     with pytest.raises(PairError):
         parse_pair("a:b:c")
+
+
+def test_contains_with_absent_texts_marks_a_list_that_names_one_too_many(tmp_path):
+    # "Which inspectors of 2024 do not appear in 2023?" answered with all three of 2024: wrong.
+    question = q("contains", ["Dagny Strand", "Elof Varn"], absent=("Birger Lamm",))
+    assert check(question, "Dagny Strand, Elof Varn").correct
+    assert check(question, "Elof Varn; Birger Lamm; Dagny Strand").detail == "also names 'Birger Lamm'"
+    assert check(question, "Birger Lamm").detail == "missing 'Dagny Strand', 'Elof Varn'"
+    path = tmp_path / "set.jsonl"
+    path.write_text(json.dumps({"question": "?", "expected": ["a"], "checker": "contains", "absent": ["b"]}) + "\n"
+                    + json.dumps({"question": "?", "expected": 1, "checker": "number", "absent": ["b"]}) + "\n")
+    with pytest.raises(QuestionSetError, match="line 2: 'absent' must be a list of texts, with the checker 'contains'"):
+        load_question_set(path)
+    path.write_text(json.dumps({"question": "?", "expected": ["a"], "checker": "contains", "absent": ["b"]}) + "\n")
+    assert load_question_set(path).questions[0].absent == ("b",)
