@@ -352,7 +352,7 @@ class Rlm:
                 turn.notes.append(offer)
         elif cells:
             memory.last_ran = (turn.iteration, cells, tuple(turn.outputs))
-            memory.ran[cells] = (turn.iteration, tuple(turn.outputs), memory.printed)
+            memory.ran[cells] = (turn.iteration, tuple(turn.outputs), turn.printed)
         memory.last_prose = (turn.iteration, "" if cells else " ".join(turn.reply.text.split()))
         if cells and turn.final is None and small_prompt(self.config.root_model):
             self._search_help(turn, memory.printed if turn.repeated else turn.printed)
