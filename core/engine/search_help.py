@@ -182,8 +182,17 @@ def no_such_document_note(code: str, shown: str, documents: Sequence[tuple[str, 
     for name in _DOCUMENT_PICK.findall(code):
         if not any(path.endswith(name) for path, _ in documents):
             names = ", ".join(path for path, _ in documents[:LISTED]) + (", ..." if len(documents) > LISTED else "")
-            return fill("no_such_document_small.md", document=repr(name), names=names)
+            return fill("no_such_document_small.md", document=repr(name), names=names, term=repr(_one_term(code)))
     return None
+
+
+def _one_term(code: str) -> str:
+    """One term of what the block searched for, to search every document with: one with digits
+    ("371,822" of "Revenue for the quarter was $371,822"), else its longest word; "word" if none."""
+    tokens = [t.strip("$€£.,;:()'\"") for p in searched_phrases(code) for t in p.split()]
+    tokens = [t for t in tokens if t]
+    with_digits = [t for t in tokens if any(c.isdigit() for c in t)]
+    return (with_digits or sorted(tokens, key=len, reverse=True) or ["word"])[0].lower()
 
 
 _TABLE_KEY = re.compile(r"KeyError: '(header|rows)'")

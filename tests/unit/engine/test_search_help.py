@@ -74,6 +74,14 @@ def test_a_document_picked_by_a_name_none_has_is_told_with_the_names_there_are()
     block = 'doc = [d for d in documents if d["path"].endswith("reports/2023-Q1.md")][0]'
     note = no_such_document_note(block, "[error]\nIndexError: list index out of range", DOCS)
     assert note.startswith("No document's name ends with 'reports/2023-Q1.md'. The documents are: notes.txt, log.txt.")
+    assert "if 'word' in line.lower()]" in note                 # the block searched nothing
+    # what the block searched for, one term of it, searched in every document
+    searched = block + "\nprint([l for l in doc['text'].splitlines() if 'Revenue for the quarter was $371,822' in l])"
+    note = no_such_document_note(searched, "IndexError", DOCS)
+    assert "if '371,822' in line.lower()]" in note
+    note = no_such_document_note(block + "\nprint([l for l in doc['text'].splitlines() if 'Gritting rule' in l])",
+                                 "IndexError", DOCS)
+    assert "if 'gritting' in line.lower()]" in note
     assert no_such_document_note(block.replace("reports/2023-Q1.md", "log.txt"), "IndexError", DOCS) is None
     assert no_such_document_note(block, "KeyError", DOCS) is None
 
