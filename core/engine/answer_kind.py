@@ -188,7 +188,7 @@ def sent_back_note(question: str, answer: str, outputs: list[str], last_printed:
         note = prompts.fill("answer_not_found_after_lines.md", answer=text[:40])
         return note + ("\n" + offer if offer else "")
     labelled = (wrong_label_note(question, text, outputs) or copied_lines_note(question, text, outputs, code)
-                or first_lines_note(question, text, last_printed, code))
+                or first_lines_note(question, text, last_printed, code) or same_items_note(question, text))
     if labelled:
         return labelled
     whole = _WHOLE_NUMBER.match(text)
@@ -305,7 +305,28 @@ def first_lines_note(question: str, answer: str, last_printed: str | None, code:
     copied = [p for p in parts if len(p) >= 4 and p in printed]
     if len(copied) < 2 or len(copied) < len(parts) * 0.8:
         return None
-    return prompts.fill("answer_from_first_lines.md", lines=head[-1])
+    note = prompts.fill("answer_from_first_lines.md", lines=head[-1])
+    shape = _line_shape(copied)
+    return note + ("\n" + prompts.fill("lines_like_these.md", shape=repr(shape)) if shape else "")
+
+
+def _line_shape(lines: list[str]) -> str | None:
+    """The pattern that starts most of `lines`, their first word with its digits as `\\d+` ("VX-201:" ->
+    `VX-\\d+:`), when two or more share it; the block printing every line that starts so finds the rest."""
+    shapes = [re.sub(r"\d+", r"\\d+", re.escape(line.split()[0])) for line in lines if line.split()]
+    best = max(set(shapes), key=shapes.count) if shapes else None
+    return best if best and shapes.count(best) >= 2 else None
+
+
+def same_items_note(question: str, answer: str) -> str | None:
+    """A list question answered with one text repeated ("Inspector; Inspector; Inspector"): the real 1.5B
+    model kept the label before each name (`line.split(":")[0]`) and answered with it fifteen times."""
+    if not asks_for_content(question):
+        return None
+    items = [i.strip() for i in re.split(r";|,|\n", answer) if i.strip()]
+    if len(items) < 3 or len(set(i.casefold() for i in items)) != 1:
+        return None
+    return prompts.fill("answer_same_items.md", item=items[0][:40], times=len(items))
 
 
 _PRINTED_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,_]*(?:\.\d+)?(?![\w]|\.\d)")

@@ -130,12 +130,15 @@ def first_turn_small(question: str, documents: Sequence[tuple[str, str]]) -> str
     first document: the real 1.5B model guessed a CSV's columns and a log's line format. Each
     is listed with its index, as it then picked `documents[5]` for the log (it is [9]). Then a
     few lines that hold words of the question
-    (core/engine/question_lines.py): it guessed the format of the lines it had to count."""
+    (core/engine/question_lines.py): it guessed the format of the lines it had to count. A CSV or TSV
+    file is said to be a table in `tables`: asked for a column's total, it searched the text for the
+    column's name and found only the header line."""
     total = sum(len(text) for _, text in documents)
     shown = []
     for index, (path, text) in enumerate(documents[:LISTED_DOCUMENTS]):
         lines = [ln[:HEAD_LINE_CHARS] for ln in text.splitlines()[:20] if ln.strip()][:HEAD_LINES]
-        shown.append(f"- documents[{index}]: {path} ({len(text):,} chars):" + "".join(f"\n    {ln}" for ln in lines))
+        table = "; a table, its rows also in `tables`" if path.lower().endswith(TABLE_SUFFIXES) else ""
+        shown.append(f"- documents[{index}]: {path} ({len(text):,} chars{table}):" + "".join(f"\n    {ln}" for ln in lines))
     if len(documents) > LISTED_DOCUMENTS:
         shown.append(f"- ... and {len(documents) - LISTED_DOCUMENTS:,} more (see `documents`)")
     found = question_lines(question, documents)

@@ -195,6 +195,11 @@ def test_a_list_answered_from_a_look_at_the_first_lines_is_sent_back():
     answer = "VESSEL REGISTRY; ; VX-201: MV Tern, home port Kelp Bay.; VX-202: MV Petrel, home port Morrow."
     note = sent_back_note("List the vessel names in the registry.", answer, [printed], printed, look)
     assert "copies the first 5 lines your code printed to look at the document" in note
+    block = note.split("```repl\n")[1].split("```")[0]           # every line that starts like those copied
+    documents, found = [{"path": "r.txt", "text": "VESSEL REGISTRY\nVX-201: MV Tern.\nVX-204: MV Fulmar.\nx"}], {}
+    exec(block.replace("print(hits)", "found['hits'] = hits"), {"documents": documents, "re": __import__("re"),
+                                                               "found": found})
+    assert found["hits"] == ["VX-201: MV Tern.", "VX-204: MV Fulmar."]
     # lines a search printed, or one line of the look: kept
     search = "hits = [l for l in lines if 'MV' in l]\nprint(hits)"
     assert sent_back_note("List the vessel names in the registry.", answer, [printed], printed, search) is None
@@ -232,3 +237,10 @@ def test_a_how_many_question_is_offered_a_number_not_a_log_line():
     assert offer_for("How many litres of diesel did MV Tern burn?", line) is None
     assert "FINAL('126')" in offer_for("How many crossings were delayed?", "126")
     assert "FINAL('Total: 92')" in offer_for("How many payments failed?", "['Total: 92']")
+
+
+def test_a_list_answered_with_one_word_repeated_is_sent_back():
+    # The real 1.5B model kept the label before each name (`line.split(":")[0]`) and answered with it.
+    note = sent_back_note("Which inspectors appear in the report?", "Inspector; Inspector; Inspector", ["x"], "x", "")
+    assert note.startswith('FINAL(...) did not end the run: your answer is "Inspector" 3 times')
+    assert sent_back_note("Which inspectors appear in the report?", "Lamm; Varn; Strand", ["x"], "x", "") is None

@@ -97,3 +97,11 @@ def test_a_list_question_is_offered_the_first_part_of_every_printed_line():
     assert offer.splitlines()[1] == "FINAL('In those years, Anders Rood kept the light.; In those years, " \
                                     "Inga Haukland kept the light.')"
     assert prompts.last_output(str([u + " " + "x" * 300 for u in unnamed]), 400, "Which keepers served?") is None
+
+
+def test_a_small_models_first_turn_says_which_documents_are_tables():
+    # Asked for a column's total, the real 1.5B model searched the CSV's text for the column's name.
+    text = prompts.first_turn_small("What is the total of the price column?",
+                                    [("orders.csv", "date,customer,price\n2024-01-02,Acme,12.5\n"), ("memo.txt", "Hi.\n")])
+    assert "- documents[0]: orders.csv (41 chars; a table, its rows also in `tables`):" in text
+    assert "- documents[1]: memo.txt (4 chars):" in text
