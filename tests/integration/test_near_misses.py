@@ -80,7 +80,7 @@ async def test_a_small_roots_first_turn_shows_each_documents_first_lines(server)
     server.script("tiny-1.5b", replies=[code("print(1)"), code("FINAL('x')")])
     await run(server, "What?", docs, mode="rlm", root_model="openai/tiny-1.5b")
     first = server.requests_for("tiny-1.5b")[0].messages[1]["content"]
-    assert f"- documents[2]: t.csv ({len(docs[2].text)} chars):\n    city,guests\n    Oslo,3\n" in first
+    assert f"- documents[2]: t.csv ({len(docs[2].text)} chars; a table, its rows also in `tables`):\n    city,guests\n    Oslo,3\n" in first
     assert "- documents[1]: notes.txt (6 chars):\n    hello\n" in first and "Bergen" not in first
     server.script("root", replies=[code("print(1)"), code("FINAL('x')")])
     await run(server, "What?", docs, mode="rlm")
