@@ -24,7 +24,7 @@ from core.engine.parse import parse_reply, stated_final
 from core.engine.printed_so_far import printed_so_far, self_contained
 from core.engine.screen import screen_block
 from core.engine.search_help import (empty_search_note, header_only_note, next_hop_note, no_such_document_note,
-                                      not_a_table_note, table_in_documents_note)
+                                      not_a_table_note, nothing_found_note, table_in_documents_note)
 from core.engine.outcome import RlmOutcome, RootCallRefused, Session, TextDocument  # noqa: F401
 from core.engine.subcalls import SubCaller
 from core.engine.turn_state import RootMemory, Turn
@@ -374,14 +374,16 @@ class Rlm:
             note = (not_a_table_note(code, shown, docs) or no_such_document_note(code, shown, docs)
                     or table_in_documents_note(code, shown, docs))
         elif searched_nothing(printed):
-            note = empty_search_note(code, [(d.path, d.text) for d in self.documents])
+            note = (nothing_found_note(self.memory.empty_searched, code)
+                    or empty_search_note(code, [(d.path, d.text) for d in self.documents]))
         else:
+            self.memory.empty_searched.clear()
             note = (next_hop_note(self.question, code, printed)
                     or header_only_note(code, printed, [(d.path, d.text) for d in self.documents]))
         if note:
             turn.notes.append(note)
             self.memory.hinted += note + "\n"
-        elif printed and not turn.repeated:     # a short whole output: the FINAL line to copy, at once
+        elif printed and not turn.repeated and not searched_nothing(printed):   # the FINAL line to copy, at once
             offer = offer_at_once(self.question, printed, "\n".join(self.memory.shown[:-1]))
             if offer:
                 turn.notes.append(offer)

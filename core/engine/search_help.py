@@ -235,3 +235,20 @@ def header_only_note(code: str, stdout: str | None, documents: Sequence[tuple[st
             return fill("header_only_small.md", document=path.rsplit("/", 1)[-1], column=searched[0],
                         literal=repr(path.rsplit("/", 1)[-1]), column_literal=repr(searched[0]))
     return None
+
+
+NOTHING_FOUND_AFTER = 3     # different phrases searched in a row, each matching nothing
+
+
+def nothing_found_note(searched: list[str], code: str) -> str | None:
+    """After NOTHING_FOUND_AFTER different searches in a row that each matched nothing (`searched` holds
+    the phrases so far and is extended with this block's): the not-found answer as a line to copy
+    (searches_found_nothing_small.md); else None. The real 1.5B model, asked what a ticket costs in a
+    memo that names no fares, searched "child's single ticket", then "child", "single" and "ticket"
+    one at a time, each `[]`, and went on searching them again until the time cap."""
+    for phrase in searched_phrases(code):
+        if phrase.lower() not in (p.lower() for p in searched):
+            searched.append(phrase)
+    if len(searched) < NOTHING_FOUND_AFTER:
+        return None
+    return fill("searches_found_nothing_small.md", searched=", ".join(repr(p) for p in searched[-6:]))

@@ -47,3 +47,4 @@ class RootMemory:
     best_answer: str | None = None        # the last answer that did not end the run
     offered: str | None = None            # the last answer offered as a FINAL line to copy (a small root)
     hinted: str = ""                      # lines of the documents the engine showed (search_help.py)
+    empty_searched: list = field(default_factory=list)   # phrases searched in a row that matched nothing

@@ -139,3 +139,19 @@ async def test_a_search_that_matched_only_a_tables_header_is_shown_the_column_bl
     await run(server, "What is the total of the passengers column in fares.csv?", FARES, mode="rlm", root_model=TINY)
     note = server.requests_for("tiny-1.5b")[1].messages[-1]["content"]
     assert "Your search matched only the header line of fares.csv: passengers is a column's name" in note
+
+
+async def test_three_searches_that_found_nothing_offer_the_not_found_line(server):
+    # The real model searched a memo that names no fares for "child", "single" and "ticket", each [],
+    # and went on searching them again until the time cap.
+    memo = [Doc("memo.txt", "Gritting. Crews grit the deck below two degrees.\nParking behind the net sheds.\n")]
+    search = 'print([l for l in documents[0]["text"].splitlines() if "{}" in l.lower()])'
+    blocks = [code(search.format(w)) for w in ("child's single ticket", "child", "single")]
+    server.script("tiny-1.5b", replies=blocks + ['FINAL("Not in the documents.")'])
+    result, _ = await run(server, "What does a child's single ticket cost according to memo.txt?", memo, mode="rlm",
+                          root_model=TINY)
+    assert result.answer == "Not in the documents." and result.status == "finished"
+    prompts = [r.messages[-1]["content"] for r in server.requests_for("tiny-1.5b")]
+    offer = "each matched no line. If the documents do not hold what the question asks"
+    assert offer not in prompts[2] and offer in prompts[3]
+    assert "FINAL('[]')" not in "".join(prompts)          # an empty result is never offered as the answer

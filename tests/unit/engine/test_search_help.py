@@ -117,3 +117,15 @@ def test_a_search_that_matched_only_a_tables_header_is_shown_the_column_block():
     assert "col = t[\"header\"].index('passengers')" in note and "endswith('fares.csv')" in note
     assert header_only_note(code, "['2024-01,North,10']", docs) is None                      # a row: no note
     assert header_only_note(code.replace("passengers", "month,route"), "['month,route,passengers']", docs) is None
+
+
+def test_three_different_searches_that_found_nothing_offer_the_not_found_line():
+    from core.engine.search_help import nothing_found_note
+    searched = []
+    block = 'print([l for l in documents[0]["text"].splitlines() if "{}" in l.lower()])'
+    assert nothing_found_note(searched, block.format("child's single ticket")) is None
+    assert nothing_found_note(searched, block.format("child")) is None
+    assert nothing_found_note(searched, block.format("Child")) is None            # the same phrase again
+    note = nothing_found_note(searched, block.format("ticket"))
+    assert note.startswith("Your searches for \"child's single ticket\", 'child', 'ticket' each matched no line.")
+    assert '\nFINAL("Not in the documents.")\n' in note
