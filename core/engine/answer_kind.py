@@ -82,7 +82,8 @@ _DATE_WORDS = re.compile(
 _SAYS_NOT_FOUND = re.compile(
     r"(?<![\w])(not\s+(in\s+the\s+(documents?|texts?|files?)|found|mentioned|stated|given)|no\s+(mention|information"
     r"|record|such)|(do|does)\s*(not|n't)\s+(say|mention|contain|state|give|hold))", re.IGNORECASE)
-_NOTHING = {"0", "0.0", "none", "[]", "{}", "n/a", "nothing", "null", "no matches", "no results", "not found"}
+_NOTHING = {"0", "0.0", "none", "[]", "{}", "set()", "()", "''", '""', "n/a", "nothing", "null", "no matches",
+            "no results", "not found"}
 # A printed line that shows a search matched nothing: "0", "[]", "hits: 0", "matches = []", "set()".
 _EMPTY_SEARCH = re.compile(r"^\s*(?:[\w ]{0,40}[:=]\s*)?(0|\[\]|\{\}|set\(\)|\(\))\s*$")
 _COUNT_WORDS = re.compile(r"match|line|hit|found|result|item|occurrence|count|row|entr|mention|total",

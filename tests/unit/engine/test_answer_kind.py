@@ -244,3 +244,9 @@ def test_a_list_answered_with_one_word_repeated_is_sent_back():
     note = sent_back_note("Which inspectors appear in the report?", "Inspector; Inspector; Inspector", ["x"], "x", "")
     assert note.startswith('FINAL(...) did not end the run: your answer is "Inspector" 3 times')
     assert sent_back_note("Which inspectors appear in the report?", "Lamm; Varn; Strand", ["x"], "x", "") is None
+
+
+def test_an_empty_set_after_an_empty_result_is_sent_back():
+    # The real 1.5B model split lines on a ";" they do not hold, printed set() and answered 'set()'.
+    note = sent_back_note("Which inspector appears in both reports?", "set()", ["set()"], "set()", "print(common)")
+    assert "the search, not the documents, is the likelier fault" in note
