@@ -37,7 +37,7 @@ def test_when_no_line_holds_all_the_words_the_note_says_so_and_how_to_say_not_fo
     block = 'hits = [l for l in documents[1]["text"].splitlines() if "brake price" in l.lower()]\nprint(hits)'
     note = empty_search_note(block, DOCS)
     assert "no line holds all of its words (brake, price)" in note
-    assert 'FINAL("Not in the documents.")' in note
+    assert note.endswith('reply with exactly this line:\nFINAL("Not in the documents.")')   # a line to copy
 
 
 def test_one_word_searched_gets_no_note():
