@@ -49,6 +49,7 @@ from core import events as ev
 from core.engine import prompts
 from core.engine.cell_output import NOTHING_PRINTED
 from core.engine.question_lines import common_words as question_common
+from core.engine.search_help import searched_phrases
 
 _WORD = r"(?<![\w])"
 # "how many", "the total of", "wie viele", "combien", "cuántos", "quanti", "hoeveel", "quantos"
@@ -188,6 +189,9 @@ def sent_back_note(question: str, answer: str, outputs: list[str], last_printed:
     if _SAYS_NOT_FOUND.search(text) and len(text) <= 120 and _printed_lines(last_printed):
         note = prompts.fill("answer_not_found_after_lines.md", answer=text[:40])
         return note + ("\n" + offer if offer else "")
+    echoed = echoed_search_note(question, text, code, offer)
+    if echoed:
+        return echoed
     labelled = (wrong_label_note(question, text, outputs) or copied_lines_note(question, text, outputs, code)
                 or first_lines_note(question, text, last_printed, code) or same_items_note(question, text))
     if labelled:
@@ -317,6 +321,18 @@ def _line_shape(lines: list[str]) -> str | None:
     shapes = [re.sub(r"\d+", r"\\d+", re.escape(line.split()[0])) for line in lines if line.split()]
     best = max(set(shapes), key=shapes.count) if shapes else None
     return best if best and shapes.count(best) >= 2 else None
+
+
+def echoed_search_note(question: str, answer: str, code: str, offer: str | None) -> str | None:
+    """A content question answered with the very words the code searched for: the real 1.5B model,
+    asked why card payments failed, searched "card payment failed", printed the lines that give the
+    cause and answered "card payment failed". The note offers the printed line to copy, if any."""
+    if not asks_for_content(question):
+        return None
+    said = answer.strip().strip("'\" .").casefold()
+    if not said or said not in {p.strip().casefold() for p in searched_phrases(code)}:
+        return None
+    return prompts.fill("answer_is_the_search.md", answer=answer.strip()[:60]) + ("\n" + offer if offer else "")
 
 
 def same_items_note(question: str, answer: str) -> str | None:

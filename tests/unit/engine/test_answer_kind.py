@@ -250,3 +250,16 @@ def test_an_empty_set_after_an_empty_result_is_sent_back():
     # The real 1.5B model split lines on a ";" they do not hold, printed set() and answered 'set()'.
     note = sent_back_note("Which inspector appears in both reports?", "set()", ["set()"], "set()", "print(common)")
     assert "the search, not the documents, is the likelier fault" in note
+
+
+def test_the_words_searched_for_given_as_the_answer_are_sent_back_with_the_printed_line():
+    # Asked why card payments failed, the real 1.5B model searched "card payment failed", printed the
+    # lines that give the cause, and answered "card payment failed".
+    code = 'hits = [l for l in lines if "card payment failed" in l.lower()]\nprint(hits)'
+    line = "2024-08-14 09:42 ERROR card payment failed: TLS handshake failed (certificate has expired)"
+    note = sent_back_note("Why did card payments fail on 14 August?", "card payment failed", [str([line])],
+                          str([line]), code, offer=f"FINAL({line!r})")
+    assert note.startswith('FINAL(...) did not end the run: "card payment failed" is what your code searched for')
+    assert note.endswith(f"FINAL({line!r})")
+    assert sent_back_note("Why did card payments fail?", "the certificate had expired", [str([line])], str([line]),
+                          code) is None
