@@ -189,6 +189,14 @@ def sent_back_note(question: str, answer: str, outputs: list[str], last_printed:
     if _SAYS_NOT_FOUND.search(text) and len(text) <= 120 and _printed_lines(last_printed):
         note = prompts.fill("answer_not_found_after_lines.md", answer=text[:40])
         return note + ("\n" + offer if offer else "")
+    said = [o for o in outputs if _printed(o) or "\n[error]\n" in "\n" + o or "[SyntaxError]" in o]
+    if _SAYS_NOT_FOUND.search(text) and len(text) <= 120 and said and (
+            "\n[error]\n" in "\n" + said[-1] or "[SyntaxError]" in said[-1]):
+        return prompts.fill("answer_not_found_after_error.md", answer=text[:40])
+    looked = _HEAD_PRINT.findall(code or "")
+    if asks_for_number(question) and looked and _WHOLE_NUMBER.match(text) and \
+            int(_WHOLE_NUMBER.match(text).group(1).replace(",", "").replace("_", "") or -1) == int(looked[-1]):
+        return prompts.fill("answer_is_the_look.md", answer=text.strip()[:20], lines=looked[-1])
     echoed = echoed_search_note(question, text, code, offer)
     if echoed:
         return echoed

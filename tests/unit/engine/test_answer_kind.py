@@ -263,3 +263,21 @@ def test_the_words_searched_for_given_as_the_answer_are_sent_back_with_the_print
     assert note.endswith(f"FINAL({line!r})")
     assert sent_back_note("Why did card payments fail?", "the certificate had expired", [str([line])], str([line]),
                           code) is None
+
+
+def test_not_found_right_after_a_block_that_failed_is_sent_back():
+    # The real 1.5B model's block failed (`'list' object has no attribute 'split'`); it answered not-found.
+    failed = "[block 1 of 1: error]\n[error]\nTraceback (most recent call last):\nAttributeError: 'list' object"
+    note = sent_back_note("Which product sold best?", "Not in the documents.", ["['a']", failed], "['a']", "")
+    assert note.startswith("FINAL(Not in the documents.) did not end the run: your last block failed with an error")
+    assert "failed with an error" not in (sent_back_note("Which product sold best?", "Not in the documents.",
+                                                         [failed, "[]"], "[]", "") or "")
+
+
+def test_a_count_that_is_the_size_of_a_look_at_the_first_lines_is_sent_back():
+    # Asked how many lines have the level ERROR, the real 1.5B model printed lines[:5] and answered 5.
+    look = "lines = documents[0]['text'].splitlines()\nprint(lines[:5])"
+    printed = "['# app log', '2024-08-13 00:01:36 INFO paid', '2024-08-13 00:02:38 INFO http 200 54ms']"
+    note = sent_back_note("How many lines have the level ERROR?", "5", [printed], printed, look)
+    assert note.startswith("FINAL(5) did not end the run: 5 is how many lines your look at the document printed")
+    assert sent_back_note("How many lines have the level ERROR?", "95", ["95"], "95", look) is None
