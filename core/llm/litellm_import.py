@@ -19,12 +19,15 @@ import does no full garbage collection (only the main thread's does).
 from __future__ import annotations
 
 import asyncio
+import builtins
 import gc
 import logging
 import os
 import threading
 from concurrent.futures import Future
+from contextlib import contextmanager
 from types import ModuleType
+from typing import Iterator
 
 from core import switch_interval
 
@@ -105,10 +108,34 @@ def _import_in_background(done: Future) -> None:
     done.set_result(lm)
 
 
+@contextmanager
+def _without_qt_import_hook() -> Iterator[None]:
+    """PySide6 (shibokensupport's feature module, PYSIDE-2029) replaces `builtins.__import__` with
+    one that reads the source of each module imported for the first time (`inspect.getsource`,
+    which asks the module for `__wrapped__`). On a pydantic module that call runs its lazy
+    `__getattr__`, which imports `pydantic._internal._validators`; when that module is the one
+    being imported, the import fails ("cannot import name 'import_string' from partially
+    initialized module"): the window's first run through litellm failed so. litellm and pydantic
+    are imported with Python's own import (`builtins.__orig_import__`, kept by PySide6); other
+    threads' imports meanwhile skip the hook too, which only serves `from __feature__ import`."""
+    original = getattr(builtins, "__orig_import__", None)
+    hooked = builtins.__import__
+    if original is None or hooked is original:
+        yield
+        return
+    builtins.__import__ = original
+    try:
+        yield
+    finally:
+        if builtins.__import__ is original:
+            builtins.__import__ = hooked
+
+
 def _import() -> ModuleType:
     os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
     os.environ.setdefault("LITELLM_LOG", "ERROR")
-    import litellm as lm
+    with _without_qt_import_hook():
+        import litellm as lm
 
     lm.suppress_debug_info = True
     lm.telemetry = False

@@ -98,3 +98,35 @@ print(min(seen) if seen else None, sys.getswitchinterval())
 
 def test_the_background_import_shortens_the_switch_interval_and_restores_it():
     assert fresh_python(SWITCH).split() == ["0.001", "0.005"]
+
+
+QT_HOOK_PROBE = r"""
+import builtins, json, sys
+import PySide6.QtCore                      # installs its import hook (shibokensupport's feature module)
+real_hook = builtins.__import__
+kept = getattr(builtins, "__orig_import__", None)
+seen = []
+def spy(name, *args, **kwargs):            # the hook as the import sees it: which imports go through it
+    seen.append(name)
+    return real_hook(name, *args, **kwargs)
+builtins.__import__ = spy
+from core.llm.litellm_import import litellm
+lm = litellm()
+import json as again                       # after litellm: the hook serves imports again
+print(json.dumps({"kept": kept is not None and kept is not real_hook, "restored": builtins.__import__ is spy,
+                  "pydantic_hooked": sorted({n for n in seen if n.startswith("pydantic") or n == "litellm"}),
+                  "after": "json" in seen[-3:], "priced": len(lm.model_cost)}))
+"""
+
+
+def test_litellm_is_imported_past_pyside6s_import_hook():
+    # PySide6's hook reads the source of each new module; on a pydantic module that ran its lazy
+    # __getattr__ mid-import ("partially initialized module 'pydantic._internal._validators'"),
+    # and the window's first run through litellm failed so in the suite.
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "QT_QPA_PLATFORM": "offscreen"}
+    out = subprocess.run([sys.executable, "-c", QT_HOOK_PROBE], capture_output=True, text=True, timeout=120,
+                         cwd=ROOT, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    found = json.loads(out.stdout.strip().splitlines()[-1])
+    assert found["kept"], "PySide6 no longer keeps builtins.__orig_import__: the bypass does nothing"
+    assert found["pydantic_hooked"] == [] and found["restored"] and found["after"] and found["priced"] > 1000
