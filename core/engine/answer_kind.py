@@ -62,7 +62,7 @@ _NUMBER_ASKED = re.compile(
 # The first word of a question that asks for words, items, a name, a reason, a place or a date.
 # At the start, or after a leading clause: "In memo.txt, when must ...", "X commands a vessel; what is ...".
 _CONTENT_ASKED = re.compile(
-    r"(?:^|[,;:]\s)\W*(what|which|who|whom|whose|why|where|when|list|name|describe|quote|summari[sz]e|explain|give|tell"
+    r"(?:^|[,;:]\s)\W*(?:(?:from|since|until|till|in|on|at|by|for|to|of|with|during)\s+)?(what|which|who|whom|whose|why|where|when|list|name|describe|quote|summari[sz]e|explain|give|tell"
     r"|welche[rsmn]?|wer|warum|wo|wann|beschreibe|nenne"
     r"|que|quel(le)?s?|qui|pourquoi|o[uù]|quand|d[ée]cris"
     r"|qu[eé]|cu[aá]l(es)?|qui[eé]n(es)?|por\s+qu[eé]|d[oó]nde|cu[aá]ndo"
@@ -192,7 +192,8 @@ def sent_back_note(question: str, answer: str, outputs: list[str], last_printed:
     said = [o for o in outputs if _printed(o) or "\n[error]\n" in "\n" + o or "[SyntaxError]" in o]
     if _SAYS_NOT_FOUND.search(text) and len(text) <= 120 and said and (
             "\n[error]\n" in "\n" + said[-1] or "[SyntaxError]" in said[-1]):
-        return prompts.fill("answer_not_found_after_error.md", answer=text[:40])
+        return prompts.fill("answer_not_found_after_error.md", answer=text[:40]) + (
+            "\n" + offer if offer and _printed_lines(last_printed) else "")
     looked = _HEAD_PRINT.findall(code or "")
     if asks_for_number(question) and looked and _WHOLE_NUMBER.match(text) and \
             int(_WHOLE_NUMBER.match(text).group(1).replace(",", "").replace("_", "") or -1) == int(looked[-1]):

@@ -162,7 +162,8 @@ def test_an_output_is_offered_at_once_only_when_its_kind_fits_the_question():
 
 @pytest.mark.parametrize("question", [
     "In memo.txt, when must crews grit the car deck?", "According to the memo, what does it say about parking?",
-    "Master Kessel commands a vessel; what is its home port?"])
+    "Master Kessel commands a vessel; what is its home port?", "From when does the winter timetable apply?",
+    "Since when has the pier been closed?"])
 def test_a_content_question_after_a_leading_clause(question):
     assert asks_for_content(question)
 
@@ -270,6 +271,12 @@ def test_not_found_right_after_a_block_that_failed_is_sent_back():
     failed = "[block 1 of 1: error]\n[error]\nTraceback (most recent call last):\nAttributeError: 'list' object"
     note = sent_back_note("Which product sold best?", "Not in the documents.", ["['a']", failed], "['a']", "")
     assert note.startswith("FINAL(Not in the documents.) did not end the run: your last block failed with an error")
+    # the lines a block printed before the one that failed are offered (the real model printed the answer's
+    # line, split it on a ";" it does not hold, and answered not-found)
+    line = "['Winter timetable. From the first Monday of November the crossing leaves at 06:40.']"
+    note = sent_back_note("From when does the winter timetable apply?", "Not in the documents.", [line, failed], line,
+                          "", offer="FINAL('Winter timetable. From the first Monday of November ...')")
+    assert note.endswith("FINAL('Winter timetable. From the first Monday of November ...')")
     assert "failed with an error" not in (sent_back_note("Which product sold best?", "Not in the documents.",
                                                          [failed, "[]"], "[]", "") or "")
 
