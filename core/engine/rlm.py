@@ -449,8 +449,9 @@ class Rlm:
                         f"FINAL_VAR({parsed.final.value}) did not end the run: {error or 'no such variable'}. "
                         "Create the variable first, or use FINAL(\"...\").")
         if answer is None and turn.final_request and not parsed.cells:
-            # asked for its final answer, it wrote "The final answer is 126." without FINAL: that is its answer
-            answer = stated_final(turn.reply.text)
+            # asked for its final answer, it wrote "The final answer is 126." without FINAL, or wrote the very
+            # line it was offered without FINAL(...) around it: that is its answer
+            answer = stated_final(turn.reply.text) or self._offer_written_out(turn.reply.text)
         if answer is None:
             return None
         if answer.strip():
@@ -478,6 +479,13 @@ class Rlm:
         turn.notes.append("The final answer you gave is empty, so the run did not end. Check "
                           "the variable (print it), then finish with the real answer.")
         return None
+
+    def _offer_written_out(self, text: str) -> str | None:
+        """The offered answer when a reply's text is that answer itself (the real 1.5B model, asked for
+        its answer, wrote the offered line as prose: "The great storm of 1987 tore the pier ...")."""
+        offered = self.memory.offered
+        said = " ".join((text or "").split()).strip(" '\"`")
+        return offered if offered and said and said == " ".join(offered.split()) else None
 
     # -- notes for the root ---------------------------------------------------------------
     def _note_no_answer(self, turn: Turn) -> None:

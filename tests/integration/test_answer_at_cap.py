@@ -155,3 +155,18 @@ async def test_three_searches_that_found_nothing_offer_the_not_found_line(server
     offer = "each matched no line. If the documents do not hold what the question asks"
     assert offer not in prompts[2] and offer in prompts[3]
     assert "FINAL('[]')" not in "".join(prompts)          # an empty result is never offered as the answer
+
+
+async def test_the_offered_line_written_out_in_reply_to_the_request_ends_the_run(server):
+    # Asked for its answer, the real model wrote the offered line as prose, without FINAL(...).
+    line = "09:00 Ferry A CANCELLED"
+    search = "print([l for l in documents[0]['text'].splitlines() if 'Ferry A' in l])"
+    server.script("tiny-1.5b", replies=[code(search)] * 3 + [line, "FINAL('never asked')"])
+    result, _ = await run(server, "What happened to Ferry A?", LOG, mode="rlm", root_model=TINY)
+    assert result.answer == line and result.status == "finished"
+    assert len(server.requests_for("tiny-1.5b")) == 4
+    # prose that is not the offered line is no answer
+    server.script("tiny-1.5b", replies=[code(search)] * 3 + ["The answer is to be read from the cells printed.",
+                                                             "FINAL('09:00')"])
+    result, _ = await run(server, "What happened to Ferry A?", LOG, mode="rlm", root_model=TINY)
+    assert result.answer == "09:00"
