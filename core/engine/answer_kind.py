@@ -195,7 +195,7 @@ def sent_back_note(question: str, answer: str, outputs: list[str], last_printed:
         return prompts.fill("answer_not_found_after_error.md", answer=text[:40]) + (
             "\n" + offer if offer and _printed_lines(last_printed) else "")
     looked = _HEAD_PRINT.findall(code or "")
-    if asks_for_number(question) and looked and _WHOLE_NUMBER.match(text) and \
+    if asks_for_number(question) and looked and not by_variable and not computed and _WHOLE_NUMBER.match(text) and \
             int(_WHOLE_NUMBER.match(text).group(1).replace(",", "").replace("_", "") or -1) == int(looked[-1]):
         return prompts.fill("answer_is_the_look.md", answer=text.strip()[:20], lines=looked[-1])
     echoed = echoed_search_note(question, text, code, offer)

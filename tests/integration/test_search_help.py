@@ -135,9 +135,12 @@ async def test_a_log_taken_from_tables_is_named_and_the_note_comes_again_on_a_re
 
 async def test_a_document_picked_by_a_name_none_has_is_told_the_names_there_are(server):
     pick = code('doc = [d for d in documents if d["path"].endswith("reports/q1.md")][0]\nprint(doc["text"][:50])')
-    server.script("tiny-1.5b", replies=[pick, code("FINAL('Not in the documents.')")])
+    server.script("tiny-1.5b", replies=[pick, code("FINAL('Not in the documents.')"),
+                                        code("FINAL('Not in the documents.')")])
     result, _ = await run(server, "What does the first report say?", LOG, mode="rlm", root_model=SMALL)
     assert "No document's name ends with 'reports/q1.md'. The documents are: log.txt." in prompts_of(server)[1]
+    # not-found right after a block that failed is sent back once (the error says nothing of the documents)
+    assert "your last block failed with an error" in prompts_of(server)[2]
     assert result.answer == "Not in the documents."
 
 

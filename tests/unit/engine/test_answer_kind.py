@@ -288,3 +288,11 @@ def test_a_count_that_is_the_size_of_a_look_at_the_first_lines_is_sent_back():
     note = sent_back_note("How many lines have the level ERROR?", "5", [printed], printed, look)
     assert note.startswith("FINAL(5) did not end the run: 5 is how many lines your look at the document printed")
     assert sent_back_note("How many lines have the level ERROR?", "95", ["95"], "95", look) is None
+
+
+def test_a_count_computed_by_code_that_equals_the_size_of_a_look_is_kept():
+    # len(reports) through FINAL_VAR (or FINAL(str(len(...))) run in a cell) is computed, not the look's size.
+    look = "reports = [d for d in documents if d['path'].endswith('.md')]\nprint([d['path'] for d in reports[:4]])"
+    printed = "['a.md', 'b.md', 'c.md', 'd.md']"
+    assert sent_back_note("How many reports are there?", "4", [printed], printed, look, by_variable=True) is None
+    assert sent_back_note("How many reports are there?", "4", [printed], printed, look, computed=True) is None
