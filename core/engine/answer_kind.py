@@ -48,8 +48,8 @@ from typing import Any
 from core import events as ev
 from core.engine import prompts
 from core.engine.cell_output import NOTHING_PRINTED
-from core.engine.question_lines import common_words as question_common
-from core.engine.search_help import searched_phrases
+from core.engine.question_lines import common_words as question_common, word_stem
+from core.engine.search_help import HEAD_LOOK, searched_phrases
 
 _WORD = r"(?<![\w])"
 # "how many", "the total of", "wie viele", "combien", "cuántos", "quanti", "hoeveel", "quantos"
@@ -194,7 +194,7 @@ def sent_back_note(question: str, answer: str, outputs: list[str], last_printed:
             "\n[error]\n" in "\n" + said[-1] or "[SyntaxError]" in said[-1]):
         return prompts.fill("answer_not_found_after_error.md", answer=text[:40]) + (
             "\n" + offer if offer and _printed_lines(last_printed) else "")
-    looked = _HEAD_PRINT.findall(code or "")
+    looked = HEAD_LOOK.findall(code or "")
     if asks_for_number(question) and looked and not by_variable and not computed and _WHOLE_NUMBER.match(text) and \
             int(_WHOLE_NUMBER.match(text).group(1).replace(",", "").replace("_", "") or -1) == int(looked[-1]):
         return prompts.fill("answer_is_the_look.md", answer=text.strip()[:20], lines=looked[-1])
@@ -298,20 +298,18 @@ def unsearched_words(question: str, code: str) -> list[str]:
         w = word.lower()
         if w in _NOT_SEARCHED or w in question_common() or "." in w:
             continue
-        if w[:max(4, len(w) - 2)] not in low and word not in words:
+        if word_stem(w) not in low and word not in words:
             words.append(word)
     return words
 
 
-# print(lines[:5]), print(doc["text"].splitlines()[:10]), print(t["rows"][:3]): a look at the first few
-_HEAD_PRINT = re.compile(r"print\([^\n]*\[\s*:\s*(\d+)\s*\]")
 
 
 def first_lines_note(question: str, answer: str, last_printed: str | None, code: str) -> str | None:
     """The question asks for content and the answer is two or more of the lines a look at a document's
     first lines printed (`print(lines[:5])`): the real 1.5B model, asked to list the vessels of a
     registry, printed its first five lines and answered with them (three of four vessels and the title)."""
-    head = _HEAD_PRINT.findall(code or "")
+    head = HEAD_LOOK.findall(code or "")
     if not head or not asks_for_content(question):
         return None
     printed = _stdout_of(last_printed or "")

@@ -34,6 +34,11 @@ _DIGIT_COMMA = re.compile(r"(?<=\d)[,_](?=\d{3})")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
+def word_stem(word: str) -> str:
+    """A word of four letters or more without its last two ("payments" -> "payme"), at least four kept."""
+    return word[:max(4, len(word) - 2)]
+
+
 def common_words() -> frozenset[str]:
     """Words of a question that say what is asked, not what to look for ("which", "many", "names")."""
     return _COMMON
@@ -50,7 +55,7 @@ def question_words(question: str, paths: Sequence[str]) -> list[str]:
         if low.isdigit():
             stem = low if len(low) >= 2 else ""
         elif len(low) >= 4:
-            stem = low[:max(4, len(low) - 2)]
+            stem = word_stem(low)
         else:
             stem = ""
         if stem and stem not in stems:

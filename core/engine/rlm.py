@@ -73,8 +73,7 @@ class Rlm:
         self._started_event = asyncio.Event()  # the worker shook hands (its sandbox is told)
         self.answer_kind = AnswerKindCheck(question)   # a final answer of the wrong kind is sent back once
 
-    @property
-    def best_answer(self) -> str | None:
+    def answer_at_cap(self) -> str | None:
         """The outcome's answer when a cap or a refused root call ends the run: the last answer a turn
         gave that did not end the run (a FINAL sent back), else the last FINAL line a small root was
         offered to copy from what its own code printed and never sent (said in the transcript). The
@@ -221,7 +220,7 @@ class Rlm:
             try:
                 answer, feedback = await self._turn(messages, iteration, final_request=ask_now)
             except RootCallRefused as exc:
-                return RlmOutcome(self.best_answer, "capped", str(exc))
+                return RlmOutcome(self.answer_at_cap(), "capped", str(exc))
             if answer is not None:
                 return RlmOutcome(answer, "finished")
             ask_now = False
@@ -241,11 +240,11 @@ class Rlm:
         try:
             answer, _ = await self._turn(messages, cfg.max_iterations + 1, final_request=True)
         except RootCallRefused as exc:
-            return RlmOutcome(self.best_answer, "capped", str(exc))
+            return RlmOutcome(self.answer_at_cap(), "capped", str(exc))
         if answer is not None:
             return RlmOutcome(answer, "capped", f"iteration cap reached ({cfg.max_iterations} turns); "
                                                 "the answer was requested at the cap")
-        return RlmOutcome(self.best_answer, "capped", f"iteration cap reached ({cfg.max_iterations} turns) "
+        return RlmOutcome(self.answer_at_cap(), "capped", f"iteration cap reached ({cfg.max_iterations} turns) "
                                                       "without a final answer")
 
     def _prefix(self) -> str:

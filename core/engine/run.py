@@ -233,5 +233,5 @@ class Engine:
             return await asyncio.wait_for(work(), timeout=max(left, 0.0))
         except asyncio.TimeoutError:
             ctx.cap_hit = ctx.cap_hit or "wall_time"
-            return RlmOutcome(answer=root.best_answer, status="capped",
+            return RlmOutcome(answer=root.answer_at_cap(), status="capped",
                               error=f"wall-clock cap reached ({self.config.max_wall_seconds:g} s)")

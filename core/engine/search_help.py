@@ -135,14 +135,14 @@ def _short(stdout: str) -> bool:
     return len(text.splitlines()) <= SHORT_OUTPUT_LINES
 
 
-# print(lines[:3]), print(doc["text"].splitlines()[:5]): a look at a document's first lines
-_HEAD_LOOK = re.compile(r"print\([^\n]*\[\s*:\s*\d+\s*\]")
+# print(lines[:3]), print(doc["text"].splitlines()[:5]): a look at a document's first lines (group 1: how many)
+HEAD_LOOK = re.compile(r"print\([^\n]*\[\s*:\s*(\d+)\s*\]")
 
 
 def next_hop_note(question: str, code: str, stdout: str | None) -> str | None:
     """After a short output that names exactly one code neither the question nor the block holds:
     the block that searches every document for it (next_hop_small.md); else None."""
-    if not _short(stdout or "") or _HEAD_LOOK.search(code):
+    if not _short(stdout or "") or HEAD_LOOK.search(code):
         return None            # the first lines of a document are a look, not a hop: a list question
     known = (question + "\n" + code).lower()
     codes = []

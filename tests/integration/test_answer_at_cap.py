@@ -170,3 +170,13 @@ async def test_the_offered_line_written_out_in_reply_to_the_request_ends_the_run
                                                              "FINAL('09:00')"])
     result, _ = await run(server, "What happened to Ferry A?", LOG, mode="rlm", root_model=TINY)
     assert result.answer == "09:00"
+
+
+async def test_at_the_wall_clock_cap_the_offered_line_is_the_answer_and_said(server):
+    # The real model printed 30, was offered FINAL('30') and re-sent the block until the 180 s cap.
+    server.script("tiny-1.5b", replies=[code(COUNTING)] * 20, latency_s=1.0)
+    result, events = await run(server, "How many crossings were cancelled?", LOG, mode="rlm", root_model=TINY,
+                               max_iterations=20, max_wall_seconds=4)
+    assert result.status == "capped" and result.answer == "2" and "wall-clock cap" in (result.error or "")
+    assert any(n.message.startswith("No final answer by the cap: the answer is what the root's code printed, '2'")
+               for n in of_type(events, "Notice"))
